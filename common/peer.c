@@ -1,0 +1,99 @@
+/* peer — heartbeated DEALER connection to one service. */
+#include "peer.h"
+#include "bus.h"
+
+struct bmq_peer_t {
+    char    *name;
+    char    *endpoint;
+    zsock_t *sock;
+    int      interval_ms;
+    int      liveness;
+    int64_t  last_sent;
+    int64_t  last_heard;       /* 0: never */
+    char    *state;
+};
+
+bmq_peer_t *bmq_peer_new (const char *name, const char *endpoint, int interval_ms, int liveness)
+{
+    zsock_t *sock = bmq_bus_connect (ZMQ_DEALER, endpoint);
+    if (!sock) return NULL;
+    bmq_peer_t *self = calloc (1, sizeof *self);
+    self->name = strdup (name);
+    self->endpoint = strdup (endpoint);
+    self->sock = sock;
+    self->interval_ms = interval_ms > 0 ? interval_ms : 1000;
+    self->liveness = liveness > 0 ? liveness : 3;
+    self->state = strdup ("unknown");
+    return self;
+}
+
+void bmq_peer_destroy (bmq_peer_t **self_p)
+{
+    if (!self_p || !*self_p) return;
+    bmq_peer_t *self = *self_p;
+    zsock_destroy (&self->sock);
+    free (self->name);
+    free (self->endpoint);
+    free (self->state);
+    free (self);
+    *self_p = NULL;
+}
+
+zsock_t *bmq_peer_sock (bmq_peer_t *self) { return self->sock; }
+const char *bmq_peer_name (const bmq_peer_t *self) { return self->name; }
+
+void bmq_peer_tick (bmq_peer_t *self)
+{
+    int64_t now = bmq_mono_ms ();
+    if (now - self->last_sent < self->interval_ms) return;
+    self->last_sent = now;
+    /* Heartbeats are droppable: don't let them pile up behind a dead peer. */
+    bmq_envelope_t *hb = bmq_envelope_new (BMQ_MSG_HEARTBEAT, NULL,
+                                           json_pack ("{s:s}", "service", self->name));
+    unsigned char *buf;
+    size_t len;
+    if (bmq_envelope_encode (hb, &buf, &len, NULL, 0) == 0) {
+        zframe_t *f = zframe_new (buf, len);
+        free (buf);
+        if (zframe_send (&f, self->sock, ZFRAME_DONTWAIT) != 0) zframe_destroy (&f);
+    }
+    bmq_envelope_destroy (&hb);
+}
+
+bool bmq_peer_heard (bmq_peer_t *self, const bmq_envelope_t *env)
+{
+    self->last_heard = bmq_mono_ms ();
+    if (env->type != BMQ_MSG_HEARTBEAT) return false;
+    const char *state = bmq_body_str (env, "state");
+    if (state) { free (self->state); self->state = strdup (state); }
+    return true;
+}
+
+bool bmq_peer_alive (const bmq_peer_t *self)
+{
+    return self->last_heard
+        && bmq_mono_ms () - self->last_heard <= (int64_t) self->interval_ms * self->liveness;
+}
+
+json_t *bmq_peer_status (const bmq_peer_t *self)
+{
+    return json_pack ("{s:s, s:s, s:b, s:I, s:s}", "name", self->name, "endpoint", self->endpoint,
+                      "alive", bmq_peer_alive (self),
+                      "last_heard_ms", (json_int_t) (self->last_heard ? bmq_mono_ms () - self->last_heard : -1),
+                      "state", bmq_peer_alive (self) ? self->state : "unreachable");
+}
+
+int bmq_peer_send (bmq_peer_t *self, const bmq_envelope_t *env)
+{
+    return bmq_bus_send (self->sock, NULL, env);
+}
+
+bool bmq_answer_heartbeat (zsock_t *router, zframe_t *rid, const bmq_envelope_t *env,
+                           const char *service, const char *state)
+{
+    if (env->type != BMQ_MSG_HEARTBEAT) return false;
+    bmq_envelope_t *hb = bmq_envelope_reply (env, BMQ_MSG_HEARTBEAT,
+                                             json_pack ("{s:s, s:s}", "service", service, "state", state));
+    bmq_bus_send_and_destroy (router, rid, &hb);
+    return true;
+}

@@ -1,0 +1,34 @@
+/* peer — a DEALER connection to a service, with heartbeats both ways.
+ *
+ * The owner polls bmq_peer_sock, passes every envelope it receives from it to
+ * bmq_peer_heard, and calls bmq_peer_tick at least every interval. The peer is
+ * alive while it was heard from within liveness × interval (Paranoid Pirate). */
+#ifndef BMQ_PEER_H
+#define BMQ_PEER_H
+
+#include "codec.h"
+#include <czmq.h>
+#include <stdbool.h>
+
+typedef struct bmq_peer_t bmq_peer_t;
+
+bmq_peer_t *bmq_peer_new (const char *name, const char *endpoint, int interval_ms, int liveness);
+void     bmq_peer_destroy (bmq_peer_t **self_p);
+zsock_t *bmq_peer_sock (bmq_peer_t *self);
+const char *bmq_peer_name (const bmq_peer_t *self);
+void     bmq_peer_tick (bmq_peer_t *self);
+/* Note traffic from the peer; a heartbeat's state is remembered. Returns true
+ * when `env` was a heartbeat (nothing more to do with it). */
+bool     bmq_peer_heard (bmq_peer_t *self, const bmq_envelope_t *env);
+bool     bmq_peer_alive (const bmq_peer_t *self);
+/* {name, endpoint, alive, last_heard_ms, state} */
+json_t  *bmq_peer_status (const bmq_peer_t *self);
+/* Send on the peer's socket (not consumed). */
+int      bmq_peer_send (bmq_peer_t *self, const bmq_envelope_t *env);
+
+/* For ROUTER services: answer a heartbeat with our own, carrying `state`.
+ * Returns true when env was a heartbeat. */
+bool bmq_answer_heartbeat (zsock_t *router, zframe_t *rid, const bmq_envelope_t *env,
+                           const char *service, const char *state);
+
+#endif

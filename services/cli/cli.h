@@ -1,0 +1,36 @@
+/* cli — the `blendmq` command: shared options and the subcommands' entry points.
+ * Exit codes: 0 success, 1 the request was refused or failed, 2 usage or
+ * connection error. */
+#ifndef BMQ_CLI_H
+#define BMQ_CLI_H
+
+#include "codec.h"
+#include "config.h"
+#include <stdbool.h>
+
+typedef struct {
+    char        run_dir[1024];       /* where `up` keeps pids, logs, keys, config */
+    const char *config_path;         /* --config */
+    bool        json;                /* --json: machine-readable output */
+    bool        ipc;                 /* up --ipc: endpoints as ipc:// sockets in run_dir */
+    bool        no_blender;          /* up --no-blender: connect to a Blender you run */
+    const char *out_dir;             /* demo --out */
+    int         validators;          /* up --validators N */
+} bmq_cli_opts_t;
+
+/* Config for talking to a stack: --config, else run_dir/blendmq.yaml, else defaults. */
+bmq_config_t *bmq_cli_config (const bmq_cli_opts_t *opts);
+
+int bmq_cli_up (bmq_cli_opts_t *opts);
+int bmq_cli_down (const bmq_cli_opts_t *opts);
+int bmq_cli_status (const bmq_cli_opts_t *opts);
+int bmq_cli_chat (const bmq_cli_opts_t *opts, const char *prompt, char *recipe_out, size_t recipe_len);
+int bmq_cli_plan (const bmq_cli_opts_t *opts, const char *action, const char *file);
+int bmq_cli_watch (const bmq_cli_opts_t *opts);
+int bmq_cli_demo (bmq_cli_opts_t *opts, const char *prompt);
+/* Ask the executor (through the gateway) for a scene command; write its blob to `path` if given. */
+int bmq_cli_scene (const bmq_cli_opts_t *opts, const char *command, json_t *args, const char *path);
+/* One status.request to the gateway; NULL when it does not answer. */
+json_t *bmq_cli_fetch_status (bmq_config_t *cfg);
+
+#endif

@@ -1,0 +1,326 @@
+/* cli_client — conversations with the gateway: chat, plan, scene, status, watch. */
+#include "bus.h"
+#include "cli.h"
+#include "peer.h"
+#include "yaml_json.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_PLAN_FILE (4u << 20)
+
+typedef enum { CONTINUE = -1 } s_flow_t;
+/* Handle one reply; return CONTINUE or an exit code. */
+typedef int (s_handler_fn) (const bmq_envelope_t *env, void *state);
+
+bmq_config_t *bmq_cli_config (const bmq_cli_opts_t *opts)
+{
+    char path[1200], err[512];
+    const char *use = opts->config_path;
+    if (!use) {
+        snprintf (path, sizeof path, "%s/blendmq.yaml", opts->run_dir);
+        if (zsys_file_exists (path)) use = path;
+    }
+    bmq_config_t *cfg = bmq_config_load (use, err, sizeof err);
+    if (!cfg) fprintf (stderr, "blendmq: %s\n", err);
+    return cfg;
+}
+
+/* Send `req` (taken) to the gateway and feed every answer of its story to
+ * `handler` until it returns an exit code. The gateway is pinged meanwhile:
+ * if it falls silent for liveness × interval, give up with exit code 2. */
+static int s_converse (bmq_config_t *cfg, bmq_envelope_t *req, s_handler_fn *handler, void *state)
+{
+    const char *endpoint = bmq_config_str (cfg, "gateway.endpoint");
+    int interval = (int) bmq_config_int (cfg, "heartbeat.interval_ms");
+    bmq_peer_t *gw = bmq_peer_new ("gateway", endpoint, interval, (int) bmq_config_int (cfg, "heartbeat.liveness") + 1);
+    if (!gw) { bmq_envelope_destroy (&req); return 2; }
+    char cid[BMQ_MAX_ID + 1];
+    snprintf (cid, sizeof cid, "%s", req->cid);
+    bmq_peer_send (gw, req);
+    bmq_envelope_destroy (&req);
+    int64_t started = bmq_mono_ms ();
+    int code = CONTINUE;
+    zpoller_t *poller = zpoller_new (bmq_peer_sock (gw), NULL);
+    while (code == CONTINUE) {
+        bmq_peer_tick (gw);
+        zsock_t *which = zpoller_wait (poller, interval / 2);
+        if (zpoller_terminated (poller)) { fprintf (stderr, "blendmq: interrupted\n"); code = 130; break; }
+        if (which) {
+            bmq_envelope_t *env = bmq_bus_recv (which, NULL);
+            if (env && !bmq_peer_heard (gw, env) && !strcmp (env->cid, cid)) code = handler (env, state);
+            bmq_envelope_destroy (&env);
+        }
+        else if (!bmq_peer_alive (gw) && bmq_mono_ms () - started > (int64_t) interval * 4) {
+            fprintf (stderr, "blendmq: no answer from the gateway at %s (is the stack up? try `blendmq status`)\n", endpoint);
+            code = 2;
+        }
+    }
+    zpoller_destroy (&poller);
+    bmq_peer_destroy (&gw);
+    return code;
+}
+
+/* ---- chat and plan run: stream the story ---------------------------------- */
+
+typedef struct {
+    bool   json;
+    char  *recipe_out;
+    size_t recipe_len;
+    int    total;
+    bool   validate_only;
+} s_run_state_t;
+
+static void s_print_errors (const json_t *errors)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach (errors, i, e) {
+        json_int_t step = json_integer_value (json_object_get (e, "step"));
+        const char *field = json_string_value (json_object_get (e, "field"));
+        const char *reason = json_string_value (json_object_get (e, "reason"));
+        if (step >= 0) printf ("  step %lld  %s: %s\n", (long long) step + 1, field ? field : "", reason ? reason : "");
+        else printf ("  plan  %s: %s\n", field ? field : "", reason ? reason : "");
+    }
+}
+
+static int s_on_run (const bmq_envelope_t *env, void *arg)
+{
+    s_run_state_t *st = arg;
+    if (st->json && !st->validate_only) {
+        json_t *line = json_pack ("{s:s, s:O}", "type", bmq_msg_type_name (env->type), "body", env->body);
+        char *text = json_dumps (line, JSON_COMPACT);
+        printf ("%s\n", text);
+        free (text);
+        json_decref (line);
+    }
+    switch (env->type) {
+    case BMQ_MSG_CHAT_PLANNED: {
+        const char *recipe = bmq_body_str (env, "recipe");
+        st->total = (int) json_array_size (json_object_get (env->body, "plan"));
+        if (st->recipe_out && recipe) snprintf (st->recipe_out, st->recipe_len, "%s", recipe);
+        if (!st->json) printf ("plan %s: %s, %d steps (%s planner)\n", bmq_body_str (env, "plan_id"),
+                               recipe ? recipe : "?", st->total, bmq_body_str (env, "source") ? bmq_body_str (env, "source") : "?");
+        return CONTINUE;
+    }
+    case BMQ_MSG_VALIDATE_REPLY: {
+        bool ok = json_is_true (json_object_get (env->body, "accepted"));
+        json_t *errors = json_object_get (env->body, "errors");
+        if (st->validate_only) {
+            char *text = json_dumps (env->body, JSON_INDENT (2) | JSON_SORT_KEYS);
+            printf ("%s\n", text);
+            free (text);
+            return ok ? 0 : 1;
+        }
+        if (!st->json) {
+            if (ok) printf ("validated: %lld steps accepted\n", (long long) json_integer_value (json_object_get (env->body, "steps")));
+            else { printf ("rejected: %zu problem(s); nothing was run\n", json_array_size (errors)); s_print_errors (errors); }
+        }
+        return ok ? CONTINUE : 1;
+    }
+    case BMQ_MSG_PROGRESS: {
+        const char *event = bmq_body_str (env, "event");
+        if (st->json || !event || strcmp (event, "step")) return CONTINUE;
+        json_t *d = json_object_get (env->body, "duration_ms");
+        const char *error = bmq_body_str (env, "error");
+        printf ("step %lld/%lld  %s  %s  %.1f ms%s%s\n", (long long) bmq_body_int (env, "step", 0),
+                (long long) bmq_body_int (env, "total", 0), bmq_body_str (env, "operation") ? bmq_body_str (env, "operation") : "?",
+                bmq_body_str (env, "status"), json_number_value (d), error ? "  " : "", error ? error : "");
+        fflush (stdout);
+        return CONTINUE;
+    }
+    case BMQ_MSG_EXECUTE_RESULT: {
+        const char *status = bmq_body_str (env, "status");
+        if (!st->json) {
+            const char *error = bmq_body_str (env, "error");
+            printf ("%s: %lld/%lld steps in %.1f ms%s%s\n", status, (long long) bmq_body_int (env, "steps_done", 0),
+                    (long long) bmq_body_int (env, "steps_total", 0), json_number_value (json_object_get (env->body, "duration_ms")),
+                    error ? " — " : "", error ? error : "");
+        }
+        return status && !strcmp (status, "done") ? 0 : 1;
+    }
+    case BMQ_MSG_ERROR:
+        if (!st->json) fprintf (stderr, "blendmq: %s: %s\n", bmq_body_str (env, "code"), bmq_body_str (env, "message"));
+        return 1;
+    default:
+        return CONTINUE;
+    }
+}
+
+int bmq_cli_chat (const bmq_cli_opts_t *opts, const char *prompt, char *recipe_out, size_t recipe_len)
+{
+    bmq_config_t *cfg = bmq_cli_config (opts);
+    if (!cfg) return 2;
+    s_run_state_t st = { .json = opts->json, .recipe_out = recipe_out, .recipe_len = recipe_len };
+    int code = s_converse (cfg, bmq_envelope_new (BMQ_MSG_CHAT_REQUEST, NULL, json_pack ("{s:s}", "prompt", prompt)),
+                           s_on_run, &st);
+    bmq_config_destroy (&cfg);
+    return code;
+}
+
+int bmq_cli_plan (const bmq_cli_opts_t *opts, const char *action, const char *file)
+{
+    json_error_t jerr;
+    FILE *f = !strcmp (file, "-") ? stdin : fopen (file, "rb");
+    if (!f) { fprintf (stderr, "blendmq: cannot read %s: %s\n", file, strerror (errno)); return 2; }
+    char *buf = malloc (MAX_PLAN_FILE + 1);
+    size_t n = fread (buf, 1, MAX_PLAN_FILE + 1, f);
+    if (f != stdin) fclose (f);
+    if (n > MAX_PLAN_FILE) { fprintf (stderr, "blendmq: %s is larger than %u bytes\n", file, MAX_PLAN_FILE); free (buf); return 2; }
+    json_t *plan = json_loadb (buf, n, JSON_REJECT_DUPLICATES, &jerr);
+    free (buf);
+    if (!plan) { fprintf (stderr, "blendmq: %s:%d:%d: %s\n", file, jerr.line, jerr.column, jerr.text); return 2; }
+    bmq_config_t *cfg = bmq_cli_config (opts);
+    if (!cfg) { json_decref (plan); return 2; }
+    bool validate = !strcmp (action, "validate");
+    s_run_state_t st = { .json = opts->json, .validate_only = validate };
+    int code = s_converse (cfg, bmq_envelope_new (validate ? BMQ_MSG_VALIDATE_REQUEST : BMQ_MSG_RUN_REQUEST, NULL,
+                                                  json_pack ("{s:o}", "plan", plan)), s_on_run, &st);
+    bmq_config_destroy (&cfg);
+    return code;
+}
+
+/* ---- scene commands -------------------------------------------------------- */
+
+typedef struct { const char *path; bool json; } s_scene_state_t;
+
+static int s_write_file (const char *path, const unsigned char *data, size_t len)
+{
+    char tmp[1200];
+    snprintf (tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen (tmp, "wb");
+    if (!f) return -1;
+    size_t w = fwrite (data, 1, len, f);
+    if (fclose (f) != 0 || w != len) { remove (tmp); return -1; }
+    return rename (tmp, path);
+}
+
+static int s_on_scene (const bmq_envelope_t *env, void *arg)
+{
+    s_scene_state_t *st = arg;
+    if (env->type == BMQ_MSG_ERROR) {
+        fprintf (stderr, "blendmq: %s: %s\n", bmq_body_str (env, "code"), bmq_body_str (env, "message"));
+        return 1;
+    }
+    if (env->type != BMQ_MSG_SCENE_REPLY) return CONTINUE;
+    if (st->path) {
+        if (!env->blob_len || s_write_file (st->path, env->blob, env->blob_len)) {
+            fprintf (stderr, "blendmq: cannot write %s (%zu bytes received)\n", st->path, env->blob_len);
+            return 1;
+        }
+        return 0;
+    }
+    char *text = json_dumps (json_object_get (env->body, "result"), st->json ? JSON_COMPACT : JSON_INDENT (2));
+    printf ("%s\n", text);
+    free (text);
+    return 0;
+}
+
+int bmq_cli_scene (const bmq_cli_opts_t *opts, const char *command, json_t *args, const char *path)
+{
+    bmq_config_t *cfg = bmq_cli_config (opts);
+    if (!cfg) { json_decref (args); return 2; }
+    s_scene_state_t st = { .path = path, .json = opts->json };
+    json_t *body = json_pack ("{s:s, s:o}", "command", command, "args", args ? args : json_object ());
+    int code = s_converse (cfg, bmq_envelope_new (BMQ_MSG_SCENE_REQUEST, NULL, body), s_on_scene, &st);
+    bmq_config_destroy (&cfg);
+    return code;
+}
+
+/* ---- status ---------------------------------------------------------------- */
+
+static int s_on_status (const bmq_envelope_t *env, void *arg)
+{
+    bool json = *(bool *) arg;
+    if (env->type != BMQ_MSG_STATUS_REPLY) return CONTINUE;
+    if (json) {
+        char *text = json_dumps (env->body, JSON_COMPACT);
+        printf ("%s\n", text);
+        free (text);
+    }
+    bool all = true;
+    printf ("%s", json ? "" : "gateway    ok\n");
+    size_t i;
+    json_t *s;
+    json_array_foreach (json_object_get (env->body, "services"), i, s) {
+        bool alive = json_is_true (json_object_get (s, "alive"));
+        all = all && alive;
+        if (json) continue;
+        const char *name = json_string_value (json_object_get (s, "name"));
+        const char *state = json_string_value (json_object_get (s, "state"));
+        if (!strcmp (name, "validator"))
+            printf ("%-10s %s  (%lld workers, %lld busy)\n", name, alive ? "ok" : "DOWN",
+                    (long long) json_integer_value (json_object_get (s, "workers")),
+                    (long long) json_integer_value (json_object_get (s, "busy")));
+        else
+            printf ("%-10s %s  (%s)\n", name, alive ? "ok" : "DOWN", state ? state : "");
+    }
+    if (!json) printf ("endpoint   %s\nevents     %s\n", json_string_value (json_object_get (json_object_get (env->body, "endpoints"), "gateway")),
+                       json_string_value (json_object_get (json_object_get (env->body, "endpoints"), "events")));
+    return all ? 0 : 1;
+}
+
+int bmq_cli_status (const bmq_cli_opts_t *opts)
+{
+    bmq_config_t *cfg = bmq_cli_config (opts);
+    if (!cfg) return 2;
+    bool json = opts->json;
+    int code = s_converse (cfg, bmq_envelope_new (BMQ_MSG_STATUS_REQUEST, NULL, NULL), s_on_status, &json);
+    bmq_config_destroy (&cfg);
+    return code;
+}
+
+/* ---- watch ----------------------------------------------------------------- */
+
+int bmq_cli_watch (const bmq_cli_opts_t *opts)
+{
+    bmq_config_t *cfg = bmq_cli_config (opts);
+    if (!cfg) return 2;
+    zsock_t *sub = bmq_bus_connect (ZMQ_SUB, bmq_config_str (cfg, "gateway.events"));
+    bmq_config_destroy (&cfg);
+    if (!sub) return 2;
+    fprintf (stderr, "watching progress events (Ctrl+C to stop)\n");
+    while (!zsys_interrupted) {
+        bmq_envelope_t *env = bmq_bus_recv (sub, NULL);
+        if (!env) continue;
+        if (opts->json) {
+            char *text = json_dumps (env->body, JSON_COMPACT);
+            printf ("%s\n", text);
+            free (text);
+        }
+        else if (env->type == BMQ_MSG_PROGRESS) {
+            const char *event = bmq_body_str (env, "event");
+            const char *error = bmq_body_str (env, "error");
+            if (event && !strcmp (event, "step"))
+                printf ("%s  step %lld/%lld  %s  %s  %.1f ms%s%s\n", bmq_body_str (env, "plan_id"),
+                        (long long) bmq_body_int (env, "step", 0), (long long) bmq_body_int (env, "total", 0),
+                        bmq_body_str (env, "operation") ? bmq_body_str (env, "operation") : "?", bmq_body_str (env, "status"),
+                        json_number_value (json_object_get (env->body, "duration_ms")), error ? "  " : "", error ? error : "");
+            else
+                printf ("%s  plan %s (%lld/%lld steps)%s%s\n", bmq_body_str (env, "plan_id"), bmq_body_str (env, "status"),
+                        (long long) bmq_body_int (env, "step", 0), (long long) bmq_body_int (env, "total", 0),
+                        error ? "  " : "", error ? error : "");
+        }
+        fflush (stdout);
+        bmq_envelope_destroy (&env);
+    }
+    zsock_destroy (&sub);
+    return 0;
+}
+
+/* ---- one status reply, for `up` waiting on health -------------------------- */
+
+static int s_keep_status (const bmq_envelope_t *env, void *arg)
+{
+    if (env->type != BMQ_MSG_STATUS_REPLY) return CONTINUE;
+    *(json_t **) arg = json_incref (env->body);
+    return 0;
+}
+
+json_t *bmq_cli_fetch_status (bmq_config_t *cfg)
+{
+    json_t *status = NULL;
+    s_converse (cfg, bmq_envelope_new (BMQ_MSG_STATUS_REQUEST, NULL, NULL), s_keep_status, &status);
+    return status;
+}

@@ -1,0 +1,286 @@
+/* cli_stack — `blendmq up` and `down`: start the five services and a
+ * headless Blender as background processes, wait until all are healthy;
+ * stop them all, leaving nothing behind. Everything lives in the run dir:
+ *   blendmq.yaml  effective configuration   logs/NAME.log  each process's log
+ *   pids/NAME.pid  process ids              verdict.key, blender.token  secrets (0600) */
+#include "cli.h"
+#include "plan_seal.h"
+
+#include <czmq.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <sodium.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define HEALTH_TIMEOUT_MS  60000
+#define BLENDER_TIMEOUT_MS 120000
+
+static void s_bin_dir (char *buf, size_t len)
+{
+    char exe[1024];
+    ssize_t n = readlink ("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    snprintf (buf, len, "%s", n > 0 ? dirname (exe) : ".");
+}
+
+static int s_mkdirs (const char *dir)
+{
+    char path[1200];
+    snprintf (path, sizeof path, "%s", dir);
+    for (char *p = path + 1; *p; p++)
+        if (*p == '/') { *p = 0; mkdir (path, 0700); *p = '/'; }
+    return mkdir (path, 0700) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+/* Start `argv` in its own session, output to run_dir/logs/name.log; write its pid file. */
+static pid_t s_spawn (const bmq_cli_opts_t *opts, const char *name, char *const argv[])
+{
+    char log[1200], pidfile[1200];
+    snprintf (log, sizeof log, "%s/logs/%s.log", opts->run_dir, name);
+    snprintf (pidfile, sizeof pidfile, "%s/pids/%s.pid", opts->run_dir, name);
+    pid_t pid = fork ();
+    if (pid == 0) {
+        setsid ();
+        int in = open ("/dev/null", O_RDONLY);
+        int out = open (log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+        if (in >= 0) dup2 (in, 0);
+        if (out >= 0) { dup2 (out, 1); dup2 (out, 2); }
+        for (int fd = 3; fd < 1024; fd++) close (fd);
+        execvp (argv[0], argv);
+        fprintf (stderr, "cannot start %s: %s\n", argv[0], strerror (errno));
+        _exit (127);
+    }
+    if (pid < 0) { fprintf (stderr, "blendmq: cannot fork: %s\n", strerror (errno)); return -1; }
+    FILE *f = fopen (pidfile, "w");
+    if (f) { fprintf (f, "%d\n", (int) pid); fclose (f); }
+    return pid;
+}
+
+static bool s_is_ours (pid_t pid)
+{
+    char path[64], cmd[4096] = "";
+    snprintf (path, sizeof path, "/proc/%d/cmdline", (int) pid);
+    FILE *f = fopen (path, "r");
+    if (!f) return false;
+    size_t n = fread (cmd, 1, sizeof cmd - 1, f);
+    fclose (f);
+    for (size_t i = 0; i < n; i++) if (!cmd[i]) cmd[i] = ' ';
+    cmd[n] = 0;
+    return strstr (cmd, "blendmq") || strstr (cmd, "blender");
+}
+
+static bool s_running (pid_t pid)
+{
+    int status;
+    if (waitpid (pid, &status, WNOHANG) == pid) return false;     /* our child, reaped */
+    if (kill (pid, 0) != 0) return false;
+    char path[64], state = 0;
+    snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+    FILE *f = fopen (path, "r");
+    if (f) { if (fscanf (f, "%*d %*s %c", &state) != 1) state = 0; fclose (f); }
+    return state != 'Z';
+}
+
+int bmq_cli_down (const bmq_cli_opts_t *opts)
+{
+    char dir[1200];
+    snprintf (dir, sizeof dir, "%s/pids", opts->run_dir);
+    DIR *d = opendir (dir);
+    if (!d) { printf ("nothing running in %s\n", opts->run_dir); return 0; }
+    pid_t pids[128];
+    char files[128][1300];
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir (d)) && n < 128) {
+        if (!strstr (e->d_name, ".pid")) continue;
+        snprintf (files[n], sizeof files[n], "%s/%s", dir, e->d_name);
+        FILE *f = fopen (files[n], "r");
+        int pid = 0;
+        if (f) { if (fscanf (f, "%d", &pid) != 1) pid = 0; fclose (f); }
+        if (pid > 1 && s_running (pid) && s_is_ours (pid)) { pids[n] = pid; kill (pid, SIGTERM); }
+        else pids[n] = 0;
+        n++;
+    }
+    closedir (d);
+    int64_t deadline = bmq_mono_ms () + 10000;
+    int left;
+    do {
+        left = 0;
+        for (int i = 0; i < n; i++) if (pids[i] && s_running (pids[i])) left++;
+        if (left) zclock_sleep (50);
+    } while (left && bmq_mono_ms () < deadline);
+    for (int i = 0; i < n; i++) {
+        if (pids[i] && s_running (pids[i])) {
+            fprintf (stderr, "blendmq: pid %d did not stop in time: killed\n", (int) pids[i]);
+            kill (pids[i], SIGKILL);
+            waitpid (pids[i], NULL, 0);
+        }
+        remove (files[i]);
+    }
+    if (!opts->json) printf ("stopped %d process(es) in %s\n", n, opts->run_dir);
+    return 0;
+}
+
+static int s_random_token (const char *path)
+{
+    unsigned char bytes[24];
+    char hex[49];
+    if (sodium_init () < 0) return -1;
+    randombytes_buf (bytes, sizeof bytes);
+    sodium_bin2hex (hex, sizeof hex, bytes, sizeof bytes);
+    int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0) return -1;
+    int ok = write (fd, hex, strlen (hex)) == (ssize_t) strlen (hex);
+    close (fd);
+    return ok ? 0 : -1;
+}
+
+/* Headless Blender with the add-on on a free port; returns the port or -1. */
+static int s_start_blender (const bmq_cli_opts_t *opts, const char *token_file)
+{
+    char addon[1200], port_file[1200];
+    snprintf (addon, sizeof addon, "%s/services/executor/addon/blendmq_addon.py", bmq_data_dir ());
+    snprintf (port_file, sizeof port_file, "%s/blender.port", opts->run_dir);
+    remove (port_file);
+    const char *blender = getenv ("BLENDMQ_BLENDER") ? getenv ("BLENDMQ_BLENDER") : "blender";
+    char *const argv[] = { (char *) blender, "-b", "--factory-startup", "--python", addon, "--",
+                           "--host", "127.0.0.1", "--port", "0", "--port-file", port_file,
+                           "--token-file", (char *) token_file, "--reset-scene", NULL };
+    pid_t pid = s_spawn (opts, "blender", argv);
+    if (pid < 0) return -1;
+    int64_t deadline = bmq_mono_ms () + BLENDER_TIMEOUT_MS;
+    while (bmq_mono_ms () < deadline) {
+        FILE *f = fopen (port_file, "r");
+        int port = 0;
+        if (f) { if (fscanf (f, "%d", &port) != 1) port = 0; fclose (f); }
+        if (port > 0) return port;
+        if (!s_running (pid)) break;
+        zclock_sleep (50);
+    }
+    fprintf (stderr, "blendmq: Blender did not start (see %s/logs/blender.log)\n", opts->run_dir);
+    return -1;
+}
+
+static void s_ipc_endpoints (bmq_config_t *cfg, const char *run_dir)
+{
+    static const char *keys[][2] = {
+        { "gateway.endpoint", "gateway" }, { "gateway.events", "gateway-events" },
+        { "gateway.validator_broker", "validators" }, { "planner.endpoint", "planner" },
+        { "executor.endpoint", "executor" }, { "executor.events", "executor-events" },
+        { "audit.endpoint", "audit" },
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        char ep[1300];
+        snprintf (ep, sizeof ep, "ipc://%s/%s.sock", run_dir, keys[i][1]);
+        bmq_config_set (cfg, keys[i][0], ep);
+    }
+}
+
+/* Poll the gateway until every service is alive (and Blender connected). */
+static int s_wait_healthy (bmq_config_t *cfg, bool want_blender)
+{
+    int64_t deadline = bmq_mono_ms () + HEALTH_TIMEOUT_MS;
+    char last[512] = "no answer from the gateway";
+    while (bmq_mono_ms () < deadline && !zsys_interrupted) {
+        json_t *st = bmq_cli_fetch_status (cfg);
+        bool ok = st != NULL;
+        size_t i;
+        json_t *s;
+        json_array_foreach (json_object_get (st, "services"), i, s) {
+            const char *name = json_string_value (json_object_get (s, "name"));
+            const char *state = json_string_value (json_object_get (s, "state"));
+            if (!json_is_true (json_object_get (s, "alive"))) { ok = false; snprintf (last, sizeof last, "%s not ready", name); }
+            else if (want_blender && !strcmp (name, "executor") && state && strcmp (state, "blender connected")) {
+                ok = false;
+                snprintf (last, sizeof last, "executor: %s", state);
+            }
+        }
+        json_decref (st);
+        if (ok) return 0;
+        zclock_sleep (200);
+    }
+    fprintf (stderr, "blendmq: the stack did not become healthy: %s\n", last);
+    return -1;
+}
+
+int bmq_cli_up (bmq_cli_opts_t *opts)
+{
+    char path[1300], bindir[1024], err[512];
+    snprintf (path, sizeof path, "%s/pids/gateway.pid", opts->run_dir);
+    FILE *f = fopen (path, "r");
+    int old = 0;
+    if (f) { if (fscanf (f, "%d", &old) != 1) old = 0; fclose (f); }
+    if (old > 1 && s_running (old) && s_is_ours (old)) {
+        fprintf (stderr, "blendmq: a stack is already running in %s (blendmq down first)\n", opts->run_dir);
+        return 1;
+    }
+    snprintf (path, sizeof path, "%s/logs", opts->run_dir);
+    if (s_mkdirs (path)) { fprintf (stderr, "blendmq: cannot create %s: %s\n", path, strerror (errno)); return 2; }
+    snprintf (path, sizeof path, "%s/pids", opts->run_dir);
+    s_mkdirs (path);
+    bmq_config_t *cfg = bmq_config_load (opts->config_path, err, sizeof err);
+    if (!cfg) { fprintf (stderr, "blendmq: %s\n", err); return 2; }
+    if (opts->ipc) s_ipc_endpoints (cfg, opts->run_dir);
+
+    snprintf (path, sizeof path, "%s/verdict.key", opts->run_dir);
+    if (bmq_seal_key_create (path, err, sizeof err)) { fprintf (stderr, "blendmq: %s\n", err); bmq_config_destroy (&cfg); return 2; }
+    bmq_config_set (cfg, "security.verdict_key_file", path);
+    const char *db = bmq_config_str (cfg, "audit.database");
+    if (db[0] != '/') {
+        char state_dir[1100], dbpath[1300];
+        const char *xdg = getenv ("XDG_STATE_HOME"), *home = getenv ("HOME");
+        if (opts->ipc) snprintf (state_dir, sizeof state_dir, "%s", opts->run_dir);
+        else if (xdg && *xdg) snprintf (state_dir, sizeof state_dir, "%s/blendmq", xdg);
+        else snprintf (state_dir, sizeof state_dir, "%s/.local/state/blendmq", home ? home : "/tmp");
+        s_mkdirs (state_dir);
+        snprintf (dbpath, sizeof dbpath, "%s/%s", state_dir, db);
+        bmq_config_set (cfg, "audit.database", dbpath);
+    }
+    if (!opts->no_blender) {
+        char token[1300], port[16];
+        snprintf (token, sizeof token, "%s/blender.token", opts->run_dir);
+        if (s_random_token (token)) { fprintf (stderr, "blendmq: cannot write %s\n", token); bmq_config_destroy (&cfg); return 2; }
+        bmq_config_set (cfg, "blender.token_file", token);
+        if (!opts->json) printf ("starting headless Blender...\n");
+        int p = s_start_blender (opts, token);
+        if (p < 0) { bmq_config_destroy (&cfg); bmq_cli_down (opts); return 1; }
+        snprintf (port, sizeof port, "%d", p);
+        bmq_config_set (cfg, "blender.port", port);
+    }
+    char cfgpath[1300];
+    snprintf (cfgpath, sizeof cfgpath, "%s/blendmq.yaml", opts->run_dir);
+    if (bmq_config_save (cfg, cfgpath, err, sizeof err)) { fprintf (stderr, "blendmq: %s\n", err); bmq_config_destroy (&cfg); return 2; }
+
+    s_bin_dir (bindir, sizeof bindir);
+    const char *services[] = { "audit", "planner", "executor", "gateway" };
+    for (size_t i = 0; i < 4; i++) {
+        char bin[1200];
+        snprintf (bin, sizeof bin, "%s/blendmq-%s", bindir, services[i]);
+        char *const argv[] = { bin, "--config", cfgpath, NULL };
+        s_spawn (opts, services[i], argv);
+    }
+    for (int i = 0; i < opts->validators; i++) {
+        char bin[1200], name[32];
+        snprintf (bin, sizeof bin, "%s/blendmq-validator", bindir);
+        snprintf (name, sizeof name, "validator-%d", i + 1);
+        char *const argv[] = { bin, "--config", cfgpath, NULL };
+        s_spawn (opts, name, argv);
+    }
+    int rc = s_wait_healthy (cfg, !opts->no_blender);
+    if (rc == 0 && !opts->json)
+        printf ("blendmq is up: gateway %s, %d validator(s), Blender port %lld\n  run dir %s\n",
+                bmq_config_str (cfg, "gateway.endpoint"), opts->validators,
+                (long long) bmq_config_int (cfg, "blender.port"), opts->run_dir);
+    bmq_config_destroy (&cfg);
+    if (rc) {
+        fprintf (stderr, "blendmq: logs are in %s/logs; stopping what started\n", opts->run_dir);
+        bmq_cli_down (opts);
+        return 1;
+    }
+    return 0;
+}

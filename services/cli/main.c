@@ -1,0 +1,74 @@
+/* blendmq — command-line client and stack manager. */
+#include "cli.h"
+#include "log.h"
+
+#include <czmq.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void s_usage (FILE *out)
+{
+    fprintf (out,
+        "usage: blendmq [--run-dir DIR] [--config FILE] [--json] COMMAND ...\n\n"
+        "  up [--ipc] [--no-blender] [--validators N]\n"
+        "                          start the five services and a headless Blender; returns when all are healthy\n"
+        "  down                    stop everything `up` started\n"
+        "  status                  health of every service and of the Blender connection\n"
+        "  demo \"PROMPT\" [--out DIR]  private stack: run the prompt, write DIR/NAME.blend and DIR/NAME.png, stop\n"
+        "  chat \"PROMPT\"           plan, validate and run; one line per step; exit 0 only if the plan ran to the end\n"
+        "  plan validate FILE.json print the verdict; exit 0 accepted, 1 rejected, 2 error\n"
+        "  plan run FILE.json      validate and run an action plan\n"
+        "  watch                   print every progress event as it is published\n\n"
+        "The run directory (default $BLENDMQ_RUN_DIR, else $XDG_RUNTIME_DIR/blendmq or /tmp/blendmq-UID)\n"
+        "holds the running stack's configuration, logs, keys and pids.\n");
+}
+
+static void s_default_run_dir (char *buf, size_t len)
+{
+    const char *env = getenv ("BLENDMQ_RUN_DIR");
+    const char *xdg = getenv ("XDG_RUNTIME_DIR");
+    if (env && *env) snprintf (buf, len, "%s", env);
+    else if (xdg && *xdg) snprintf (buf, len, "%s/blendmq", xdg);
+    else snprintf (buf, len, "/tmp/blendmq-%d", (int) getuid ());
+}
+
+int main (int argc, char **argv)
+{
+    bmq_cli_opts_t opts = { .validators = 2 };
+    s_default_run_dir (opts.run_dir, sizeof opts.run_dir);
+    const char *words[4] = { NULL };
+    int nwords = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp (a, "--help") || !strcmp (a, "-h")) { s_usage (stdout); return 0; }
+        else if (!strcmp (a, "--run-dir") && i + 1 < argc) snprintf (opts.run_dir, sizeof opts.run_dir, "%s", argv[++i]);
+        else if (!strcmp (a, "--config") && i + 1 < argc) opts.config_path = argv[++i];
+        else if (!strcmp (a, "--out") && i + 1 < argc) opts.out_dir = argv[++i];
+        else if (!strcmp (a, "--validators") && i + 1 < argc) opts.validators = atoi (argv[++i]);
+        else if (!strcmp (a, "--json")) opts.json = true;
+        else if (!strcmp (a, "--ipc")) opts.ipc = true;
+        else if (!strcmp (a, "--no-blender")) opts.no_blender = true;
+        else if (a[0] == '-' && a[1] == '-') { fprintf (stderr, "blendmq: unknown option %s (try --help)\n", a); return 2; }
+        else if (nwords < 4) words[nwords++] = a;
+        else { fprintf (stderr, "blendmq: too many arguments\n"); return 2; }
+    }
+    if (opts.validators < 1 || opts.validators > 64) { fprintf (stderr, "blendmq: --validators must be 1..64\n"); return 2; }
+    if (!nwords) { s_usage (stderr); return 2; }
+    bmq_log_init ("blendmq", false, getenv ("BLENDMQ_DEBUG") ? BMQ_LOG_DEBUG : BMQ_LOG_WARN);
+    bmq_envelope_set_sender ("cli");
+    zsys_init ();
+    zsys_set_logstream (NULL);
+    const char *cmd = words[0];
+    if (!strcmp (cmd, "up") && nwords == 1) return bmq_cli_up (&opts);
+    if (!strcmp (cmd, "down") && nwords == 1) return bmq_cli_down (&opts);
+    if (!strcmp (cmd, "status") && nwords == 1) return bmq_cli_status (&opts);
+    if (!strcmp (cmd, "watch") && nwords == 1) return bmq_cli_watch (&opts);
+    if (!strcmp (cmd, "chat") && nwords == 2) return bmq_cli_chat (&opts, words[1], NULL, 0);
+    if (!strcmp (cmd, "demo") && nwords == 2) return bmq_cli_demo (&opts, words[1]);
+    if (!strcmp (cmd, "plan") && nwords == 3 && (!strcmp (words[1], "validate") || !strcmp (words[1], "run")))
+        return bmq_cli_plan (&opts, words[1], words[2]);
+    s_usage (stderr);
+    return 2;
+}

@@ -1,0 +1,141 @@
+/* blender_actor — connection owner thread; see blender_actor.h. */
+#include "blender_actor.h"
+#include "blender_link.h"
+#include "codec.h"
+#include "log.h"
+
+typedef struct {
+    bmq_blender_actor_args_t args;
+    bmq_blender_link_t *link;
+    zsock_t *pipe;
+    bool     connected;
+    int      backoff_ms;
+    int64_t  next_attempt;
+    int64_t  last_ping;
+} s_actor_t;
+
+static void s_state (s_actor_t *self, bool connected, const char *detail)
+{
+    if (self->connected == connected) return;
+    self->connected = connected;
+    zstr_sendx (self->pipe, "STATE", connected ? "connected" : "disconnected", detail, NULL);
+}
+
+static bool s_try_connect (s_actor_t *self)
+{
+    char err[256];
+    if (bmq_blender_link_connected (self->link)) return true;
+    if (bmq_blender_link_connect (self->link, self->args.connect_timeout_ms, err, sizeof err) == 0) {
+        self->backoff_ms = 250;
+        self->last_ping = bmq_mono_ms ();
+        bmq_info ("connected to Blender at %s:%d", self->args.host, self->args.port);
+        s_state (self, true, "");
+        return true;
+    }
+    self->next_attempt = bmq_mono_ms () + self->backoff_ms;
+    if (self->backoff_ms < self->args.reconnect_max_ms) self->backoff_ms *= 2;
+    if (self->backoff_ms > self->args.reconnect_max_ms) self->backoff_ms = self->args.reconnect_max_ms;
+    s_state (self, false, err);
+    return false;
+}
+
+static void s_lost (s_actor_t *self, const char *why)
+{
+    bmq_blender_link_close (self->link);
+    bmq_warn ("lost Blender at %s:%d: %s", self->args.host, self->args.port, why);
+    self->backoff_ms = 250;
+    self->next_attempt = bmq_mono_ms ();
+    s_state (self, false, why);
+}
+
+static void s_call (s_actor_t *self, zmsg_t *msg)
+{
+    char *job = zmsg_popstr (msg), *cmd = zmsg_popstr (msg), *args_text = zmsg_popstr (msg),
+         *timeout = zmsg_popstr (msg);
+    char err[512] = "";
+    json_t *reply = NULL;
+    unsigned char *blob = NULL;
+    size_t blob_len = 0;
+    int status = BMQ_LINK_DOWN;
+    double t0 = bmq_mono_us ();
+    if (!s_try_connect (self))
+        snprintf (err, sizeof err, "Blender is not connected (%s:%d)", self->args.host, self->args.port);
+    else {
+        json_t *args = args_text && *args_text ? json_loads (args_text, 0, NULL) : NULL;
+        status = bmq_blender_link_call (self->link, cmd ? cmd : "", args, timeout ? atoi (timeout) : 30000,
+                                        &reply, &blob, &blob_len, err, sizeof err);
+        json_decref (args);
+        if (status == BMQ_LINK_DOWN || status == BMQ_LINK_PROTOCOL) s_lost (self, err);
+        else self->last_ping = bmq_mono_ms ();
+    }
+    char elapsed[32], code[8];
+    snprintf (elapsed, sizeof elapsed, "%.1f", bmq_mono_us () - t0);
+    snprintf (code, sizeof code, "%d", status);
+    char *reply_text = reply ? json_dumps (reply, JSON_COMPACT) : NULL;
+    zmsg_t *out = zmsg_new ();
+    zmsg_addstr (out, "RESULT");
+    zmsg_addstr (out, job ? job : "");
+    zmsg_addstr (out, code);
+    zmsg_addstr (out, reply_text ? reply_text : "");
+    zmsg_addmem (out, blob, blob_len);
+    zmsg_addstr (out, err);
+    zmsg_addstr (out, elapsed);
+    zmsg_send (&out, self->pipe);
+    free (reply_text);
+    free (blob);
+    json_decref (reply);
+    free (job); free (cmd); free (args_text); free (timeout);
+}
+
+static void s_idle (s_actor_t *self)
+{
+    int64_t now = bmq_mono_ms ();
+    if (!bmq_blender_link_connected (self->link)) {
+        if (now >= self->next_attempt) s_try_connect (self);
+        return;
+    }
+    if (now - self->last_ping < self->args.interval_ms) return;
+    json_t *reply = NULL;
+    char err[256];
+    int status = bmq_blender_link_call (self->link, "ping", NULL, self->args.interval_ms, &reply, NULL, NULL,
+                                        err, sizeof err);
+    json_decref (reply);
+    self->last_ping = bmq_mono_ms ();
+    if (status != BMQ_LINK_OK) s_lost (self, status == BMQ_LINK_TIMEOUT ? "ping timed out" : err);
+}
+
+static void s_actor (zsock_t *pipe, void *arg)
+{
+    s_actor_t self = { .args = *(bmq_blender_actor_args_t *) arg, .pipe = pipe, .backoff_ms = 250 };
+    free (arg);
+    self.link = bmq_blender_link_new (self.args.host, self.args.port, self.args.token);
+    zsock_signal (pipe, 0);
+    s_try_connect (&self);       /* the owner starts from "disconnected" */
+    while (true) {
+        int wait = self.args.interval_ms / 4 > 0 ? self.args.interval_ms / 4 : 50;
+        zpoller_t *poller = zpoller_new (pipe, NULL);
+        void *which = zpoller_wait (poller, wait);
+        bool terminated = zpoller_terminated (poller);
+        zpoller_destroy (&poller);
+        if (which == pipe) {
+            zmsg_t *msg = zmsg_recv (pipe);
+            if (!msg) break;
+            char *command = zmsg_popstr (msg);
+            bool term = command && !strcmp (command, "$TERM");
+            if (command && !strcmp (command, "CALL")) s_call (&self, msg);
+            free (command);
+            zmsg_destroy (&msg);
+            if (term) break;
+        }
+        else if (terminated) break;
+        else s_idle (&self);
+    }
+    bmq_blender_link_destroy (&self.link);
+}
+
+zactor_t *bmq_blender_actor_new (const bmq_blender_actor_args_t *args)
+{
+    bmq_blender_actor_args_t *copy = malloc (sizeof *copy);
+    *copy = *args;
+    return zactor_new (s_actor, copy);
+}

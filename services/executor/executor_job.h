@@ -1,0 +1,30 @@
+/* executor_job — one unit of work for the executor: a sealed plan, or a
+ * single scene command (info, render, save, reset). */
+#ifndef BMQ_EXECUTOR_JOB_H
+#define BMQ_EXECUTOR_JOB_H
+
+#include "codec.h"
+#include <czmq.h>
+
+typedef enum { BMQ_JOB_PLAN, BMQ_JOB_COMMAND } bmq_job_kind_t;
+
+typedef struct {
+    bmq_job_kind_t kind;
+    zframe_t *rid;                    /* requester (on the executor's ROUTER) */
+    char      cid[BMQ_MAX_ID + 1];
+    char      req_type[32];
+    char      plan_id[BMQ_MAX_ID + 1];
+    json_t   *plan;                   /* PLAN: the steps */
+    size_t    step, total;            /* PLAN: next step index, step count */
+    json_t   *created;                /* PLAN: names of objects created so far */
+    char      command[32];            /* COMMAND */
+    json_t   *args;                   /* COMMAND */
+    double    started_us;
+} bmq_job_t;
+
+bmq_job_t *bmq_job_new_plan (const bmq_envelope_t *req, zframe_t *rid);
+bmq_job_t *bmq_job_new_command (const bmq_envelope_t *req, zframe_t *rid);
+void bmq_job_destroy (bmq_job_t **self_p);
+void bmq_job_free (void **item);      /* zlistx destructor */
+
+#endif

@@ -1,0 +1,325 @@
+/* executor_service — the executor's loop and plan state machine.
+ *
+ * Only sealed plans run: the seal (HMAC by a validator) must match the hash
+ * of exactly the plan received. Each step waits for Blender's acknowledgement
+ * before the next is sent; the first failing step ends the plan, and a lost
+ * Blender ends it as "interrupted". Progress goes to the requester (in order,
+ * on its own connection) and to the PUB socket for watchers. */
+#include "executor_service.h"
+#include "audit_client.h"
+#include "blender_actor.h"
+#include "blender_link.h"
+#include "bus.h"
+#include "executor_job.h"
+#include "log.h"
+#include "peer.h"
+#include "plan_seal.h"
+
+#define QUEUE_MAX 1000
+
+typedef struct {
+    bmq_config_t  *cfg;
+    zsock_t       *router, *pub;
+    zactor_t      *blender;
+    bmq_audit_t   *audit;
+    bmq_seal_key_t key;
+    zlistx_t      *queue;
+    bmq_job_t     *current;
+    bool           waiting;           /* a CALL is outstanding */
+    bool           blender_up;
+    char           blender_detail[256];
+    int            step_timeout, command_timeout;
+    int64_t        plans_run;
+} s_exec_t;
+
+static const char *s_state (const s_exec_t *ex)
+{
+    return ex->blender_up ? "blender connected" : "blender disconnected (reconnecting)";
+}
+
+static void s_reply (s_exec_t *ex, bmq_job_t *job, bmq_envelope_t *env)
+{
+    bmq_bus_send_and_destroy (ex->router, job->rid, &env);
+}
+
+static void s_progress (s_exec_t *ex, bmq_job_t *job, json_t *body)
+{
+    json_object_set_new (body, "plan_id", json_string (job->plan_id));
+    json_object_set_new (body, "total", json_integer ((json_int_t) job->total));
+    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_PROGRESS, job->cid, body);
+    bmq_bus_send (ex->router, job->rid, env);
+    bmq_bus_send (ex->pub, NULL, env);
+    bmq_envelope_destroy (&env);
+}
+
+static void s_call (s_exec_t *ex, const char *cmd, json_t *args, int timeout_ms)
+{
+    char *text = json_dumps (args, JSON_COMPACT);
+    char timeout[16];
+    snprintf (timeout, sizeof timeout, "%d", timeout_ms);
+    zstr_sendx (ex->blender, "CALL", "job", cmd, text ? text : "{}", timeout, NULL);
+    free (text);
+    ex->waiting = true;
+}
+
+static void s_finish_plan (s_exec_t *ex, const char *status, const char *error, json_int_t failed_step)
+{
+    bmq_job_t *job = ex->current;
+    double ms = (bmq_mono_us () - job->started_us) / 1000.0;
+    json_t *end = json_pack ("{s:s, s:s, s:I, s:f, s:O}", "event", "plan", "status", status,
+                             "step", (json_int_t) job->step, "duration_ms", ms, "objects", job->created);
+    if (error) json_object_set_new (end, "error", json_string (error));
+    if (failed_step > 0) json_object_set_new (end, "failed_step", json_integer (failed_step));
+    s_progress (ex, job, json_deep_copy (end));
+    json_object_set_new (end, "plan_id", json_string (job->plan_id));
+    json_object_set_new (end, "steps_done", json_integer ((json_int_t) job->step));
+    json_object_set_new (end, "steps_total", json_integer ((json_int_t) job->total));
+    bmq_audit_record (ex->audit, job->cid, "plan.end", json_deep_copy (end));
+    s_reply (ex, job, bmq_envelope_new (BMQ_MSG_EXECUTE_RESULT, job->cid, end));
+    bmq_info ("plan %s %s after %zu/%zu steps (%.1f ms)%s%s", job->plan_id, status, job->step, job->total, ms,
+              error ? ": " : "", error ? error : "");
+    ex->plans_run++;
+    bmq_job_destroy (&ex->current);
+}
+
+/* Start or continue work when nothing is outstanding. */
+static void s_pump (s_exec_t *ex)
+{
+    while (!ex->waiting) {
+        if (!ex->current) {
+            ex->current = zlistx_first (ex->queue) ? zlistx_detach (ex->queue, NULL) : NULL;
+            if (!ex->current) return;
+            ex->current->started_us = bmq_mono_us ();
+            if (ex->current->kind == BMQ_JOB_PLAN) {
+                s_progress (ex, ex->current, json_pack ("{s:s, s:s, s:i}", "event", "plan", "status", "started", "step", 0));
+                bmq_audit_record (ex->audit, ex->current->cid, "plan.start",
+                                  json_pack ("{s:s, s:I}", "plan_id", ex->current->plan_id, "steps", (json_int_t) ex->current->total));
+            }
+        }
+        bmq_job_t *job = ex->current;
+        if (job->kind == BMQ_JOB_COMMAND) { s_call (ex, job->command, job->args, ex->command_timeout); return; }
+        if (job->step >= job->total) { s_finish_plan (ex, "done", NULL, 0); continue; }
+        json_t *args = json_pack ("{s:O}", "step", json_array_get (job->plan, job->step));
+        s_call (ex, "run_step", args, ex->step_timeout);
+        json_decref (args);
+    }
+}
+
+static void s_step_result (s_exec_t *ex, int status, json_t *reply, const char *err, double elapsed_us)
+{
+    bmq_job_t *job = ex->current;
+    json_t *step = json_array_get (job->plan, job->step);
+    const char *op = json_string_value (json_object_get (step, "operation"));
+    json_int_t k = (json_int_t) job->step + 1;
+    json_t *ev = json_pack ("{s:s, s:I, s:s, s:f}", "event", "step", "step", k, "operation", op ? op : "?",
+                            "duration_ms", elapsed_us / 1000.0);
+    json_t *bpy_ms = json_object_get (reply, "bpy_ms");
+    if (json_is_number (bpy_ms)) json_object_set (ev, "bpy_ms", bpy_ms);
+    const char *fail = NULL;
+    if (status == BMQ_LINK_OK && json_is_true (json_object_get (reply, "ok"))) {
+        json_t *created = json_object_get (json_object_get (reply, "result"), "objects_created");
+        json_object_set_new (ev, "status", json_string ("ok"));
+        json_object_set (ev, "objects", json_is_array (created) ? created : json_array ());
+        if (json_is_array (created)) json_array_extend (job->created, created);
+        json_t *obj = json_object_get (json_object_get (reply, "result"), "object");
+        if (json_is_string (obj)) json_object_set (ev, "object", obj);
+    }
+    else if (status == BMQ_LINK_OK) {
+        fail = "failed";
+        const char *msg = json_string_value (json_object_get (reply, "error"));
+        json_object_set_new (ev, "status", json_string ("failed"));
+        json_object_set_new (ev, "error", json_string (msg ? msg : "Blender reported an error"));
+    }
+    else if (status == BMQ_LINK_TIMEOUT) {
+        fail = "failed";
+        json_object_set_new (ev, "status", json_string ("timeout"));
+        json_object_set_new (ev, "error", json_string ("the step exceeded its deadline"));
+    }
+    else {
+        fail = "interrupted";
+        json_object_set_new (ev, "status", json_string ("interrupted"));
+        json_object_set_new (ev, "error", json_string (err && *err ? err : "connection to Blender lost"));
+    }
+    bmq_audit_record (ex->audit, job->cid, "step", json_pack ("{s:s, s:O, s:O}", "plan_id", job->plan_id,
+                                                              "event", ev, "step", step ? step : json_null ()));
+    char error_text[600];
+    snprintf (error_text, sizeof error_text, "step %lld (%s): %s", (long long) k, op ? op : "?",
+              json_string_value (json_object_get (ev, "error")) ? json_string_value (json_object_get (ev, "error")) : "");
+    s_progress (ex, job, ev);
+    if (fail) s_finish_plan (ex, fail, error_text, k);
+    else job->step++;
+}
+
+static void s_command_result (s_exec_t *ex, int status, json_t *reply, zframe_t *blob, const char *err)
+{
+    bmq_job_t *job = ex->current;
+    bmq_envelope_t env0 = { .type = bmq_msg_type_from_name (job->req_type) };
+    snprintf (env0.cid, sizeof env0.cid, "%s", job->cid);
+    bmq_envelope_t *out;
+    if (status == BMQ_LINK_OK && json_is_true (json_object_get (reply, "ok"))) {
+        json_t *result = json_object_get (reply, "result");
+        out = bmq_envelope_reply (&env0, BMQ_MSG_SCENE_REPLY,
+            json_pack ("{s:s, s:O}", "command", job->command, "result", json_is_object (result) ? result : json_object ()));
+        if (zframe_size (blob) && bmq_envelope_set_blob (out, zframe_data (blob), zframe_size (blob))) {
+            bmq_envelope_destroy (&out);
+            out = bmq_envelope_error (&env0, "too_large", "%s returned more than %u bytes", job->command, BMQ_MAX_BLOB);
+        }
+    }
+    else if (status == BMQ_LINK_OK) {
+        const char *msg = json_string_value (json_object_get (reply, "error"));
+        out = bmq_envelope_error (&env0, "blender_error", "%s", msg ? msg : "Blender reported an error");
+    }
+    else
+        out = bmq_envelope_error (&env0, status == BMQ_LINK_TIMEOUT ? "timeout" : "interrupted", "%s: %s",
+                                  job->command, err && *err ? err : "Blender is not reachable");
+    s_reply (ex, job, out);
+    bmq_job_destroy (&ex->current);
+}
+
+static void s_on_actor (s_exec_t *ex)
+{
+    zmsg_t *msg = zmsg_recv (ex->blender);
+    if (!msg) return;
+    char *kind = zmsg_popstr (msg);
+    if (kind && !strcmp (kind, "STATE")) {
+        char *state = zmsg_popstr (msg), *detail = zmsg_popstr (msg);
+        ex->blender_up = state && !strcmp (state, "connected");
+        snprintf (ex->blender_detail, sizeof ex->blender_detail, "%s", detail ? detail : "");
+        if (ex->blender_up) bmq_info ("Blender connected");
+        else bmq_warn ("Blender disconnected: %s", ex->blender_detail);
+        bmq_audit_record (ex->audit, NULL, "blender.state", json_pack ("{s:s, s:s}", "state", state ? state : "?",
+                                                                       "detail", ex->blender_detail));
+        free (state);
+        free (detail);
+    }
+    else if (kind && !strcmp (kind, "RESULT") && ex->current) {
+        char *job = zmsg_popstr (msg), *code = zmsg_popstr (msg), *reply_text = zmsg_popstr (msg);
+        zframe_t *blob = zmsg_pop (msg);
+        char *err = zmsg_popstr (msg), *elapsed = zmsg_popstr (msg);
+        json_t *reply = reply_text && *reply_text ? json_loads (reply_text, 0, NULL) : NULL;
+        int status = code ? atoi (code) : BMQ_LINK_DOWN;
+        ex->waiting = false;
+        if (ex->current->kind == BMQ_JOB_PLAN) s_step_result (ex, status, reply, err, elapsed ? atof (elapsed) : 0);
+        else s_command_result (ex, status, reply, blob, err);
+        json_decref (reply);
+        zframe_destroy (&blob);
+        free (job); free (code); free (reply_text); free (err); free (elapsed);
+    }
+    free (kind);
+    zmsg_destroy (&msg);
+}
+
+static bmq_envelope_t *s_accept_plan (s_exec_t *ex, const bmq_envelope_t *req, zframe_t *rid)
+{
+    json_t *plan = json_object_get (req->body, "plan");
+    char hash[BMQ_HEX_DIGEST];
+    if (bmq_plan_hash (plan, hash) || strcmp (hash, bmq_body_str (req, "plan_hash"))
+        || !bmq_seal_verify (&ex->key, hash, bmq_body_str (req, "seal"))) {
+        bmq_audit_record (ex->audit, req->cid, "plan.refused",
+                          json_pack ("{s:s, s:s}", "plan_id", bmq_body_str (req, "plan_id"), "reason", "seal"));
+        return bmq_envelope_error (req, "unsealed", "the plan does not carry a valid validator seal; nothing was run");
+    }
+    if (zlistx_size (ex->queue) >= QUEUE_MAX)
+        return bmq_envelope_error (req, "busy", "the executor queue is full (%d plans)", QUEUE_MAX);
+    zlistx_add_end (ex->queue, bmq_job_new_plan (req, rid));
+    return bmq_envelope_reply (req, BMQ_MSG_EXECUTE_ACCEPTED,
+        json_pack ("{s:s, s:I, s:s}", "plan_id", bmq_body_str (req, "plan_id"),
+                   "position", (json_int_t) (zlistx_size (ex->queue) + (ex->current ? 1 : 0)), "blender", s_state (ex)));
+}
+
+static void s_on_request (s_exec_t *ex)
+{
+    zframe_t *rid = NULL;
+    bmq_envelope_t *env = bmq_bus_recv (ex->router, &rid);
+    if (!env) { zframe_destroy (&rid); return; }
+    bmq_envelope_t *reply = NULL;
+    if (bmq_answer_heartbeat (ex->router, rid, env, "executor", s_state (ex))) { }
+    else if (env->type == BMQ_MSG_EXECUTE_REQUEST) reply = s_accept_plan (ex, env, rid);
+    else if (env->type == BMQ_MSG_SCENE_REQUEST) {
+        if (zlistx_size (ex->queue) >= QUEUE_MAX) reply = bmq_envelope_error (env, "busy", "the executor queue is full");
+        else zlistx_add_end (ex->queue, bmq_job_new_command (env, rid));
+    }
+    else if (env->type == BMQ_MSG_STATUS_REQUEST)
+        reply = bmq_envelope_reply (env, BMQ_MSG_STATUS_REPLY,
+            json_pack ("{s:s, s:s, s:{s:b, s:s, s:s, s:I}, s:I, s:s?, s:I}", "service", "executor", "state", s_state (ex),
+                       "blender", "connected", ex->blender_up, "detail", ex->blender_detail,
+                       "host", bmq_config_str (ex->cfg, "blender.host"), "port", (json_int_t) bmq_config_int (ex->cfg, "blender.port"),
+                       "queued", (json_int_t) zlistx_size (ex->queue),
+                       "running", ex->current && ex->current->kind == BMQ_JOB_PLAN ? ex->current->plan_id : NULL,
+                       "plans_run", (json_int_t) ex->plans_run));
+    else reply = bmq_envelope_error (env, "unsupported", "executor does not handle %s", bmq_msg_type_name (env->type));
+    if (reply) bmq_bus_send_and_destroy (ex->router, rid, &reply);
+    zframe_destroy (&rid);
+    bmq_envelope_destroy (&env);
+}
+
+static int s_read_token (const char *path, char *out, size_t len)
+{
+    FILE *f = path && *path ? fopen (path, "r") : NULL;
+    if (!f) return -1;
+    size_t n = fread (out, 1, len - 1, f);
+    fclose (f);
+    out[n] = 0;
+    while (n && (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' ')) out[--n] = 0;
+    return n ? 0 : -1;
+}
+
+int bmq_executor_service_run (bmq_config_t *cfg)
+{
+    char err[512];
+    s_exec_t ex = { .cfg = cfg };
+    ex.step_timeout = (int) bmq_config_int (cfg, "executor.step_timeout_ms");
+    ex.command_timeout = (int) bmq_config_int (cfg, "executor.command_timeout_ms");
+    const char *keypath = bmq_config_str (cfg, "security.verdict_key_file");
+    if (!*keypath || bmq_seal_key_load (keypath, &ex.key, err, sizeof err)) {
+        bmq_error ("no verdict key: %s", *keypath ? err : "security.verdict_key_file is not set");
+        return 1;
+    }
+    bmq_blender_actor_args_t args = {
+        .port = (int) bmq_config_int (cfg, "blender.port"),
+        .interval_ms = (int) bmq_config_int (cfg, "heartbeat.interval_ms"),
+        .connect_timeout_ms = (int) bmq_config_int (cfg, "blender.connect_timeout_ms"),
+        .reconnect_max_ms = (int) bmq_config_int (cfg, "blender.reconnect_max_ms"),
+    };
+    snprintf (args.host, sizeof args.host, "%s", bmq_config_str (cfg, "blender.host"));
+    if (s_read_token (bmq_config_str (cfg, "blender.token_file"), args.token, sizeof args.token)) {
+        bmq_error ("cannot read the Blender token from blender.token_file '%s'", bmq_config_str (cfg, "blender.token_file"));
+        return 1;
+    }
+    ex.router = bmq_bus_bind (ZMQ_ROUTER, bmq_config_str (cfg, "executor.endpoint"));
+    ex.pub = bmq_bus_bind (ZMQ_PUB, bmq_config_str (cfg, "executor.events"));
+    ex.audit = bmq_audit_new (bmq_config_str (cfg, "audit.endpoint"), args.interval_ms,
+                              (int) bmq_config_int (cfg, "heartbeat.liveness"));
+    ex.queue = zlistx_new ();
+    zlistx_set_destructor (ex.queue, bmq_job_free);
+    int code = 1;
+    if (ex.router && ex.pub && ex.audit) {
+        ex.blender = bmq_blender_actor_new (&args);
+        bmq_info ("executor ready on %s (events %s), Blender at %s:%d", bmq_config_str (cfg, "executor.endpoint"),
+                  bmq_config_str (cfg, "executor.events"), args.host, args.port);
+        zpoller_t *poller = zpoller_new (ex.router, ex.blender, bmq_audit_sock (ex.audit), NULL);
+        while (!zsys_interrupted) {
+            zsock_t *which = zpoller_wait (poller, 250);
+            if (which == ex.router) s_on_request (&ex);
+            else if (which == (void *) ex.blender) s_on_actor (&ex);
+            else if (which) {
+                bmq_envelope_t *env = bmq_bus_recv (which, NULL);
+                if (env) bmq_audit_handle (ex.audit, env);
+                bmq_envelope_destroy (&env);
+            }
+            s_pump (&ex);
+            bmq_audit_tick (ex.audit);
+        }
+        bmq_info ("executor stopping (%lld plans run)", (long long) ex.plans_run);
+        zpoller_destroy (&poller);
+        zactor_destroy (&ex.blender);
+        bmq_audit_flush (ex.audit, 1000);
+        code = 0;
+    }
+    bmq_job_destroy (&ex.current);
+    zlistx_destroy (&ex.queue);
+    bmq_audit_destroy (&ex.audit);
+    zsock_destroy (&ex.pub);
+    zsock_destroy (&ex.router);
+    return code;
+}

@@ -1,0 +1,28 @@
+/* gateway_request — one client request the gateway is seeing through
+ * (chat: plan → validate → execute; run: validate → execute; validate; scene). */
+#ifndef BMQ_GATEWAY_REQUEST_H
+#define BMQ_GATEWAY_REQUEST_H
+
+#include "codec.h"
+#include <czmq.h>
+
+typedef enum { BMQ_REQ_CHAT, BMQ_REQ_RUN, BMQ_REQ_VALIDATE, BMQ_REQ_SCENE } bmq_req_kind_t;
+typedef enum { BMQ_REQ_PLANNING, BMQ_REQ_VALIDATING, BMQ_REQ_EXECUTING, BMQ_REQ_FORWARDED } bmq_req_state_t;
+
+typedef struct {
+    bmq_req_kind_t  kind;
+    bmq_req_state_t state;
+    zframe_t *rid;                       /* the client */
+    char      cid[BMQ_MAX_ID + 1];
+    char      plan_id[BMQ_MAX_ID + 1];
+    json_t   *plan;
+    int64_t   deadline;                  /* monotonic ms */
+    double    accepted_us;               /* when the gateway received it */
+} bmq_gw_request_t;
+
+bmq_gw_request_t *bmq_gw_request_new (bmq_req_kind_t kind, const bmq_envelope_t *req, zframe_t *rid, int timeout_ms);
+void bmq_gw_request_destroy (bmq_gw_request_t **self_p);
+void bmq_gw_request_free (void **item);
+const char *bmq_gw_request_state_name (bmq_req_state_t state);
+
+#endif

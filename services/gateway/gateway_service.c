@@ -1,0 +1,250 @@
+/* gateway_service — the front door. Clients talk to it only; it sees each
+ * request through planner → validator pool → executor, forwarding every
+ * answer and progress event to the client in order, and audits the story. */
+#include "gateway_service.h"
+#include "audit_client.h"
+#include "bus.h"
+#include "gateway_request.h"
+#include "log.h"
+#include "peer.h"
+#include "validator_broker.h"
+
+#define MAX_REQUESTS 1000
+
+typedef struct {
+    bmq_config_t *cfg;
+    zsock_t      *front, *pub, *sub;
+    bmq_peer_t   *planner, *executor;
+    bmq_broker_t *broker;
+    bmq_audit_t  *audit;
+    zhashx_t     *requests;           /* cid → bmq_gw_request_t* */
+    int           timeout_ms;
+} s_gw_t;
+
+static void s_to_client (s_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t *env)
+{
+    bmq_bus_send_and_destroy (gw->front, r->rid, &env);
+}
+
+static void s_done (s_gw_t *gw, bmq_gw_request_t *r, const char *outcome)
+{
+    bmq_audit_record (gw->audit, r->cid, "request.end",
+                      json_pack ("{s:s, s:s, s:f}", "outcome", outcome, "plan_id", r->plan_id,
+                                 "duration_ms", (bmq_mono_us () - r->accepted_us) / 1000.0));
+    zhashx_delete (gw->requests, r->cid);
+}
+
+static void s_fail (s_gw_t *gw, bmq_gw_request_t *r, const char *code, const char *message)
+{
+    bmq_envelope_t tmp = { .type = BMQ_MSG_ERROR };
+    snprintf (tmp.cid, sizeof tmp.cid, "%s", r->cid);
+    s_to_client (gw, r, bmq_envelope_error (&tmp, code, "%s", message));
+    s_done (gw, r, code);
+}
+
+static void s_validate (s_gw_t *gw, bmq_gw_request_t *r)
+{
+    r->state = BMQ_REQ_VALIDATING;
+    bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_VALIDATE_REQUEST, r->cid, json_pack ("{s:O}", "plan", r->plan));
+    if (bmq_broker_submit (gw->broker, &req))
+        s_fail (gw, r, "busy", "the validator queue is full; try again shortly");
+    else if (!bmq_broker_workers (gw->broker))
+        bmq_warn ("request %s waits: no validator worker is connected", r->cid);
+}
+
+static void s_on_verdict (s_gw_t *gw, bmq_envelope_t *verdict)
+{
+    bmq_gw_request_t *r = zhashx_lookup (gw->requests, verdict->cid);
+    if (!r || r->state != BMQ_REQ_VALIDATING) return;
+    bool accepted = json_is_true (json_object_get (verdict->body, "accepted"));
+    bmq_envelope_t *copy = bmq_envelope_reply (verdict, verdict->type, json_deep_copy (verdict->body));
+    json_object_del (copy->body, "seal");       /* the seal is for the executor only */
+    json_object_set_new (copy->body, "plan_id", json_string (r->plan_id));
+    s_to_client (gw, r, copy);
+    if (verdict->type == BMQ_MSG_ERROR || r->kind == BMQ_REQ_VALIDATE || !accepted) {
+        s_done (gw, r, verdict->type == BMQ_MSG_ERROR ? "error" : accepted ? "accepted" : "rejected");
+        return;
+    }
+    r->state = BMQ_REQ_EXECUTING;
+    bmq_envelope_t *exec = bmq_envelope_new (BMQ_MSG_EXECUTE_REQUEST, r->cid,
+        json_pack ("{s:s, s:O, s:O, s:O}", "plan_id", r->plan_id, "plan", r->plan,
+                   "plan_hash", json_object_get (verdict->body, "plan_hash"),
+                   "seal", json_object_get (verdict->body, "seal")));
+    bmq_peer_send (gw->executor, exec);
+    bmq_envelope_destroy (&exec);
+}
+
+/* A message from a downstream service (planner or executor) about request cid. */
+static void s_on_downstream (s_gw_t *gw, bmq_peer_t *peer)
+{
+    bmq_envelope_t *env = bmq_bus_recv (bmq_peer_sock (peer), NULL);
+    if (!env) return;
+    if (bmq_peer_heard (peer, env)) { bmq_envelope_destroy (&env); return; }
+    bmq_gw_request_t *r = zhashx_lookup (gw->requests, env->cid);
+    if (!r) { bmq_envelope_destroy (&env); return; }     /* expired or unknown: drop */
+    if (env->type == BMQ_MSG_PLAN_REPLY && r->state == BMQ_REQ_PLANNING) {
+        r->plan = json_incref (json_object_get (env->body, "plan"));
+        json_t *body = json_deep_copy (env->body);
+        json_object_set_new (body, "plan_id", json_string (r->plan_id));
+        s_to_client (gw, r, bmq_envelope_reply (env, BMQ_MSG_CHAT_PLANNED, body));
+        s_validate (gw, r);
+    }
+    else if (env->type == BMQ_MSG_PROGRESS || env->type == BMQ_MSG_EXECUTE_ACCEPTED) {
+        s_to_client (gw, r, env);
+        env = NULL;
+    }
+    else if (env->type == BMQ_MSG_EXECUTE_RESULT || env->type == BMQ_MSG_SCENE_REPLY || env->type == BMQ_MSG_ERROR) {
+        const char *outcome = env->type == BMQ_MSG_EXECUTE_RESULT ? bmq_body_str (env, "status")
+                            : env->type == BMQ_MSG_ERROR ? bmq_body_str (env, "code") : "ok";
+        char saved[64];
+        snprintf (saved, sizeof saved, "%s", outcome ? outcome : "?");
+        s_to_client (gw, r, env);
+        env = NULL;
+        s_done (gw, r, saved);
+    }
+    bmq_envelope_destroy (&env);
+}
+
+static json_t *s_status (s_gw_t *gw)
+{
+    json_t *services = json_array ();
+    json_array_append_new (services, bmq_peer_status (gw->planner));
+    json_array_append_new (services, bmq_peer_status (gw->executor));
+    json_array_append_new (services, bmq_peer_status (bmq_audit_peer (gw->audit)));
+    json_t *validators = bmq_broker_status (gw->broker);
+    json_object_set_new (validators, "name", json_string ("validator"));
+    json_object_set_new (validators, "alive", json_boolean (bmq_broker_workers (gw->broker) > 0));
+    json_array_append_new (services, validators);
+    return json_pack ("{s:s, s:s, s:o, s:I, s:I, s:{s:s, s:s}}", "service", "gateway", "state", "ok",
+                      "services", services, "requests", (json_int_t) zhashx_size (gw->requests),
+                      "audit_pending", (json_int_t) bmq_audit_pending (gw->audit),
+                      "endpoints", "gateway", bmq_config_str (gw->cfg, "gateway.endpoint"),
+                      "events", bmq_config_str (gw->cfg, "gateway.events"));
+}
+
+static void s_on_client (s_gw_t *gw)
+{
+    zframe_t *rid = NULL;
+    bmq_envelope_t *env = bmq_bus_recv (gw->front, &rid);
+    if (!env) { zframe_destroy (&rid); return; }
+    bmq_envelope_t *reply = NULL;
+    bmq_req_kind_t kind;
+    bool start = true;
+    switch (env->type) {
+    case BMQ_MSG_CHAT_REQUEST: kind = BMQ_REQ_CHAT; break;
+    case BMQ_MSG_RUN_REQUEST: kind = BMQ_REQ_RUN; break;
+    case BMQ_MSG_VALIDATE_REQUEST: kind = BMQ_REQ_VALIDATE; break;
+    case BMQ_MSG_SCENE_REQUEST: kind = BMQ_REQ_SCENE; break;
+    default: start = false; kind = BMQ_REQ_CHAT;
+    }
+    if (bmq_answer_heartbeat (gw->front, rid, env, "gateway", "ok")) { }
+    else if (env->type == BMQ_MSG_STATUS_REQUEST) reply = bmq_envelope_reply (env, BMQ_MSG_STATUS_REPLY, s_status (gw));
+    else if (!start) reply = bmq_envelope_error (env, "unsupported", "the gateway does not accept %s", bmq_msg_type_name (env->type));
+    else if (zhashx_lookup (gw->requests, env->cid)) reply = bmq_envelope_error (env, "duplicate", "request %s is already in progress", env->cid);
+    else if (zhashx_size (gw->requests) >= MAX_REQUESTS) reply = bmq_envelope_error (env, "busy", "too many requests in progress");
+    else {
+        bmq_gw_request_t *r = bmq_gw_request_new (kind, env, rid, gw->timeout_ms);
+        zhashx_insert (gw->requests, r->cid, r);
+        json_t *what = json_deep_copy (env->body);
+        json_object_set_new (what, "request", json_string (bmq_msg_type_name (env->type)));
+        json_object_set_new (what, "client", json_string (env->sender));
+        json_object_set_new (what, "transport", json_string ("zmq"));
+        bmq_audit_record (gw->audit, r->cid, "request", what);
+        if (kind == BMQ_REQ_CHAT) {
+            r->state = BMQ_REQ_PLANNING;
+            bmq_envelope_t *pr = bmq_envelope_new (BMQ_MSG_PLAN_REQUEST, r->cid,
+                                                   json_pack ("{s:O}", "prompt", json_object_get (env->body, "prompt")));
+            bmq_peer_send (gw->planner, pr);
+            bmq_envelope_destroy (&pr);
+        }
+        else if (kind == BMQ_REQ_SCENE) {
+            r->state = BMQ_REQ_FORWARDED;
+            bmq_peer_send (gw->executor, env);
+        }
+        else {
+            r->plan = json_incref (json_object_get (env->body, "plan"));
+            s_validate (gw, r);
+        }
+    }
+    if (reply) bmq_bus_send_and_destroy (gw->front, rid, &reply);
+    zframe_destroy (&rid);
+    bmq_envelope_destroy (&env);
+}
+
+static void s_expire (s_gw_t *gw)
+{
+    int64_t now = bmq_mono_ms ();
+    zlistx_t *late = zlistx_new ();
+    for (bmq_gw_request_t *r = zhashx_first (gw->requests); r; r = zhashx_next (gw->requests))
+        if (now > r->deadline) zlistx_add_end (late, r);
+    for (bmq_gw_request_t *r = zlistx_first (late); r; r = zlistx_next (late)) {
+        char msg[256];
+        snprintf (msg, sizeof msg, "no answer within %d ms while %s", gw->timeout_ms, bmq_gw_request_state_name (r->state));
+        s_fail (gw, r, "timeout", msg);
+    }
+    zlistx_destroy (&late);
+}
+
+static void s_forward_events (s_gw_t *gw)
+{
+    zmsg_t *msg = zmsg_recv (gw->sub);
+    if (msg) zmsg_send (&msg, gw->pub);     /* already-encoded envelopes: pass through */
+}
+
+int bmq_gateway_service_run (bmq_config_t *cfg)
+{
+    s_gw_t gw = { .cfg = cfg, .timeout_ms = (int) bmq_config_int (cfg, "gateway.request_timeout_ms") };
+    int interval = (int) bmq_config_int (cfg, "heartbeat.interval_ms");
+    int liveness = (int) bmq_config_int (cfg, "heartbeat.liveness");
+    gw.front = bmq_bus_bind (ZMQ_ROUTER, bmq_config_str (cfg, "gateway.endpoint"));
+    gw.pub = bmq_bus_bind (ZMQ_PUB, bmq_config_str (cfg, "gateway.events"));
+    gw.sub = bmq_bus_connect (ZMQ_SUB, bmq_config_str (cfg, "executor.events"));
+    gw.broker = bmq_broker_new (bmq_config_str (cfg, "gateway.validator_broker"), interval, liveness);
+    gw.planner = bmq_peer_new ("planner", bmq_config_str (cfg, "planner.endpoint"), interval, liveness);
+    gw.executor = bmq_peer_new ("executor", bmq_config_str (cfg, "executor.endpoint"), interval, liveness);
+    gw.audit = bmq_audit_new (bmq_config_str (cfg, "audit.endpoint"), interval, liveness);
+    gw.requests = zhashx_new ();
+    zhashx_set_destructor (gw.requests, bmq_gw_request_free);
+    int code = 1;
+    if (gw.front && gw.pub && gw.sub && gw.broker && gw.planner && gw.executor && gw.audit) {
+        bmq_info ("gateway ready on %s (events %s, validator broker %s)", bmq_config_str (cfg, "gateway.endpoint"),
+                  bmq_config_str (cfg, "gateway.events"), bmq_config_str (cfg, "gateway.validator_broker"));
+        zpoller_t *poller = zpoller_new (gw.front, bmq_broker_sock (gw.broker), bmq_peer_sock (gw.planner),
+                                         bmq_peer_sock (gw.executor), bmq_audit_sock (gw.audit), gw.sub, NULL);
+        while (!zsys_interrupted) {
+            zsock_t *which = zpoller_wait (poller, interval / 4);
+            if (which == gw.front) s_on_client (&gw);
+            else if (which == bmq_broker_sock (gw.broker)) {
+                bmq_envelope_t *verdict = bmq_broker_on_message (gw.broker);
+                if (verdict) s_on_verdict (&gw, verdict);
+                bmq_envelope_destroy (&verdict);
+            }
+            else if (which == bmq_peer_sock (gw.planner)) s_on_downstream (&gw, gw.planner);
+            else if (which == bmq_peer_sock (gw.executor)) s_on_downstream (&gw, gw.executor);
+            else if (which == gw.sub) s_forward_events (&gw);
+            else if (which) {
+                bmq_envelope_t *env = bmq_bus_recv (which, NULL);
+                if (env) bmq_audit_handle (gw.audit, env);
+                bmq_envelope_destroy (&env);
+            }
+            bmq_peer_tick (gw.planner);
+            bmq_peer_tick (gw.executor);
+            bmq_broker_tick (gw.broker);
+            bmq_audit_tick (gw.audit);
+            s_expire (&gw);
+        }
+        bmq_info ("gateway stopping (%zu requests in progress)", zhashx_size (gw.requests));
+        zpoller_destroy (&poller);
+        bmq_audit_flush (gw.audit, 1000);
+        code = 0;
+    }
+    zhashx_destroy (&gw.requests);
+    bmq_audit_destroy (&gw.audit);
+    bmq_peer_destroy (&gw.executor);
+    bmq_peer_destroy (&gw.planner);
+    bmq_broker_destroy (&gw.broker);
+    zsock_destroy (&gw.sub);
+    zsock_destroy (&gw.pub);
+    zsock_destroy (&gw.front);
+    return code;
+}

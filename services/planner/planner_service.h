@@ -1,0 +1,6 @@
+/* planner_service — turns prompts into action plans (offline backend: recipes). */
+#ifndef BMQ_PLANNER_SERVICE_H
+#define BMQ_PLANNER_SERVICE_H
+#include "config.h"
+int bmq_planner_service_run (bmq_config_t *cfg);
+#endif
