@@ -89,7 +89,7 @@ static int s_on_run (const bmq_envelope_t *env, void *arg)
 {
     s_run_state_t *st = arg;
     if (st->json && !st->validate_only) {
-        json_t *line = json_pack ("{s:s, s:O}", "type", bmq_msg_type_name (env->type), "body", env->body);
+        json_t *line = json_pack ("{s:s, s:s, s:O}", "type", bmq_msg_type_name (env->type), "cid", env->cid, "body", env->body);
         char *text = json_dumps (line, JSON_COMPACT);
         printf ("%s\n", text);
         free (text);

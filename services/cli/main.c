@@ -20,7 +20,9 @@ static void s_usage (FILE *out)
         "  chat \"PROMPT\"           plan, validate and run; one line per step; exit 0 only if the plan ran to the end\n"
         "  plan validate FILE.json print the verdict; exit 0 accepted, 1 rejected, 2 error\n"
         "  plan run FILE.json      validate and run an action plan\n"
-        "  watch                   print every progress event as it is published\n\n"
+        "  watch                   print every progress event as it is published\n"
+        "  scene [info|save FILE.blend|render FILE.png|reset]\n"
+        "                          the live scene: objects as JSON, a saved copy, a Workbench preview, or emptied\n\n"
         "The run directory (default $BLENDMQ_RUN_DIR, else $XDG_RUNTIME_DIR/blendmq or /tmp/blendmq-UID)\n"
         "holds the running stack's configuration, logs, keys and pids.\n");
 }
@@ -69,6 +71,14 @@ int main (int argc, char **argv)
     if (!strcmp (cmd, "demo") && nwords == 2) return bmq_cli_demo (&opts, words[1]);
     if (!strcmp (cmd, "plan") && nwords == 3 && (!strcmp (words[1], "validate") || !strcmp (words[1], "run")))
         return bmq_cli_plan (&opts, words[1], words[2]);
+    if (!strcmp (cmd, "scene")) {
+        const char *what = nwords > 1 ? words[1] : "info";
+        if (!strcmp (what, "info") && nwords <= 2) return bmq_cli_scene (&opts, "scene_info", json_pack ("{s:i}", "limit", 1000), NULL);
+        if (!strcmp (what, "reset") && nwords == 2) return bmq_cli_scene (&opts, "reset_scene", NULL, NULL);
+        if (!strcmp (what, "save") && nwords == 3) return bmq_cli_scene (&opts, "save_blend", NULL, words[2]);
+        if (!strcmp (what, "render") && nwords == 3)
+            return bmq_cli_scene (&opts, "render_preview", json_pack ("{s:i, s:i}", "width", 640, "height", 480), words[2]);
+    }
     s_usage (stderr);
     return 2;
 }

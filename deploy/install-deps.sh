@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Install what blendmq needs from Debian 12's archive (only what is missing).
+set -euo pipefail
+PKGS=(build-essential cmake pkg-config
+      libzmq3-dev libczmq-dev libmsgpack-dev libcurl4-openssl-dev libyaml-dev libcmocka-dev
+      libjansson-dev libsqlite3-dev libsodium-dev sqlite3
+      blender)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+echo "installing: ${missing[*]}" >&2
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

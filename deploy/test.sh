@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Install, build, and run every test with ctest: once in a normal build, and
+# once built with AddressSanitizer + UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+deploy/install-deps.sh
+echo "== build (RelWithDebInfo) and test" >&2
+deploy/build.sh
+(cd build && ctest --output-on-failure --timeout 600)
+echo "== build (ASan + UBSan) and test" >&2
+BUILD_DIR=build-asan BUILD_TYPE=Debug deploy/build.sh -DBMQ_SANITIZE=ON
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+   ctest --output-on-failure --timeout 900)
