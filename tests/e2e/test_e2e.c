@@ -1,0 +1,372 @@
+/* End to end, with five real services and a real headless Blender:
+ * the snowman with progress in order and the saved scene and audit checked;
+ * a plan outside the palette rejected with the scene unchanged; an unsealed
+ * plan refused by the executor; Blender killed mid-plan ("interrupted",
+ * services stay up, the next plan runs once Blender is back); and `down`
+ * leaving no process behind. */
+#include "bus.h"
+#include "config.h"
+#include "e2e_util.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char s_dir[256];
+
+static int s_setup (void **state)
+{
+    snprintf (s_dir, sizeof s_dir, "/tmp/bmq-e2e-XXXXXX");
+    if (!mkdtemp (s_dir)) return -1;
+    char cmd[1024];
+    snprintf (cmd, sizeof cmd, "'%s' --run-dir '%s' up --ipc --validators 2 >&2", e2e_bin ("blendmq"), s_dir);
+    return system (cmd) == 0 ? 0 : -1;
+}
+
+static int s_teardown (void **state)
+{
+    int pids[16], n = 0;
+    const char *names[] = { "gateway", "planner", "executor", "audit", "validator-1", "validator-2", "blender" };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        int pid = e2e_pid (s_dir, names[i]);
+        if (pid > 0) pids[n++] = pid;
+    }
+    char cmd[1024];
+    snprintf (cmd, sizeof cmd, "'%s' --run-dir '%s' down >&2", e2e_bin ("blendmq"), s_dir);
+    int rc = system (cmd);
+    int alive = 0;
+    for (int i = 0; i < n; i++)
+        if (kill (pids[i], 0) == 0) { fprintf (stderr, "process %d still running after down\n", pids[i]); alive++; }
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_dir);
+    if (!alive && rc == 0 && system (cmd) != 0) return -1;
+    return rc == 0 && alive == 0 && n >= 6 ? 0 : -1;
+}
+
+static json_t *s_find (json_t *lines, const char *type)
+{
+    size_t i;
+    json_t *l;
+    json_array_foreach (lines, i, l)
+        if (!strcmp (json_string_value (json_object_get (l, "type")), type)) return json_object_get (l, "body");
+    return NULL;
+}
+
+static json_t *s_scene_objects (void)
+{
+    int code;
+    json_t *lines = e2e_blendmq_json (s_dir, "scene", &code);
+    assert_int_equal (code, 0);
+    json_t *objects = json_incref (json_object_get (json_array_get (lines, 0), "objects"));
+    json_decref (lines);
+    assert_non_null (objects);
+    return objects;
+}
+
+/* Objects and locations in a saved .blend, read back by a fresh Blender. */
+static json_t *s_blend_objects (const char *blend)
+{
+    char cmd[2048];
+    snprintf (cmd, sizeof cmd, "blender -b '%s' --factory-startup --python-expr \"import bpy, json; "
+              "print('OBJECTS ' + json.dumps({o.name: list(o.location) for o in bpy.data.objects}))\" 2>/dev/null", blend);
+    int code;
+    char *out = e2e_run (cmd, &code);
+    char *line = strstr (out, "OBJECTS ");
+    json_t *objects = line ? json_loadb (line + 8, strcspn (line + 8, "\n"), 0, NULL) : NULL;
+    free (out);
+    return objects;
+}
+
+static int s_count_kind (const char *db, const char *cid, const char *kind)
+{
+    sqlite3 *h;
+    int n = -1;
+    if (sqlite3_open_v2 (db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_stmt *st;
+        sqlite3_busy_timeout (h, 2000);
+        if (sqlite3_prepare_v2 (h, "SELECT count(*) FROM records WHERE cid = ? AND kind = ?", -1, &st, NULL) == SQLITE_OK) {
+            sqlite3_bind_text (st, 1, cid, -1, SQLITE_STATIC);
+            sqlite3_bind_text (st, 2, kind, -1, SQLITE_STATIC);
+            if (sqlite3_step (st) == SQLITE_ROW) n = sqlite3_column_int (st, 0);
+            sqlite3_finalize (st);
+        }
+    }
+    sqlite3_close (h);
+    return n;
+}
+
+static void test_snowman (void **state)
+{
+    int code;
+    json_t *lines = e2e_blendmq_json (s_dir, "chat 'build a snowman'", &code);
+    assert_int_equal (code, 0);
+    json_t *planned = s_find (lines, "chat.planned");
+    assert_non_null (planned);
+    json_t *plan = json_object_get (planned, "plan");
+    size_t total = json_array_size (plan);
+    assert_true (total >= 3);                                  /* SC-001 */
+    assert_true (json_is_true (json_object_get (s_find (lines, "validate.reply"), "accepted")));
+    /* one progress event per step, in order, all ok */
+    size_t i, seen = 0;
+    json_t *l;
+    const char *cid = NULL;
+    json_array_foreach (lines, i, l) {
+        cid = json_string_value (json_object_get (l, "cid"));
+        json_t *b = json_object_get (l, "body");
+        if (strcmp (json_string_value (json_object_get (l, "type")), "progress")) continue;
+        if (strcmp (json_string_value (json_object_get (b, "event")), "step")) continue;
+        seen++;
+        assert_int_equal (json_integer_value (json_object_get (b, "step")), seen);
+        assert_int_equal (json_integer_value (json_object_get (b, "total")), total);
+        assert_string_equal (json_string_value (json_object_get (b, "status")), "ok");
+        assert_string_equal (json_string_value (json_object_get (b, "operation")),
+                             json_string_value (json_object_get (json_array_get (plan, seen - 1), "operation")));
+    }
+    assert_int_equal (seen, total);
+    json_t *result = s_find (lines, "execute.result");
+    assert_string_equal (json_string_value (json_object_get (result, "status")), "done");
+    assert_int_equal (json_integer_value (json_object_get (result, "steps_done")), total);
+
+    /* the saved scene holds the named objects where the plan put them */
+    char blend[512];
+    snprintf (blend, sizeof blend, "%s/snowman.blend", s_dir);
+    char cmd[1024];
+    snprintf (cmd, sizeof cmd, "'%s' --run-dir '%s' scene save '%s'", e2e_bin ("blendmq"), s_dir, blend);
+    assert_int_equal (system (cmd), 0);
+    json_t *objects = s_blend_objects (blend);
+    assert_non_null (objects);
+    json_t *step;
+    size_t checked = 0;
+    json_array_foreach (plan, i, step) {
+        const char *name = json_string_value (json_object_get (step, "name"));
+        json_t *loc = json_object_get (json_object_get (step, "params"), "location");
+        if (!name) continue;
+        json_t *got = json_object_get (objects, name);
+        if (!got) fail_msg ("object %s is missing from the saved scene", name);
+        bool moved = false;                  /* a later step may move it on purpose */
+        for (size_t j = i + 1; j < total; j++) {
+            json_t *later = json_array_get (plan, j);
+            const char *t = json_string_value (json_object_get (later, "target"));
+            const char *op = json_string_value (json_object_get (later, "operation"));
+            if (t && !strcmp (t, name) && (strstr (op, "translate") || strstr (op, "object.location"))) moved = true;
+        }
+        if (!loc || moved) continue;
+        for (int k = 0; k < 3; k++)
+            assert_true (fabs (json_number_value (json_array_get (got, k)) - json_number_value (json_array_get (loc, k))) < 1e-4);
+        checked++;
+    }
+    assert_true (checked >= 3);
+    json_decref (objects);
+
+    /* the audit database holds the story (records arrive asynchronously) */
+    char db[512];
+    snprintf (db, sizeof db, "%s/audit.db", s_dir);
+    int steps = 0;
+    for (int t = 0; t < 50 && steps != (int) total; t++) {
+        steps = s_count_kind (db, cid, "step");
+        if (steps != (int) total) usleep (100000);
+    }
+    assert_int_equal (steps, total);
+    assert_int_equal (s_count_kind (db, cid, "request"), 1);
+    assert_int_equal (s_count_kind (db, cid, "prompt"), 1);
+    assert_int_equal (s_count_kind (db, cid, "plan.proposed"), 1);
+    assert_int_equal (s_count_kind (db, cid, "verdict"), 1);
+    assert_int_equal (s_count_kind (db, cid, "plan.start"), 1);
+    assert_int_equal (s_count_kind (db, cid, "plan.end"), 1);
+    json_decref (lines);
+}
+
+static const char *s_write_plan (const char *name, const char *json)
+{
+    static char path[512];
+    snprintf (path, sizeof path, "%s/%s", s_dir, name);
+    FILE *f = fopen (path, "w");
+    fputs (json, f);
+    fclose (f);
+    return path;
+}
+
+static void test_outside_palette_rejected (void **state)
+{
+    int code;
+    json_t *before = s_scene_objects ();
+    const char *path = s_write_plan ("bad.json",
+        "[{\"operation\": \"bpy.ops.mesh.primitive_cube_add\", \"params\": {\"size\": 1}},"
+        " {\"operation\": \"bpy.ops.wm.quit_blender\"},"
+        " {\"operation\": \"bpy.ops.mesh.primitive_cube_add\", \"params\": {\"size\": 2}}]");
+    char args[1024];
+    snprintf (args, sizeof args, "plan run '%s'", path);
+    json_t *lines = e2e_blendmq_json (s_dir, args, &code);
+    assert_int_equal (code, 1);
+    json_t *verdict = s_find (lines, "validate.reply");
+    assert_non_null (verdict);
+    assert_false (json_is_true (json_object_get (verdict, "accepted")));
+    json_t *e0 = json_array_get (json_object_get (verdict, "errors"), 0);
+    assert_int_equal (json_integer_value (json_object_get (e0, "step")), 1);
+    assert_string_equal (json_string_value (json_object_get (e0, "field")), "operation");
+    assert_null (s_find (lines, "progress"));
+    json_decref (lines);
+    json_t *after = s_scene_objects ();
+    assert_true (json_equal (before, after));
+    json_decref (before);
+    json_decref (after);
+
+    /* plan validate: 1 for rejected, 0 for accepted, 2 for a file that is not JSON */
+    snprintf (args, sizeof args, "plan validate '%s'", path);
+    json_decref (e2e_blendmq_json (s_dir, args, &code));
+    assert_int_equal (code, 1);
+    path = s_write_plan ("good.json", "[{\"operation\": \"bpy.ops.mesh.primitive_cube_add\", \"params\": {\"size\": 1}}]");
+    snprintf (args, sizeof args, "plan validate '%s'", path);
+    json_decref (e2e_blendmq_json (s_dir, args, &code));
+    assert_int_equal (code, 0);
+    path = s_write_plan ("junk.json", "[{\"operation\": ");
+    snprintf (args, sizeof args, "plan validate '%s' 2>/dev/null", path);
+    json_decref (e2e_blendmq_json (s_dir, args, &code));
+    assert_int_equal (code, 2);
+}
+
+static void test_unsealed_plan_refused (void **state)
+{
+    char path[512], err[256];
+    snprintf (path, sizeof path, "%s/blendmq.yaml", s_dir);
+    bmq_config_t *cfg = bmq_config_load (path, err, sizeof err);
+    assert_non_null (cfg);
+    json_t *before = s_scene_objects ();
+    zsock_t *sock = bmq_bus_connect (ZMQ_DEALER, bmq_config_str (cfg, "executor.endpoint"));
+    json_t *plan = json_loads ("[{\"operation\": \"bpy.ops.mesh.primitive_cube_add\"}]", 0, NULL);
+    const char *fake = "0000000000000000000000000000000000000000000000000000000000000000";
+    bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_EXECUTE_REQUEST, NULL,
+        json_pack ("{s:s, s:o, s:s, s:s}", "plan_id", "p-forged", "plan", plan, "plan_hash", fake, "seal", fake));
+    assert_int_equal (bmq_bus_send_and_destroy (sock, NULL, &req), 0);
+    zsock_set_rcvtimeo (sock, 5000);
+    bmq_envelope_t *reply = NULL;
+    while ((reply = bmq_bus_recv (sock, NULL)) && reply->type == BMQ_MSG_HEARTBEAT) bmq_envelope_destroy (&reply);
+    assert_non_null (reply);
+    assert_int_equal (reply->type, BMQ_MSG_ERROR);
+    assert_string_equal (bmq_body_str (reply, "code"), "unsealed");
+    bmq_envelope_destroy (&reply);
+    zsock_destroy (&sock);
+    bmq_config_destroy (&cfg);
+    json_t *after = s_scene_objects ();
+    assert_true (json_equal (before, after));
+    json_decref (before);
+    json_decref (after);
+}
+
+static void test_blender_killed_mid_plan (void **state)
+{
+    /* a plan long enough to be killed in the middle of */
+    json_t *plan = json_array ();
+    for (int i = 0; i < 150; i++)
+        json_array_append_new (plan, json_pack ("{s:s, s:{s:i, s:i, s:[f,f,f]}}", "operation", "bpy.ops.mesh.primitive_uv_sphere_add",
+                                                "params", "segments", 128, "ring_count", 64, "location", (double) i, 0.0, 0.0));
+    char path[512];
+    snprintf (path, sizeof path, "%s/long.json", s_dir);
+    json_dump_file (plan, path, 0);
+    json_decref (plan);
+    char cmd[1024];
+    snprintf (cmd, sizeof cmd, "'%s' --run-dir '%s' --json plan run '%s'", e2e_bin ("blendmq"), s_dir, path);
+    FILE *f = popen (cmd, "r");
+    assert_non_null (f);
+    char line[65536];
+    bool killed = false;
+    const char *final_status = NULL;
+    json_t *interrupted_event = NULL, *result = NULL;
+    while (fgets (line, sizeof line, f)) {
+        json_t *l = json_loads (line, 0, NULL);
+        if (!l) continue;
+        json_t *b = json_object_get (l, "body");
+        const char *type = json_string_value (json_object_get (l, "type"));
+        if (!killed && !strcmp (type, "progress") && json_integer_value (json_object_get (b, "step")) >= 3) {
+            kill (e2e_pid (s_dir, "blender"), SIGKILL);
+            killed = true;
+        }
+        const char *status = json_string_value (json_object_get (b, "status"));
+        if (!strcmp (type, "progress") && status && !strcmp (status, "interrupted") && !interrupted_event)
+            interrupted_event = json_incref (b);
+        if (!strcmp (type, "execute.result")) result = json_incref (b);
+        json_decref (l);
+    }
+    int st = pclose (f);
+    assert_true (killed);
+    assert_non_null (result);
+    final_status = json_string_value (json_object_get (result, "status"));
+    assert_string_equal (final_status, "interrupted");
+    assert_true (json_integer_value (json_object_get (result, "steps_done")) < 150);
+    assert_non_null (interrupted_event);
+    assert_int_equal (WEXITSTATUS (st), 1);
+    json_decref (result);
+    json_decref (interrupted_event);
+
+    /* services stay up; the executor reports Blender gone */
+    int code;
+    json_t *lines = e2e_blendmq_json (s_dir, "status", &code);
+    json_t *services = json_object_get (json_array_get (lines, 0), "services");
+    assert_non_null (services);
+    size_t i;
+    json_t *s;
+    json_array_foreach (services, i, s) {
+        assert_true (json_is_true (json_object_get (s, "alive")));
+        if (!strcmp (json_string_value (json_object_get (s, "name")), "executor"))
+            assert_non_null (strstr (json_string_value (json_object_get (s, "state")), "disconnected"));
+    }
+    json_decref (lines);
+
+    /* Blender comes back on the same port: the next plan runs */
+    snprintf (path, sizeof path, "%s/blendmq.yaml", s_dir);
+    bmq_config_t *cfg = bmq_config_load (path, NULL, 0);
+    char port[16];
+    snprintf (port, sizeof port, "%lld", (long long) bmq_config_int (cfg, "blender.port"));
+    char addon[512], port_file[512], log[512];
+    snprintf (addon, sizeof addon, "%s/services/executor/addon/blendmq_addon.py", BMQ_SOURCE_DIR);
+    snprintf (port_file, sizeof port_file, "%s/blender.port2", s_dir);
+    snprintf (log, sizeof log, "%s/logs/blender2.log", s_dir);
+    pid_t pid = fork ();
+    if (pid == 0) {
+        setsid ();
+        freopen (log, "w", stdout);
+        freopen (log, "a", stderr);
+        execlp ("blender", "blender", "-b", "--factory-startup", "--python", addon, "--", "--host", "127.0.0.1",
+                "--port", port, "--port-file", port_file, "--token-file", bmq_config_str (cfg, "blender.token_file"),
+                "--reset-scene", (char *) NULL);
+        _exit (127);
+    }
+    char pidfile[512];
+    snprintf (pidfile, sizeof pidfile, "%s/pids/blender.pid", s_dir);
+    FILE *pf = fopen (pidfile, "w");
+    fprintf (pf, "%d\n", (int) pid);
+    fclose (pf);
+    bmq_config_destroy (&cfg);
+    assert_true (e2e_wait_healthy (s_dir, true, 60000));
+    const char *small = s_write_plan ("small.json",
+        "[{\"operation\": \"bpy.ops.mesh.primitive_cone_add\", \"name\": \"after_restart\", \"params\": {\"location\": [1, 2, 3]}}]");
+    char args[1024];
+    snprintf (args, sizeof args, "plan run '%s'", small);
+    lines = e2e_blendmq_json (s_dir, args, &code);
+    assert_int_equal (code, 0);
+    assert_string_equal (json_string_value (json_object_get (s_find (lines, "execute.result"), "status")), "done");
+    json_decref (lines);
+    json_t *objects = s_scene_objects ();
+    assert_int_equal (json_array_size (objects), 1);
+    assert_string_equal (json_string_value (json_object_get (json_array_get (objects, 0), "name")), "after_restart");
+    json_decref (objects);
+}
+
+int main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_snowman),
+        cmocka_unit_test (test_outside_palette_rejected),
+        cmocka_unit_test (test_unsealed_plan_refused),
+        cmocka_unit_test (test_blender_killed_mid_plan),
+    };
+    return cmocka_run_group_tests (tests, s_setup, s_teardown);
+}
