@@ -1,0 +1,74 @@
+/* palette — the capability palette: which operations a plan may use and the
+ * type and bounds of every parameter (seed 000 FR-002, proto/palette.yaml).
+ *
+ * The palette file is trusted configuration, but it is still checked hard at
+ * load time (unknown types, min > max, defaults out of bounds, typos in keys):
+ * a mistake there would silently widen what the validator lets through.
+ * Lookups go through hash tables built once at load, so validating a step
+ * costs a handful of hash probes.
+ *
+ * The palette is immutable after load and may be shared by threads. */
+#ifndef BMQ_PALETTE_H
+#define BMQ_PALETTE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct bmq_palette_t bmq_palette_t;
+typedef struct bmq_palette_op_t bmq_palette_op_t;        /* one operation, owned by its palette */
+typedef struct bmq_palette_param_t bmq_palette_param_t;  /* one parameter, owned by its operation */
+
+/* Hard ceilings on what a palette file may configure. */
+#define BMQ_PALETTE_MAX_OPS       1024
+#define BMQ_PALETTE_MAX_PARAMS    64      /* per operation */
+#define BMQ_PALETTE_MAX_STEPS     10000   /* limits.max_steps ceiling */
+#define BMQ_PALETTE_MAX_NAME_LEN  63      /* Blender's ID name limit */
+#define BMQ_PALETTE_MAX_STRING    4096    /* string max_len ceiling */
+
+/* Load and check a palette file. NULL on error, with a message in err
+ * (naming the file, the operation and the parameter at fault). */
+bmq_palette_t *bmq_palette_load (const char *path, char *err, size_t errlen);
+/* Same from a parsed document ({version, limits, operations}). */
+bmq_palette_t *bmq_palette_from_json (const json_t *doc, char *err, size_t errlen);
+/* Destroy; safe to call twice, nulls the caller's pointer. */
+void bmq_palette_destroy (bmq_palette_t **self_p);
+
+size_t bmq_palette_count (const bmq_palette_t *self);
+bool bmq_palette_has (const bmq_palette_t *self, const char *operation);
+/* The palette in seed 001's shape:
+ * {"<operation>": {"<param>": {"type", "required", "default", "min", "max",
+ *   "max_len", "items", "description"}}} (keys only where they apply).
+ * New reference; caller decrefs. */
+json_t *bmq_palette_to_json (const bmq_palette_t *self);
+/* The full palette for an AI that plans: {"version", "limits", "operations":
+ * {"<operation>": {"description", "creates", "acts_on", "params": {…}}}}.
+ * New reference; caller decrefs. */
+json_t *bmq_palette_describe (const bmq_palette_t *self);
+
+int bmq_palette_max_steps (const bmq_palette_t *self);
+int bmq_palette_max_name_len (const bmq_palette_t *self);
+double bmq_palette_max_vertices (const bmq_palette_t *self);
+
+/* Lookups used by the plan validator. `name` need not be NUL-terminated. */
+const bmq_palette_op_t *bmq_palette_op (const bmq_palette_t *self, const char *name, size_t len);
+const char *bmq_palette_op_name (const bmq_palette_op_t *op);
+bool bmq_palette_op_creates (const bmq_palette_op_t *op);   /* adds one object */
+bool bmq_palette_op_acts_on (const bmq_palette_op_t *op);   /* changes an existing object */
+size_t bmq_palette_op_param_count (const bmq_palette_op_t *op);
+const bmq_palette_param_t *bmq_palette_op_param_at (const bmq_palette_op_t *op, size_t index);
+const bmq_palette_param_t *bmq_palette_op_param (const bmq_palette_op_t *op, const char *name, size_t len);
+/* Comma-separated parameter names, for "unknown parameter" messages. */
+const char *bmq_palette_op_param_list (const bmq_palette_op_t *op);
+/* Vertex estimate of one step (0 when the operation has no cost). Parameters
+ * missing or ill-typed in `params` count at their default. */
+double bmq_palette_op_vertices (const bmq_palette_op_t *op, const json_t *params);
+
+const char *bmq_palette_param_name (const bmq_palette_param_t *param);
+bool bmq_palette_param_required (const bmq_palette_param_t *param);
+/* Check one value against the parameter's type and bounds. 0 if it conforms;
+ * -1 with a human-readable reason (naming the bound) otherwise. */
+int bmq_palette_param_check (const bmq_palette_param_t *param, const json_t *value,
+                             char *reason, size_t reasonlen);
+
+#endif

@@ -1,0 +1,308 @@
+/* plan_validator — whole-plan checking; see plan_validator.h for the rules. */
+#include "plan_validator.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int step;
+    size_t seq;             /* keeps errors on one field in the order found */
+    char field[80];
+    char reason[320];
+} s_error_t;
+
+/* The names created so far, as an open-addressing set of (pointer, length)
+ * into the plan itself: no copies, no allocation per name. Sized for
+ * max_steps names, so it never fills. */
+typedef struct { const char *key; size_t len; } s_name_t;
+
+typedef struct {
+    const bmq_palette_t *palette;
+    s_error_t *errors;
+    size_t error_count, error_cap, omitted;
+    s_name_t *names;
+    size_t name_mask;
+    bool have_current;      /* an object exists for an acts_on step without target */
+    double vertices;
+    bool vertices_reported;
+} s_run_t;
+
+static const char *s_step_keys[] = { "operation", "params", "name", "target" };
+
+static void s_error (s_run_t *run, int step, const char *field, const char *fmt, ...)
+    __attribute__ ((format (printf, 4, 5)));
+static void s_error (s_run_t *run, int step, const char *field, const char *fmt, ...)
+{
+    if (run->error_count >= BMQ_PLAN_MAX_ERRORS) { run->omitted++; return; }
+    if (run->error_count == run->error_cap) {     /* grown on demand: a valid plan allocates none */
+        size_t cap = run->error_cap ? run->error_cap * 2 : 16;
+        s_error_t *bigger = realloc (run->errors, cap * sizeof *bigger);
+        if (!bigger) { run->omitted++; return; }
+        run->errors = bigger;
+        run->error_cap = cap;
+    }
+    s_error_t *e = &run->errors[run->error_count];
+    e->step = step;
+    e->seq = run->error_count++;
+    snprintf (e->field, sizeof e->field, "%s", field);
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (e->reason, sizeof e->reason, fmt, ap);
+    va_end (ap);
+}
+
+/* Text from the plan quoted in a verdict: printable ASCII only (the verdict
+ * must stay valid UTF-8 whatever the plan held) and short. */
+static const char *s_clip (char *buf, size_t size, const char *s, size_t len)
+{
+    size_t keep = len < size - 4 ? len : size - 4, i;
+    for (i = 0; i < keep; i++)
+        buf[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+    strcpy (buf + i, keep < len ? "..." : "");
+    return buf;
+}
+
+static const char *s_kind (const json_t *v)
+{
+    switch (json_typeof (v)) {
+    case JSON_OBJECT:  return "an object";
+    case JSON_ARRAY:   return "a list";
+    case JSON_STRING:  return "a string";
+    case JSON_INTEGER:
+    case JSON_REAL:    return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE:   return "a boolean";
+    default:           return "null";
+    }
+}
+
+/* ---- the name set --------------------------------------------------------- */
+
+static size_t s_hash (const char *key, size_t len)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char) key[i]) * 1099511628211ull;
+    return (size_t) (h ^ (h >> 29));
+}
+
+static s_name_t *s_name_slot (s_run_t *run, const char *key, size_t len)
+{
+    size_t i = s_hash (key, len) & run->name_mask;
+    while (run->names[i].key && !(run->names[i].len == len && !memcmp (run->names[i].key, key, len)))
+        i = (i + 1) & run->name_mask;
+    return &run->names[i];
+}
+
+/* ^[A-Za-z0-9_][A-Za-z0-9_. -]{0,max-1}$ — safe as a Blender ID name, in a log
+ * line and in a shell-free command line. */
+static bool s_name_ok (const char *s, size_t len, size_t max)
+{
+    if (len == 0 || len > max) return false;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        bool word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        if (!word && (i == 0 || (c != '.' && c != ' ' && c != '-'))) return false;
+    }
+    return true;
+}
+
+/* ---- one step --------------------------------------------------------------- */
+
+static void s_check_keys (s_run_t *run, int i, const json_t *step)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach ((json_t *) step, key, v) {
+        size_t len = json_object_iter_key_len (json_object_key_to_iter (key)), k;
+        for (k = 0; k < 4; k++)
+            if (len == strlen (s_step_keys[k]) && !memcmp (key, s_step_keys[k], len)) break;
+        if (k < 4) continue;
+        char clipped[48];
+        s_clip (clipped, sizeof clipped, key, len);
+        s_error (run, i, clipped, "unknown step key '%s'; a step has only operation, params, name and target", clipped);
+    }
+}
+
+static void s_check_params (s_run_t *run, int i, const bmq_palette_op_t *op, const json_t *params)
+{
+    const char *opname = bmq_palette_op_name (op);
+    if (params && !json_is_object (params)) {
+        s_error (run, i, "params", "params must be an object, got %s", s_kind (params));
+        return;
+    }
+    const char *key;
+    json_t *v;
+    json_object_foreach ((json_t *) params, key, v) {
+        size_t len = json_object_iter_key_len (json_object_key_to_iter (key));
+        const bmq_palette_param_t *p = bmq_palette_op_param (op, key, len);
+        char reason[256];
+        if (p && bmq_palette_param_check (p, v, reason, sizeof reason) == 0)
+            continue;                   /* the common case: nothing to format */
+        char clipped[48], field[64];
+        s_clip (clipped, sizeof clipped, key, len);
+        snprintf (field, sizeof field, "params.%s", clipped);
+        if (!p)
+            s_error (run, i, field, "unknown parameter '%s' for %s (allowed: %s)", clipped, opname,
+                     bmq_palette_op_param_list (op));
+        else
+            s_error (run, i, field, "%s", reason);
+    }
+    for (size_t k = 0; k < bmq_palette_op_param_count (op); k++) {
+        const bmq_palette_param_t *p = bmq_palette_op_param_at (op, k);
+        if (bmq_palette_param_required (p) && !json_object_get (params, bmq_palette_param_name (p))) {
+            char field[160];
+            snprintf (field, sizeof field, "params.%s", bmq_palette_param_name (p));
+            s_error (run, i, field, "required parameter '%s' of %s is missing", bmq_palette_param_name (p), opname);
+        }
+    }
+}
+
+/* A name is remembered when the step creates an object (or when its operation
+ * is unknown, so one bad step does not make every later target fail too). */
+static void s_check_name (s_run_t *run, int i, const bmq_palette_op_t *op, bool op_known, const json_t *name)
+{
+    if (!name) return;
+    if (!json_is_string (name)) {
+        s_error (run, i, "name", "name must be a string, got %s", s_kind (name));
+        return;
+    }
+    const char *s = json_string_value (name);
+    size_t len = json_string_length (name);
+    char clipped[80];
+    s_clip (clipped, sizeof clipped, s, len);
+    int max = bmq_palette_max_name_len (run->palette);
+    if (op_known && !bmq_palette_op_creates (op)) {
+        s_error (run, i, "name", "%s creates no object, so it cannot name one; use target to act on '%s'",
+                 bmq_palette_op_name (op), clipped);
+        return;
+    }
+    if (!s_name_ok (s, len, (size_t) max)) {
+        s_error (run, i, "name", "name '%s' is not valid: 1 to %d characters, letters, digits, '_', then also"
+                 " '.', ' ' or '-'", clipped, max);
+        return;
+    }
+    s_name_t *slot = s_name_slot (run, s, len);
+    if (slot->key) {
+        s_error (run, i, "name", "name '%s' is already used by an earlier step", clipped);
+        return;
+    }
+    *slot = (s_name_t) { s, len };
+}
+
+static void s_check_target (s_run_t *run, int i, const bmq_palette_op_t *op, const json_t *target)
+{
+    bool acts = bmq_palette_op_acts_on (op);
+    if (!target) {
+        if (acts && !run->have_current)
+            s_error (run, i, "target", "%s acts on an object: give a target, or create an object in an earlier step",
+                     bmq_palette_op_name (op));
+        return;
+    }
+    if (!json_is_string (target)) {
+        s_error (run, i, "target", "target must be a string, got %s", s_kind (target));
+        return;
+    }
+    char clipped[80];
+    size_t len = json_string_length (target);
+    s_clip (clipped, sizeof clipped, json_string_value (target), len);
+    if (!acts)
+        s_error (run, i, "target", "%s creates a new object and takes no target", bmq_palette_op_name (op));
+    else if (!s_name_slot (run, json_string_value (target), json_string_length (target))->key)
+        s_error (run, i, "target", "target '%s' is not the name of an object created by an earlier step", clipped);
+    else
+        run->have_current = true;
+}
+
+static void s_check_step (s_run_t *run, int i, const json_t *step)
+{
+    if (!json_is_object (step)) {
+        s_error (run, i, "step", "a step must be an object with an operation, got %s", s_kind (step));
+        return;
+    }
+    s_check_keys (run, i, step);
+    const json_t *opv = json_object_get (step, "operation");
+    const bmq_palette_op_t *op = NULL;
+    if (!opv)
+        s_error (run, i, "operation", "operation is missing");
+    else if (!json_is_string (opv))
+        s_error (run, i, "operation", "operation must be a string, got %s", s_kind (opv));
+    else if (!(op = bmq_palette_op (run->palette, json_string_value (opv), json_string_length (opv)))) {
+        char clipped[96];
+        s_clip (clipped, sizeof clipped, json_string_value (opv), json_string_length (opv));
+        s_error (run, i, "operation", "operation %s is not in the capability palette", clipped);
+    }
+    const json_t *params = json_object_get (step, "params");
+    if (json_is_null (params)) params = NULL;
+    if (op) s_check_params (run, i, op, params);
+    s_check_name (run, i, op, op != NULL, json_object_get (step, "name"));
+    if (op) s_check_target (run, i, op, json_object_get (step, "target"));
+    if (!op || bmq_palette_op_creates (op)) run->have_current = true;
+
+    run->vertices += bmq_palette_op_vertices (op, params);
+    if (run->vertices > bmq_palette_max_vertices (run->palette) && !run->vertices_reported) {
+        run->vertices_reported = true;
+        s_error (run, i, "vertices", "the plan's estimated vertex count reaches %.0f at this step, over the"
+                 " limit of %.0f; use fewer segments or subdivisions", run->vertices,
+                 bmq_palette_max_vertices (run->palette));
+    }
+}
+
+/* ---- the verdict ------------------------------------------------------------ */
+
+static int s_error_cmp (const void *a, const void *b)
+{
+    const s_error_t *x = a, *y = b;
+    if (x->step != y->step) return x->step < y->step ? -1 : 1;
+    int c = strcmp (x->field, y->field);
+    if (c) return c;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static json_t *s_verdict (s_run_t *run, size_t steps)
+{
+    if (run->error_count > 1) qsort (run->errors, run->error_count, sizeof *run->errors, s_error_cmp);
+    json_t *errors = json_array ();
+    for (size_t k = 0; errors && k < run->error_count; k++) {
+        const s_error_t *e = &run->errors[k];
+        json_array_append_new (errors, json_pack ("{s:i, s:s, s:s}", "step", e->step, "field", e->field,
+                                                  "reason", e->reason));
+    }
+    json_t *verdict = json_pack ("{s:b, s:I, s:o}", "accepted", run->error_count == 0 && run->omitted == 0,
+                                 "steps", (json_int_t) steps, "errors", errors);
+    if (verdict && run->omitted)
+        json_object_set_new (verdict, "errors_omitted", json_integer ((json_int_t) run->omitted));
+    return verdict;
+}
+
+json_t *bmq_plan_validate (const bmq_palette_t *palette, const json_t *plan)
+{
+    s_run_t run = { .palette = palette };
+    size_t steps = json_is_array (plan) ? json_array_size (plan) : 0;
+    if (!palette)
+        s_error (&run, -1, "plan", "no capability palette is loaded");
+    else if (!json_is_array (plan))
+        s_error (&run, -1, "plan", "a plan must be a list of steps, got %s", plan ? s_kind (plan) : "nothing");
+    else {
+        size_t max = (size_t) bmq_palette_max_steps (palette), examined = steps < max ? steps : max;
+        if (steps == 0)
+            s_error (&run, -1, "plan", "the plan has no steps");
+        if (steps > max)
+            s_error (&run, -1, "plan", "the plan has %zu steps; at most %zu are allowed (only the first %zu were"
+                     " checked)", steps, max, max);
+        size_t cap = 8;
+        while (cap < examined * 2) cap <<= 1;
+        run.names = calloc (cap, sizeof *run.names);
+        run.name_mask = cap - 1;
+        if (!run.names) return NULL;
+        for (size_t i = 0; i < examined; i++)
+            s_check_step (&run, (int) i, json_array_get (plan, i));
+    }
+    json_t *verdict = s_verdict (&run, steps);
+    free (run.names);
+    free (run.errors);
+    return verdict;
+}

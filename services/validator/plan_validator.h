@@ -1,0 +1,38 @@
+/* plan_validator — check a whole action plan against the capability palette
+ * before anything runs (seed 000 FR-005, SC-002).
+ *
+ * A plan is a JSON array of steps; a step is an object with
+ *   operation  string, required, a key of the palette
+ *   params     object, optional (null counts as absent), checked per parameter
+ *   name       string, optional: names the object the step creates
+ *              (^[A-Za-z0-9_][A-Za-z0-9_. -]{0,62}$, unique within the plan)
+ *   target     string, optional: the object an acts_on step changes; must be
+ *              the name given by an earlier step
+ * and nothing else. An acts_on step without a target changes the current
+ * object: the one most recently created or targeted; there must be one.
+ *
+ * The plan is input from an AI or a network peer, so it is treated as hostile:
+ * nothing here asserts on it, every loop is bounded by the palette's
+ * max_steps, and text quoted from the plan in messages is clipped to
+ * printable ASCII. */
+#ifndef BMQ_PLAN_VALIDATOR_H
+#define BMQ_PLAN_VALIDATOR_H
+
+#include "palette.h"
+
+/* At most this many errors are listed; the rest are counted in
+ * "errors_omitted" so a hostile plan cannot make the verdict huge. */
+#define BMQ_PLAN_MAX_ERRORS 256
+
+/* Check the WHOLE plan; never stops at the first problem. Returns a new verdict:
+ *   {"accepted": bool, "steps": n,
+ *    "errors": [{"step": i, "field": "operation" | "params" | "params.radius" |
+ *                "name" | "target" | "step" | "vertices" | "<unknown key>",
+ *                "reason": "human readable"}],
+ *    "errors_omitted": n   (only when more than BMQ_PLAN_MAX_ERRORS)}
+ * Plan-level problems (not an array, too many steps) have step -1. Errors are
+ * ordered by step, then field; the same plan always gives the same verdict.
+ * Steps beyond max_steps are not examined. NULL only when out of memory. */
+json_t *bmq_plan_validate (const bmq_palette_t *palette, const json_t *plan);
+
+#endif
