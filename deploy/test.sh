@@ -3,7 +3,7 @@
 # once built with AddressSanitizer + UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-deploy/install-deps.sh
+deploy/install-deps.sh --test
 echo "== build (RelWithDebInfo) and test" >&2
 deploy/build.sh
 (cd build && ctest --output-on-failure --timeout 600)
@@ -11,3 +11,7 @@ echo "== build (ASan + UBSan) and test" >&2
 BUILD_DIR=build-asan BUILD_TYPE=Debug deploy/build.sh -DBMQ_SANITIZE=ON
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
    ctest --output-on-failure --timeout 900)
+echo "== fuzz the decoders (libFuzzer, ${BMQ_FUZZ_SECONDS:-30} s each)" >&2
+CC=clang BUILD_TARGETS="fuzz_envelope fuzz_yaml fuzz_plan" BUILD_DIR=build-fuzz BUILD_TYPE=Debug deploy/build.sh -DBMQ_SANITIZE=ON -DBMQ_FUZZ=ON \
+   -DBMQ_FUZZ_SECONDS="${BMQ_FUZZ_SECONDS:-30}"
+(cd build-fuzz && ctest --output-on-failure -R '^fuzz\.')
