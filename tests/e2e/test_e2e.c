@@ -18,13 +18,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static char s_dir[256];
 
+/* Dead means gone or a zombie: the stack's processes outlive the `blendmq up`
+ * that started them, and we are their subreaper. */
+static bool s_alive (int pid)
+{
+    while (waitpid (-1, NULL, WNOHANG) > 0) { }
+    char path[64], state = 0;
+    snprintf (path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen (path, "r");
+    if (!f) return false;
+    if (fscanf (f, "%*d %*s %c", &state) != 1) state = 0;
+    fclose (f);
+    return state && state != 'Z';
+}
+
 static int s_setup (void **state)
 {
+    prctl (PR_SET_CHILD_SUBREAPER, 1);
     snprintf (s_dir, sizeof s_dir, "/tmp/bmq-e2e-XXXXXX");
     if (!mkdtemp (s_dir)) return -1;
     char cmd[1024];
@@ -45,7 +61,7 @@ static int s_teardown (void **state)
     int rc = system (cmd);
     int alive = 0;
     for (int i = 0; i < n; i++)
-        if (kill (pids[i], 0) == 0) { fprintf (stderr, "process %d still running after down\n", pids[i]); alive++; }
+        if (s_alive (pids[i])) { fprintf (stderr, "process %d still running after down\n", pids[i]); alive++; }
     snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_dir);
     if (!alive && rc == 0 && system (cmd) != 0) return -1;
     return rc == 0 && alive == 0 && n >= 6 ? 0 : -1;
@@ -167,8 +183,12 @@ static void test_snowman (void **state)
     json_decref (objects);
 
     /* the audit database holds the story (records arrive asynchronously) */
-    char db[512];
-    snprintf (db, sizeof db, "%s/audit.db", s_dir);
+    char db[512], cfgpath[512];
+    snprintf (cfgpath, sizeof cfgpath, "%s/blendmq.yaml", s_dir);
+    bmq_config_t *cfg = bmq_config_load (cfgpath, NULL, 0);
+    assert_non_null (cfg);
+    snprintf (db, sizeof db, "%s", bmq_config_str (cfg, "audit.database"));
+    bmq_config_destroy (&cfg);
     int steps = 0;
     for (int t = 0; t < 50 && steps != (int) total; t++) {
         steps = s_count_kind (db, cid, "step");
@@ -306,18 +326,26 @@ static void test_blender_killed_mid_plan (void **state)
     json_decref (result);
     json_decref (interrupted_event);
 
-    /* services stay up; the executor reports Blender gone */
+    /* services stay up; the executor reports Blender gone (within a heartbeat or two) */
     int code;
-    json_t *lines = e2e_blendmq_json (s_dir, "status", &code);
-    json_t *services = json_object_get (json_array_get (lines, 0), "services");
-    assert_non_null (services);
-    size_t i;
-    json_t *s;
-    json_array_foreach (services, i, s) {
-        assert_true (json_is_true (json_object_get (s, "alive")));
-        if (!strcmp (json_string_value (json_object_get (s, "name")), "executor"))
-            assert_non_null (strstr (json_string_value (json_object_get (s, "state")), "disconnected"));
+    json_t *lines = NULL;
+    bool reported = false;
+    for (int tries = 0; tries < 20 && !reported; tries++) {
+        json_decref (lines);
+        lines = e2e_blendmq_json (s_dir, "status", &code);
+        json_t *services = json_object_get (json_array_get (lines, 0), "services");
+        assert_non_null (services);
+        size_t i;
+        json_t *s;
+        json_array_foreach (services, i, s) {
+            assert_true (json_is_true (json_object_get (s, "alive")));
+            if (!strcmp (json_string_value (json_object_get (s, "name")), "executor")
+                && strstr (json_string_value (json_object_get (s, "state")), "disconnected"))
+                reported = true;
+        }
+        if (!reported) usleep (250000);
     }
+    assert_true (reported);
     json_decref (lines);
 
     /* Blender comes back on the same port: the next plan runs */
