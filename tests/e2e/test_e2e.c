@@ -62,6 +62,9 @@ static int s_teardown (void **state)
     int alive = 0;
     for (int i = 0; i < n; i++)
         if (s_alive (pids[i])) { fprintf (stderr, "process %d still running after down\n", pids[i]); alive++; }
+    /* services built with sanitizers report into their logs: any report fails the suite */
+    snprintf (cmd, sizeof cmd, "grep -H -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' '%s'/logs/*.log >&2", s_dir);
+    if (system (cmd) == 0) { fprintf (stderr, "sanitizer reports in the services' logs (kept in %s)\n", s_dir); return -1; }
     snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_dir);
     if (!alive && rc == 0 && system (cmd) != 0) return -1;
     return rc == 0 && alive == 0 && n >= 6 ? 0 : -1;
