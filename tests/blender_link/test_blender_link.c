@@ -1,0 +1,242 @@
+/* The Blender add-on and its C client, against a real headless Blender:
+ * token required, framing bounded, errors reported without killing the
+ * server, commands run, and a killed Blender reported as DOWN at once. */
+#include "blender_link.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char s_dir[128];
+static int s_port;
+static pid_t s_pid;
+static const char *TOKEN = "test-token-0123456789";
+
+static int s_setup (void **state)
+{
+    snprintf (s_dir, sizeof s_dir, "/tmp/bmq-link-XXXXXX");
+    if (!mkdtemp (s_dir)) return -1;
+    char token_file[256], port_file[256], addon[512], log[256];
+    snprintf (token_file, sizeof token_file, "%s/token", s_dir);
+    snprintf (port_file, sizeof port_file, "%s/port", s_dir);
+    snprintf (log, sizeof log, "%s/blender.log", s_dir);
+    snprintf (addon, sizeof addon, "%s/services/executor/addon/blendmq_addon.py", BMQ_SOURCE_DIR);
+    FILE *f = fopen (token_file, "w");
+    fputs (TOKEN, f);
+    fclose (f);
+    s_pid = fork ();
+    if (s_pid == 0) {
+        if (!freopen (log, "w", stdout) || !freopen (log, "a", stderr)) _exit (126);
+        const char *blender = getenv ("BLENDMQ_BLENDER") ? getenv ("BLENDMQ_BLENDER") : "blender";
+        execlp (blender, blender, "-b", "--factory-startup", "--python", addon, "--", "--port", "0",
+                "--port-file", port_file, "--token-file", token_file, "--reset-scene", (char *) NULL);
+        _exit (127);
+    }
+    for (int i = 0; i < 1200 && !s_port; i++) {
+        f = fopen (port_file, "r");
+        if (f) { if (fscanf (f, "%d", &s_port) != 1) s_port = 0; fclose (f); }
+        if (!s_port) usleep (50000);
+    }
+    return s_port ? 0 : -1;
+}
+
+static int s_teardown (void **state)
+{
+    if (s_pid > 0) { kill (s_pid, SIGKILL); waitpid (s_pid, NULL, 0); }
+    char cmd[256];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_dir);
+    return system (cmd) == 0 ? 0 : -1;
+}
+
+static bmq_blender_link_t *s_connect (void)
+{
+    bmq_blender_link_t *link = bmq_blender_link_new ("127.0.0.1", s_port, TOKEN);
+    char err[256];
+    if (bmq_blender_link_connect (link, 5000, err, sizeof err)) fail_msg ("connect: %s", err);
+    return link;
+}
+
+static json_t *s_call_ok (bmq_blender_link_t *link, const char *cmd, const char *args_json)
+{
+    json_t *args = args_json ? json_loads (args_json, 0, NULL) : NULL;
+    json_t *reply = NULL;
+    char err[256];
+    int rc = bmq_blender_link_call (link, cmd, args, 30000, &reply, NULL, NULL, err, sizeof err);
+    json_decref (args);
+    if (rc != BMQ_LINK_OK) fail_msg ("%s: status %d: %s", cmd, rc, err);
+    return reply;
+}
+
+static void test_wrong_token_refused (void **state)
+{
+    bmq_blender_link_t *link = bmq_blender_link_new ("127.0.0.1", s_port, "wrong");
+    char err[256] = "";
+    assert_int_equal (bmq_blender_link_connect (link, 5000, err, sizeof err), -1);
+    assert_non_null (strstr (err, "unauthorized"));
+    assert_false (bmq_blender_link_connected (link));
+    bmq_blender_link_destroy (&link);
+    assert_null (link);
+}
+
+static void test_steps_and_scene (void **state)
+{
+    bmq_blender_link_t *link = s_connect ();
+    json_decref (s_call_ok (link, "reset_scene", NULL));
+    json_t *r = s_call_ok (link, "run_step",
+        "{\"step\": {\"operation\": \"bpy.ops.mesh.primitive_uv_sphere_add\", \"name\": \"ball\","
+        " \"params\": {\"radius\": 0.5, \"location\": [1, 2, 3]}}}");
+    assert_true (json_is_true (json_object_get (r, "ok")));
+    json_t *created = json_object_get (json_object_get (r, "result"), "objects_created");
+    assert_int_equal (json_array_size (created), 1);
+    assert_string_equal (json_string_value (json_array_get (created, 0)), "ball");
+    json_decref (r);
+    /* translate by name, in background mode */
+    r = s_call_ok (link, "run_step", "{\"step\": {\"operation\": \"bpy.ops.transform.translate\", \"target\": \"ball\","
+                                     " \"params\": {\"value\": [0, 0, 1]}}}");
+    assert_true (json_is_true (json_object_get (r, "ok")));
+    json_decref (r);
+    r = s_call_ok (link, "run_step", "{\"step\": {\"operation\": \"object.material\", \"target\": \"ball\","
+                                     " \"params\": {\"color\": [1, 0.5, 0]}}}");
+    assert_true (json_is_true (json_object_get (r, "ok")));
+    json_decref (r);
+    r = s_call_ok (link, "scene_info", NULL);
+    json_t *objects = json_object_get (json_object_get (r, "result"), "objects");
+    assert_int_equal (json_array_size (objects), 1);
+    json_t *ball = json_array_get (objects, 0);
+    json_t *loc = json_object_get (ball, "location");
+    assert_true (json_number_value (json_array_get (loc, 0)) == 1.0);
+    assert_true (json_number_value (json_array_get (loc, 2)) > 3.99 && json_number_value (json_array_get (loc, 2)) < 4.01);
+    assert_int_equal (json_array_size (json_object_get (ball, "materials")), 1);
+    json_decref (r);
+    bmq_blender_link_destroy (&link);
+}
+
+static void test_errors_keep_server_alive (void **state)
+{
+    bmq_blender_link_t *link = s_connect ();
+    json_t *r = s_call_ok (link, "run_step", "{\"step\": {\"operation\": \"bpy.ops.mesh.no_such_thing\"}}");
+    assert_false (json_is_true (json_object_get (r, "ok")));
+    assert_non_null (json_string_value (json_object_get (r, "error")));
+    json_decref (r);
+    r = s_call_ok (link, "run_step", "{\"step\": {\"operation\": \"bpy.ops.mesh.primitive_cube_add\", \"params\": {\"bogus\": 1}}}");
+    assert_false (json_is_true (json_object_get (r, "ok")));
+    json_decref (r);
+    r = s_call_ok (link, "run_step", "{\"step\": {\"operation\": \"import os\"}}");
+    assert_false (json_is_true (json_object_get (r, "ok")));
+    json_decref (r);
+    r = s_call_ok (link, "no_such_command", NULL);
+    assert_false (json_is_true (json_object_get (r, "ok")));
+    json_decref (r);
+    r = s_call_ok (link, "ping", NULL);
+    assert_true (json_is_true (json_object_get (r, "ok")));
+    json_decref (r);
+    bmq_blender_link_destroy (&link);
+}
+
+static void test_render_and_save (void **state)
+{
+    bmq_blender_link_t *link = s_connect ();
+    json_t *args = json_pack ("{s:i, s:i}", "width", 160, "height", 120), *reply = NULL;
+    unsigned char *blob = NULL;
+    size_t len = 0;
+    char err[256];
+    assert_int_equal (bmq_blender_link_call (link, "render_preview", args, 60000, &reply, &blob, &len, err, sizeof err), BMQ_LINK_OK);
+    assert_true (json_is_true (json_object_get (reply, "ok")));
+    assert_true (len > 8);
+    assert_memory_equal (blob, "\x89PNG\r\n\x1a\n", 8);
+    json_decref (args);
+    json_decref (reply);
+    free (blob);
+    assert_int_equal (bmq_blender_link_call (link, "save_blend", NULL, 60000, &reply, &blob, &len, err, sizeof err), BMQ_LINK_OK);
+    assert_true (len > 7);
+    assert_memory_equal (blob, "BLENDER", 7);
+    json_decref (reply);
+    free (blob);
+    bmq_blender_link_destroy (&link);
+}
+
+static int s_raw_connect (void)
+{
+    int fd = socket (AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons ((uint16_t) s_port) };
+    a.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
+    if (connect (fd, (struct sockaddr *) &a, sizeof a)) fail_msg ("raw connect failed");
+    struct timeval tv = { .tv_sec = 10 };
+    setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return fd;
+}
+
+/* Read until EOF; true when the peer closed the connection. */
+static bool s_closed_by_peer (int fd)
+{
+    char buf[4096];
+    for (;;) {
+        ssize_t n = recv (fd, buf, sizeof buf, 0);
+        if (n == 0) return true;
+        if (n < 0) return false;
+    }
+}
+
+static void test_hostile_frames (void **state)
+{
+    /* a 2 MiB header: refused and closed, nothing buffered */
+    int fd = s_raw_connect ();
+    uint32_t head[2] = { htonl (2u << 20), 0 };
+    assert_int_equal (send (fd, head, 8, 0), 8);
+    assert_true (s_closed_by_peer (fd));
+    close (fd);
+    /* invalid JSON */
+    fd = s_raw_connect ();
+    const char *junk = "{not json";
+    uint32_t h2[2] = { htonl ((uint32_t) strlen (junk)), 0 };
+    send (fd, h2, 8, 0);
+    send (fd, junk, strlen (junk), 0);
+    assert_true (s_closed_by_peer (fd));
+    close (fd);
+    /* the server still serves */
+    bmq_blender_link_t *link = s_connect ();
+    json_decref (s_call_ok (link, "ping", NULL));
+    bmq_blender_link_destroy (&link);
+}
+
+static void test_killed_blender_is_down (void **state)
+{
+    bmq_blender_link_t *link = s_connect ();
+    kill (s_pid, SIGKILL);
+    waitpid (s_pid, NULL, 0);
+    s_pid = 0;
+    json_t *reply = NULL;
+    char err[256];
+    struct timespec t0, t1;
+    clock_gettime (CLOCK_MONOTONIC, &t0);
+    assert_int_equal (bmq_blender_link_call (link, "ping", NULL, 5000, &reply, NULL, NULL, err, sizeof err), BMQ_LINK_DOWN);
+    clock_gettime (CLOCK_MONOTONIC, &t1);
+    assert_true ((t1.tv_sec - t0.tv_sec) < 2);
+    assert_false (bmq_blender_link_connected (link));
+    assert_int_equal (bmq_blender_link_connect (link, 1000, err, sizeof err), -1);
+    bmq_blender_link_destroy (&link);
+}
+
+int main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_wrong_token_refused),
+        cmocka_unit_test (test_steps_and_scene),
+        cmocka_unit_test (test_errors_keep_server_alive),
+        cmocka_unit_test (test_render_and_save),
+        cmocka_unit_test (test_hostile_frames),
+        cmocka_unit_test (test_killed_blender_is_down),
+    };
+    return cmocka_run_group_tests (tests, s_setup, s_teardown);
+}
