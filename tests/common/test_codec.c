@@ -26,6 +26,9 @@ static json_t *s_body_for (bmq_msg_type_t type)
     json_object_set_new (body, "duration_ms", json_real (4.25));
     json_object_set_new (body, "objects", json_pack ("[s]", "Sphere"));
     json_object_set_new (body, "args", json_object ());
+    json_object_set_new (body, "palette", json_pack ("{s:{}}", "bpy.ops.mesh.primitive_cube_add"));
+    json_object_set_new (body, "tool", json_pack ("{s:s}", "name", "bpy.ops.mesh.primitive_cube_add"));
+    json_object_set_new (body, "tool_name", json_string ("bpy.ops.mesh.primitive_cube_add"));
     json_object_set_new (body, "records", json_pack ("[{s:s}]", "kind", "step"));
     json_object_set_new (body, "filter", json_pack ("{s:s}", "kind", "plan.*"));
     json_object_set_new (body, "result", json_pack ("{s:i}", "count", 2));
