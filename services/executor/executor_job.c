@@ -18,6 +18,7 @@ bmq_job_t *bmq_job_new_plan (const bmq_envelope_t *req, zframe_t *rid)
     self->plan = json_incref (json_object_get (req->body, "plan"));
     self->total = json_array_size (self->plan);
     self->created = json_array ();
+    self->keep_partial = json_is_true (json_object_get (req->body, "keep_partial"));
     return self;
 }
 

@@ -5,8 +5,12 @@
 
 #include "codec.h"
 #include <czmq.h>
+#include <stdbool.h>
 
 typedef enum { BMQ_JOB_PLAN, BMQ_JOB_COMMAND } bmq_job_kind_t;
+/* A plan runs in a transaction: BEGIN (Blender notes the scene), STEPS, then
+ * COMMIT, or ROLLBACK after a failed step (unless keep_partial). */
+typedef enum { BMQ_PHASE_BEGIN, BMQ_PHASE_STEPS, BMQ_PHASE_COMMIT, BMQ_PHASE_ROLLBACK } bmq_job_phase_t;
 
 typedef struct {
     bmq_job_kind_t kind;
@@ -16,6 +20,11 @@ typedef struct {
     char      plan_id[BMQ_MAX_ID + 1];
     json_t   *plan;                   /* PLAN: the steps */
     size_t    step, total;            /* PLAN: next step index, step count */
+    bmq_job_phase_t phase;            /* PLAN */
+    bool      keep_partial;           /* PLAN: leave a failed plan's work in place */
+    char      fail_status[16];        /* PLAN: set when a step failed: "failed" */
+    char      fail_error[600];
+    long long failed_step;
     json_t   *created;                /* PLAN: names of objects created so far */
     char      command[32];            /* COMMAND */
     json_t   *args;                   /* COMMAND */

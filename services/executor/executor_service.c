@@ -62,12 +62,14 @@ static void s_call (s_exec_t *ex, const char *cmd, json_t *args, int timeout_ms)
     ex->waiting = true;
 }
 
-static void s_finish_plan (s_exec_t *ex, const char *status, const char *error, json_int_t failed_step)
+static void s_finish_plan (s_exec_t *ex, const char *status, const char *error, json_int_t failed_step,
+                           json_t *rollback)
 {
     bmq_job_t *job = ex->current;
     double ms = (bmq_mono_us () - job->started_us) / 1000.0;
     json_t *end = json_pack ("{s:s, s:s, s:I, s:f, s:O}", "event", "plan", "status", status,
                              "step", (json_int_t) job->step, "duration_ms", ms, "objects", job->created);
+    if (rollback) json_object_set_new (end, "rollback", rollback);
     if (error) json_object_set_new (end, "error", json_string (error));
     if (failed_step > 0) json_object_set_new (end, "failed_step", json_integer (failed_step));
     s_progress (ex, job, json_deep_copy (end));
@@ -98,10 +100,51 @@ static void s_pump (s_exec_t *ex)
         }
         bmq_job_t *job = ex->current;
         if (job->kind == BMQ_JOB_COMMAND) { s_call (ex, job->command, job->args, ex->command_timeout); return; }
-        if (job->step >= job->total) { s_finish_plan (ex, "done", NULL, 0); continue; }
-        json_t *args = json_pack ("{s:O}", "step", json_array_get (job->plan, job->step));
-        s_call (ex, "run_step", args, ex->step_timeout);
+        const char *cmd = "run_step";
+        json_t *args;
+        if (job->phase == BMQ_PHASE_STEPS && job->step >= job->total) job->phase = BMQ_PHASE_COMMIT;
+        switch (job->phase) {
+        case BMQ_PHASE_BEGIN: cmd = "plan_begin"; args = json_pack ("{s:s}", "plan_id", job->plan_id); break;
+        case BMQ_PHASE_COMMIT: cmd = "plan_commit"; args = json_pack ("{s:s}", "plan_id", job->plan_id); break;
+        case BMQ_PHASE_ROLLBACK: cmd = "plan_rollback"; args = json_pack ("{s:s}", "plan_id", job->plan_id); break;
+        default: args = json_pack ("{s:O, s:s}", "step", json_array_get (job->plan, job->step), "plan_id", job->plan_id);
+        }
+        s_call (ex, cmd, args, ex->step_timeout);
         json_decref (args);
+    }
+}
+
+/* The answer to plan_begin, plan_commit or plan_rollback. */
+static void s_phase_result (s_exec_t *ex, int status, json_t *reply, const char *err)
+{
+    bmq_job_t *job = ex->current;
+    bool ok = status == BMQ_LINK_OK && json_is_true (json_object_get (reply, "ok"));
+    const char *why = status == BMQ_LINK_OK ? json_string_value (json_object_get (reply, "error")) : err;
+    if (status == BMQ_LINK_DOWN || status == BMQ_LINK_PROTOCOL) {
+        s_finish_plan (ex, "interrupted", *job->fail_error ? job->fail_error : (err && *err ? err : "connection to Blender lost"),
+                       job->failed_step, NULL);
+        return;
+    }
+    if (job->phase == BMQ_PHASE_BEGIN) {
+        if (ok) { job->phase = BMQ_PHASE_STEPS; return; }
+        char msg[600];
+        snprintf (msg, sizeof msg, "Blender could not open the plan: %s", why ? why : "timed out");
+        s_finish_plan (ex, "failed", msg, 0, NULL);
+    }
+    else if (job->phase == BMQ_PHASE_COMMIT) {
+        if (*job->fail_status) s_finish_plan (ex, job->fail_status, job->fail_error, job->failed_step, NULL);
+        else s_finish_plan (ex, "done", NULL, 0, NULL);
+    }
+    else {
+        json_t *result = json_object_get (reply, "result");
+        json_t *rb = ok ? json_pack ("{s:s, s:O, s:O}", "status", "rolled back",
+                                     "removed", json_object_get (result, "removed"), "restored", json_object_get (result, "restored"))
+                        : json_pack ("{s:s, s:s}", "status", "rollback failed", "error", why ? why : "timed out");
+        json_t *ev = json_pack ("{s:s, s:I, s:s, s:O}", "event", "rollback", "step", (json_int_t) job->step,
+                                "status", ok ? "rolled back" : "rollback failed", "rollback", rb);
+        s_progress (ex, job, ev);
+        bmq_audit_record (ex->audit, job->cid, "rollback", json_pack ("{s:s, s:O}", "plan_id", job->plan_id, "rollback", rb));
+        s_finish_plan (ex, job->fail_status, job->fail_error, job->failed_step, rb);
     }
 }
 
@@ -146,8 +189,13 @@ static void s_step_result (s_exec_t *ex, int status, json_t *reply, const char *
     snprintf (error_text, sizeof error_text, "step %lld (%s): %s", (long long) k, op ? op : "?",
               json_string_value (json_object_get (ev, "error")) ? json_string_value (json_object_get (ev, "error")) : "");
     s_progress (ex, job, ev);
-    if (fail) s_finish_plan (ex, fail, error_text, k);
-    else job->step++;
+    if (!fail) { job->step++; return; }
+    if (!strcmp (fail, "interrupted")) { s_finish_plan (ex, fail, error_text, k, NULL); return; }
+    /* a failed step: stop, then roll back (or keep what was done, if asked) */
+    snprintf (job->fail_status, sizeof job->fail_status, "%s", fail);
+    snprintf (job->fail_error, sizeof job->fail_error, "%s", error_text);
+    job->failed_step = k;
+    job->phase = job->keep_partial ? BMQ_PHASE_COMMIT : BMQ_PHASE_ROLLBACK;
 }
 
 static void s_command_result (s_exec_t *ex, int status, json_t *reply, zframe_t *blob, const char *err)
@@ -199,7 +247,8 @@ static void s_on_actor (s_exec_t *ex)
         json_t *reply = reply_text && *reply_text ? json_loads (reply_text, 0, NULL) : NULL;
         int status = code ? atoi (code) : BMQ_LINK_DOWN;
         ex->waiting = false;
-        if (ex->current->kind == BMQ_JOB_PLAN) s_step_result (ex, status, reply, err, elapsed ? atof (elapsed) : 0);
+        if (ex->current->kind == BMQ_JOB_PLAN && ex->current->phase != BMQ_PHASE_STEPS) s_phase_result (ex, status, reply, err);
+        else if (ex->current->kind == BMQ_JOB_PLAN) s_step_result (ex, status, reply, err, elapsed ? atof (elapsed) : 0);
         else s_command_result (ex, status, reply, blob, err);
         json_decref (reply);
         zframe_destroy (&blob);

@@ -11,6 +11,7 @@ bmq_gw_request_t *bmq_gw_request_new (bmq_req_kind_t kind, const bmq_envelope_t 
     snprintf (self->plan_id, sizeof self->plan_id, "p-%.12s", zuuid_str (uuid));
     zuuid_destroy (&uuid);
     self->deadline = bmq_mono_ms () + timeout_ms;
+    self->keep_partial = json_is_true (json_object_get (req->body, "keep_partial"));
     self->accepted_us = bmq_mono_us ();
     return self;
 }

@@ -5,6 +5,7 @@
 
 #include "codec.h"
 #include <czmq.h>
+#include <stdbool.h>
 
 typedef enum { BMQ_REQ_CHAT, BMQ_REQ_RUN, BMQ_REQ_VALIDATE, BMQ_REQ_SCENE } bmq_req_kind_t;
 typedef enum { BMQ_REQ_PLANNING, BMQ_REQ_VALIDATING, BMQ_REQ_EXECUTING, BMQ_REQ_FORWARDED } bmq_req_state_t;
@@ -16,6 +17,7 @@ typedef struct {
     char      cid[BMQ_MAX_ID + 1];
     char      plan_id[BMQ_MAX_ID + 1];
     json_t   *plan;
+    bool      keep_partial;              /* the client asked to keep a failed plan's work */
     int64_t   deadline;                  /* monotonic ms */
     double    accepted_us;               /* when the gateway received it */
 } bmq_gw_request_t;

@@ -67,9 +67,9 @@ static void s_on_verdict (s_gw_t *gw, bmq_envelope_t *verdict)
     }
     r->state = BMQ_REQ_EXECUTING;
     bmq_envelope_t *exec = bmq_envelope_new (BMQ_MSG_EXECUTE_REQUEST, r->cid,
-        json_pack ("{s:s, s:O, s:O, s:O}", "plan_id", r->plan_id, "plan", r->plan,
+        json_pack ("{s:s, s:O, s:O, s:O, s:b}", "plan_id", r->plan_id, "plan", r->plan,
                    "plan_hash", json_object_get (verdict->body, "plan_hash"),
-                   "seal", json_object_get (verdict->body, "seal")));
+                   "seal", json_object_get (verdict->body, "seal"), "keep_partial", r->keep_partial));
     bmq_peer_send (gw->executor, exec);
     bmq_envelope_destroy (&exec);
 }

@@ -144,6 +144,59 @@ static void test_errors_keep_server_alive (void **state)
     bmq_blender_link_destroy (&link);
 }
 
+static json_t *s_find_object (bmq_blender_link_t *link, const char *name)
+{
+    json_t *r = s_call_ok (link, "scene_info", NULL);
+    json_t *found = NULL;
+    size_t i;
+    json_t *o;
+    json_array_foreach (json_object_get (json_object_get (r, "result"), "objects"), i, o)
+        if (!strcmp (json_string_value (json_object_get (o, "name")), name)) found = json_incref (o);
+    json_decref (r);
+    return found;
+}
+
+static void test_transaction_rollback (void **state)
+{
+    bmq_blender_link_t *link = s_connect ();
+    json_decref (s_call_ok (link, "reset_scene", NULL));
+    json_decref (s_call_ok (link, "run_step", "{\"step\": {\"operation\": \"bpy.ops.mesh.primitive_cube_add\", \"name\": \"keep\","
+                                              " \"params\": {\"location\": [1, 1, 1]}}}"));
+    json_t *before = s_call_ok (link, "scene_info", NULL);
+    json_decref (s_call_ok (link, "plan_begin", "{\"plan_id\": \"p1\"}"));
+    json_decref (s_call_ok (link, "run_step", "{\"plan_id\": \"p1\", \"step\": {\"operation\": \"bpy.ops.mesh.primitive_uv_sphere_add\", \"name\": \"new\"}}"));
+    json_decref (s_call_ok (link, "run_step", "{\"plan_id\": \"p1\", \"step\": {\"operation\": \"bpy.ops.transform.translate\", \"target\": \"keep\","
+                                              " \"params\": {\"value\": [0, 0, 5]}}}"));
+    json_decref (s_call_ok (link, "run_step", "{\"plan_id\": \"p1\", \"step\": {\"operation\": \"object.material\", \"target\": \"keep\","
+                                              " \"params\": {\"color\": [1, 0, 0]}}}"));
+    json_decref (s_call_ok (link, "run_step", "{\"plan_id\": \"p1\", \"step\": {\"operation\": \"bpy.ops.object.shade_smooth\", \"target\": \"keep\"}}"));
+    json_t *moved = s_find_object (link, "keep");
+    assert_true (json_number_value (json_array_get (json_object_get (moved, "location"), 2)) > 5.9);
+    json_decref (moved);
+    json_t *r = s_call_ok (link, "plan_rollback", "{\"plan_id\": \"p1\"}");
+    assert_true (json_is_true (json_object_get (r, "ok")));
+    json_t *result = json_object_get (r, "result");
+    assert_int_equal (json_array_size (json_object_get (result, "removed")), 1);
+    assert_string_equal (json_string_value (json_array_get (json_object_get (result, "removed"), 0)), "new");
+    assert_string_equal (json_string_value (json_array_get (json_object_get (result, "restored"), 0)), "keep");
+    json_decref (r);
+    json_t *after = s_call_ok (link, "scene_info", NULL);
+    assert_true (json_equal (json_object_get (before, "result"), json_object_get (after, "result")));
+    json_decref (before);
+    json_decref (after);
+    /* a second rollback of the same plan is refused; a committed plan keeps its work */
+    r = s_call_ok (link, "plan_rollback", "{\"plan_id\": \"p1\"}");
+    assert_false (json_is_true (json_object_get (r, "ok")));
+    json_decref (r);
+    json_decref (s_call_ok (link, "plan_begin", "{\"plan_id\": \"p2\"}"));
+    json_decref (s_call_ok (link, "run_step", "{\"plan_id\": \"p2\", \"step\": {\"operation\": \"bpy.ops.mesh.primitive_uv_sphere_add\", \"name\": \"stays\"}}"));
+    json_decref (s_call_ok (link, "plan_commit", "{\"plan_id\": \"p2\"}"));
+    json_t *stays = s_find_object (link, "stays");
+    assert_non_null (stays);
+    json_decref (stays);
+    bmq_blender_link_destroy (&link);
+}
+
 static void test_render_and_save (void **state)
 {
     bmq_blender_link_t *link = s_connect ();
@@ -234,6 +287,7 @@ int main (void)
         cmocka_unit_test (test_wrong_token_refused),
         cmocka_unit_test (test_steps_and_scene),
         cmocka_unit_test (test_errors_keep_server_alive),
+        cmocka_unit_test (test_transaction_rollback),
         cmocka_unit_test (test_render_and_save),
         cmocka_unit_test (test_hostile_frames),
         cmocka_unit_test (test_killed_blender_is_down),

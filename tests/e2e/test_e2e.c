@@ -7,6 +7,7 @@
 #include "bus.h"
 #include "config.h"
 #include "e2e_util.h"
+#include "plan_seal.h"
 
 #include <math.h>
 #include <setjmp.h>
@@ -284,6 +285,89 @@ static void test_unsealed_plan_refused (void **state)
     json_decref (after);
 }
 
+/* Seal a plan with the stack's own key (as a validator would) and send it
+ * straight to the executor; collect progress events until the result. */
+static json_t *s_run_sealed (const char *plan_json, bool keep_partial, json_t **events_out)
+{
+    char path[512], err[256];
+    snprintf (path, sizeof path, "%s/blendmq.yaml", s_dir);
+    bmq_config_t *cfg = bmq_config_load (path, err, sizeof err);
+    assert_non_null (cfg);
+    bmq_seal_key_t key;
+    assert_int_equal (bmq_seal_key_load (bmq_config_str (cfg, "security.verdict_key_file"), &key, err, sizeof err), 0);
+    json_t *plan = json_loads (plan_json, 0, NULL);
+    char hash[BMQ_HEX_DIGEST], seal[BMQ_HEX_DIGEST];
+    bmq_plan_hash (plan, hash);
+    bmq_seal_sign (&key, hash, seal);
+    zsock_t *sock = bmq_bus_connect (ZMQ_DEALER, bmq_config_str (cfg, "executor.endpoint"));
+    bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_EXECUTE_REQUEST, NULL,
+        json_pack ("{s:s, s:o, s:s, s:s, s:b}", "plan_id", "p-sealed", "plan", plan, "plan_hash", hash, "seal", seal,
+                   "keep_partial", keep_partial));
+    bmq_bus_send_and_destroy (sock, NULL, &req);
+    zsock_set_rcvtimeo (sock, 20000);
+    json_t *events = json_array (), *result = NULL;
+    bmq_envelope_t *env;
+    while (!result && (env = bmq_bus_recv (sock, NULL))) {
+        if (env->type == BMQ_MSG_PROGRESS) json_array_append (events, env->body);
+        else if (env->type == BMQ_MSG_EXECUTE_RESULT) result = json_incref (env->body);
+        else if (env->type == BMQ_MSG_ERROR) fail_msg ("executor: %s", bmq_body_str (env, "message"));
+        bmq_envelope_destroy (&env);
+    }
+    zsock_destroy (&sock);
+    bmq_config_destroy (&cfg);
+    assert_non_null (result);
+    *events_out = events;
+    return result;
+}
+
+static void test_failed_step_rolls_back (void **state)
+{
+    int code;
+    json_decref (e2e_blendmq_json (s_dir, "scene reset", &code));
+    assert_int_equal (code, 0);
+    const char *plan = "[{\"operation\": \"bpy.ops.mesh.primitive_cube_add\", \"name\": \"a\"},"
+                       " {\"operation\": \"bpy.ops.mesh.primitive_cube_add\", \"name\": \"b\", \"params\": {\"location\": [3, 0, 0]}},"
+                       " {\"operation\": \"bpy.ops.mesh.no_such_operator\"},"
+                       " {\"operation\": \"bpy.ops.mesh.primitive_cube_add\", \"name\": \"never\"}]";
+    json_t *events, *result = s_run_sealed (plan, false, &events);
+    assert_string_equal (json_string_value (json_object_get (result, "status")), "failed");
+    assert_int_equal (json_integer_value (json_object_get (result, "failed_step")), 3);
+    assert_int_equal (json_integer_value (json_object_get (result, "steps_done")), 2);
+    json_t *rb = json_object_get (result, "rollback");
+    assert_string_equal (json_string_value (json_object_get (rb, "status")), "rolled back");
+    assert_int_equal (json_array_size (json_object_get (rb, "removed")), 2);
+    bool saw_failed = false, saw_rollback = false;
+    size_t i;
+    json_t *e;
+    json_array_foreach (events, i, e) {
+        const char *status = json_string_value (json_object_get (e, "status"));
+        const char *event = json_string_value (json_object_get (e, "event"));
+        if (!strcmp (event, "step") && !strcmp (status, "failed")) {
+            saw_failed = true;
+            assert_int_equal (json_integer_value (json_object_get (e, "step")), 3);
+            assert_non_null (json_string_value (json_object_get (e, "error")));
+        }
+        if (!strcmp (event, "rollback")) saw_rollback = true;
+        assert_false (!strcmp (event, "step") && json_integer_value (json_object_get (e, "step")) == 4);
+    }
+    assert_true (saw_failed && saw_rollback);
+    json_decref (events);
+    json_decref (result);
+    json_t *objects = s_scene_objects ();
+    assert_int_equal (json_array_size (objects), 0);
+    json_decref (objects);
+
+    /* keep_partial: the two cubes stay */
+    result = s_run_sealed (plan, true, &events);
+    assert_string_equal (json_string_value (json_object_get (result, "status")), "failed");
+    assert_null (json_object_get (result, "rollback"));
+    json_decref (events);
+    json_decref (result);
+    objects = s_scene_objects ();
+    assert_int_equal (json_array_size (objects), 2);
+    json_decref (objects);
+}
+
 static void test_blender_killed_mid_plan (void **state)
 {
     /* a plan long enough to be killed in the middle of */
@@ -397,6 +481,7 @@ int main (void)
         cmocka_unit_test (test_snowman),
         cmocka_unit_test (test_outside_palette_rejected),
         cmocka_unit_test (test_unsealed_plan_refused),
+        cmocka_unit_test (test_failed_step_rolls_back),
         cmocka_unit_test (test_blender_killed_mid_plan),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);

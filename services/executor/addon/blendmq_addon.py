@@ -601,6 +601,8 @@ def cmd_run_step(args):
         raise CommandError("run_step: name must be a non-empty string")
     if target is not None and not isinstance(target, str):
         raise CommandError("run_step: target must be a string")
+    if TXN.current is not None:
+        TXN.current.touch_for_step(target)
     before = set(bpy.data.objects.keys())
     obj = None
     if operation in BUILTINS:
@@ -775,11 +777,132 @@ def cmd_shutdown(args):
     return {}, None
 
 
+# ---------------------------------------------------------------------------- plan transactions
+
+class s_Transaction:
+    """What a plan changed, so a failed plan can put the scene back as it was.
+
+    At plan_begin the names of existing objects, meshes and materials are noted. Before a
+    step acts on an object that existed before the plan, its transform, selection, material
+    slots and a copy of its mesh (smooth flags and mesh-linked materials live there) are
+    saved, once. Rollback deletes what the plan created and restores what it touched."""
+
+    def __init__(self, plan_id):
+        self.plan_id = plan_id
+        self.objects = set(bpy.data.objects.keys())
+        self.meshes = set(bpy.data.meshes.keys())
+        self.materials = set(bpy.data.materials.keys())
+        vl = bpy.context.view_layer
+        self.active = vl.objects.active.name if vl.objects.active else None
+        self.selected = [o.name for o in vl.objects.selected]
+        self.saved = {}
+
+    def touch(self, obj):
+        if obj is None or obj.name not in self.objects or obj.name in self.saved:
+            return
+        mesh = obj.data.copy() if obj.type == "MESH" and obj.data is not None else None
+        self.saved[obj.name] = {
+            "location": obj.location.copy(), "rotation": obj.rotation_euler.copy(),
+            "scale": obj.scale.copy(), "mesh": mesh,
+            "slots": [(slot.link, slot.material) for slot in obj.material_slots],
+        }
+
+    def touch_for_step(self, target):
+        vl = bpy.context.view_layer
+        if target is not None:
+            self.touch(vl.objects.get(target))
+            return
+        self.touch(vl.objects.active)
+        for o in vl.objects.selected:
+            self.touch(o)
+
+    def rollback(self):
+        s_ensure_object_mode()
+        removed = [o.name for o in bpy.data.objects if o.name not in self.objects]
+        for name in removed:
+            bpy.data.objects.remove(bpy.data.objects[name], do_unlink=True)
+        restored = []
+        for name, st in self.saved.items():
+            obj = bpy.data.objects.get(name)
+            if obj is None:
+                continue
+            obj.location, obj.rotation_euler, obj.scale = st["location"], st["rotation"], st["scale"]
+            if st["mesh"] is not None:
+                changed = obj.data
+                obj.data = st["mesh"]
+                st["mesh"] = None
+                if changed.users == 0:
+                    bpy.data.meshes.remove(changed)
+            for slot, (link, mat) in zip(obj.material_slots, st["slots"]):
+                if link == "OBJECT":
+                    slot.link, slot.material = link, mat
+            restored.append(name)
+        for coll, before in ((bpy.data.meshes, self.meshes), (bpy.data.materials, self.materials)):
+            for block in [b for b in coll if b.name not in before and b.users == 0]:
+                coll.remove(block)
+        vl = bpy.context.view_layer
+        for o in list(vl.objects.selected):
+            o.select_set(False)
+        for name in self.selected:
+            if name in vl.objects:
+                vl.objects[name].select_set(True)
+        vl.objects.active = vl.objects.get(self.active) if self.active else None
+        self.discard()
+        return {"removed": sorted(removed), "restored": sorted(restored)}
+
+    def discard(self):
+        for st in self.saved.values():
+            if st["mesh"] is not None and st["mesh"].users == 0:
+                bpy.data.meshes.remove(st["mesh"])
+                st["mesh"] = None
+
+
+class TXN:
+    current = None
+
+
+def s_plan_id(args):
+    plan_id = args.get("plan_id")
+    if not isinstance(plan_id, str) or not plan_id or len(plan_id) > 64:
+        raise CommandError("plan_id must be a string of 1..64 characters")
+    return plan_id
+
+
+def cmd_plan_begin(args):
+    plan_id = s_plan_id(args)
+    if TXN.current is not None:      # a plan the executor lost track of: keep its changes
+        TXN.current.discard()
+    TXN.current = s_Transaction(plan_id)
+    return {"plan_id": plan_id, "objects": len(TXN.current.objects)}, None
+
+
+def cmd_plan_commit(args):
+    plan_id = s_plan_id(args)
+    if TXN.current is not None and TXN.current.plan_id == plan_id:
+        TXN.current.discard()
+        TXN.current = None
+    if not bpy.app.background:       # one undo step for the whole plan in the GUI
+        try:
+            bpy.ops.ed.undo_push(message="blendmq plan %s" % plan_id)
+        except RuntimeError:
+            pass
+    return {"plan_id": plan_id}, None
+
+
+def cmd_plan_rollback(args):
+    plan_id = s_plan_id(args)
+    if TXN.current is None or TXN.current.plan_id != plan_id:
+        raise CommandError("no open transaction for plan %s" % plan_id)
+    txn, TXN.current = TXN.current, None
+    return txn.rollback(), None
+
+
 COMMANDS = {
     "ping": cmd_ping, "run_step": cmd_run_step, "scene_info": cmd_scene_info,
     "object_info": cmd_object_info, "reset_scene": cmd_reset_scene,
     "render_preview": cmd_render_preview, "save_blend": cmd_save_blend,
     "shutdown": cmd_shutdown,
+    "plan_begin": cmd_plan_begin, "plan_commit": cmd_plan_commit, "plan_rollback": cmd_plan_rollback,
 }
 
 
