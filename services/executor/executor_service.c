@@ -46,6 +46,9 @@ static void s_progress (s_exec_t *ex, bmq_job_t *job, json_t *body)
 {
     json_object_set_new (body, "plan_id", json_string (job->plan_id));
     json_object_set_new (body, "total", json_integer ((json_int_t) job->total));
+    struct timespec now;            /* µs wall clock: watchers measure delivery latency with it */
+    clock_gettime (CLOCK_REALTIME, &now);
+    json_object_set_new (body, "ts_us", json_integer ((json_int_t) now.tv_sec * 1000000 + now.tv_nsec / 1000));
     bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_PROGRESS, job->cid, body);
     bmq_bus_send (ex->router, job->rid, env);
     bmq_bus_send (ex->pub, NULL, env);
@@ -276,6 +279,21 @@ static bmq_envelope_t *s_accept_plan (s_exec_t *ex, const bmq_envelope_t *req, z
                    "position", (json_int_t) (zlistx_size (ex->queue) + (ex->current ? 1 : 0)), "blender", s_state (ex)));
 }
 
+/* Scene commands a client may ask for directly. Everything that changes the
+ * scene step by step goes through sealed plans instead; run_step and the plan
+ * transaction commands are never forwarded from a client. */
+static const char *s_scene_commands[] = {
+    "scene_info", "object_info", "render_preview", "save_blend", "reset_scene", "bench_direct", NULL
+};
+#define SCENE_COMMANDS_TEXT "scene_info, object_info, render_preview, save_blend, reset_scene, bench_direct"
+
+static bool s_scene_command_allowed (const char *command)
+{
+    for (int i = 0; command && s_scene_commands[i]; i++)
+        if (!strcmp (command, s_scene_commands[i])) return true;
+    return false;
+}
+
 static void s_on_request (s_exec_t *ex)
 {
     zframe_t *rid = NULL;
@@ -285,8 +303,15 @@ static void s_on_request (s_exec_t *ex)
     if (bmq_answer_heartbeat (ex->router, rid, env, "executor", s_state (ex))) { }
     else if (env->type == BMQ_MSG_EXECUTE_REQUEST) reply = s_accept_plan (ex, env, rid);
     else if (env->type == BMQ_MSG_SCENE_REQUEST) {
-        if (zlistx_size (ex->queue) >= QUEUE_MAX) reply = bmq_envelope_error (env, "busy", "the executor queue is full");
-        else zlistx_add_end (ex->queue, bmq_job_new_command (env, rid));
+        const char *command = bmq_body_str (env, "command");
+        if (!s_scene_command_allowed (command))
+            reply = bmq_envelope_error (env, "bad_request", "'%.64s' is not a scene command (allowed: %s)", command,
+                                        SCENE_COMMANDS_TEXT);
+        else if (zlistx_size (ex->queue) >= QUEUE_MAX) reply = bmq_envelope_error (env, "busy", "the executor queue is full");
+        else {
+            bmq_audit_record (ex->audit, env->cid, "scene", json_pack ("{s:s}", "command", command));
+            zlistx_add_end (ex->queue, bmq_job_new_command (env, rid));
+        }
     }
     else if (env->type == BMQ_MSG_STATUS_REQUEST)
         reply = bmq_envelope_reply (env, BMQ_MSG_STATUS_REPLY,

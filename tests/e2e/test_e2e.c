@@ -277,6 +277,15 @@ static void test_unsealed_plan_refused (void **state)
     assert_int_equal (reply->type, BMQ_MSG_ERROR);
     assert_string_equal (bmq_body_str (reply, "code"), "unsealed");
     bmq_envelope_destroy (&reply);
+    /* nor can a client slip a step past validation as a "scene command" */
+    req = bmq_envelope_new (BMQ_MSG_SCENE_REQUEST, NULL, json_pack ("{s:s, s:{s:{s:s}}}", "command", "run_step",
+                            "args", "step", "operation", "bpy.ops.mesh.primitive_cube_add"));
+    assert_int_equal (bmq_bus_send_and_destroy (sock, NULL, &req), 0);
+    while ((reply = bmq_bus_recv (sock, NULL)) && reply->type == BMQ_MSG_HEARTBEAT) bmq_envelope_destroy (&reply);
+    assert_non_null (reply);
+    assert_int_equal (reply->type, BMQ_MSG_ERROR);
+    assert_string_equal (bmq_body_str (reply, "code"), "bad_request");
+    bmq_envelope_destroy (&reply);
     zsock_destroy (&sock);
     bmq_config_destroy (&cfg);
     json_t *after = s_scene_objects ();

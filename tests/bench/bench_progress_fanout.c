@@ -1,0 +1,57 @@
+/* bench progress_fanout: 100 subscribers on the gateway's event stream watch
+ * a 50-step plan; delivery latency is the event's publish time (ts_us, set by
+ * the executor) to its arrival at each subscriber; every event must arrive. */
+#include "bench_util.h"
+#include <stdio.h>
+
+#define SUBS 100
+#define STEPS 50
+
+int main (void)
+{
+    bmq_envelope_set_sender ("bench");
+    bench_stack_t st;
+    if (bench_stack_up (&st, 1)) { fprintf (stderr, "cannot start the stack\n"); return 1; }
+    zsock_t *subs[SUBS];
+    zmq_pollitem_t items[SUBS];
+    for (int i = 0; i < SUBS; i++) {
+        subs[i] = bmq_bus_connect (ZMQ_SUB, bmq_config_str (st.cfg, "gateway.events"));
+        items[i] = (zmq_pollitem_t) { .socket = zsock_resolve (subs[i]), .events = ZMQ_POLLIN };
+    }
+    zclock_sleep (500);                       /* let every subscription reach the publisher */
+    zsock_t *gw = bmq_bus_connect (ZMQ_DEALER, bmq_config_str (st.cfg, "gateway.endpoint"));
+    bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_RUN_REQUEST, NULL, json_pack ("{s:o}", "plan", bench_cube_plan (STEPS)));
+    char cid[BMQ_MAX_ID + 1];
+    snprintf (cid, sizeof cid, "%s", req->cid);
+    bmq_bus_send_and_destroy (gw, NULL, &req);     /* the answer is read after the events */
+    /* expected per subscriber: plan started, 50 steps, plan end */
+    size_t expected = (size_t) SUBS * (STEPS + 2), got = 0, cap = expected + 64;
+    double *lat = malloc (cap * sizeof *lat);
+    int64_t quiet_until = zclock_mono () + 3000;
+    /* one poll, then drain every ready subscriber: the measuring side must not
+     * be the bottleneck it measures */
+    while (got < expected && zclock_mono () < quiet_until) {
+        if (zmq_poll (items, SUBS, 100) <= 0) continue;
+        for (int i = 0; i < SUBS; i++) {
+            if (!(items[i].revents & ZMQ_POLLIN)) continue;
+            zmq_msg_t msg;
+            zmq_msg_init (&msg);
+            while (zmq_msg_recv (&msg, items[i].socket, ZMQ_DONTWAIT) >= 0) {
+                double now = bench_now_us ();
+                bmq_envelope_t *env = bmq_envelope_decode (zmq_msg_data (&msg), zmq_msg_size (&msg), NULL, 0);
+                if (env && env->type == BMQ_MSG_PROGRESS && !strcmp (env->cid, cid) && got < cap)
+                    lat[got++] = (now - (double) bmq_body_int (env, "ts_us", 0)) / 1000.0;
+                bmq_envelope_destroy (&env);
+            }
+            zmq_msg_close (&msg);
+        }
+    }
+    double p99 = bench_percentile (lat, got, 99), p50 = bench_percentile (lat, got, 50);
+    bench_emit ("progress_fanout", "p99_ms", p99, "ms", json_pack ("{s:f, s:i, s:i}", "p50_ms", p50, "subscribers", SUBS, "events", (int) got));
+    bench_emit ("progress_fanout", "lost_events", (double) (expected - got), "events", json_pack ("{s:i}", "expected", (int) expected));
+    free (lat);
+    zsock_destroy (&gw);
+    for (int i = 0; i < SUBS; i++) zsock_destroy (&subs[i]);
+    bench_stack_down (&st);
+    return got == expected ? 0 : 1;
+}
