@@ -3,11 +3,11 @@
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config
       libzmq3-dev libczmq-dev libmsgpack-dev libcurl4-openssl-dev libyaml-dev libcmocka-dev
-      libjansson-dev libsqlite3-dev libsodium-dev sqlite3
+      libjansson-dev libsqlite3-dev libsodium-dev sqlite3 libmicrohttpd-dev
       blender)
 # deploy/install-deps.sh --test adds what the test suite needs beyond that:
 # clang and its libFuzzer runtime for the fuzz targets.
-[ "${1:-}" = "--test" ] && PKGS+=(clang libclang-rt-14-dev)
+[ "${1:-}" = "--test" ] && PKGS+=(clang libclang-rt-14-dev valgrind)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -51,6 +51,18 @@ static pid_t s_spawn (const bmq_cli_opts_t *opts, const char *name, char *const 
         if (in >= 0) dup2 (in, 0);
         if (out >= 0) { dup2 (out, 1); dup2 (out, 2); }
         for (int fd = 3; fd < 1024; fd++) close (fd);
+        /* BLENDMQ_WRAPPER (e.g. "valgrind --leak-check=full") runs each service
+         * under a tool; Blender itself is never wrapped */
+        const char *wrapper = getenv ("BLENDMQ_WRAPPER");
+        if (wrapper && *wrapper && strstr (argv[0], "blendmq-")) {
+            char *words[32 + 8];
+            int n = 0;
+            char *copy = strdup (wrapper), *save = NULL;
+            for (char *w = strtok_r (copy, " ", &save); w && n < 32; w = strtok_r (NULL, " ", &save)) words[n++] = w;
+            for (int i = 0; argv[i] && n < 39; i++) words[n++] = argv[i];
+            words[n] = NULL;
+            execvp (words[0], words);
+        }
         execvp (argv[0], argv);
         fprintf (stderr, "cannot start %s: %s\n", argv[0], strerror (errno));
         _exit (127);
