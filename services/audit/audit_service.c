@@ -1,111 +1,239 @@
-/* audit_service — receive audit records, store them in batches, acknowledge.
+/* audit_service — receive audit records, store them in batches, acknowledge;
+ * answer queries; prune old records on a schedule.
  *
- * A record is acknowledged only after the transaction holding it committed;
- * when a write fails nothing is acknowledged, the error is logged loudly, and
- * the senders keep the records and send them again. */
+ * A record is acknowledged only after the transaction holding it committed.
+ * When a write fails nothing is acknowledged, the error is logged loudly, the
+ * service reports "degraded: <why>" in its heartbeats and status (so
+ * `blendmq status` shows it), and the senders keep their records and send
+ * them again until a write succeeds. A record that can never be stored (too
+ * big, malformed) is answered with an `error` and dropped by its sender. */
 #include "audit_service.h"
+#include "audit_intake.h"
+#include "audit_query.h"
+#include "audit_retention.h"
 #include "audit_store.h"
 #include "bus.h"
 #include "log.h"
 #include "peer.h"
 
-#define BATCH_MAX 512
+#define BATCH_MAX         512
+#define FAIL_LOG_EVERY_MS 10000
 
-typedef struct { zframe_t *rid; bmq_envelope_t *env; } s_item_t;
+typedef struct {
+    zframe_t       *rid;
+    bmq_envelope_t *env;
+    bmq_audit_row_t row;
+    char           *data;
+} s_item_t;
 
-static void s_reply_batch (zsock_t *router, s_item_t *items, int n, bool stored)
+typedef struct {
+    const char            *path;
+    bmq_audit_store_t     *store;
+    bmq_audit_retention_t *retention;
+    zsock_t               *router;
+    int64_t                stored, duplicates, rejected, commits;
+    char                   write_error[256];   /* "" while writes succeed */
+    int64_t                failed_batches;
+    int64_t                last_fail_log;
+    char                   state[300];
+} s_audit_t;
+
+static const char *s_state (s_audit_t *self)
 {
+    if (!self->write_error[0]) return "ok";
+    snprintf (self->state, sizeof self->state, "degraded: %s", self->write_error);
+    return self->state;
+}
+
+static void s_write_failed (s_audit_t *self, const char *why, int n)
+{
+    bool first = !self->write_error[0];
+    snprintf (self->write_error, sizeof self->write_error, "%s", why);
+    self->failed_batches++;
+    int64_t now = bmq_mono_ms ();
+    if (first || now - self->last_fail_log >= FAIL_LOG_EVERY_MS) {
+        self->last_fail_log = now;
+        bmq_error ("AUDIT WRITE FAILED: %s — %d record(s) not stored and not acknowledged; their senders keep "
+                   "them and resend (%lld failed batches so far, database %s)",
+                   why, n, (long long) self->failed_batches, self->path);
+    }
+}
+
+static void s_write_succeeded (s_audit_t *self)
+{
+    if (!self->write_error[0]) return;
+    bmq_warn ("audit writes recovered after %lld failed batches (last error: %s)",
+              (long long) self->failed_batches, self->write_error);
+    self->write_error[0] = 0;
+    self->failed_batches = 0;
+}
+
+/* Store a batch in one transaction: one fsync for all. true when committed. */
+static bool s_store_batch (s_audit_t *self, s_item_t *items, int n)
+{
+    char err[512];
+    if (bmq_audit_store_begin (self->store)) {
+        snprintf (err, sizeof err, "cannot begin a transaction: %s", bmq_audit_store_error (self->store));
+        s_write_failed (self, err, n);
+        return false;
+    }
+    int added = 0;
+    for (int i = 0; i < n; i++) {
+        int rc = bmq_audit_store_put (self->store, &items[i].row, err, sizeof err);
+        if (rc < 0) {
+            bmq_audit_store_rollback (self->store);
+            s_write_failed (self, err, n);
+            return false;
+        }
+        added += rc;
+    }
+    if (bmq_audit_store_commit (self->store)) {
+        snprintf (err, sizeof err, "commit failed: %s", bmq_audit_store_error (self->store));
+        bmq_audit_store_rollback (self->store);
+        s_write_failed (self, err, n);
+        return false;
+    }
+    self->stored += added;
+    self->duplicates += n - added;
+    self->commits++;
+    s_write_succeeded (self);
+    return true;
+}
+
+static void s_finish_batch (s_audit_t *self, s_item_t *items, int n)
+{
+    bool stored = s_store_batch (self, items, n);
     for (int i = 0; i < n; i++) {
         if (stored) {
             bmq_envelope_t *ack = bmq_envelope_reply (items[i].env, BMQ_MSG_AUDIT_ACK,
-                json_pack ("{s:I, s:s}", "seq", (json_int_t) bmq_body_int (items[i].env, "seq", 0),
-                           "origin", bmq_body_str (items[i].env, "origin") ? bmq_body_str (items[i].env, "origin") : ""));
-            bmq_bus_send_and_destroy (router, items[i].rid, &ack);
+                json_pack ("{s:I, s:s}", "seq", (json_int_t) items[i].row.seq, "origin", items[i].row.origin));
+            bmq_bus_send_and_destroy (self->router, items[i].rid, &ack);
         }
+        free (items[i].data);
         zframe_destroy (&items[i].rid);
         bmq_envelope_destroy (&items[i].env);
     }
 }
 
-/* Store a batch in one transaction. true when committed. */
-static bool s_store_batch (bmq_audit_store_t *store, s_item_t *items, int n, int64_t *stored_total)
+static void s_reject (s_audit_t *self, zframe_t *rid, const bmq_envelope_t *env, const char *why)
+{
+    self->rejected++;
+    const char *origin = bmq_body_str (env, "origin");
+    bmq_warn ("rejected audit record from %s (origin %s, seq %lld): %s", env->sender, origin ? origin : "?",
+              (long long) bmq_body_int (env, "seq", 0), why);
+    bmq_envelope_t *r = bmq_envelope_error (env, "bad_record", "audit record not stored: %s", why);
+    /* (origin, seq) lets the sender drop this record instead of resending it */
+    json_object_set_new (r->body, "seq", json_integer (bmq_body_int (env, "seq", 0)));
+    if (origin) json_object_set_new (r->body, "origin", json_string (origin));
+    bmq_bus_send_and_destroy (self->router, rid, &r);
+}
+
+static void s_answer_query (s_audit_t *self, zframe_t *rid, const bmq_envelope_t *env)
 {
     char err[512];
-    if (bmq_audit_store_begin (store)) { bmq_error ("AUDIT WRITE FAILED: cannot begin a transaction"); return false; }
-    int added = 0;
-    for (int i = 0; i < n; i++) {
-        const bmq_envelope_t *e = items[i].env;
-        const char *origin = bmq_body_str (e, "origin");
-        bmq_audit_row_t row = {
-            .ts_ms = e->ts_ms, .cid = e->cid, .kind = bmq_body_str (e, "kind"), .sender = e->sender,
-            .origin = origin ? origin : e->sender, .seq = bmq_body_int (e, "seq", 0),
-            .data = json_object_get (e->body, "data"),
-        };
-        int rc = bmq_audit_store_put (store, &row, err, sizeof err);
-        if (rc < 0) {
-            bmq_error ("AUDIT WRITE FAILED: %s (records kept by their senders)", err);
-            bmq_audit_store_rollback (store);
-            return false;
-        }
-        added += rc;
-    }
-    if (bmq_audit_store_commit (store)) {
-        bmq_error ("AUDIT WRITE FAILED: commit failed (disk full?); records kept by their senders");
-        bmq_audit_store_rollback (store);
+    bool bad_request;
+    json_t *body = bmq_audit_query (self->store, env->body, &bad_request, err, sizeof err);
+    bmq_envelope_t *r = body ? bmq_envelope_reply (env, BMQ_MSG_AUDIT_RESULT, body)
+                             : bmq_envelope_error (env, bad_request ? "bad_query" : "unavailable", "%s", err);
+    if (!body && !bad_request) bmq_error ("%s", err);
+    bmq_bus_send_and_destroy (self->router, rid, &r);
+}
+
+static void s_answer_status (s_audit_t *self, zframe_t *rid, const bmq_envelope_t *env)
+{
+    bmq_envelope_t *r = bmq_envelope_reply (env, BMQ_MSG_STATUS_REPLY,
+        json_pack ("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:s}", "service", "audit", "state", s_state (self),
+                   "records", (json_int_t) self->stored, "duplicates", (json_int_t) self->duplicates,
+                   "rejected", (json_int_t) self->rejected, "commits", (json_int_t) self->commits,
+                   "pruned", (json_int_t) bmq_audit_retention_pruned (self->retention), "database", self->path));
+    bmq_bus_send_and_destroy (self->router, rid, &r);
+}
+
+/* Handle one message; returns true when it joined the batch (ownership taken). */
+static bool s_handle (s_audit_t *self, zframe_t *rid, bmq_envelope_t *env, s_item_t *slot)
+{
+    char err[512];
+    if (bmq_answer_heartbeat (self->router, rid, env, "audit", s_state (self))) return false;
+    switch (env->type) {
+    case BMQ_MSG_AUDIT_RECORD:
+        if (bmq_audit_intake (env, &slot->row, &slot->data, err, sizeof err)) { s_reject (self, rid, env, err); return false; }
+        slot->rid = rid;
+        slot->env = env;
+        return true;
+    case BMQ_MSG_AUDIT_QUERY: s_answer_query (self, rid, env); return false;
+    case BMQ_MSG_STATUS_REQUEST: s_answer_status (self, rid, env); return false;
+    default: {
+        bmq_envelope_t *r = bmq_envelope_error (env, "unsupported", "audit does not handle %s", bmq_msg_type_name (env->type));
+        bmq_bus_send_and_destroy (self->router, rid, &r);
         return false;
     }
-    *stored_total += added;
-    return true;
+    }
+}
+
+static void s_prune_step (s_audit_t *self)
+{
+    char err[512];
+    int n = bmq_audit_retention_step (self->retention, self->store, bmq_now_ms (), err, sizeof err);
+    if (n < 0) bmq_error ("AUDIT RETENTION FAILED: %s (retrying at the next interval)", err);
+    else self->stored -= n;
+}
+
+static int s_open (s_audit_t *self, bmq_config_t *cfg)
+{
+    char err[512];
+    self->path = bmq_config_str (cfg, "audit.database");
+    self->store = bmq_audit_store_open (self->path, err, sizeof err);
+    if (!self->store) { bmq_error ("%s", err); return -1; }
+    int64_t max_mb = bmq_config_int (cfg, "audit.max_size_mb");
+    if (bmq_audit_store_set_max_size (self->store, max_mb * 1024 * 1024))
+        bmq_warn ("cannot cap the audit database at %lld MB", (long long) max_mb);
+    int64_t days = bmq_config_int (cfg, "audit.retention_days");
+    self->retention = bmq_audit_retention_new (days * 86400000, bmq_config_int (cfg, "audit.prune_interval_s") * 1000,
+                                               (int) bmq_config_int (cfg, "audit.prune_batch"));
+    self->router = bmq_bus_bind (ZMQ_ROUTER, bmq_config_str (cfg, "audit.endpoint"));
+    if (!self->router || !self->retention) return -1;
+    self->stored = bmq_audit_store_count (self->store);
+    bmq_info ("audit ready on %s, database %s (%lld records, schema %d); retention %s%lld days; "
+              "fsync: WAL, synchronous=FULL, one commit per batch of up to %d records, acknowledged after commit",
+              bmq_config_str (cfg, "audit.endpoint"), self->path, (long long) self->stored,
+              bmq_audit_store_version (self->store), days > 0 ? "" : "off, ", (long long) days, BATCH_MAX);
+    return 0;
+}
+
+static void s_close (s_audit_t *self)
+{
+    zsock_destroy (&self->router);
+    bmq_audit_retention_destroy (&self->retention);
+    bmq_audit_store_close (&self->store);
 }
 
 int bmq_audit_service_run (bmq_config_t *cfg)
 {
-    char err[512];
-    const char *path = bmq_config_str (cfg, "audit.database");
-    bmq_audit_store_t *store = bmq_audit_store_open (path, err, sizeof err);
-    if (!store) { bmq_error ("%s", err); return 1; }
-    zsock_t *router = bmq_bus_bind (ZMQ_ROUTER, bmq_config_str (cfg, "audit.endpoint"));
-    if (!router) { bmq_audit_store_close (&store); return 1; }
-    int64_t stored = bmq_audit_store_count (store);
-    bmq_info ("audit ready on %s, database %s (%lld records)", bmq_config_str (cfg, "audit.endpoint"),
-              path, (long long) stored);
-
-    zpoller_t *poller = zpoller_new (router, NULL);
+    s_audit_t self = { 0 };
+    if (s_open (&self, cfg)) { s_close (&self); return 1; }
+    zpoller_t *poller = zpoller_new (self.router, NULL);
     s_item_t batch[BATCH_MAX];
     while (!zsys_interrupted) {
-        if (!zpoller_wait (poller, 1000)) continue;
+        int64_t wait = bmq_audit_retention_wait_ms (self.retention, bmq_now_ms ());
+        zpoller_wait (poller, wait < 1000 ? (int) wait : 1000);
+        if (zpoller_terminated (poller)) break;
         int n = 0;
         /* drain what is there, up to a batch: one fsync for many records */
-        while (n < BATCH_MAX && (zsock_events (router) & ZMQ_POLLIN)) {
+        while (n < BATCH_MAX && (zsock_events (self.router) & ZMQ_POLLIN)) {
             zframe_t *rid = NULL;
-            bmq_envelope_t *env = bmq_bus_recv (router, &rid);
+            bmq_envelope_t *env = bmq_bus_recv (self.router, &rid);
             if (!env) continue;
-            if (bmq_answer_heartbeat (router, rid, env, "audit", "ok")) { }
-            else if (env->type == BMQ_MSG_STATUS_REQUEST) {
-                bmq_envelope_t *r = bmq_envelope_reply (env, BMQ_MSG_STATUS_REPLY,
-                    json_pack ("{s:s, s:s, s:I, s:s}", "service", "audit", "state", "ok",
-                               "records", (json_int_t) stored, "database", path));
-                bmq_bus_send_and_destroy (router, rid, &r);
-            }
-            else if (env->type == BMQ_MSG_AUDIT_RECORD) {
-                batch[n].rid = rid;
-                batch[n].env = env;
-                n++;
-                continue;
-            }
-            else {
-                bmq_envelope_t *r = bmq_envelope_error (env, "unsupported", "audit does not handle %s",
-                                                        bmq_msg_type_name (env->type));
-                bmq_bus_send_and_destroy (router, rid, &r);
-            }
+            if (s_handle (&self, rid, env, &batch[n])) { n++; continue; }
             zframe_destroy (&rid);
             bmq_envelope_destroy (&env);
         }
-        if (n) s_reply_batch (router, batch, n, s_store_batch (store, batch, n, &stored));
+        if (n) s_finish_batch (&self, batch, n);
+        /* one small prune batch between write batches: writers never wait long */
+        s_prune_step (&self);
     }
-    bmq_info ("audit stopping (%lld records stored)", (long long) stored);
+    bmq_info ("audit stopping (%lld records stored, %lld duplicates ignored, %lld rejected)",
+              (long long) self.stored, (long long) self.duplicates, (long long) self.rejected);
     zpoller_destroy (&poller);
-    zsock_destroy (&router);
-    bmq_audit_store_close (&store);
+    s_close (&self);
     return 0;
 }

@@ -1,23 +1,23 @@
 /* audit_store — SQLite storage of audit records. */
 #include "audit_store.h"
-
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
+#include <time.h>
 
 #define ERR(...) do { if (err) snprintf (err, errlen, __VA_ARGS__); } while (0)
-#define SCHEMA_VERSION 1
 
 struct bmq_audit_store_t {
     sqlite3      *db;
     sqlite3_stmt *insert;
+    sqlite3_stmt *prune;
 };
 
-/* Migration N brings the schema from version N-1 to N. */
-static const char *s_migrations[] = {
+/* Migration N brings the schema from version N-1 to N. Never edit a released
+ * one: add the next. */
+static const char *s_migrations[BMQ_AUDIT_SCHEMA_VERSION + 1] = {
     NULL,
+    /* 1: the records table */
     "CREATE TABLE records ("
     "  id INTEGER PRIMARY KEY,"
     "  stored_at INTEGER NOT NULL,"
@@ -32,28 +32,71 @@ static const char *s_migrations[] = {
     "CREATE INDEX records_cid ON records (cid, id);"
     "CREATE INDEX records_ts ON records (ts);"
     "CREATE INDEX records_kind ON records (kind, ts);",
+    /* 2: stories read in time order (cid, ts); `--plan` finds a plan's stories
+     * through plan_id, taken out of the data once at insert; retention prunes
+     * by the audit's own clock (stored_at), which a skewed sender cannot move. */
+    "ALTER TABLE records ADD COLUMN plan_id TEXT;"
+    "UPDATE records SET plan_id = json_extract (data, '$.plan_id')"
+    "  WHERE json_valid (data) AND json_type (data, '$.plan_id') = 'text';"
+    "DROP INDEX records_cid;"
+    "CREATE INDEX records_cid ON records (cid, ts);"
+    "CREATE INDEX records_plan ON records (plan_id) WHERE plan_id IS NOT NULL;"
+    "CREATE INDEX records_stored ON records (stored_at);",
 };
 
-static int s_migrate (sqlite3 *db, char *err, size_t errlen)
+static int64_t s_now_ms (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int s_user_version (sqlite3 *db)
 {
     sqlite3_stmt *st;
-    int version = 0;
+    int version = -1;
     if (sqlite3_prepare_v2 (db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK && sqlite3_step (st) == SQLITE_ROW)
         version = sqlite3_column_int (st, 0);
     sqlite3_finalize (st);
-    if (version > SCHEMA_VERSION) { ERR ("audit database schema %d is newer than this program (%d)", version, SCHEMA_VERSION); return -1; }
-    for (int v = version + 1; v <= SCHEMA_VERSION; v++) {
+    return version;
+}
+
+static int s_migrate (sqlite3 *db, char *err, size_t errlen)
+{
+    int version = s_user_version (db);
+    if (version < 0) { ERR ("cannot read the audit schema version: %s", sqlite3_errmsg (db)); return -1; }
+    if (version > BMQ_AUDIT_SCHEMA_VERSION) {
+        ERR ("audit database schema %d is newer than this program (%d)", version, BMQ_AUDIT_SCHEMA_VERSION);
+        return -1;
+    }
+    for (int v = version + 1; v <= BMQ_AUDIT_SCHEMA_VERSION; v++) {
         char *msg = NULL, pragma[64];
         snprintf (pragma, sizeof pragma, "PRAGMA user_version = %d;", v);
+        /* the schema change and its version number commit together, or neither */
         if (sqlite3_exec (db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK
             || sqlite3_exec (db, s_migrations[v], NULL, NULL, &msg) != SQLITE_OK
             || sqlite3_exec (db, pragma, NULL, NULL, &msg) != SQLITE_OK
             || sqlite3_exec (db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
-            ERR ("audit schema migration %d failed: %s", v, msg ? msg : "?");
+            ERR ("audit schema migration %d failed: %s", v, msg ? msg : sqlite3_errmsg (db));
             sqlite3_free (msg);
             sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
             return -1;
         }
+    }
+    return 0;
+}
+
+static int s_prepare (bmq_audit_store_t *self, char *err, size_t errlen)
+{
+    if (sqlite3_prepare_v2 (self->db, "INSERT OR IGNORE INTO records"
+                            " (stored_at, ts, cid, kind, sender, origin, seq, plan_id, data)"
+                            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &self->insert, NULL) != SQLITE_OK
+        /* oldest first and by id, so each pass walks the index from its start */
+        || sqlite3_prepare_v2 (self->db, "DELETE FROM records WHERE id IN"
+                               " (SELECT id FROM records WHERE stored_at < ? ORDER BY stored_at LIMIT ?)",
+                               -1, &self->prune, NULL) != SQLITE_OK) {
+        ERR ("cannot prepare audit statements: %s", sqlite3_errmsg (self->db));
+        return -1;
     }
     return 0;
 }
@@ -67,10 +110,12 @@ bmq_audit_store_t *bmq_audit_store_open (const char *path, char *err, size_t err
         return NULL;
     }
     sqlite3_busy_timeout (db, 5000);
-    /* WAL: readers (CLI, gateway) never block the writer; synchronous=FULL
-     * fsyncs the WAL at every commit, so an acknowledged record survives a crash. */
+    /* WAL: readers never block the writer; synchronous=FULL fsyncs the WAL at
+     * every commit, so an acknowledged record survives a crash. The WAL is
+     * trimmed after checkpoints so a burst does not leave a huge file behind. */
     char *msg = NULL;
-    if (sqlite3_exec (db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", NULL, NULL, &msg) != SQLITE_OK) {
+    if (sqlite3_exec (db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA journal_size_limit=67108864;",
+                      NULL, NULL, &msg) != SQLITE_OK) {
         ERR ("cannot configure %s: %s", path, msg);
         sqlite3_free (msg);
         sqlite3_close (db);
@@ -78,22 +123,35 @@ bmq_audit_store_t *bmq_audit_store_open (const char *path, char *err, size_t err
     }
     if (s_migrate (db, err, errlen)) { sqlite3_close (db); return NULL; }
     bmq_audit_store_t *self = calloc (1, sizeof *self);
+    if (!self) { sqlite3_close (db); ERR ("out of memory"); return NULL; }
     self->db = db;
-    if (sqlite3_prepare_v2 (db, "INSERT OR IGNORE INTO records (stored_at, ts, cid, kind, sender, origin, seq, data)"
-                                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", -1, &self->insert, NULL) != SQLITE_OK) {
-        ERR ("cannot prepare insert: %s", sqlite3_errmsg (db));
-        bmq_audit_store_close (&self);
-    }
+    if (s_prepare (self, err, errlen)) bmq_audit_store_close (&self);
     return self;
 }
 
 void bmq_audit_store_close (bmq_audit_store_t **self_p)
 {
     if (!self_p || !*self_p) return;
-    sqlite3_finalize ((*self_p)->insert);
-    sqlite3_close ((*self_p)->db);
-    free (*self_p);
+    bmq_audit_store_t *self = *self_p;
+    sqlite3_finalize (self->insert);
+    sqlite3_finalize (self->prune);
+    sqlite3_close (self->db);
+    free (self);
     *self_p = NULL;
+}
+
+int bmq_audit_store_set_max_size (bmq_audit_store_t *self, int64_t bytes)
+{
+    sqlite3_stmt *st;
+    int64_t page = 4096;
+    if (sqlite3_prepare_v2 (self->db, "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK && sqlite3_step (st) == SQLITE_ROW)
+        page = sqlite3_column_int64 (st, 0);
+    sqlite3_finalize (st);
+    /* SQLite's default cap is effectively unlimited (2^32 - 2 pages) */
+    int64_t pages = bytes > 0 ? bytes / page : 4294967294LL;
+    char sql[64];
+    snprintf (sql, sizeof sql, "PRAGMA max_page_count = %lld", (long long) (pages > 0 ? pages : 1));
+    return sqlite3_exec (self->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
 }
 
 int bmq_audit_store_begin (bmq_audit_store_t *self)
@@ -108,27 +166,28 @@ int bmq_audit_store_commit (bmq_audit_store_t *self)
 
 void bmq_audit_store_rollback (bmq_audit_store_t *self)
 {
-    sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
+    /* after some errors SQLite has already rolled back: that is fine */
+    if (!sqlite3_get_autocommit (self->db)) sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
 int bmq_audit_store_put (bmq_audit_store_t *self, const bmq_audit_row_t *row, char *err, size_t errlen)
 {
-    char *data = json_dumps (row->data, JSON_COMPACT | JSON_SORT_KEYS);
-    if (!data) { ERR ("cannot serialise record data"); return -1; }
-    struct timeval tv;
-    gettimeofday (&tv, NULL);
     sqlite3_stmt *st = self->insert;
     sqlite3_reset (st);
-    sqlite3_bind_int64 (st, 1, (sqlite3_int64) tv.tv_sec * 1000 + tv.tv_usec / 1000);
+    sqlite3_bind_int64 (st, 1, row->stored_at ? row->stored_at : s_now_ms ());
     sqlite3_bind_int64 (st, 2, row->ts_ms);
     sqlite3_bind_text (st, 3, row->cid, -1, SQLITE_STATIC);
     sqlite3_bind_text (st, 4, row->kind, -1, SQLITE_STATIC);
     sqlite3_bind_text (st, 5, row->sender, -1, SQLITE_STATIC);
     sqlite3_bind_text (st, 6, row->origin, -1, SQLITE_STATIC);
     sqlite3_bind_int64 (st, 7, row->seq);
-    sqlite3_bind_text (st, 8, data, -1, SQLITE_TRANSIENT);
-    free (data);
+    if (row->plan_id) sqlite3_bind_text (st, 8, row->plan_id, -1, SQLITE_STATIC);
+    else sqlite3_bind_null (st, 8);
+    sqlite3_bind_text (st, 9, row->data ? row->data : "{}", -1, SQLITE_STATIC);
     int rc = sqlite3_step (st);
+    /* unbind: the strings belong to the caller and die after this call */
+    sqlite3_clear_bindings (st);
+    sqlite3_reset (st);
     if (rc != SQLITE_DONE) { ERR ("cannot store audit record: %s", sqlite3_errmsg (self->db)); return -1; }
     return sqlite3_changes (self->db) > 0 ? 1 : 0;
 }
@@ -143,3 +202,25 @@ int64_t bmq_audit_store_count (bmq_audit_store_t *self)
     sqlite3_finalize (st);
     return n;
 }
+
+int bmq_audit_store_prune (bmq_audit_store_t *self, int64_t cutoff_ms, int max_rows, char *err, size_t errlen)
+{
+    if (bmq_audit_store_begin (self)) { ERR ("cannot begin pruning: %s", sqlite3_errmsg (self->db)); return -1; }
+    sqlite3_stmt *st = self->prune;
+    sqlite3_reset (st);
+    sqlite3_bind_int64 (st, 1, cutoff_ms);
+    sqlite3_bind_int (st, 2, max_rows > 0 ? max_rows : 1);
+    int rc = sqlite3_step (st);
+    int deleted = sqlite3_changes (self->db);
+    sqlite3_reset (st);
+    if (rc != SQLITE_DONE || bmq_audit_store_commit (self)) {
+        ERR ("cannot prune audit records: %s", sqlite3_errmsg (self->db));
+        bmq_audit_store_rollback (self);
+        return -1;
+    }
+    return deleted;
+}
+
+int bmq_audit_store_version (bmq_audit_store_t *self) { return s_user_version (self->db); }
+sqlite3 *bmq_audit_store_db (bmq_audit_store_t *self) { return self->db; }
+const char *bmq_audit_store_error (bmq_audit_store_t *self) { return sqlite3_errmsg (self->db); }

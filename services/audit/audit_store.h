@@ -1,33 +1,54 @@
 /* audit_store — the audit trail in SQLite (WAL).
  *
  * One row per record, unique on (origin, seq) so a record sent twice (after a
- * lost acknowledgement) is stored once. The schema is versioned; migrations
- * run at open. */
+ * lost acknowledgement) is stored once. The schema is versioned with
+ * PRAGMA user_version; migrations run at open, each in its own transaction.
+ *
+ * Durability: WAL with synchronous=FULL, so a committed transaction survives a
+ * crash or power loss; the service acknowledges records only after commit. */
 #ifndef BMQ_AUDIT_STORE_H
 #define BMQ_AUDIT_STORE_H
 
-#include <jansson.h>
+#include <sqlite3.h>
 #include <stdint.h>
+#include <stddef.h>
+
+#define BMQ_AUDIT_SCHEMA_VERSION 2
 
 typedef struct bmq_audit_store_t bmq_audit_store_t;
 
 typedef struct {
+    int64_t     stored_at;    /* audit's clock, ms; 0: now */
     int64_t     ts_ms;        /* sender's clock */
     const char *cid;
     const char *kind;
     const char *sender;
     const char *origin;
     int64_t     seq;
-    const json_t *data;
+    const char *plan_id;      /* may be NULL: the record names no plan */
+    const char *data;         /* the record's data as compact JSON text */
 } bmq_audit_row_t;
 
+/* Open (creating and migrating as needed). NULL with err. */
 bmq_audit_store_t *bmq_audit_store_open (const char *path, char *err, size_t errlen);
 void bmq_audit_store_close (bmq_audit_store_t **self_p);
+/* Cap the database size (0: no cap). Writes beyond it fail with "database or
+ * disk is full", exactly as a full disk does. 0 / -1. */
+int  bmq_audit_store_set_max_size (bmq_audit_store_t *self, int64_t bytes);
 int  bmq_audit_store_begin (bmq_audit_store_t *self);
 int  bmq_audit_store_commit (bmq_audit_store_t *self);
 void bmq_audit_store_rollback (bmq_audit_store_t *self);
 /* Insert one row (inside begin/commit). 1 stored, 0 duplicate, -1 error (err). */
 int  bmq_audit_store_put (bmq_audit_store_t *self, const bmq_audit_row_t *row, char *err, size_t errlen);
 int64_t bmq_audit_store_count (bmq_audit_store_t *self);
+/* Delete at most `max_rows` rows stored before `cutoff_ms`, in one short
+ * transaction. Returns the number deleted, or -1 with err. */
+int  bmq_audit_store_prune (bmq_audit_store_t *self, int64_t cutoff_ms, int max_rows, char *err, size_t errlen);
+/* The schema version of the open database. */
+int  bmq_audit_store_version (bmq_audit_store_t *self);
+/* The SQLite handle, for readers in this service (audit_query). */
+sqlite3 *bmq_audit_store_db (bmq_audit_store_t *self);
+/* The last SQLite error message. */
+const char *bmq_audit_store_error (bmq_audit_store_t *self);
 
 #endif

@@ -13,9 +13,16 @@ typedef struct {
     const char *config_path;         /* --config */
     bool        json;                /* --json: machine-readable output */
     bool        ipc;                 /* up --ipc: endpoints as ipc:// sockets in run_dir */
+    bool        keep_partial;        /* chat, plan run: keep a failed plan's work instead of rolling back */
     bool        no_blender;          /* up --no-blender: connect to a Blender you run */
     const char *out_dir;             /* demo --out */
     int         validators;          /* up --validators N */
+    bool        compact;             /* capabilities --compact */
+    const char *since;               /* audit --since T */
+    const char *plan;                /* audit --plan ID */
+    const char *kind;                /* audit --kind K */
+    const char *format;              /* audit export --format jsonl */
+    int         limit;               /* audit list --limit N (-1: not given) */
 } bmq_cli_opts_t;
 
 /* Config for talking to a stack: --config, else run_dir/blendmq.yaml, else defaults. */
@@ -30,6 +37,15 @@ int bmq_cli_watch (const bmq_cli_opts_t *opts);
 int bmq_cli_demo (bmq_cli_opts_t *opts, const char *prompt);
 /* Ask the executor (through the gateway) for a scene command; write its blob to `path` if given. */
 int bmq_cli_scene (const bmq_cli_opts_t *opts, const char *command, json_t *args, const char *path);
+/* `audit list|show CID|export`: read the audit trail from the audit service.
+ * words[0] is the action, then its arguments. */
+int bmq_cli_audit (const bmq_cli_opts_t *opts, int nwords, const char **words);
+/* `capabilities [--compact]`: the palette (seed 001 shape, or one line per operation). */
+int bmq_cli_capabilities (const bmq_cli_opts_t *opts);
+/* `inspect NAME`: one Blender operator's description from its RNA. */
+int bmq_cli_inspect (const bmq_cli_opts_t *opts, const char *name);
+/* `mcp`: an MCP server on stdin/stdout (one JSON-RPC message per line; logs on stderr). */
+int bmq_cli_mcp (const bmq_cli_opts_t *opts);
 /* One status.request to the gateway; NULL when it does not answer. */
 json_t *bmq_cli_fetch_status (bmq_config_t *cfg);
 

@@ -97,13 +97,16 @@ static int s_on_run (const bmq_envelope_t *env, void *arg)
     }
     switch (env->type) {
     case BMQ_MSG_CHAT_PLANNED: {
-        const char *recipe = bmq_body_str (env, "recipe");
+        const char *recipe = bmq_body_str (env, "recipe") ? bmq_body_str (env, "recipe") : bmq_body_str (env, "title");
         st->total = (int) json_array_size (json_object_get (env->body, "plan"));
         if (st->recipe_out && recipe) snprintf (st->recipe_out, st->recipe_len, "%s", recipe);
         if (!st->json) printf ("plan %s: %s, %d steps (%s planner)\n", bmq_body_str (env, "plan_id"),
                                recipe ? recipe : "?", st->total, bmq_body_str (env, "source") ? bmq_body_str (env, "source") : "?");
         return CONTINUE;
     }
+    case BMQ_MSG_PLAN_NOTE:
+        if (!st->json) { printf ("planner: %s\n", bmq_body_str (env, "text")); fflush (stdout); }
+        return CONTINUE;
     case BMQ_MSG_VALIDATE_REPLY: {
         bool ok = json_is_true (json_object_get (env->body, "accepted"));
         json_t *errors = json_object_get (env->body, "errors");
@@ -121,6 +124,12 @@ static int s_on_run (const bmq_envelope_t *env, void *arg)
     }
     case BMQ_MSG_PROGRESS: {
         const char *event = bmq_body_str (env, "event");
+        if (!st->json && event && !strcmp (event, "rollback")) {
+            json_t *rb = json_object_get (env->body, "rollback");
+            printf ("%s: removed %zu object(s), restored %zu\n", bmq_body_str (env, "status"),
+                    json_array_size (json_object_get (rb, "removed")), json_array_size (json_object_get (rb, "restored")));
+            return CONTINUE;
+        }
         if (st->json || !event || strcmp (event, "step")) return CONTINUE;
         json_t *d = json_object_get (env->body, "duration_ms");
         const char *error = bmq_body_str (env, "error");
@@ -153,7 +162,8 @@ int bmq_cli_chat (const bmq_cli_opts_t *opts, const char *prompt, char *recipe_o
     bmq_config_t *cfg = bmq_cli_config (opts);
     if (!cfg) return 2;
     s_run_state_t st = { .json = opts->json, .recipe_out = recipe_out, .recipe_len = recipe_len };
-    int code = s_converse (cfg, bmq_envelope_new (BMQ_MSG_CHAT_REQUEST, NULL, json_pack ("{s:s}", "prompt", prompt)),
+    int code = s_converse (cfg, bmq_envelope_new (BMQ_MSG_CHAT_REQUEST, NULL,
+                                                  json_pack ("{s:s, s:b}", "prompt", prompt, "keep_partial", opts->keep_partial)),
                            s_on_run, &st);
     bmq_config_destroy (&cfg);
     return code;
@@ -176,7 +186,8 @@ int bmq_cli_plan (const bmq_cli_opts_t *opts, const char *action, const char *fi
     bool validate = !strcmp (action, "validate");
     s_run_state_t st = { .json = opts->json, .validate_only = validate };
     int code = s_converse (cfg, bmq_envelope_new (validate ? BMQ_MSG_VALIDATE_REQUEST : BMQ_MSG_RUN_REQUEST, NULL,
-                                                  json_pack ("{s:o}", "plan", plan)), s_on_run, &st);
+                                                  json_pack ("{s:o, s:b}", "plan", plan, "keep_partial", opts->keep_partial)),
+                           s_on_run, &st);
     bmq_config_destroy (&cfg);
     return code;
 }
@@ -258,6 +269,10 @@ static int s_on_status (const bmq_envelope_t *env, void *arg)
     }
     if (!json) printf ("endpoint   %s\nevents     %s\n", json_string_value (json_object_get (json_object_get (env->body, "endpoints"), "gateway")),
                        json_string_value (json_object_get (json_object_get (env->body, "endpoints"), "events")));
+    const char *http = json_string_value (json_object_get (json_object_get (env->body, "endpoints"), "http"));
+    if (!json && http)
+        printf ("http       %s  (REST /api, live progress /api/events)\nmcp        %s\n", http,
+                json_string_value (json_object_get (json_object_get (env->body, "endpoints"), "mcp")));
     return all ? 0 : 1;
 }
 

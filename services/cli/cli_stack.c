@@ -191,6 +191,8 @@ static void s_ipc_endpoints (bmq_config_t *cfg, const char *run_dir)
         snprintf (ep, sizeof ep, "ipc://%s/%s.sock", run_dir, keys[i][1]);
         bmq_config_set (cfg, keys[i][0], ep);
     }
+    /* a private stack must not collide with another one's HTTP port either */
+    if (!getenv ("BLENDMQ_GATEWAY_HTTP_PORT")) bmq_config_set (cfg, "gateway.http_port", "0");
 }
 
 /* Poll the gateway until every service is alive (and Blender connected). */
@@ -284,10 +286,15 @@ int bmq_cli_up (bmq_cli_opts_t *opts)
         s_spawn (opts, name, argv);
     }
     int rc = s_wait_healthy (cfg, !opts->no_blender);
-    if (rc == 0 && !opts->json)
+    if (rc == 0 && !opts->json) {
         printf ("blendmq is up: gateway %s, %d validator(s), Blender port %lld\n  run dir %s\n",
                 bmq_config_str (cfg, "gateway.endpoint"), opts->validators,
                 (long long) bmq_config_int (cfg, "blender.port"), opts->run_dir);
+        json_t *st = bmq_cli_fetch_status (cfg);
+        const char *mcp = json_string_value (json_object_get (json_object_get (st, "endpoints"), "mcp"));
+        if (mcp) printf ("  MCP (Streamable HTTP) %s\n", mcp);
+        json_decref (st);
+    }
     bmq_config_destroy (&cfg);
     if (rc) {
         fprintf (stderr, "blendmq: logs are in %s/logs; stopping what started\n", opts->run_dir);

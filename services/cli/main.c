@@ -18,11 +18,18 @@ static void s_usage (FILE *out)
         "  status                  health of every service and of the Blender connection\n"
         "  demo \"PROMPT\" [--out DIR]  private stack: run the prompt, write DIR/NAME.blend and DIR/NAME.png, stop\n"
         "  chat \"PROMPT\"           plan, validate and run; one line per step; exit 0 only if the plan ran to the end\n"
+        "                          (a failed plan is rolled back; --keep-partial keeps what it did)\n"
         "  plan validate FILE.json print the verdict; exit 0 accepted, 1 rejected, 2 error\n"
         "  plan run FILE.json      validate and run an action plan\n"
+        "  capabilities [--compact]  the capability palette as JSON (operation -> parameters); --compact: one line each\n"
+        "  inspect NAME            one Blender operator's description from its RNA (e.g. bpy.ops.mesh.primitive_cube_add)\n"
         "  watch                   print every progress event as it is published\n"
+        "  mcp                     an MCP server on stdin/stdout for AI assistants ({\"command\": \"blendmq\", \"args\": [\"mcp\"]});\n"
+        "                          Streamable HTTP is served by the gateway (`status` prints its URL)\n"
         "  scene [info|save FILE.blend|render FILE.png|reset]\n"
-        "                          the live scene: objects as JSON, a saved copy, a Workbench preview, or emptied\n\n"
+        "                          the live scene: objects as JSON, a saved copy, a Workbench preview, or emptied\n"
+        "  audit list [--since T] [--plan ID] [--kind K] [--limit N] | audit show CID | audit export [--format jsonl]\n"
+        "                          the audit trail: recent records, one story in order, or everything as JSON lines\n\n"
         "The run directory (default $BLENDMQ_RUN_DIR, else $XDG_RUNTIME_DIR/blendmq or /tmp/blendmq-UID)\n"
         "holds the running stack's configuration, logs, keys and pids.\n");
 }
@@ -38,7 +45,7 @@ static void s_default_run_dir (char *buf, size_t len)
 
 int main (int argc, char **argv)
 {
-    bmq_cli_opts_t opts = { .validators = 2 };
+    bmq_cli_opts_t opts = { .validators = 2, .limit = -1 };
     s_default_run_dir (opts.run_dir, sizeof opts.run_dir);
     const char *words[4] = { NULL };
     int nwords = 0;
@@ -49,9 +56,16 @@ int main (int argc, char **argv)
         else if (!strcmp (a, "--config") && i + 1 < argc) opts.config_path = argv[++i];
         else if (!strcmp (a, "--out") && i + 1 < argc) opts.out_dir = argv[++i];
         else if (!strcmp (a, "--validators") && i + 1 < argc) opts.validators = atoi (argv[++i]);
+        else if (!strcmp (a, "--since") && i + 1 < argc) opts.since = argv[++i];
+        else if (!strcmp (a, "--plan") && i + 1 < argc) opts.plan = argv[++i];
+        else if (!strcmp (a, "--kind") && i + 1 < argc) opts.kind = argv[++i];
+        else if (!strcmp (a, "--format") && i + 1 < argc) opts.format = argv[++i];
+        else if (!strcmp (a, "--limit") && i + 1 < argc) opts.limit = atoi (argv[++i]);
         else if (!strcmp (a, "--json")) opts.json = true;
+        else if (!strcmp (a, "--compact")) opts.compact = true;
         else if (!strcmp (a, "--ipc")) opts.ipc = true;
         else if (!strcmp (a, "--no-blender")) opts.no_blender = true;
+        else if (!strcmp (a, "--keep-partial")) opts.keep_partial = true;
         else if (a[0] == '-' && a[1] == '-') { fprintf (stderr, "blendmq: unknown option %s (try --help)\n", a); return 2; }
         else if (nwords < 4) words[nwords++] = a;
         else { fprintf (stderr, "blendmq: too many arguments\n"); return 2; }
@@ -67,10 +81,14 @@ int main (int argc, char **argv)
     if (!strcmp (cmd, "down") && nwords == 1) return bmq_cli_down (&opts);
     if (!strcmp (cmd, "status") && nwords == 1) return bmq_cli_status (&opts);
     if (!strcmp (cmd, "watch") && nwords == 1) return bmq_cli_watch (&opts);
+    if (!strcmp (cmd, "mcp") && nwords == 1) return bmq_cli_mcp (&opts);
+    if (!strcmp (cmd, "capabilities") && nwords == 1) return bmq_cli_capabilities (&opts);
+    if (!strcmp (cmd, "inspect") && nwords == 2) return bmq_cli_inspect (&opts, words[1]);
     if (!strcmp (cmd, "chat") && nwords == 2) return bmq_cli_chat (&opts, words[1], NULL, 0);
     if (!strcmp (cmd, "demo") && nwords == 2) return bmq_cli_demo (&opts, words[1]);
     if (!strcmp (cmd, "plan") && nwords == 3 && (!strcmp (words[1], "validate") || !strcmp (words[1], "run")))
         return bmq_cli_plan (&opts, words[1], words[2]);
+    if (!strcmp (cmd, "audit") && nwords >= 2) return bmq_cli_audit (&opts, nwords - 1, words + 1);
     if (!strcmp (cmd, "scene")) {
         const char *what = nwords > 1 ? words[1] : "info";
         if (!strcmp (what, "info") && nwords <= 2) return bmq_cli_scene (&opts, "scene_info", json_pack ("{s:i}", "limit", 1000), NULL);

@@ -201,12 +201,33 @@ static void s_step_result (s_exec_t *ex, int status, json_t *reply, const char *
     job->phase = job->keep_partial ? BMQ_PHASE_COMMIT : BMQ_PHASE_ROLLBACK;
 }
 
+/* inspect.request: the add-on's rna_info answer becomes inspect.reply {tool};
+ * an error from the add-on means Blender has no such operator (unknown_tool),
+ * a link failure is reported as such (the asker may retry). */
+static bmq_envelope_t *s_inspect_reply (const bmq_envelope_t *req, int status, json_t *reply, const char *err)
+{
+    json_t *result = json_object_get (reply, "result");
+    if (status == BMQ_LINK_OK && json_is_true (json_object_get (reply, "ok")) && json_is_object (result))
+        return bmq_envelope_reply (req, BMQ_MSG_INSPECT_REPLY, json_pack ("{s:O}", "tool", result));
+    if (status == BMQ_LINK_OK) {
+        const char *msg = json_string_value (json_object_get (reply, "error"));
+        return bmq_envelope_error (req, "unknown_tool", "%s", msg ? msg : "Blender has no such operator");
+    }
+    return bmq_envelope_error (req, status == BMQ_LINK_TIMEOUT ? "timeout" : "interrupted", "inspect: %s",
+                               err && *err ? err : "Blender is not reachable");
+}
+
 static void s_command_result (s_exec_t *ex, int status, json_t *reply, zframe_t *blob, const char *err)
 {
     bmq_job_t *job = ex->current;
     bmq_envelope_t env0 = { .type = bmq_msg_type_from_name (job->req_type) };
     snprintf (env0.cid, sizeof env0.cid, "%s", job->cid);
     bmq_envelope_t *out;
+    if (env0.type == BMQ_MSG_INSPECT_REQUEST) {
+        s_reply (ex, job, s_inspect_reply (&env0, status, reply, err));
+        bmq_job_destroy (&ex->current);
+        return;
+    }
     if (status == BMQ_LINK_OK && json_is_true (json_object_get (reply, "ok"))) {
         json_t *result = json_object_get (reply, "result");
         out = bmq_envelope_reply (&env0, BMQ_MSG_SCENE_REPLY,
@@ -294,6 +315,17 @@ static bool s_scene_command_allowed (const char *command)
     return false;
 }
 
+/* inspect.request: queued like a scene command, running the add-on's rna_info. */
+static bmq_envelope_t *s_accept_inspect (s_exec_t *ex, const bmq_envelope_t *req, zframe_t *rid)
+{
+    if (zlistx_size (ex->queue) >= QUEUE_MAX) return bmq_envelope_error (req, "busy", "the executor queue is full");
+    bmq_envelope_t *cmd = bmq_envelope_reply (req, BMQ_MSG_INSPECT_REQUEST, json_pack ("{s:s, s:{s:s}}",
+        "command", "rna_info", "args", "operation", bmq_body_str (req, "tool_name")));
+    zlistx_add_end (ex->queue, bmq_job_new_command (cmd, rid));
+    bmq_envelope_destroy (&cmd);
+    return NULL;
+}
+
 static void s_on_request (s_exec_t *ex)
 {
     zframe_t *rid = NULL;
@@ -302,6 +334,7 @@ static void s_on_request (s_exec_t *ex)
     bmq_envelope_t *reply = NULL;
     if (bmq_answer_heartbeat (ex->router, rid, env, "executor", s_state (ex))) { }
     else if (env->type == BMQ_MSG_EXECUTE_REQUEST) reply = s_accept_plan (ex, env, rid);
+    else if (env->type == BMQ_MSG_INSPECT_REQUEST) reply = s_accept_inspect (ex, env, rid);
     else if (env->type == BMQ_MSG_SCENE_REQUEST) {
         const char *command = bmq_body_str (env, "command");
         if (!s_scene_command_allowed (command))
@@ -362,8 +395,7 @@ int bmq_executor_service_run (bmq_config_t *cfg)
     }
     ex.router = bmq_bus_bind (ZMQ_ROUTER, bmq_config_str (cfg, "executor.endpoint"));
     ex.pub = bmq_bus_bind (ZMQ_PUB, bmq_config_str (cfg, "executor.events"));
-    ex.audit = bmq_audit_new (bmq_config_str (cfg, "audit.endpoint"), args.interval_ms,
-                              (int) bmq_config_int (cfg, "heartbeat.liveness"));
+    ex.audit = bmq_audit_new_from_config (cfg);
     ex.queue = zlistx_new ();
     zlistx_set_destructor (ex.queue, bmq_job_free);
     int code = 1;

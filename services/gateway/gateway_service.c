@@ -5,11 +5,16 @@
 #include "audit_client.h"
 #include "bus.h"
 #include "gateway_request.h"
+#include "http_server.h"
 #include "log.h"
 #include "peer.h"
 #include "validator_broker.h"
 
+#include <ctype.h>
+
 #define MAX_REQUESTS 1000
+/* The front ROUTER is bound here too: HTTP connection threads (http_bus) are clients like any other. */
+#define FRONT_INPROC "inproc://blendmq-gateway-front"
 
 typedef struct {
     bmq_config_t *cfg;
@@ -19,10 +24,12 @@ typedef struct {
     bmq_audit_t  *audit;
     zhashx_t     *requests;           /* cid → bmq_gw_request_t* */
     int           timeout_ms;
+    bmq_http_server_t *http;          /* REST, SSE, MCP over HTTP; NULL when disabled */
 } s_gw_t;
 
 static void s_to_client (s_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t *env)
 {
+    bmq_http_server_on_answer (gw->http, r->plan_id, env);       /* GET /api/plans/{id}, metrics */
     bmq_bus_send_and_destroy (gw->front, r->rid, &env);
 }
 
@@ -56,6 +63,11 @@ static void s_on_verdict (s_gw_t *gw, bmq_envelope_t *verdict)
 {
     bmq_gw_request_t *r = zhashx_lookup (gw->requests, verdict->cid);
     if (!r || r->state != BMQ_REQ_VALIDATING) return;
+    if (verdict->type == BMQ_MSG_CAPABILITIES_REPLY) {          /* discover_capabilities: as the validator said */
+        s_to_client (gw, r, bmq_envelope_reply (verdict, verdict->type, json_incref (verdict->body)));
+        s_done (gw, r, "ok");
+        return;
+    }
     bool accepted = json_is_true (json_object_get (verdict->body, "accepted"));
     bmq_envelope_t *copy = bmq_envelope_reply (verdict, verdict->type, json_deep_copy (verdict->body));
     json_object_del (copy->body, "seal");       /* the seal is for the executor only */
@@ -89,11 +101,16 @@ static void s_on_downstream (s_gw_t *gw, bmq_peer_t *peer)
         s_to_client (gw, r, bmq_envelope_reply (env, BMQ_MSG_CHAT_PLANNED, body));
         s_validate (gw, r);
     }
+    else if (env->type == BMQ_MSG_PLAN_NOTE && r->state == BMQ_REQ_PLANNING) {
+        s_to_client (gw, r, env);       /* the planner's progress while it plans */
+        env = NULL;
+    }
     else if (env->type == BMQ_MSG_PROGRESS || env->type == BMQ_MSG_EXECUTE_ACCEPTED) {
         s_to_client (gw, r, env);
         env = NULL;
     }
-    else if (env->type == BMQ_MSG_EXECUTE_RESULT || env->type == BMQ_MSG_SCENE_REPLY || env->type == BMQ_MSG_ERROR) {
+    else if (env->type == BMQ_MSG_EXECUTE_RESULT || env->type == BMQ_MSG_SCENE_REPLY || env->type == BMQ_MSG_INSPECT_REPLY
+             || env->type == BMQ_MSG_ERROR) {
         const char *outcome = env->type == BMQ_MSG_EXECUTE_RESULT ? bmq_body_str (env, "status")
                             : env->type == BMQ_MSG_ERROR ? bmq_body_str (env, "code") : "ok";
         char saved[64];
@@ -115,11 +132,48 @@ static json_t *s_status (s_gw_t *gw)
     json_object_set_new (validators, "name", json_string ("validator"));
     json_object_set_new (validators, "alive", json_boolean (bmq_broker_workers (gw->broker) > 0));
     json_array_append_new (services, validators);
-    return json_pack ("{s:s, s:s, s:o, s:I, s:I, s:{s:s, s:s}}", "service", "gateway", "state", "ok",
+    json_t *status = json_pack ("{s:s, s:s, s:o, s:I, s:I, s:{s:s, s:s}}", "service", "gateway", "state", "ok",
                       "services", services, "requests", (json_int_t) zhashx_size (gw->requests),
                       "audit_pending", (json_int_t) bmq_audit_pending (gw->audit),
                       "endpoints", "gateway", bmq_config_str (gw->cfg, "gateway.endpoint"),
                       "events", bmq_config_str (gw->cfg, "gateway.events"));
+    if (gw->http) {
+        char mcp[400];
+        snprintf (mcp, sizeof mcp, "%s/mcp", bmq_http_server_url (gw->http));
+        json_t *endpoints = json_object_get (status, "endpoints");
+        json_object_set_new (endpoints, "http", json_string (bmq_http_server_url (gw->http)));
+        json_object_set_new (endpoints, "mcp", json_string (mcp));
+    }
+    return status;
+}
+
+/* cancel.request (MCP notifications/cancelled): the story env->cid stops. A
+ * plan being run is the executor's to stop (after its current step, rolled
+ * back); the gateway asks it in a story of its own, so an executor that
+ * cannot cancel answers nothing this request would take for its end. */
+static void s_cancel (s_gw_t *gw, const bmq_envelope_t *env)
+{
+    bmq_gw_request_t *r = zhashx_lookup (gw->requests, env->cid);
+    if (!r) return;
+    bmq_audit_record (gw->audit, r->cid, "request.cancel", json_pack ("{s:s, s:s, s:s}", "plan_id", r->plan_id,
+                      "state", bmq_gw_request_state_name (r->state), "client", env->sender));
+    if (r->state == BMQ_REQ_EXECUTING) {
+        bmq_envelope_t *stop = bmq_envelope_new (BMQ_MSG_CANCEL_REQUEST, NULL, json_pack ("{s:s}", "plan_id", r->plan_id));
+        bmq_peer_send (gw->executor, stop);
+        bmq_envelope_destroy (&stop);
+    }
+    else if (r->state == BMQ_REQ_PLANNING || r->state == BMQ_REQ_VALIDATING)
+        s_fail (gw, r, "cancelled", "cancelled by the client before anything ran");
+}
+
+/* A client may name the plan it starts (POST /api/chat answers with the id at once). */
+static bool s_plan_id_ok (const char *id)
+{
+    size_t n = id ? strlen (id) : 0;
+    if (!n || n > 64) return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum ((unsigned char) id[i]) && id[i] != '-' && id[i] != '_' && id[i] != '.') return false;
+    return true;
 }
 
 static void s_on_client (s_gw_t *gw)
@@ -135,21 +189,28 @@ static void s_on_client (s_gw_t *gw)
     case BMQ_MSG_RUN_REQUEST: kind = BMQ_REQ_RUN; break;
     case BMQ_MSG_VALIDATE_REQUEST: kind = BMQ_REQ_VALIDATE; break;
     case BMQ_MSG_SCENE_REQUEST: kind = BMQ_REQ_SCENE; break;
+    case BMQ_MSG_INSPECT_REQUEST: kind = BMQ_REQ_SCENE; break;             /* forwarded to the executor */
+    case BMQ_MSG_CAPABILITIES_REQUEST: kind = BMQ_REQ_VALIDATE; break;     /* any validator answers */
     default: start = false; kind = BMQ_REQ_CHAT;
     }
     if (bmq_answer_heartbeat (gw->front, rid, env, "gateway", "ok")) { }
     else if (env->type == BMQ_MSG_STATUS_REQUEST) reply = bmq_envelope_reply (env, BMQ_MSG_STATUS_REPLY, s_status (gw));
+    else if (env->type == BMQ_MSG_CANCEL_REQUEST) s_cancel (gw, env);
     else if (!start) reply = bmq_envelope_error (env, "unsupported", "the gateway does not accept %s", bmq_msg_type_name (env->type));
     else if (zhashx_lookup (gw->requests, env->cid)) reply = bmq_envelope_error (env, "duplicate", "request %s is already in progress", env->cid);
     else if (zhashx_size (gw->requests) >= MAX_REQUESTS) reply = bmq_envelope_error (env, "busy", "too many requests in progress");
     else {
         bmq_gw_request_t *r = bmq_gw_request_new (kind, env, rid, gw->timeout_ms);
+        if (s_plan_id_ok (bmq_body_str (env, "plan_id"))) snprintf (r->plan_id, sizeof r->plan_id, "%s", bmq_body_str (env, "plan_id"));
         zhashx_insert (gw->requests, r->cid, r);
         json_t *what = json_deep_copy (env->body);
         json_object_set_new (what, "request", json_string (bmq_msg_type_name (env->type)));
         json_object_set_new (what, "client", json_string (env->sender));
         json_object_set_new (what, "transport", json_string ("zmq"));
         bmq_audit_record (gw->audit, r->cid, "request", what);
+        if (env->type == BMQ_MSG_CHAT_REQUEST || env->type == BMQ_MSG_RUN_REQUEST || env->type == BMQ_MSG_VALIDATE_REQUEST)
+            bmq_http_server_on_request (gw->http, r->plan_id, env->type == BMQ_MSG_CHAT_REQUEST ? "chat"
+                                        : env->type == BMQ_MSG_RUN_REQUEST ? "run" : "validate", env);
         if (kind == BMQ_REQ_CHAT) {
             r->state = BMQ_REQ_PLANNING;
             bmq_envelope_t *pr = bmq_envelope_new (BMQ_MSG_PLAN_REQUEST, r->cid,
@@ -160,6 +221,11 @@ static void s_on_client (s_gw_t *gw)
         else if (kind == BMQ_REQ_SCENE) {
             r->state = BMQ_REQ_FORWARDED;
             bmq_peer_send (gw->executor, env);
+        }
+        else if (env->type == BMQ_MSG_CAPABILITIES_REQUEST) {
+            r->state = BMQ_REQ_VALIDATING;
+            bmq_envelope_t *req = bmq_envelope_reply (env, env->type, json_incref (env->body));
+            if (bmq_broker_submit (gw->broker, &req)) s_fail (gw, r, "busy", "the validator queue is full; try again shortly");
         }
         else {
             r->plan = json_incref (json_object_get (env->body, "plan"));
@@ -188,7 +254,10 @@ static void s_expire (s_gw_t *gw)
 static void s_forward_events (s_gw_t *gw)
 {
     zmsg_t *msg = zmsg_recv (gw->sub);
-    if (msg) zmsg_send (&msg, gw->pub);     /* already-encoded envelopes: pass through */
+    if (!msg) return;
+    zframe_t *frame = zmsg_first (msg);
+    if (frame) bmq_http_server_on_event (gw->http, zframe_data (frame), zframe_size (frame));     /* SSE, metrics */
+    zmsg_send (&msg, gw->pub);              /* already-encoded envelopes: pass through */
 }
 
 int bmq_gateway_service_run (bmq_config_t *cfg)
@@ -197,16 +266,18 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
     int interval = (int) bmq_config_int (cfg, "heartbeat.interval_ms");
     int liveness = (int) bmq_config_int (cfg, "heartbeat.liveness");
     gw.front = bmq_bus_bind (ZMQ_ROUTER, bmq_config_str (cfg, "gateway.endpoint"));
+    if (gw.front && zsock_bind (gw.front, "%s", FRONT_INPROC) == -1) zsock_destroy (&gw.front);
     gw.pub = bmq_bus_bind (ZMQ_PUB, bmq_config_str (cfg, "gateway.events"));
     gw.sub = bmq_bus_connect (ZMQ_SUB, bmq_config_str (cfg, "executor.events"));
     gw.broker = bmq_broker_new (bmq_config_str (cfg, "gateway.validator_broker"), interval, liveness);
     gw.planner = bmq_peer_new ("planner", bmq_config_str (cfg, "planner.endpoint"), interval, liveness);
     gw.executor = bmq_peer_new ("executor", bmq_config_str (cfg, "executor.endpoint"), interval, liveness);
-    gw.audit = bmq_audit_new (bmq_config_str (cfg, "audit.endpoint"), interval, liveness);
+    gw.audit = bmq_audit_new_from_config (cfg);
     gw.requests = zhashx_new ();
     zhashx_set_destructor (gw.requests, bmq_gw_request_free);
     int code = 1;
-    if (gw.front && gw.pub && gw.sub && gw.broker && gw.planner && gw.executor && gw.audit) {
+    if (gw.front && gw.pub && gw.sub && gw.broker && gw.planner && gw.executor && gw.audit
+        && bmq_http_server_start (cfg, FRONT_INPROC, &gw.http) == 0) {
         bmq_info ("gateway ready on %s (events %s, validator broker %s)", bmq_config_str (cfg, "gateway.endpoint"),
                   bmq_config_str (cfg, "gateway.events"), bmq_config_str (cfg, "gateway.validator_broker"));
         zpoller_t *poller = zpoller_new (gw.front, bmq_broker_sock (gw.broker), bmq_peer_sock (gw.planner),
@@ -230,7 +301,10 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
             bmq_peer_tick (gw.planner);
             bmq_peer_tick (gw.executor);
             bmq_broker_tick (gw.broker);
+            for (bmq_envelope_t *failed; (failed = bmq_broker_take_failed (gw.broker)); bmq_envelope_destroy (&failed))
+                s_on_verdict (&gw, failed);
             bmq_audit_tick (gw.audit);
+            bmq_http_server_tick (gw.http);
             s_expire (&gw);
         }
         bmq_info ("gateway stopping (%zu requests in progress)", zhashx_size (gw.requests));
@@ -238,6 +312,7 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
         bmq_audit_flush (gw.audit, 1000);
         code = 0;
     }
+    bmq_http_server_destroy (&gw.http);     /* its connection threads use the front socket's inproc endpoint */
     zhashx_destroy (&gw.requests);
     bmq_audit_destroy (&gw.audit);
     bmq_peer_destroy (&gw.executor);

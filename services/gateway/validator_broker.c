@@ -1,40 +1,55 @@
-/* validator_broker — LRU queue of validator workers (zguide Paranoid Pirate). */
+/* validator_broker — LRU queue of validator workers (zguide Paranoid Pirate);
+ * the guarantees are listed in validator_broker.h. */
 #include "validator_broker.h"
 #include "bus.h"
 #include "log.h"
 
-#define QUEUE_MAX 10000
+typedef struct {
+    bmq_envelope_t *req;
+    int             attempts;       /* dispatches so far */
+    int64_t         deadline;       /* while a worker holds it */
+} s_job_t;
 
 typedef struct {
-    zframe_t       *rid;
-    char           *key;            /* hex of rid, for lookup */
-    int64_t         last_heard;
-    bool            busy;
-    bmq_envelope_t *job;            /* in flight, kept to re-dispatch if the worker dies */
-    int64_t         idle_since;
+    zframe_t *rid;
+    char     *key;                  /* hex of rid, for lookup */
+    int64_t   pid;                  /* as the worker announced it (0: unknown) */
+    int64_t   last_heard;
+    int64_t   idle_since;
+    s_job_t  *job;                  /* held, kept to re-dispatch if the worker dies */
 } s_worker_t;
 
 struct bmq_broker_t {
-    zsock_t *sock;
+    zsock_t  *sock;
     zhashx_t *workers;              /* key → s_worker_t* */
-    zlistx_t *queue;                /* bmq_envelope_t* waiting for a worker */
-    int       interval, liveness;
+    zlistx_t *queue;                /* s_job_t* waiting for a worker */
+    zlistx_t *failed;               /* bmq_envelope_t* replies made here */
+    int       interval, liveness, deadline;
     int64_t   last_beat;
-    int64_t   dispatched, verdicts;
+    int64_t   dispatched, verdicts, requeued, expired, failures;
 };
+
+static void s_job_destroy (s_job_t **job_p)
+{
+    if (!*job_p) return;
+    bmq_envelope_destroy (&(*job_p)->req);
+    free (*job_p);
+    *job_p = NULL;
+}
+
+static void s_job_free (void **item) { s_job_destroy ((s_job_t **) item); }
+static void s_env_free (void **item) { bmq_envelope_destroy ((bmq_envelope_t **) item); }
 
 static void s_worker_free (void **item)
 {
     s_worker_t *w = *item;
     if (!w) return;
     zframe_destroy (&w->rid);
-    bmq_envelope_destroy (&w->job);
+    s_job_destroy (&w->job);
     free (w->key);
     free (w);
     *item = NULL;
 }
-
-static void s_env_free (void **item) { bmq_envelope_destroy ((bmq_envelope_t **) item); }
 
 bmq_broker_t *bmq_broker_new (const char *endpoint, int interval_ms, int liveness)
 {
@@ -45,9 +60,12 @@ bmq_broker_t *bmq_broker_new (const char *endpoint, int interval_ms, int livenes
     self->workers = zhashx_new ();
     zhashx_set_destructor (self->workers, s_worker_free);
     self->queue = zlistx_new ();
-    zlistx_set_destructor (self->queue, s_env_free);
-    self->interval = interval_ms;
-    self->liveness = liveness;
+    zlistx_set_destructor (self->queue, s_job_free);
+    self->failed = zlistx_new ();
+    zlistx_set_destructor (self->failed, s_env_free);
+    self->interval = interval_ms > 0 ? interval_ms : 1000;
+    self->liveness = liveness > 0 ? liveness : 3;
+    self->deadline = 2 * self->interval;
     return self;
 }
 
@@ -57,18 +75,22 @@ void bmq_broker_destroy (bmq_broker_t **self_p)
     bmq_broker_t *self = *self_p;
     zhashx_destroy (&self->workers);
     zlistx_destroy (&self->queue);
+    zlistx_destroy (&self->failed);
     zsock_destroy (&self->sock);
     free (self);
     *self_p = NULL;
 }
 
+void bmq_broker_set_deadline (bmq_broker_t *self, int deadline_ms) { if (deadline_ms > 0) self->deadline = deadline_ms; }
 zsock_t *bmq_broker_sock (bmq_broker_t *self) { return self->sock; }
 
 int bmq_broker_submit (bmq_broker_t *self, bmq_envelope_t **req_p)
 {
-    if (zlistx_size (self->queue) >= QUEUE_MAX) { bmq_envelope_destroy (req_p); return -1; }
-    zlistx_add_end (self->queue, *req_p);
+    if (zlistx_size (self->queue) >= BMQ_BROKER_QUEUE_MAX) { bmq_envelope_destroy (req_p); return -1; }
+    s_job_t *job = calloc (1, sizeof *job);
+    job->req = *req_p;
     *req_p = NULL;
+    zlistx_add_end (self->queue, job);
     bmq_broker_tick (self);
     return 0;
 }
@@ -78,7 +100,7 @@ static s_worker_t *s_lru_idle (bmq_broker_t *self)
 {
     s_worker_t *best = NULL;
     for (s_worker_t *w = zhashx_first (self->workers); w; w = zhashx_next (self->workers))
-        if (!w->busy && (!best || w->idle_since < best->idle_since)) best = w;
+        if (!w->job && (!best || w->idle_since < best->idle_since)) best = w;
     return best;
 }
 
@@ -86,12 +108,34 @@ static void s_dispatch (bmq_broker_t *self)
 {
     s_worker_t *w;
     while (zlistx_size (self->queue) && (w = s_lru_idle (self))) {
-        bmq_envelope_t *job = zlistx_detach (self->queue, NULL);
-        bmq_bus_send (self->sock, w->rid, job);
-        w->busy = true;
+        s_job_t *job = zlistx_detach (self->queue, NULL);
+        bmq_bus_send (self->sock, w->rid, job->req);
+        job->attempts++;
+        job->deadline = bmq_mono_ms () + self->deadline;
         w->job = job;
         self->dispatched++;
     }
+}
+
+/* A worker is gone (dead or hung): its request goes back to the head of the
+ * queue, or is answered with an error once it has worn out its attempts. */
+static void s_drop (bmq_broker_t *self, s_worker_t *w)
+{
+    s_job_t *job = w->job;
+    w->job = NULL;
+    if (job && job->attempts >= BMQ_BROKER_MAX_ATTEMPTS) {
+        bmq_error ("request %s: %d validator workers in turn died or hung on it; answering with an error",
+                   job->req->cid, job->attempts);
+        zlistx_add_end (self->failed, bmq_envelope_error (job->req, "validator_failed",
+            "no validator could check this request: %d workers in turn died or hung on it", job->attempts));
+        self->failures++;
+        s_job_destroy (&job);
+    }
+    else if (job) {
+        zlistx_add_start (self->queue, job);
+        self->requeued++;
+    }
+    zhashx_delete (self->workers, w->key);
 }
 
 bmq_envelope_t *bmq_broker_on_message (bmq_broker_t *self)
@@ -101,51 +145,58 @@ bmq_envelope_t *bmq_broker_on_message (bmq_broker_t *self)
     if (!env) { zframe_destroy (&rid); return NULL; }
     char *key = zframe_strhex (rid);
     s_worker_t *w = zhashx_lookup (self->workers, key);
-    if (!w && env->type == BMQ_MSG_WORKER_READY) {
+    if (!w && env->type == BMQ_MSG_WORKER_READY && zhashx_size (self->workers) < BMQ_BROKER_QUEUE_MAX) {
         w = calloc (1, sizeof *w);
         w->rid = zframe_dup (rid);
         w->key = strdup (key);
+        w->pid = bmq_body_int (env, "pid", 0);
         w->idle_since = bmq_mono_ms ();
         zhashx_insert (self->workers, key, w);
-        bmq_info ("validator worker joined (%zu in the pool)", zhashx_size (self->workers));
+        bmq_info ("validator worker %lld joined (%zu in the pool)", (long long) w->pid, zhashx_size (self->workers));
     }
-    bmq_envelope_t *verdict = NULL;
+    bmq_envelope_t *reply = NULL;
     if (w) {
         w->last_heard = bmq_mono_ms ();
-        if (env->type == BMQ_MSG_VALIDATE_REPLY || env->type == BMQ_MSG_ERROR) {
-            w->busy = false;
+        bool answer = env->type == BMQ_MSG_VALIDATE_REPLY || env->type == BMQ_MSG_CAPABILITIES_REPLY
+                   || env->type == BMQ_MSG_ERROR;
+        if (answer && w->job && !strcmp (env->cid, w->job->req->cid)) {
+            s_job_destroy (&w->job);
             w->idle_since = bmq_mono_ms ();
-            bmq_envelope_destroy (&w->job);
-            verdict = env;
+            reply = env;
             env = NULL;
             self->verdicts++;
         }
+        else if (answer)
+            bmq_warn ("validator worker %lld answered %s, which it does not hold: ignored", (long long) w->pid, env->cid);
     }
-    /* else: a peer that never said READY (or was dropped as dead). Ignore it and
-     * allocate nothing; unanswered, a real worker reconnects and says READY. */
+    /* else: a peer that never said READY (or was dropped). Ignore it and
+     * allocate nothing; unanswered, a live worker reconnects and says READY. */
     free (key);
     zframe_destroy (&rid);
     bmq_envelope_destroy (&env);
     s_dispatch (self);
-    return verdict;
+    return reply;
 }
 
 void bmq_broker_tick (bmq_broker_t *self)
 {
     int64_t now = bmq_mono_ms ();
-    zlistx_t *dead = zlistx_new ();
-    for (s_worker_t *w = zhashx_first (self->workers); w; w = zhashx_next (self->workers))
-        if (now - w->last_heard > (int64_t) self->interval * self->liveness) zlistx_add_end (dead, w->key);
-    for (char *key = zlistx_first (dead); key; key = zlistx_next (dead)) {
-        s_worker_t *w = zhashx_lookup (self->workers, key);
-        if (w->job) {                  /* give its request to someone else */
-            zlistx_add_start (self->queue, w->job);
-            w->job = NULL;
+    zlistx_t *gone = zlistx_new ();
+    for (s_worker_t *w = zhashx_first (self->workers); w; w = zhashx_next (self->workers)) {
+        if (now - w->last_heard > (int64_t) self->interval * self->liveness) {
+            bmq_warn ("validator worker %lld silent for %lld ms: removed from the pool%s", (long long) w->pid,
+                      (long long) (now - w->last_heard), w->job ? ", its request goes to another" : "");
+            zlistx_add_end (gone, w);
         }
-        bmq_warn ("validator worker silent for %lld ms: removed from the pool", (long long) (now - w->last_heard));
-        zhashx_delete (self->workers, key);
+        else if (w->job && now > w->job->deadline) {
+            bmq_warn ("validator worker %lld held request %s past its %d ms deadline: removed from the pool,"
+                      " the request goes to another", (long long) w->pid, w->job->req->cid, self->deadline);
+            self->expired++;
+            zlistx_add_end (gone, w);
+        }
     }
-    zlistx_destroy (&dead);
+    for (s_worker_t *w = zlistx_first (gone); w; w = zlistx_next (gone)) s_drop (self, w);
+    zlistx_destroy (&gone);
     if (now - self->last_beat >= self->interval) {
         self->last_beat = now;
         for (s_worker_t *w = zhashx_first (self->workers); w; w = zhashx_next (self->workers)) {
@@ -156,13 +207,26 @@ void bmq_broker_tick (bmq_broker_t *self)
     s_dispatch (self);
 }
 
+bmq_envelope_t *bmq_broker_take_failed (bmq_broker_t *self)
+{
+    return zlistx_first (self->failed) ? zlistx_detach (self->failed, NULL) : NULL;
+}
+
 size_t bmq_broker_workers (const bmq_broker_t *self) { return zhashx_size (self->workers); }
 
 json_t *bmq_broker_status (const bmq_broker_t *self)
 {
     size_t busy = 0;
-    for (s_worker_t *w = zhashx_first (self->workers); w; w = zhashx_next (self->workers)) busy += w->busy;
-    return json_pack ("{s:I, s:I, s:I, s:I, s:I}", "workers", (json_int_t) zhashx_size (self->workers),
+    int64_t now = bmq_mono_ms ();
+    json_t *pool = json_array ();
+    for (s_worker_t *w = zhashx_first (self->workers); w; w = zhashx_next (self->workers)) {
+        busy += w->job != NULL;
+        json_array_append_new (pool, json_pack ("{s:I, s:b, s:I}", "pid", (json_int_t) w->pid, "busy", w->job != NULL,
+            "held_ms", (json_int_t) (w->job ? now - (w->job->deadline - self->deadline) : 0)));
+    }
+    return json_pack ("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:o}", "workers", (json_int_t) zhashx_size (self->workers),
                       "busy", (json_int_t) busy, "queued", (json_int_t) zlistx_size (self->queue),
-                      "dispatched", (json_int_t) self->dispatched, "verdicts", (json_int_t) self->verdicts);
+                      "dispatched", (json_int_t) self->dispatched, "verdicts", (json_int_t) self->verdicts,
+                      "requeued", (json_int_t) self->requeued, "expired", (json_int_t) self->expired,
+                      "failed", (json_int_t) self->failures, "deadline_ms", self->deadline, "pool", pool);
 }

@@ -1,90 +1,287 @@
-/* planner_service — ROUTER loop answering plan.request. */
+/* planner_service — the ROUTER loop answering plan.request.
+ *
+ * Offline prompts are answered at once from the recipe book. A prompt for an
+ * LLM backend starts a plan_job (its own thread); while it runs, its notes go
+ * to the gateway as plan.note messages in the request's story (same cid) and
+ * its audit records to the audit service; when it ends, the loop sends the
+ * plan.reply, or an error. When the LLM failed for reasons that say nothing
+ * against the prompt (unreachable, rate limited past the deadline, no usable
+ * plan in time) and planner.fallback_offline is on, a matching recipe answers
+ * instead, and the user is told so. */
 #include "planner_service.h"
 #include "audit_client.h"
 #include "bus.h"
 #include "log.h"
+#include "palette.h"
 #include "peer.h"
-#include "recipe_book.h"
+#include "plan_job.h"
+#include "planner_offline.h"
+#include "planner_prompts.h"
+#include "planner_settings.h"
 #include "service.h"
 
 #define MAX_PROMPT 4096
 
-static bmq_envelope_t *s_plan (bmq_recipe_book_t *book, bmq_audit_t *audit, const bmq_envelope_t *req)
+typedef struct {
+    bmq_planner_settings_t set;
+    char                   state[200];      /* heartbeat state: the backend */
+    bmq_palette_t         *palette;
+    bmq_prompts_t         *prompts;
+    bmq_offline_t         *offline;
+    zsock_t               *router;
+    bmq_audit_t           *audit;
+    zpoller_t             *poller;
+    zlistx_t              *jobs;            /* bmq_plan_job_t * */
+} s_planner_t;
+
+static void s_send (s_planner_t *p, zframe_t *rid, bmq_envelope_t **env)
+{
+    bmq_bus_send_and_destroy (p->router, rid, env);
+}
+
+static void s_note (s_planner_t *p, zframe_t *rid, const char *cid, const char *text)
+{
+    bmq_envelope_t tmp = { .type = BMQ_MSG_PLAN_REQUEST };
+    snprintf (tmp.cid, sizeof tmp.cid, "%s", cid);
+    bmq_envelope_t *note = bmq_envelope_reply (&tmp, BMQ_MSG_PLAN_NOTE, json_pack ("{s:s}", "text", text));
+    s_send (p, rid, &note);
+}
+
+/* An error in story cid (the request is gone by now: build the reply by hand). */
+static bmq_envelope_t *s_error (const char *cid, const char *code, const char *message)
+{
+    bmq_envelope_t tmp = { .type = BMQ_MSG_PLAN_REQUEST };
+    snprintf (tmp.cid, sizeof tmp.cid, "%s", cid);
+    return bmq_envelope_error (&tmp, code, "%s", message);
+}
+
+/* ---- offline ------------------------------------------------------------------- */
+
+/* 0 with a reply sent; -1 when there is no recipe (code, message set). */
+static int s_offline (s_planner_t *p, zframe_t *rid, const char *cid, const char *prompt, const char *fallback_from,
+                      char *code, size_t codelen, char *message, size_t msglen)
+{
+    char err[512];
+    int r = bmq_offline_refresh (p->offline, err, sizeof err);
+    if (r > 0) bmq_info ("recipes reloaded: %zu", bmq_offline_count (p->offline));
+    else if (r < 0) bmq_warn ("recipes not reloaded, keeping the previous ones: %s", err);
+    json_t *body = NULL;
+    char *note = NULL;
+    if (bmq_offline_plan (p->offline, prompt, &body, &note, code, codelen, message, msglen)) {
+        bmq_audit_record (p->audit, cid, "plan.none", json_pack ("{s:s, s:s}", "prompt", prompt, "message", message));
+        return -1;
+    }
+    if (note) s_note (p, rid, cid, note);
+    if (fallback_from) json_object_set_new (body, "fallback_from", json_string (fallback_from));
+    bmq_audit_record (p->audit, cid, "plan.proposed",
+                      json_pack ("{s:O, s:O, s:s, s:O?, s:s?}", "recipe", json_object_get (body, "recipe"),
+                                 "plan", json_object_get (body, "plan"), "source", "offline",
+                                 "modifiers", json_object_get (body, "modifiers"), "fallback_from", fallback_from));
+    bmq_envelope_t tmp = { .type = BMQ_MSG_PLAN_REQUEST };
+    snprintf (tmp.cid, sizeof tmp.cid, "%s", cid);
+    bmq_envelope_t *reply = bmq_envelope_reply (&tmp, BMQ_MSG_PLAN_REPLY, body);
+    s_send (p, rid, &reply);
+    free (note);
+    return 0;
+}
+
+/* ---- LLM jobs ------------------------------------------------------------------ */
+
+static void s_job_note (void *ctx, bmq_plan_job_t *job, const char *text)
+{
+    s_planner_t *p = ctx;
+    s_note (p, bmq_plan_job_rid (job), bmq_plan_job_cid (job), text);
+}
+
+static void s_job_audit (void *ctx, bmq_plan_job_t *job, const char *kind, json_t *data)
+{
+    bmq_audit_record (((s_planner_t *) ctx)->audit, bmq_plan_job_cid (job), kind, data);
+}
+
+static void s_job_done (s_planner_t *p, bmq_plan_job_t *job)
+{
+    const bmq_dialogue_result_t *r = bmq_plan_job_result (job);
+    const char *cid = bmq_plan_job_cid (job);
+    zframe_t *rid = bmq_plan_job_rid (job);
+    double secs = bmq_plan_job_age_ms (job) / 1000.0;
+    if (r->plan || r->script) {
+        json_t *body = json_pack ("{s:o, s:s, s:s, s:s, s:i, s:i, s:i, s:f}", "plan", r->plan ? json_incref (r->plan) : json_array (),
+                                  "source", p->set.backend, "title", r->title, "model", p->set.model, "turns", r->turns,
+                                  "fix_rounds", r->fix_rounds, "tool_calls", r->tool_calls, "seconds", secs);
+        if (r->script) {
+            json_object_set_new (body, "script", json_string (r->script));
+            json_object_set_new (body, "mode", json_string ("script"));
+        }
+        bmq_info ("%s: %s planned \"%s\" in %.1f s, %d turns", cid, p->set.backend, r->title, secs, r->turns);
+        bmq_audit_record (p->audit, cid, "plan.proposed",
+                          json_pack ("{s:O?, s:s?, s:s, s:s, s:s, s:i, s:i}", "plan", r->plan, "script", r->script,
+                                     "source", p->set.backend, "model", p->set.model, "title", r->title,
+                                     "turns", r->turns, "fix_rounds", r->fix_rounds));
+        bmq_envelope_t tmp = { .type = BMQ_MSG_PLAN_REQUEST };
+        snprintf (tmp.cid, sizeof tmp.cid, "%s", cid);
+        bmq_envelope_t *reply = bmq_envelope_reply (&tmp, BMQ_MSG_PLAN_REPLY, body);
+        s_send (p, rid, &reply);
+        return;
+    }
+    bmq_warn ("%s: %s could not plan (%s): %s", cid, p->set.backend, r->code, r->message);
+    bmq_audit_record (p->audit, cid, "plan.failed", json_pack ("{s:s, s:s, s:s, s:O?, s:i}", "source", p->set.backend,
+                                                               "code", r->code, "message", r->message, "errors", r->errors,
+                                                               "turns", r->turns));
+    char code[32], message[1024];
+    if (p->set.fallback_offline && r->fallback_ok) {
+        char note[1300];
+        snprintf (note, sizeof note, "%s could not plan this (%s); trying the offline recipes",
+                  bmq_dialogue_backend_title (p->set.backend), r->code);
+        s_note (p, rid, cid, note);
+        if (s_offline (p, rid, cid, bmq_plan_job_prompt (job), p->set.backend, code, sizeof code, message, sizeof message) == 0)
+            return;
+    }
+    bmq_envelope_t *err = s_error (cid, r->code, r->message);
+    if (r->errors) json_object_set (err->body, "errors", r->errors);
+    s_send (p, rid, &err);
+}
+
+static void s_on_job (s_planner_t *p, bmq_plan_job_t *job)
+{
+    bmq_plan_job_handler_t h = { .note = s_job_note, .audit = s_job_audit, .ctx = p };
+    if (!bmq_plan_job_recv (job, &h)) return;
+    s_job_done (p, job);
+    zpoller_remove (p->poller, bmq_plan_job_actor (job));
+    void *handle = zlistx_find (p->jobs, job);
+    if (handle) zlistx_delete (p->jobs, handle);
+    bmq_plan_job_destroy (&job);
+}
+
+static int s_start_job (s_planner_t *p, const bmq_envelope_t *req, zframe_t *rid, bool script)
+{
+    char err[512];
+    int r = bmq_prompts_refresh (p->prompts, err, sizeof err);
+    if (r > 0) bmq_info ("prompts reloaded (%d file%s changed)", r, r == 1 ? "" : "s");
+    else if (r < 0) bmq_warn ("%s", err);
+    bmq_dialogue_opts_t o = {
+        .backend = p->set.backend,
+        .llm = { .base_url = p->set.base_url, .model = p->set.model, .api_key = p->set.api_key,
+                 .stream = p->set.stream, .policy = p->set.policy },
+        .timeout_ms = p->set.timeout_ms, .max_turns = p->set.max_turns,
+        .max_fix_rounds = p->set.max_fix_rounds, .max_reformats = 2, .script_mode = script,
+        .system_prompt = bmq_prompts_get (p->prompts, script ? BMQ_PROMPT_SCRIPT : BMQ_PROMPT_PLANNER),
+        .user_template = bmq_prompts_get (p->prompts, BMQ_PROMPT_CONTEXTUAL),
+        .reformat_template = bmq_prompts_get (p->prompts, BMQ_PROMPT_REFORMAT),
+        .fix_template = bmq_prompts_get (p->prompts, BMQ_PROMPT_FIX),
+        .palette = p->palette, .executor_endpoint = p->set.executor, .inspect_timeout_ms = p->set.inspect_timeout_ms,
+        .cid = req->cid,
+    };
+    bmq_plan_job_t *job = bmq_plan_job_new (&o, bmq_body_str (req, "prompt"), req->cid, rid);
+    if (!job) return -1;
+    zlistx_add_end (p->jobs, job);
+    zpoller_add (p->poller, bmq_plan_job_actor (job));
+    return 0;
+}
+
+/* ---- requests ------------------------------------------------------------------- */
+
+static void s_on_plan_request (s_planner_t *p, const bmq_envelope_t *req, zframe_t *rid)
 {
     const char *prompt = bmq_body_str (req, "prompt");
+    const char *mode = bmq_body_str (req, "mode");
+    bool script = mode && !strcmp (mode, "script");
+    bmq_envelope_t *reply = NULL;
     if (strlen (prompt) > MAX_PROMPT)
-        return bmq_envelope_error (req, "bad_request", "prompt longer than %d bytes", MAX_PROMPT);
-    bmq_audit_record (audit, req->cid, "prompt", json_pack ("{s:s, s:s}", "prompt", prompt, "backend", "offline"));
-    double score = 0;
-    const json_t *recipe = bmq_recipe_book_match (book, prompt, &score);
-    if (!recipe) {
-        json_t *near = bmq_recipe_book_suggest (book, prompt, 3);
-        char names[256] = "";
-        size_t i;
-        json_t *n;
-        json_array_foreach (near, i, n) {
-            if (i) strncat (names, ", ", sizeof names - strlen (names) - 1);
-            strncat (names, json_string_value (n), sizeof names - strlen (names) - 1);
-        }
-        bmq_audit_record (audit, req->cid, "plan.none", json_pack ("{s:s, s:o}", "prompt", prompt, "closest", near));
-        return bmq_envelope_error (req, "no_match",
-            "the offline planner has no recipe for \"%s\" (closest: %s). "
-            "Try one of those, or enable an LLM backend (planner.backend).", prompt, names);
+        reply = bmq_envelope_error (req, "bad_request", "prompt longer than %d bytes", MAX_PROMPT);
+    else if (mode && strcmp (mode, "plan") && !script)
+        reply = bmq_envelope_error (req, "bad_request", "mode must be plan or script, not %.32s", mode);
+    if (reply) { s_send (p, rid, &reply); return; }
+    bmq_audit_record (p->audit, req->cid, "prompt", json_pack ("{s:s, s:s, s:s, s:s}", "prompt", prompt,
+                                                                "backend", p->set.backend, "model", p->set.model,
+                                                                "mode", script ? "script" : "plan"));
+    if (!strcmp (p->set.backend, "offline")) {
+        char code[32], message[1024];
+        if (script) reply = bmq_envelope_error (req, "unsupported", "script mode needs an LLM backend (planner.backend)");
+        else if (s_offline (p, rid, req->cid, prompt, NULL, code, sizeof code, message, sizeof message))
+            reply = bmq_envelope_error (req, code, "%s", message);
     }
-    json_t *body = json_pack ("{s:O, s:s, s:O, s:O, s:f}", "plan", json_object_get (recipe, "steps"),
-                              "source", "offline", "recipe", json_object_get (recipe, "name"),
-                              "description", json_object_get (recipe, "description"), "score", score);
-    bmq_audit_record (audit, req->cid, "plan.proposed",
-                      json_pack ("{s:O, s:O, s:s}", "recipe", json_object_get (recipe, "name"),
-                                 "plan", json_object_get (recipe, "steps"), "source", "offline"));
-    return bmq_envelope_reply (req, BMQ_MSG_PLAN_REPLY, body);
+    else if (zlistx_size (p->jobs) >= (size_t) p->set.max_concurrent)
+        reply = bmq_envelope_error (req, "busy", "the planner is already working on %zu prompts; try again shortly",
+                                    zlistx_size (p->jobs));
+    else if (s_start_job (p, req, rid, script))
+        reply = bmq_envelope_error (req, "internal", "cannot start planning");
+    if (reply) s_send (p, rid, &reply);
+}
+
+static void s_on_router (s_planner_t *p)
+{
+    zframe_t *rid = NULL;
+    bmq_envelope_t *env = bmq_bus_recv (p->router, &rid);
+    if (env && !bmq_answer_heartbeat (p->router, rid, env, "planner", p->state)) {
+        if (env->type == BMQ_MSG_PLAN_REQUEST) s_on_plan_request (p, env, rid);
+        else {
+            bmq_envelope_t *reply = bmq_envelope_error (env, "unsupported", "planner does not handle %s", bmq_msg_type_name (env->type));
+            s_send (p, rid, &reply);
+        }
+    }
+    zframe_destroy (&rid);
+    bmq_envelope_destroy (&env);
+}
+
+/* ---- life ------------------------------------------------------------------------- */
+
+static void s_free (s_planner_t *p)
+{
+    for (bmq_plan_job_t *job = zlistx_first (p->jobs); job; job = zlistx_next (p->jobs)) bmq_plan_job_destroy (&job);
+    zlistx_destroy (&p->jobs);
+    zpoller_destroy (&p->poller);
+    if (p->audit) bmq_audit_flush (p->audit, 1000);
+    bmq_audit_destroy (&p->audit);
+    zsock_destroy (&p->router);
+    bmq_offline_destroy (&p->offline);
+    bmq_prompts_destroy (&p->prompts);
+    bmq_palette_destroy (&p->palette);
+    bmq_planner_settings_clear (&p->set);
 }
 
 int bmq_planner_service_run (bmq_config_t *cfg)
 {
-    char err[512], dir[1024];
-    if (strcmp (bmq_config_str (cfg, "planner.backend"), "offline")) {
-        bmq_error ("planner.backend '%s' is not available in this build (use 'offline')",
-                   bmq_config_str (cfg, "planner.backend"));
+    s_planner_t p = { 0 };
+    char err[512];
+    if (bmq_planner_settings_load (&p.set, cfg, err, sizeof err)) { bmq_error ("%s", err); return 1; }
+    bmq_planner_settings_describe (&p.set, p.state, sizeof p.state);
+    if (!(p.palette = bmq_palette_load (p.set.palette, err, sizeof err))) {
+        bmq_error ("cannot load the palette: %s", err);
+        s_free (&p);
         return 1;
     }
-    bmq_recipe_book_t *book = bmq_recipe_book_load (
-        bmq_service_path (bmq_config_str (cfg, "planner.recipes_dir"), "services/planner/recipes", dir, sizeof dir),
-        err, sizeof err);
-    if (!book) { bmq_error ("cannot load recipes: %s", err); return 1; }
-    zsock_t *router = bmq_bus_bind (ZMQ_ROUTER, bmq_config_str (cfg, "planner.endpoint"));
-    bmq_audit_t *audit = bmq_audit_new (bmq_config_str (cfg, "audit.endpoint"),
-        (int) bmq_config_int (cfg, "heartbeat.interval_ms"), (int) bmq_config_int (cfg, "heartbeat.liveness"));
-    if (!router || !audit) { zsock_destroy (&router); bmq_audit_destroy (&audit); bmq_recipe_book_destroy (&book); return 1; }
-    bmq_info ("planner ready on %s: offline backend, %zu recipes from %s",
-              bmq_config_str (cfg, "planner.endpoint"), bmq_recipe_book_count (book), dir);
-
-    zpoller_t *poller = zpoller_new (router, bmq_audit_sock (audit), NULL);
-    while (!zsys_interrupted) {
-        zsock_t *which = zpoller_wait (poller, 500);
-        if (which == router) {
-            zframe_t *rid = NULL;
-            bmq_envelope_t *env = bmq_bus_recv (router, &rid);
-            if (env && !bmq_answer_heartbeat (router, rid, env, "planner", "offline")) {
-                bmq_envelope_t *reply = env->type == BMQ_MSG_PLAN_REQUEST ? s_plan (book, audit, env)
-                    : bmq_envelope_error (env, "unsupported", "planner does not handle %s", bmq_msg_type_name (env->type));
-                bmq_bus_send_and_destroy (router, rid, &reply);
-            }
-            zframe_destroy (&rid);
-            bmq_envelope_destroy (&env);
-        }
-        else if (which) {
-            bmq_envelope_t *env = bmq_bus_recv (which, NULL);
-            if (env) bmq_audit_handle (audit, env);
-            bmq_envelope_destroy (&env);
-        }
-        bmq_audit_tick (audit);
+    if (!(p.prompts = bmq_prompts_load (p.set.prompts_dir, err, sizeof err))
+        || !(p.offline = bmq_offline_new (p.set.recipes_dir, p.set.saved_dir, p.palette, err, sizeof err))) {
+        bmq_error ("%s", err);
+        s_free (&p);
+        return 1;
     }
-    bmq_info ("planner stopping");
-    zpoller_destroy (&poller);
-    bmq_audit_flush (audit, 1000);
-    bmq_audit_destroy (&audit);
-    zsock_destroy (&router);
-    bmq_recipe_book_destroy (&book);
+    bmq_http_global_init ();
+    p.router = bmq_bus_bind (ZMQ_ROUTER, bmq_config_str (cfg, "planner.endpoint"));
+    p.audit = bmq_audit_new_from_config (cfg);
+    p.jobs = zlistx_new ();
+    if (!p.router || !p.audit || !p.jobs) { s_free (&p); return 1; }
+    p.poller = zpoller_new (p.router, bmq_audit_sock (p.audit), NULL);
+    bmq_info ("planner ready on %s: %s backend, %zu recipes, prompts from %s", bmq_config_str (cfg, "planner.endpoint"),
+              p.state, bmq_offline_count (p.offline), p.set.prompts_dir);
+    if (strcmp (p.set.backend, "offline"))
+        bmq_info ("%s at %s, streaming %s, fallback to recipes %s", p.set.backend, p.set.base_url,
+                  p.set.stream ? "on" : "off", p.set.fallback_offline ? "on" : "off");
+    while (!zsys_interrupted) {
+        void *which = zpoller_wait (p.poller, 500);
+        if (which == p.router) s_on_router (&p);
+        else if (which == bmq_audit_sock (p.audit)) {
+            bmq_envelope_t *env = bmq_bus_recv (bmq_audit_sock (p.audit), NULL);
+            if (env) bmq_audit_handle (p.audit, env);
+            bmq_envelope_destroy (&env);
+        }
+        else if (which)
+            for (bmq_plan_job_t *job = zlistx_first (p.jobs); job; job = zlistx_next (p.jobs))
+                if (which == bmq_plan_job_actor (job)) { s_on_job (&p, job); break; }
+        bmq_audit_tick (p.audit);
+    }
+    bmq_info ("planner stopping (%zu dialogues cancelled)", zlistx_size (p.jobs));
+    s_free (&p);
+    curl_global_cleanup ();
     return 0;
 }

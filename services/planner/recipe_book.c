@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define S_MAX_TOKENS   64
 #define S_TOKEN_LEN    64
@@ -38,14 +39,16 @@
 #define S_MAX_STEPS    1000
 
 typedef struct {
-    json_t *doc;                        /* {name, description, keywords, steps} */
+    json_t *doc;                        /* {name, description, keywords, steps, color_parts?} */
     char (*phrases)[S_PHRASE_LEN];      /* keywords normalised, spaces removed */
     size_t phrase_count;
+    bool saved;                         /* from the saved-recipes folder */
+    char *origin;                       /* its file name, for messages */
 } s_recipe_t;
 
 struct bmq_recipe_book_t {
     s_recipe_t *recipes;
-    size_t count;
+    size_t count, cap;
 };
 
 typedef struct {
@@ -134,6 +137,28 @@ static void s_words (const char *text, size_t textlen, s_words_t *words)
         else s_end_word (words, &len);
     }
     s_end_word (words, &len);
+}
+
+void bmq_recipe_fold (const char *text, char *out, size_t outlen)
+{
+    size_t o = 0;
+    const unsigned char *s = (const unsigned char *) (text ? text : "");
+    size_t n = strnlen ((const char *) s, BMQ_RECIPE_MAX_PROMPT);
+    for (size_t i = 0; i < n && o + 3 < outlen; i++) {
+        unsigned char c = s[i];
+        const char *add = NULL;
+        char one[2] = { (char) c, 0 };
+        if (c >= 'A' && c <= 'Z') one[0] = (char) (c - 'A' + 'a');
+        else if (c == 0xC3 && i + 1 < n && s[i + 1] >= 0x80 && s[i + 1] <= 0xBF) {
+            add = s_latin1[s[++i] - 0x80];
+            if (!*add) add = " ";
+        }
+        else if (c == 0xC5 && i + 1 < n && (s[i + 1] == 0x92 || s[i + 1] == 0x93)) { i++; add = "oe"; }
+        else if (c == 0xC2 && i + 1 < n) { i++; add = " "; }
+        else if (c < 0x20 || c == 0x7f) one[0] = ' ';
+        for (const char *a = add ? add : one; *a && o + 1 < outlen; a++) out[o++] = *a;
+    }
+    out[o] = 0;
 }
 
 /* ---- distances ------------------------------------------------------------ */
@@ -303,8 +328,10 @@ static int s_recipe_fill (s_recipe_t *r, const char *file, char *err, size_t err
     const char *key;
     json_t *v;
     json_object_foreach ((json_t *) doc, key, v)
-        if (strcmp (key, "name") && strcmp (key, "description") && strcmp (key, "keywords") && strcmp (key, "steps"))
-            return s_fail (err, errlen, "%s: unknown key '%.32s' (known: name, description, keywords, steps)", file, key);
+        if (strcmp (key, "name") && strcmp (key, "description") && strcmp (key, "keywords") && strcmp (key, "steps")
+            && strcmp (key, "color_parts"))
+            return s_fail (err, errlen, "%s: unknown key '%.32s' (known: name, description, keywords, steps, color_parts)",
+                           file, key);
     const char *name = json_string_value (json_object_get (doc, "name"));
     if (!name || !s_name_ok (name))
         return s_fail (err, errlen, "%s: name must be 1 to 64 of a-z, 0-9, '_'", file);
@@ -316,13 +343,26 @@ static int s_recipe_fill (s_recipe_t *r, const char *file, char *err, size_t err
     json_t *steps = json_object_get (doc, "steps");
     if (!json_is_array (steps) || json_array_size (steps) == 0 || json_array_size (steps) > S_MAX_STEPS)
         return s_fail (err, errlen, "%s: steps must be a list of 1 to %d steps", file, S_MAX_STEPS);
+    json_t *parts = json_object_get (doc, "color_parts");
+    size_t i;
+    if (parts) {
+        json_t *part;
+        if (!json_is_array (parts)) return s_fail (err, errlen, "%s: color_parts must be a list of step names", file);
+        json_array_foreach (parts, i, part) {
+            bool found = false;
+            size_t j;
+            json_t *step;
+            json_array_foreach (steps, j, step)
+                found = found || (json_is_string (part) && json_equal (part, json_object_get (step, "name")));
+            if (!found) return s_fail (err, errlen, "%s: color_parts[%zu] names no step", file, i);
+        }
+    }
     r->phrases = calloc (json_array_size (kws) + 1, sizeof *r->phrases);
     if (!r->phrases) return s_fail (err, errlen, "out of memory");
     char spaced[80];            /* the name is a keyword too: "coffee_mug" → "coffee mug" */
     snprintf (spaced, sizeof spaced, "%s", name);
     for (char *c = spaced; *c; c++) if (*c == '_') *c = ' ';
     if (s_add_phrase (r, spaced)) return s_fail (err, errlen, "out of memory");
-    size_t i;
     json_array_foreach (kws, i, v) {
         if (!json_is_string (v) || json_string_length (v) == 0 || json_string_length (v) > S_PHRASE_LEN)
             return s_fail (err, errlen, "%s: keyword %zu must be a string of 1 to %d bytes", file, i, S_PHRASE_LEN);
@@ -368,52 +408,107 @@ static char **s_list (const char *dir, size_t *count, char *err, size_t errlen)
     return names;
 }
 
-static int s_book_fill (bmq_recipe_book_t *self, const char *dir, char **files, size_t count,
-                        char *err, size_t errlen)
+/* Make room for one more recipe; NULL when out of memory (or full). */
+static s_recipe_t *s_slot (bmq_recipe_book_t *self)
 {
-    if (!(self->recipes = calloc (count ? count : 1, sizeof *self->recipes)))
-        return s_fail (err, errlen, "out of memory");
-    for (size_t i = 0; i < count; i++) {
+    if (self->count == self->cap) {
+        if (self->cap >= 2 * BMQ_RECIPE_MAX_FILES) return NULL;
+        size_t cap = self->cap ? self->cap * 2 : 32;
+        s_recipe_t *grown = realloc (self->recipes, cap * sizeof *grown);
+        if (!grown) return NULL;
+        self->recipes = grown;
+        self->cap = cap;
+    }
+    s_recipe_t *r = &self->recipes[self->count];
+    memset (r, 0, sizeof *r);
+    return r;
+}
+
+static void s_recipe_free (s_recipe_t *r)
+{
+    json_decref (r->doc);
+    free (r->phrases);
+    free (r->origin);
+    memset (r, 0, sizeof *r);
+}
+
+/* Check doc (stolen) and add it as the book's last recipe; origin names it in messages. */
+static int s_add (bmq_recipe_book_t *self, json_t *doc, const char *origin, bool saved, char *err, size_t errlen)
+{
+    s_recipe_t *r = s_slot (self);
+    if (!r) { json_decref (doc); return s_fail (err, errlen, "out of memory or too many recipes"); }
+    r->doc = doc;
+    r->saved = saved;
+    r->origin = strdup (origin);
+    if (!r->origin || s_recipe_fill (r, origin, err, errlen)) {
+        if (!r->origin) s_fail (err, errlen, "out of memory");
+        s_recipe_free (r);
+        return -1;
+    }
+    const char *name = json_string_value (json_object_get (doc, "name"));
+    for (size_t j = 0; j < self->count; j++)
+        if (!strcmp (name, json_string_value (json_object_get (self->recipes[j].doc, "name")))) {
+            s_fail (err, errlen, "%s: recipe name '%s' is also used by %s", origin, name, self->recipes[j].origin);
+            s_recipe_free (r);
+            return -1;
+        }
+    self->count++;
+    return 0;
+}
+
+static int s_add_dir (bmq_recipe_book_t *self, const char *dir, bool saved, char *err, size_t errlen)
+{
+    size_t count = 0;
+    char **files = s_list (dir, &count, err, errlen);
+    if (!files) return -1;
+    int rc = 0;
+    for (size_t i = 0; i < count && rc == 0; i++) {
         char path[4096], inner[512];
         snprintf (path, sizeof path, "%s/%s", dir, files[i]);
-        s_recipe_t *r = &self->recipes[self->count++];
-        if (!(r->doc = bmq_yaml_load_file (path, inner, sizeof inner)))
-            return s_fail (err, errlen, "%s", inner);
-        if (s_recipe_fill (r, files[i], err, errlen)) return -1;
-        const char *name = json_string_value (json_object_get (r->doc, "name"));
-        for (size_t j = 0; j + 1 < self->count; j++)
-            if (!strcmp (name, json_string_value (json_object_get (self->recipes[j].doc, "name"))))
-                return s_fail (err, errlen, "%s: recipe name '%s' is also used by %s", files[i], name, files[j]);
+        json_t *doc = bmq_yaml_load_file (path, inner, sizeof inner);
+        rc = doc ? s_add (self, doc, files[i], saved, err, errlen) : s_fail (err, errlen, "%s", inner);
     }
-    return 0;
+    for (size_t i = 0; i < count; i++) free (files[i]);
+    free (files);
+    return rc;
+}
+
+bmq_recipe_book_t *bmq_recipe_book_load_dirs (const char *dir, const char *saved_dir, char *err, size_t errlen)
+{
+    if (err && errlen) *err = 0;
+    if (!dir) { s_fail (err, errlen, "no recipe folder given"); return NULL; }
+    bmq_recipe_book_t *self = calloc (1, sizeof *self);
+    if (!self) { s_fail (err, errlen, "out of memory"); return NULL; }
+    struct stat st;
+    if (s_add_dir (self, dir, false, err, errlen)
+        || (saved_dir && *saved_dir && stat (saved_dir, &st) == 0 && s_add_dir (self, saved_dir, true, err, errlen)))
+        bmq_recipe_book_destroy (&self);
+    return self;
 }
 
 bmq_recipe_book_t *bmq_recipe_book_load (const char *dir, char *err, size_t errlen)
 {
-    if (err && errlen) *err = 0;
-    size_t count = 0;
-    char **files = dir ? s_list (dir, &count, err, errlen) : NULL;
-    if (!files) {
-        if (!dir) s_fail (err, errlen, "no recipe folder given");
-        return NULL;
-    }
-    bmq_recipe_book_t *self = calloc (1, sizeof *self);
-    if (!self) s_fail (err, errlen, "out of memory");
-    else if (s_book_fill (self, dir, files, count, err, errlen))
-        bmq_recipe_book_destroy (&self);
-    for (size_t i = 0; i < count; i++) free (files[i]);
-    free (files);
-    return self;
+    return bmq_recipe_book_load_dirs (dir, NULL, err, errlen);
+}
+
+int bmq_recipe_book_add (bmq_recipe_book_t *self, json_t *doc, const char *origin, char *err, size_t errlen)
+{
+    if (!self || !doc) { json_decref (doc); return s_fail (err, errlen, "no book or no recipe"); }
+    return s_add (self, doc, origin ? origin : "(added)", true, err, errlen);
+}
+
+const json_t *bmq_recipe_book_get (const bmq_recipe_book_t *self, const char *name)
+{
+    for (size_t i = 0; self && name && i < self->count; i++)
+        if (!strcmp (name, json_string_value (json_object_get (self->recipes[i].doc, "name")))) return self->recipes[i].doc;
+    return NULL;
 }
 
 void bmq_recipe_book_destroy (bmq_recipe_book_t **self_p)
 {
     if (!self_p || !*self_p) return;
     bmq_recipe_book_t *self = *self_p;
-    for (size_t i = 0; i < self->count; i++) {
-        json_decref (self->recipes[i].doc);
-        free (self->recipes[i].phrases);
-    }
+    for (size_t i = 0; i < self->count; i++) s_recipe_free (&self->recipes[i]);
     free (self->recipes);
     free (self);
     *self_p = NULL;

@@ -6,6 +6,8 @@
  *   description: A classic three-ball snowman ...
  *   keywords: [snowman, snow man, bonhomme de neige, ...]
  *   steps: [ {operation, params, name, target}, ... ]   (an action plan)
+ *   color_parts: [snowman_base, ...]   (optional: the named parts that take
+ *                                      a colour asked for, "a red snowman")
  * The book checks the shape of each file; whether the steps pass the
  * capability palette is the validator's job (tests check every recipe). */
 #ifndef BMQ_RECIPE_BOOK_H
@@ -23,6 +25,17 @@ typedef struct bmq_recipe_book_t bmq_recipe_book_t;
 /* Load every *.yaml in dir, sorted by file name. NULL on error, with a
  * message in err naming the file at fault. */
 bmq_recipe_book_t *bmq_recipe_book_load (const char *dir, char *err, size_t errlen);
+/* The same, then the recipes saved with save_recipe in saved_dir (NULL or a
+ * missing folder: none). Names are unique across both. */
+bmq_recipe_book_t *bmq_recipe_book_load_dirs (const char *dir, const char *saved_dir, char *err, size_t errlen);
+/* Add one recipe document (stolen), checked like a file; origin names it in
+ * messages. Matching sees it at once. 0 / -1 with err. */
+int bmq_recipe_book_add (bmq_recipe_book_t *self, json_t *doc, const char *origin, char *err, size_t errlen);
+/* The recipe called exactly `name`, or NULL (borrowed). */
+const json_t *bmq_recipe_book_get (const bmq_recipe_book_t *self, const char *name);
+/* Text as matching sees it: lower case, Latin accents folded (é→e, ß→ss),
+ * control characters as spaces, everything else kept. */
+void bmq_recipe_fold (const char *text, char *out, size_t outlen);
 /* Destroy; safe to call twice, nulls the caller's pointer. */
 void bmq_recipe_book_destroy (bmq_recipe_book_t **self_p);
 size_t bmq_recipe_book_count (const bmq_recipe_book_t *self);

@@ -39,14 +39,16 @@ struct bmq_palette_param_t {
 struct bmq_palette_op_t {
     char *name;
     char *description;
-    bool creates, acts_on;
+    bool creates, acts_on, deletes;
     bmq_palette_param_t *params;
     size_t param_count;
     s_table_t index;
     char *param_list;
     json_t *cost_src;           /* as written, for describe; NULL when no cost */
-    s_token_t cost[S_COST_TOKENS];
+    s_token_t cost[S_COST_TOKENS];          /* vertices of the object the step creates */
     size_t cost_len;
+    s_token_t mult[S_COST_TOKENS];          /* factor on the vertices of the object it acts on */
+    size_t mult_len;
 };
 
 struct bmq_palette_t {
@@ -379,12 +381,14 @@ typedef struct {
     const char *s;
     bmq_palette_op_t *op;
     int failed;
+    s_token_t *out;             /* op->cost or op->mult */
+    size_t *len;
 } s_lexer_t;
 
 static void s_emit (s_lexer_t *lx, char kind, double num, size_t param)
 {
-    if (lx->op->cost_len >= S_COST_TOKENS) { lx->failed = 1; return; }
-    lx->op->cost[lx->op->cost_len++] = (s_token_t) { kind, num, param };
+    if (*lx->len >= S_COST_TOKENS) { lx->failed = 1; return; }
+    lx->out[(*lx->len)++] = (s_token_t) { kind, num, param };
 }
 
 static void s_atom (s_lexer_t *lx)
@@ -422,18 +426,14 @@ static void s_prod (s_lexer_t *lx)
     while (!lx->failed && *lx->s == '*') { lx->s++; s_pow (lx); s_emit (lx, '*', 0, 0); }
 }
 
-static int s_cost_load (bmq_palette_op_t *op, const json_t *cost, char *err, size_t errlen)
+/* Compile cost.<key> (a number or an expression) into out / *len. */
+static int s_cost_expr (bmq_palette_op_t *op, const char *key, const json_t *v, s_token_t *out, size_t *len,
+                        char *err, size_t errlen)
 {
-    const char *key;
-    json_t *v;
-    json_object_foreach ((json_t *) cost, key, v)
-        if (strcmp (key, "vertices"))
-            return s_fail (err, errlen, "operation '%s': unknown cost key '%.32s' (known: vertices)", op->name, key);
-    v = json_object_get (cost, "vertices");
+    s_lexer_t lx = { json_string_value (v) ? json_string_value (v) : "", op, 0, out, len };
     if (json_is_number (v) && json_number_value (v) >= 0 && isfinite (json_number_value (v)))
-        s_emit (&(s_lexer_t) { "", op, 0 }, 'n', json_number_value (v), 0);
+        s_emit (&lx, 'n', json_number_value (v), 0);
     else if (json_is_string (v) && json_string_length (v) < 128) {
-        s_lexer_t lx = { json_string_value (v), op, 0 };
         s_prod (&lx);
         while (!lx.failed && *lx.s == '+') { lx.s++; s_prod (&lx); s_emit (&lx, '+', 0, 0); }
         if (lx.failed || *lx.s)
@@ -441,7 +441,26 @@ static int s_cost_load (bmq_palette_op_t *op, const json_t *cost, char *err, siz
                            " with a default, + * ^)", op->name, json_string_value (v));
     }
     else
-        return s_fail (err, errlen, "operation '%s': cost.vertices must be a number or an expression", op->name);
+        return s_fail (err, errlen, "operation '%s': cost.%s must be a number or an expression", op->name, key);
+    return 0;
+}
+
+/* cost.vertices: the vertices of the object a creating step adds;
+ * cost.multiplies: the factor an acts_on step applies to its object's. */
+static int s_cost_load (bmq_palette_op_t *op, const json_t *cost, char *err, size_t errlen)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach ((json_t *) cost, key, v)
+        if (strcmp (key, "vertices") && strcmp (key, "multiplies"))
+            return s_fail (err, errlen, "operation '%s': unknown cost key '%.32s' (known: vertices, multiplies)",
+                           op->name, key);
+    if ((v = json_object_get (cost, "vertices")) && s_cost_expr (op, "vertices", v, op->cost, &op->cost_len, err, errlen))
+        return -1;
+    if ((v = json_object_get (cost, "multiplies"))) {
+        if (!op->acts_on) return s_fail (err, errlen, "operation '%s': cost.multiplies needs acts_on", op->name);
+        if (s_cost_expr (op, "multiplies", v, op->mult, &op->mult_len, err, errlen)) return -1;
+    }
     op->cost_src = json_deep_copy (cost);
     return 0;
 }
@@ -456,13 +475,12 @@ static double s_cost_value (const bmq_palette_param_t *p, const json_t *params)
     return p->def ? json_number_value (p->def) : p->min;
 }
 
-double bmq_palette_op_vertices (const bmq_palette_op_t *op, const json_t *params)
+static double s_eval (const bmq_palette_op_t *op, const s_token_t *tokens, size_t len, const json_t *params)
 {
-    if (!op || !op->cost_len) return 0;
     double stack[S_COST_TOKENS];
     size_t sp = 0;
-    for (size_t i = 0; i < op->cost_len; i++) {
-        const s_token_t *t = &op->cost[i];
+    for (size_t i = 0; i < len; i++) {
+        const s_token_t *t = &tokens[i];
         if (t->kind == 'n') stack[sp++] = t->num;
         else if (t->kind == 'p') stack[sp++] = s_cost_value (&op->params[t->param], params);
         else {          /* compiled at load: every operator has two operands */
@@ -472,6 +490,17 @@ double bmq_palette_op_vertices (const bmq_palette_op_t *op, const json_t *params
     }
     double v = sp ? stack[0] : 0;
     return isfinite (v) && v >= 0 ? v : HUGE_VAL;
+}
+
+double bmq_palette_op_vertices (const bmq_palette_op_t *op, const json_t *params)
+{
+    return op && op->cost_len ? s_eval (op, op->cost, op->cost_len, params) : 0;
+}
+
+double bmq_palette_op_multiplier (const bmq_palette_op_t *op, const json_t *params)
+{
+    double f = op && op->mult_len ? s_eval (op, op->mult, op->mult_len, params) : 1;
+    return f < 1 ? 1 : f;          /* a factor never shrinks the estimate */
 }
 
 /* ---- loading operations -------------------------------------------------- */
@@ -531,16 +560,19 @@ static int s_op_load (bmq_palette_op_t *op, const char *name, const json_t *spec
     json_t *v;
     json_object_foreach ((json_t *) spec, key, v)
         if (strcmp (key, "description") && strcmp (key, "creates") && strcmp (key, "acts_on")
-            && strcmp (key, "cost") && strcmp (key, "params"))
+            && strcmp (key, "deletes") && strcmp (key, "cost") && strcmp (key, "params"))
             return s_fail (err, errlen, "operation '%s': unknown key '%.32s' (known: description, creates,"
-                           " acts_on, cost, params)", name, key);
+                           " acts_on, deletes, cost, params)", name, key);
     v = json_object_get (spec, "description");
     if (v && !json_is_string (v)) return s_fail (err, errlen, "operation '%s': description must be a string", name);
     if (v && !(op->description = strdup (json_string_value (v)))) return s_fail (err, errlen, "out of memory");
     if (s_flag (spec, "creates", &op->creates, name, err, errlen)
         || s_flag (spec, "acts_on", &op->acts_on, name, err, errlen)
+        || s_flag (spec, "deletes", &op->deletes, name, err, errlen)
         || s_op_params (op, json_object_get (spec, "params"), err, errlen))
         return -1;
+    if (op->deletes && (!op->acts_on || op->creates))
+        return s_fail (err, errlen, "operation '%s': deletes needs acts_on (and no creates)", name);
     v = json_object_get (spec, "cost");
     if (v && !json_is_object (v)) return s_fail (err, errlen, "operation '%s': cost must be a mapping", name);
     return v ? s_cost_load (op, v, err, errlen) : 0;
@@ -683,7 +715,8 @@ json_t *bmq_palette_describe (const bmq_palette_t *self)
     json_t *ops = json_object ();
     for (size_t i = 0; ops && i < self->op_count; i++) {
         const bmq_palette_op_t *op = &self->ops[i];
-        json_t *o = json_pack ("{s:b, s:b, s:o}", "creates", op->creates, "acts_on", op->acts_on,
+        json_t *o = json_pack ("{s:b, s:b, s:b, s:b, s:o}", "creates", op->creates, "acts_on", op->acts_on,
+                               "deletes", op->deletes, "needs_target", bmq_palette_op_needs_target (op),
                                "params", s_params_json (op));
         if (o && op->description) json_object_set_new (o, "description", json_string (op->description));
         if (o && op->cost_src) json_object_set (o, "cost", op->cost_src);
@@ -715,6 +748,11 @@ const bmq_palette_op_t *bmq_palette_op (const bmq_palette_t *self, const char *n
 const char *bmq_palette_op_name (const bmq_palette_op_t *op) { return op ? op->name : NULL; }
 bool bmq_palette_op_creates (const bmq_palette_op_t *op) { return op && op->creates; }
 bool bmq_palette_op_acts_on (const bmq_palette_op_t *op) { return op && op->acts_on; }
+bool bmq_palette_op_deletes (const bmq_palette_op_t *op) { return op && op->deletes; }
+bool bmq_palette_op_needs_target (const bmq_palette_op_t *op)
+{
+    return op && (op->deletes || op->mult_len || (op->creates && op->acts_on));
+}
 size_t bmq_palette_op_param_count (const bmq_palette_op_t *op) { return op ? op->param_count : 0; }
 const char *bmq_palette_op_param_list (const bmq_palette_op_t *op) { return op ? op->param_list : ""; }
 

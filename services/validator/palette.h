@@ -45,6 +45,17 @@ json_t *bmq_palette_to_json (const bmq_palette_t *self);
  * {"<operation>": {"description", "creates", "acts_on", "params": {…}}}}.
  * New reference; caller decrefs. */
 json_t *bmq_palette_describe (const bmq_palette_t *self);
+/* What discover_capabilities / `blendmq capabilities` publish (seed 001 shape,
+ * plus descriptions): {"<operation>": {"description", "creates" | "acts_on" |
+ * "deletes": "object", "target": "required" (when it must be given),
+ * "params": {"<param>": {"type", "required" (only when true), "default",
+ * "min", "max", "max_len", "items", "description"}}}}.
+ * compact: {"<operation>": "<signature>"}, one line per operation for an LLM
+ * prompt, e.g. "creates; radius float 0.001..1000 =1" or "target; value! vec3
+ * -10..10" ("target" takes a target, "target!" needs one; "!" after a
+ * parameter marks it required, "=" a default; no descriptions).
+ * New reference (palette_publish.c). */
+json_t *bmq_palette_capabilities (const bmq_palette_t *self, bool compact);
 
 int bmq_palette_max_steps (const bmq_palette_t *self);
 int bmq_palette_max_name_len (const bmq_palette_t *self);
@@ -55,6 +66,11 @@ const bmq_palette_op_t *bmq_palette_op (const bmq_palette_t *self, const char *n
 const char *bmq_palette_op_name (const bmq_palette_op_t *op);
 bool bmq_palette_op_creates (const bmq_palette_op_t *op);   /* adds one object */
 bool bmq_palette_op_acts_on (const bmq_palette_op_t *op);   /* changes an existing object */
+bool bmq_palette_op_deletes (const bmq_palette_op_t *op);   /* removes the object it acts on */
+/* The step must name its target: it deletes, creates from its target
+ * (duplicate), or its cost depends on the target's size (cost.multiplies).
+ * Relying on "the current object" there would make a wrong guess costly. */
+bool bmq_palette_op_needs_target (const bmq_palette_op_t *op);
 size_t bmq_palette_op_param_count (const bmq_palette_op_t *op);
 const bmq_palette_param_t *bmq_palette_op_param_at (const bmq_palette_op_t *op, size_t index);
 const bmq_palette_param_t *bmq_palette_op_param (const bmq_palette_op_t *op, const char *name, size_t len);
@@ -63,6 +79,9 @@ const char *bmq_palette_op_param_list (const bmq_palette_op_t *op);
 /* Vertex estimate of one step (0 when the operation has no cost). Parameters
  * missing or ill-typed in `params` count at their default. */
 double bmq_palette_op_vertices (const bmq_palette_op_t *op, const json_t *params);
+/* The factor an acts_on step applies to its object's vertex estimate
+ * (cost.multiplies; 1 when none, never below 1). */
+double bmq_palette_op_multiplier (const bmq_palette_op_t *op, const json_t *params);
 
 const char *bmq_palette_param_name (const bmq_palette_param_t *param);
 bool bmq_palette_param_required (const bmq_palette_param_t *param);

@@ -16,8 +16,10 @@ typedef struct {
 
 /* The names created so far, as an open-addressing set of (pointer, length)
  * into the plan itself: no copies, no allocation per name. Sized for
- * max_steps names, so it never fills. */
-typedef struct { const char *key; size_t len; } s_name_t;
+ * max_steps names, so it never fills. Each remembers its object's vertex
+ * estimate and the step that deleted it (0: alive). An object created
+ * without a name lives in s_run_t.anon. */
+typedef struct { const char *key; size_t len; double vertices; int deleted_at; } s_name_t;
 
 typedef struct {
     const bmq_palette_t *palette;
@@ -26,6 +28,8 @@ typedef struct {
     s_name_t *names;
     size_t name_mask;
     bool have_current;      /* an object exists for an acts_on step without target */
+    s_name_t *current;      /* that object (a name slot or &anon), NULL when unknown */
+    s_name_t anon;          /* the latest object created without a usable name */
     double vertices;
     bool vertices_reported;
 } s_run_t;
@@ -163,12 +167,12 @@ static void s_check_params (s_run_t *run, int i, const bmq_palette_op_t *op, con
 
 /* A name is remembered when the step creates an object (or when its operation
  * is unknown, so one bad step does not make every later target fail too). */
-static void s_check_name (s_run_t *run, int i, const bmq_palette_op_t *op, bool op_known, const json_t *name)
+static s_name_t *s_check_name (s_run_t *run, int i, const bmq_palette_op_t *op, bool op_known, const json_t *name)
 {
-    if (!name) return;
+    if (!name) return NULL;
     if (!json_is_string (name)) {
         s_error (run, i, "name", "name must be a string, got %s", s_kind (name));
-        return;
+        return NULL;
     }
     const char *s = json_string_value (name);
     size_t len = json_string_length (name);
@@ -178,43 +182,86 @@ static void s_check_name (s_run_t *run, int i, const bmq_palette_op_t *op, bool 
     if (op_known && !bmq_palette_op_creates (op)) {
         s_error (run, i, "name", "%s creates no object, so it cannot name one; use target to act on '%s'",
                  bmq_palette_op_name (op), clipped);
-        return;
+        return NULL;
     }
     if (!s_name_ok (s, len, (size_t) max)) {
         s_error (run, i, "name", "name '%s' is not valid: 1 to %d characters, letters, digits, '_', then also"
                  " '.', ' ' or '-'", clipped, max);
-        return;
+        return NULL;
     }
     s_name_t *slot = s_name_slot (run, s, len);
     if (slot->key) {
         s_error (run, i, "name", "name '%s' is already used by an earlier step", clipped);
-        return;
+        return NULL;
     }
-    *slot = (s_name_t) { s, len };
+    *slot = (s_name_t) { s, len, 0, 0 };
+    return slot;
 }
 
-static void s_check_target (s_run_t *run, int i, const bmq_palette_op_t *op, const json_t *target)
+/* The object the step acts on (a name slot, &anon), or NULL. */
+static s_name_t *s_check_target (s_run_t *run, int i, const bmq_palette_op_t *op, const json_t *target)
 {
     bool acts = bmq_palette_op_acts_on (op);
     if (!target) {
-        if (acts && !run->have_current)
+        if (acts && bmq_palette_op_needs_target (op))
+            s_error (run, i, "target", "%s needs a target: the name of the object it acts on, given by an earlier step",
+                     bmq_palette_op_name (op));
+        else if (acts && !run->have_current)
             s_error (run, i, "target", "%s acts on an object: give a target, or create an object in an earlier step",
                      bmq_palette_op_name (op));
-        return;
+        return acts && !bmq_palette_op_needs_target (op) && run->have_current ? run->current : NULL;
     }
     if (!json_is_string (target)) {
         s_error (run, i, "target", "target must be a string, got %s", s_kind (target));
-        return;
+        return NULL;
     }
     char clipped[80];
     size_t len = json_string_length (target);
     s_clip (clipped, sizeof clipped, json_string_value (target), len);
+    s_name_t *slot = acts ? s_name_slot (run, json_string_value (target), len) : NULL;
     if (!acts)
         s_error (run, i, "target", "%s creates a new object and takes no target", bmq_palette_op_name (op));
-    else if (!s_name_slot (run, json_string_value (target), json_string_length (target))->key)
+    else if (!slot->key)
         s_error (run, i, "target", "target '%s' is not the name of an object created by an earlier step", clipped);
-    else
+    else if (slot->deleted_at)
+        s_error (run, i, "target", "target '%s' was deleted by step %d", clipped, slot->deleted_at - 1);
+    else {
         run->have_current = true;
+        run->current = slot;
+        return slot;
+    }
+    return NULL;
+}
+
+/* Vertex estimates and the current object after step i. A creating step adds
+ * its object (a copy of its target's vertices too, for a duplicate); a
+ * multiplying step scales its object's estimate and the plan's total; a
+ * deleting step ends its object (the total keeps it: an upper bound). */
+static void s_account (s_run_t *run, int i, const bmq_palette_op_t *op, const json_t *params,
+                       s_name_t *acted, s_name_t *named)
+{
+    if (op && bmq_palette_op_deletes (op)) {
+        if (acted) acted->deleted_at = i + 1;
+        if (!acted || acted == run->current) { run->have_current = false; run->current = NULL; }
+        return;
+    }
+    if (op && acted && !bmq_palette_op_creates (op)) {
+        double f = bmq_palette_op_multiplier (op, params);
+        if (f != 1) {
+            run->vertices += acted->vertices * (f - 1);
+            acted->vertices *= f;
+        }
+    }
+    if (!op || bmq_palette_op_creates (op)) {
+        double v = bmq_palette_op_vertices (op, params);
+        if (op && bmq_palette_op_acts_on (op) && acted) v += acted->vertices;
+        run->vertices += v;
+        s_name_t *obj = named ? named : &run->anon;
+        obj->vertices = v;
+        obj->deleted_at = 0;
+        run->current = obj;
+        run->have_current = true;
+    }
 }
 
 static void s_check_step (s_run_t *run, int i, const json_t *step)
@@ -238,11 +285,11 @@ static void s_check_step (s_run_t *run, int i, const json_t *step)
     const json_t *params = json_object_get (step, "params");
     if (json_is_null (params)) params = NULL;
     if (op) s_check_params (run, i, op, params);
-    s_check_name (run, i, op, op != NULL, json_object_get (step, "name"));
-    if (op) s_check_target (run, i, op, json_object_get (step, "target"));
-    if (!op || bmq_palette_op_creates (op)) run->have_current = true;
+    /* target before name: a step must not target the name it gives itself */
+    s_name_t *acted = op ? s_check_target (run, i, op, json_object_get (step, "target")) : NULL;
+    s_name_t *named = s_check_name (run, i, op, op != NULL, json_object_get (step, "name"));
+    s_account (run, i, op, params, acted, named);
 
-    run->vertices += bmq_palette_op_vertices (op, params);
     if (run->vertices > bmq_palette_max_vertices (run->palette) && !run->vertices_reported) {
         run->vertices_reported = true;
         s_error (run, i, "vertices", "the plan's estimated vertex count reaches %.0f at this step, over the"

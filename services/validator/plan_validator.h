@@ -10,6 +10,13 @@
  *              the name given by an earlier step
  * and nothing else. An acts_on step without a target changes the current
  * object: the one most recently created or targeted; there must be one.
+ * A step that deletes, copies (creates + acts_on) or multiplies its object's
+ * size (cost.multiplies) must give its target. A deleted object cannot be
+ * targeted again, and after a delete nothing is current.
+ * Vertices are estimated per object (palette cost): a creating step adds its
+ * object's (a copy its target's too), a multiplying step scales its object's;
+ * the plan's total (deleted objects included: an upper bound) is capped by
+ * limits.max_vertices.
  *
  * The plan is input from an AI or a network peer, so it is treated as hostile:
  * nothing here asserts on it, every loop is bounded by the palette's

@@ -1,23 +1,37 @@
 /* validator_worker — READY, heartbeats both ways, reconnect with capped
- * exponential back-off when the broker falls silent (zguide ch. 4). */
+ * exponential back-off when the broker falls silent (zguide ch. 4).
+ *
+ * Validation starts at once with the curated palette. Meanwhile the worker
+ * asks the executor for the RNA of the palette's Blender operators
+ * (rna_fetch) and, once every one is answered, swaps in the merged palette
+ * (palette_rna): the merge only narrows, so the swap never lets through
+ * anything the curated palette refused. */
 #include "validator_worker.h"
 #include "audit_client.h"
 #include "bus.h"
 #include "log.h"
 #include "palette.h"
+#include "palette_rna.h"
 #include "plan_seal.h"
 #include "plan_validator.h"
+#include "rna_fetch.h"
 #include "service.h"
+#include "yaml_json.h"
+
+#include <unistd.h>
 
 typedef struct {
-    bmq_palette_t *palette;
-    bmq_seal_key_t key;
-    bmq_audit_t   *audit;
-    const char    *broker;
-    zsock_t       *sock;
-    int64_t        last_heard, last_sent;
-    int            interval, liveness;
-    int64_t        handled;
+    json_t          *doc;           /* the curated palette document */
+    bmq_palette_t   *palette;       /* in use: curated, then merged with RNA */
+    bmq_rna_fetch_t *rna;           /* while fetching */
+    json_t          *rna_status;    /* published with capabilities: {state, …} */
+    bmq_seal_key_t   key;
+    bmq_audit_t     *audit;
+    const char      *broker;
+    zsock_t         *sock;
+    int64_t          last_heard, last_sent;
+    int              interval, liveness;
+    int64_t          handled;
 } s_worker_t;
 
 static void s_connect (s_worker_t *w)
@@ -25,7 +39,8 @@ static void s_connect (s_worker_t *w)
     zsock_destroy (&w->sock);
     w->sock = bmq_bus_connect (ZMQ_DEALER, w->broker);
     bmq_envelope_t *ready = bmq_envelope_new (BMQ_MSG_WORKER_READY, NULL,
-        json_pack ("{s:s, s:I}", "service", "validator", "operations", (json_int_t) bmq_palette_count (w->palette)));
+        json_pack ("{s:s, s:I, s:I}", "service", "validator", "operations", (json_int_t) bmq_palette_count (w->palette),
+                   "pid", (json_int_t) getpid ()));
     if (w->sock) bmq_bus_send (w->sock, NULL, ready);
     bmq_envelope_destroy (&ready);
     w->last_heard = w->last_sent = bmq_mono_ms ();
@@ -55,45 +70,181 @@ static void s_validate (s_worker_t *w, const bmq_envelope_t *req)
     w->handled++;
 }
 
+/* discover_capabilities: the palette in use, full or compact (body "form"). */
+static void s_capabilities (s_worker_t *w, const bmq_envelope_t *req)
+{
+    const char *form = bmq_body_str (req, "form");
+    bmq_envelope_t *reply;
+    if (form && strcmp (form, "full") && strcmp (form, "compact"))
+        reply = bmq_envelope_error (req, "bad_request", "form must be \"full\" or \"compact\"");
+    else {
+        bool compact = form && !strcmp (form, "compact");
+        reply = bmq_envelope_reply (req, BMQ_MSG_CAPABILITIES_REPLY,
+            json_pack ("{s:o, s:s, s:I, s:{s:i, s:i, s:f}, s:O}", "palette", bmq_palette_capabilities (w->palette, compact),
+                       "form", compact ? "compact" : "full", "operations", (json_int_t) bmq_palette_count (w->palette),
+                       "limits", "max_steps", bmq_palette_max_steps (w->palette),
+                       "max_name_len", bmq_palette_max_name_len (w->palette),
+                       "max_vertices", bmq_palette_max_vertices (w->palette), "rna", w->rna_status));
+    }
+    bmq_bus_send_and_destroy (w->sock, NULL, &reply);
+    w->handled++;
+}
+
+/* ---- RNA ------------------------------------------------------------------ */
+
+static void s_rna_status (s_worker_t *w, const char *state, const char *detail)
+{
+    json_decref (w->rna_status);
+    w->rna_status = json_pack ("{s:s}", "state", state);
+    if (detail && *detail) json_object_set_new (w->rna_status, "detail", json_string (detail));
+}
+
+static void s_rna_start (s_worker_t *w, bmq_config_t *cfg)
+{
+    json_t *ops = json_array ();
+    const char *name;
+    json_t *v;
+    json_object_foreach (json_object_get (w->doc, "operations"), name, v)
+        if (bmq_palette_rna_wanted (name)) json_array_append_new (ops, json_string (name));
+    w->rna = bmq_rna_fetch_new (bmq_config_str (cfg, "executor.endpoint"), ops, NULL);
+    s_rna_status (w, w->rna ? "pending" : "none", w->rna ? "asking the executor for Blender's RNA" : "nothing to check");
+    json_decref (ops);
+}
+
+/* Every operator answered: merge, check, swap. */
+static void s_rna_merge (s_worker_t *w)
+{
+    const json_t *result = bmq_rna_fetch_result (w->rna);
+    json_t *notes = json_array ();
+    json_t *merged = bmq_palette_rna_merge (w->doc, result, notes);
+    char err[512] = "the curated palette is not a document";
+    bmq_palette_t *palette = merged ? bmq_palette_from_json (merged, err, sizeof err) : NULL;
+    json_t *warnings = json_array (), *dropped = json_array ();
+    size_t i, info = 0;
+    json_t *n;
+    json_array_foreach (notes, i, n) {
+        const char *op = json_string_value (json_object_get (n, "operation"));
+        const char *param = json_string_value (json_object_get (n, "param"));
+        const char *note = json_string_value (json_object_get (n, "note"));
+        if (strcmp (json_string_value (json_object_get (n, "level")), "warn")) {
+            info++;
+            bmq_debug ("palette vs Blender: %s%s%s: %s", op, param ? " " : "", param ? param : "", note);
+            continue;
+        }
+        bmq_warn ("palette vs Blender: %s%s%s: %s", op, param ? " " : "", param ? param : "", note);
+        json_array_append (warnings, n);
+    }
+    const char *name, *blender = NULL;
+    json_t *v;
+    json_object_foreach ((json_t *) result, name, v) {
+        if (!blender) blender = json_string_value (json_object_get (v, "blender"));
+        if (palette && !bmq_palette_has (palette, name)) json_array_append_new (dropped, json_string (name));
+    }
+    if (palette) {
+        bmq_info ("palette checked against Blender %s: %zu operations (%zu dropped), %zu warnings, %zu notes",
+                  blender ? blender : "?", bmq_palette_count (palette), json_array_size (dropped),
+                  json_array_size (warnings), info);
+        bmq_palette_destroy (&w->palette);
+        w->palette = palette;
+        s_rna_status (w, "merged", NULL);
+        json_object_set_new (w->rna_status, "blender", json_string (blender ? blender : "?"));
+        json_object_set (w->rna_status, "dropped", dropped);
+        json_object_set (w->rna_status, "warnings", warnings);
+    }
+    else {
+        bmq_error ("the palette merged with Blender's RNA does not load (%s): keeping the curated palette", err);
+        s_rna_status (w, "curated", err);
+    }
+    bmq_audit_record (w->audit, NULL, "palette.rna", json_pack ("{s:O, s:I, s:O, s:O}", "state",
+        json_object_get (w->rna_status, "state"), "operations", (json_int_t) bmq_palette_count (w->palette),
+        "dropped", dropped, "warnings", warnings));
+    json_decref (warnings);
+    json_decref (dropped);
+    json_decref (notes);
+    json_decref (merged);
+}
+
+static void s_rna_tick (s_worker_t *w)
+{
+    if (!w->rna) return;
+    bmq_rna_fetch_tick (w->rna);
+    bmq_rna_state_t state = bmq_rna_fetch_state (w->rna);
+    if (state == BMQ_RNA_FETCHING) return;
+    if (state == BMQ_RNA_DONE) s_rna_merge (w);
+    else {
+        bmq_warn ("no RNA from the executor after %d tries (%s): validating with the curated palette only",
+                  bmq_rna_fetch_rounds (w->rna), bmq_rna_fetch_detail (w->rna));
+        s_rna_status (w, "unavailable", bmq_rna_fetch_detail (w->rna));
+    }
+    bmq_rna_fetch_destroy (&w->rna);
+}
+
+/* ---- the loop ----------------------------------------------------------------- */
+
+static int s_load (s_worker_t *w, bmq_config_t *cfg)
+{
+    char err[512], path[1024], inner[512];
+    bmq_service_path (bmq_config_str (cfg, "validator.palette"), "proto/palette.yaml", path, sizeof path);
+    w->doc = bmq_yaml_load_file (path, inner, sizeof inner);
+    w->palette = w->doc ? bmq_palette_from_json (w->doc, inner, sizeof inner) : NULL;
+    if (!w->palette) { bmq_error ("cannot load the palette: %s: %s", path, inner); return -1; }
+    const char *keypath = bmq_config_str (cfg, "security.verdict_key_file");
+    if (!*keypath || bmq_seal_key_load (keypath, &w->key, err, sizeof err)) {
+        bmq_error ("no verdict key: %s", *keypath ? err : "security.verdict_key_file is not set");
+        return -1;
+    }
+    return 0;
+}
+
+static void s_on_broker (s_worker_t *w)
+{
+    bmq_envelope_t *env = bmq_bus_recv (w->sock, NULL);
+    w->last_heard = bmq_mono_ms ();
+    if (!env || env->type == BMQ_MSG_HEARTBEAT) { }
+    else if (env->type == BMQ_MSG_VALIDATE_REQUEST) s_validate (w, env);
+    else if (env->type == BMQ_MSG_CAPABILITIES_REQUEST) s_capabilities (w, env);
+    else {
+        bmq_envelope_t *reply = bmq_envelope_error (env, "unsupported", "a validator does not handle %s",
+                                                    bmq_msg_type_name (env->type));
+        bmq_bus_send_and_destroy (w->sock, NULL, &reply);
+    }
+    bmq_envelope_destroy (&env);
+}
+
 int bmq_validator_worker_run (bmq_config_t *cfg)
 {
-    char err[512], path[1024], keypath[1024];
     s_worker_t w = { 0 };
-    w.palette = bmq_palette_load (bmq_service_path (bmq_config_str (cfg, "validator.palette"), "proto/palette.yaml",
-                                                    path, sizeof path), err, sizeof err);
-    if (!w.palette) { bmq_error ("cannot load the palette: %s", err); return 1; }
-    snprintf (keypath, sizeof keypath, "%s", bmq_config_str (cfg, "security.verdict_key_file"));
-    if (!*keypath || bmq_seal_key_load (keypath, &w.key, err, sizeof err)) {
-        bmq_error ("no verdict key: %s", *keypath ? err : "security.verdict_key_file is not set");
-        bmq_palette_destroy (&w.palette);
-        return 1;
-    }
+    int code = 1;
+    if (s_load (&w, cfg)) goto done;
     w.interval = (int) bmq_config_int (cfg, "heartbeat.interval_ms");
     w.liveness = (int) bmq_config_int (cfg, "heartbeat.liveness");
     w.broker = bmq_config_str (cfg, "gateway.validator_broker");
-    w.audit = bmq_audit_new (bmq_config_str (cfg, "audit.endpoint"), w.interval, w.liveness);
+    w.audit = bmq_audit_new_from_config (cfg);
     s_connect (&w);
-    if (!w.sock || !w.audit) { bmq_palette_destroy (&w.palette); bmq_audit_destroy (&w.audit); zsock_destroy (&w.sock); return 1; }
+    if (!w.sock || !w.audit) goto done;
+    s_rna_start (&w, cfg);
     bmq_info ("validator ready: %zu operations in the palette, broker %s", bmq_palette_count (w.palette), w.broker);
 
     int backoff = w.interval;
     while (!zsys_interrupted) {
-        zpoller_t *poller = zpoller_new (w.sock, bmq_audit_sock (w.audit), NULL);
-        zsock_t *which = zpoller_wait (poller, w.interval / 2);
-        zpoller_destroy (&poller);
-        if (which == w.sock) {
-            bmq_envelope_t *env = bmq_bus_recv (w.sock, NULL);
-            w.last_heard = bmq_mono_ms ();
-            backoff = w.interval;
-            if (env && env->type == BMQ_MSG_VALIDATE_REQUEST) s_validate (&w, env);
-            bmq_envelope_destroy (&env);
-        }
-        else if (which) {
-            bmq_envelope_t *env = bmq_bus_recv (which, NULL);
+        zsock_t *rna_sock = w.rna ? bmq_rna_fetch_sock (w.rna) : NULL;
+        zmq_pollitem_t items[3] = {
+            { zsock_resolve (w.sock), 0, ZMQ_POLLIN, 0 },
+            { zsock_resolve (bmq_audit_sock (w.audit)), 0, ZMQ_POLLIN, 0 },
+            { rna_sock ? zsock_resolve (rna_sock) : NULL, 0, ZMQ_POLLIN, 0 },
+        };
+        int64_t now = bmq_mono_ms (), wait = w.interval / 2;
+        if (w.rna && bmq_rna_fetch_due (w.rna) - now < wait) wait = bmq_rna_fetch_due (w.rna) - now;
+        if (zmq_poll (items, rna_sock ? 3 : 2, wait < 0 ? 0 : (long) wait) < 0 && zsys_interrupted) break;
+        if (items[0].revents & ZMQ_POLLIN) { s_on_broker (&w); backoff = w.interval; }
+        if (items[1].revents & ZMQ_POLLIN) {
+            bmq_envelope_t *env = bmq_bus_recv (bmq_audit_sock (w.audit), NULL);
             if (env) bmq_audit_handle (w.audit, env);
             bmq_envelope_destroy (&env);
         }
-        int64_t now = bmq_mono_ms ();
+        if (rna_sock && (items[2].revents & ZMQ_POLLIN)) bmq_rna_fetch_on_message (w.rna);
+        s_rna_tick (&w);
+        now = bmq_mono_ms ();
         if (now - w.last_heard > (int64_t) w.interval * w.liveness) {
             bmq_warn ("broker silent for %lld ms, reconnecting in %d ms", (long long) (now - w.last_heard), backoff);
             zclock_sleep (backoff);
@@ -109,10 +260,15 @@ int bmq_validator_worker_run (bmq_config_t *cfg)
         }
         bmq_audit_tick (w.audit);
     }
-    bmq_info ("validator stopping after %lld verdicts", (long long) w.handled);
+    bmq_info ("validator stopping after %lld replies", (long long) w.handled);
     bmq_audit_flush (w.audit, 1000);
+    code = 0;
+done:
+    bmq_rna_fetch_destroy (&w.rna);
     bmq_audit_destroy (&w.audit);
     zsock_destroy (&w.sock);
     bmq_palette_destroy (&w.palette);
-    return 0;
+    json_decref (w.doc);
+    json_decref (w.rna_status);
+    return code;
 }

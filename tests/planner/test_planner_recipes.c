@@ -12,6 +12,12 @@
 
 #include "plan_validator.h"
 #include "recipe_book.h"
+#include "recipe_params.h"
+#include "recipe_save.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sys/stat.h>
 
 #define RECIPES BMQ_SOURCE_DIR "/services/planner/recipes"
 
@@ -37,8 +43,10 @@ static void test_every_recipe_is_valid (void **state)
     char err[512];
     bmq_palette_t *palette = bmq_palette_load (BMQ_SOURCE_DIR "/proto/palette.yaml", err, sizeof err);
     if (!palette) fail_msg ("%s", err);
-    assert_true (bmq_recipe_book_count (s_book) >= 8);
-    const char *names[] = { "car", "chair", "house", "lamp", "mug", "snowman", "table", "tree" };
+    assert_true (bmq_recipe_book_count (s_book) >= 20);
+    const char *names[] = { "airplane", "bed", "bench", "boat", "bookshelf", "cactus", "candle", "car", "chair", "donut",
+                            "flower", "house", "lamp", "lighthouse", "mug", "mushroom", "planet", "robot", "rocket",
+                            "snowman", "sofa", "stool", "table", "tree", "umbrella", "windmill" };
     json_t *all = bmq_recipe_book_suggest (s_book, "", 100);
     assert_int_equal (json_array_size (all), bmq_recipe_book_count (s_book));
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
@@ -52,6 +60,8 @@ static void test_every_recipe_is_valid (void **state)
         const json_t *r = bmq_recipe_book_match (s_book, json_string_value (name), NULL);
         assert_non_null (r);
         json_t *steps = json_object_get (r, "steps");
+        if (!json_array_size (json_object_get (r, "color_parts")))
+            fail_msg ("recipe %s names no color_parts", json_string_value (name));
         json_t *verdict = bmq_plan_validate (palette, steps);
         if (!json_is_true (json_object_get (verdict, "accepted"))) {
             char *text = json_dumps (verdict, JSON_INDENT (1));
@@ -101,6 +111,28 @@ static void test_matching (void **state)
     s_expect ("un árbol", "tree");
     s_expect ("coffee cup", "mug");
     s_expect ("red car", "car");
+    s_expect ("a bookcase full of books", "bookshelf");
+    s_expect ("une bibliothèque", "bookshelf");
+    s_expect ("ein Bett", "bed");
+    s_expect ("a comfy couch", "sofa");
+    s_expect ("a bar stool", "stool");
+    s_expect ("a park bench", "bench");
+    s_expect ("une fusée", "rocket");
+    s_expect ("a space rocket", "rocket");
+    s_expect ("a toy robot", "robot");
+    s_expect ("ein Leuchtturm", "lighthouse");
+    s_expect ("un molino de viento", "windmill");
+    s_expect ("a sailboat", "boat");
+    s_expect ("an aeroplane", "airplane");
+    s_expect ("a toadstool", "mushroom");
+    s_expect ("a cactus in a pot", "cactus");
+    s_expect ("a doughnut", "donut");
+    s_expect ("saturn", "planet");
+    s_expect ("a birthday candle", "candle");
+    s_expect ("un parapluie", "umbrella");
+    s_expect ("a daisy", "flower");
+    s_expect ("a windmil", "windmill");            /* a typo in a long word */
+    s_expect ("a bee", NULL);                       /* not a bed */
     s_expect ("quantum flux capacitor", NULL);
     s_expect ("a horse", NULL);                     /* not a house with a typo */
     s_expect ("cart", NULL);                        /* short words match exactly only */
@@ -203,6 +235,221 @@ static void test_bad_recipes (void **state)
     assert_null (bmq_recipe_book_load (NULL, err, sizeof err));
 }
 
+/* ---- parameters (size, colour, position) ---------------------------------------- */
+
+static void s_mods (const char *prompt, double scale, const char *color, bool offset, double x, double y, double z)
+{
+    bmq_recipe_mods_t m;
+    bmq_recipe_mods_parse (prompt, &m);
+    if (fabs (m.scale - scale) > 1e-9) fail_msg ("'%s': scale %g, expected %g", prompt, m.scale, scale);
+    if (color && (!m.has_color || strcmp (m.color_word, color))) fail_msg ("'%s': colour %s, expected %s", prompt, m.has_color ? m.color_word : "none", color);
+    if (!color && m.has_color) fail_msg ("'%s': unexpected colour %s", prompt, m.color_word);
+    if (offset != m.has_offset) fail_msg ("'%s': position %s expected", prompt, offset ? "" : "not");
+    if (offset && (m.offset[0] != x || m.offset[1] != y || m.offset[2] != z))
+        fail_msg ("'%s': at (%g, %g, %g), expected (%g, %g, %g)", prompt, m.offset[0], m.offset[1], m.offset[2], x, y, z);
+}
+
+static void test_modifiers_parse (void **state)
+{
+    s_mods ("build a snowman", 1, NULL, false, 0, 0, 0);
+    s_mods ("a red chair", 1, "red", false, 0, 0, 0);
+    s_mods ("a big snowman", 1.5, NULL, false, 0, 0, 0);
+    s_mods ("a HUGE blue car", 2, "blue", false, 0, 0, 0);
+    s_mods ("a tiny yellow house", 0.35, "yellow", false, 0, 0, 0);
+    s_mods ("a table at 3 0 0", 1, NULL, true, 3, 0, 0);
+    s_mods ("a lamp at (1.5, -2, 0.5)", 1, NULL, true, 1.5, -2, 0.5);
+    s_mods ("a tree at x=4 y=-1", 1, NULL, true, 4, -1, 0);
+    s_mods ("a tree at 2 3", 1, NULL, true, 2, 3, 0);
+    s_mods ("a mug scale 3", 3, NULL, false, 0, 0, 0);
+    s_mods ("a mug, 2x", 2, NULL, false, 0, 0, 0);
+    s_mods ("a mug x4", 4, NULL, false, 0, 0, 0);
+    s_mods ("a rocket twice as big", 2, NULL, false, 0, 0, 0);
+    s_mods ("half a snowman", 0.5, NULL, false, 0, 0, 0);
+    s_mods ("une petite chaise rouge", 0.6, "rouge", false, 0, 0, 0);
+    s_mods ("un gran árbol verde", 1, "verde", false, 0, 0, 0);
+    s_mods ("ein großes blaues Haus", 1.5, NULL, false, 0, 0, 0);      /* "blaues": an inflection not in the table */
+    s_mods ("ein großer Baum", 1.5, NULL, false, 0, 0, 0);
+    s_mods ("a chair scale 1000", 20, NULL, false, 0, 0, 0);            /* clamped */
+    s_mods ("a chair at 99999 0 0", 1, NULL, true, 1000, 0, 0);         /* clamped */
+    s_mods ("a table with 4 chairs", 1, NULL, false, 0, 0, 0);          /* a count is not a size */
+    s_mods ("a 3 legged stool", 1, NULL, false, 0, 0, 0);
+    s_mods ("a chair at the table", 1, NULL, false, 0, 0, 0);
+}
+
+static void test_modifiers_apply (void **state)
+{
+    char err[512];
+    bmq_palette_t *palette = bmq_palette_load (BMQ_SOURCE_DIR "/proto/palette.yaml", err, sizeof err);
+    json_t *described = bmq_palette_describe (palette);
+    const json_t *chair = bmq_recipe_book_get (s_book, "chair");
+    bmq_recipe_mods_t m;
+    bmq_recipe_mods_parse ("a big red chair at 3 0 0", &m);
+    json_t *plan = bmq_recipe_mods_apply (json_object_get (chair, "steps"), json_object_get (chair, "color_parts"), described, &m);
+    json_t *verdict = bmq_plan_validate (palette, plan);
+    assert_true (json_is_true (json_object_get (verdict, "accepted")));
+    json_decref (verdict);
+    json_t *seat = json_object_get (json_array_get (plan, 0), "params");
+    assert_true (fabs (json_number_value (json_object_get (seat, "size")) - 1.5) < 1e-9);
+    json_t *loc = json_object_get (seat, "location");
+    assert_true (fabs (json_number_value (json_array_get (loc, 0)) - 3.0) < 1e-9);
+    assert_true (fabs (json_number_value (json_array_get (loc, 2)) - 0.675) < 1e-9);
+    json_t *seat_color = json_object_get (json_object_get (json_array_get (plan, 1), "params"), "color");
+    assert_true (fabs (json_number_value (json_array_get (seat_color, 0)) - 0.8) < 1e-9);
+    json_t *leg_color = json_object_get (json_object_get (json_array_get (plan, 3), "params"), "color");
+    assert_true (fabs (json_number_value (json_array_get (leg_color, 0)) - 0.3) < 1e-9);   /* legs keep their wood */
+    /* the recipe itself is untouched */
+    assert_true (json_number_value (json_object_get (json_object_get (json_array_get (json_object_get (chair, "steps"), 0),
+                                                                      "params"), "size")) == 1.0);
+    json_decref (plan);
+    /* every recipe, made tiny, huge, coloured and moved, still validates */
+    json_t *all = bmq_recipe_book_suggest (s_book, "", 100);
+    const char *prompts[] = { "a tiny green one at -5 5 0", "a giant purple one at 100 -20 3", "one scale 0.1" };
+    size_t i;
+    json_t *name;
+    json_array_foreach (all, i, name) {
+        const json_t *r = bmq_recipe_book_get (s_book, json_string_value (name));
+        for (size_t k = 0; k < 3; k++) {
+            bmq_recipe_mods_parse (prompts[k], &m);
+            plan = bmq_recipe_mods_apply (json_object_get (r, "steps"), json_object_get (r, "color_parts"), described, &m);
+            verdict = bmq_plan_validate (palette, plan);
+            if (!json_is_true (json_object_get (verdict, "accepted")))
+                fail_msg ("%s with '%s' is rejected: %s", json_string_value (name), prompts[k], json_dumps (verdict, 0));
+            json_decref (verdict);
+            json_decref (plan);
+        }
+    }
+    json_decref (all);
+    json_decref (described);
+    bmq_palette_destroy (&palette);
+}
+
+/* ---- save_recipe ------------------------------------------------------------------ */
+
+static void test_save_recipe (void **state)
+{
+    char root[] = "/tmp/bmq_save_XXXXXX";
+    assert_non_null (mkdtemp (root));
+    char dir[256], err[512], path[512];
+    snprintf (dir, sizeof dir, "%s/kb", root);
+    bmq_recipe_book_t *book = bmq_recipe_book_load_dirs (RECIPES, dir, err, sizeof err);
+    assert_non_null (book);
+    size_t before = bmq_recipe_book_count (book);
+    json_t *plan = json_loads ("[{\"operation\": \"bpy.ops.mesh.primitive_cube_add\", \"name\": \"box\"}]", 0, NULL);
+    struct { const char *name; size_t len; } bad[] = {
+        { "../evil", 7 }, { "../../etc/passwd", 16 }, { "/etc/passwd", 11 }, { "a/b", 3 }, { "a\\b", 3 },
+        { "C:evil", 6 }, { "c:evil", 6 }, { ".", 1 }, { "..", 2 }, { ".hidden", 7 }, { "", 0 },
+        { "evil\0.yaml", 10 }, { "with space", 10 }, { "Upper", 5 }, { "dot.yaml", 8 }, { "_x", 2 }, { "9lives", 6 },
+        { "caf\xc3\xa9", 5 },                                   /* é */
+        { "a\xe2\x88\x95" "b", 5 },                         /* U+2215 DIVISION SLASH */
+        { "\xef\xbc\x8f" "etc", 6 },                           /* U+FF0F FULLWIDTH SOLIDUS */
+        { "x\xe2\x80\xa4\xe2\x80\xa4", 7 },                 /* U+2024 ONE DOT LEADER ×2 */
+        { "con", 3 }, { "nul", 3 }, { "com1", 4 }, { "lpt9", 4 },
+        { "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 65 },
+        { "chair", 5 },                                          /* a built-in's name */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        *err = 0;
+        if (bmq_recipe_save (book, dir, bad[i].name, bad[i].len, NULL, NULL, plan, path, sizeof path, err, sizeof err) == 0)
+            fail_msg ("name %zu ('%.*s') was accepted: %s", i, (int) bad[i].len, bad[i].name, path);
+        assert_true (*err);
+    }
+    assert_int_equal (bmq_recipe_book_count (book), before);
+    /* nothing was written anywhere but maybe the (empty) folder */
+    char cmd[600];
+    snprintf (cmd, sizeof cmd, "test -z \"$(find '%s' -type f)\" && test ! -e /etc/passwd.yaml && test ! -e '%s/evil.yaml'", root, root);
+    assert_int_equal (system (cmd), 0);
+
+    /* a good name: saved inside the folder, found at once */
+    json_t *kws = json_pack ("[s, s]", "cube tower", "tour de cubes");
+    assert_int_equal (bmq_recipe_save (book, dir, "cube_tower", 10, "One cube", kws, plan, path, sizeof path, err, sizeof err), 0);
+    snprintf (cmd, sizeof cmd, "%s/cube_tower.yaml", dir);
+    assert_string_equal (path, cmd);
+    assert_int_equal (bmq_recipe_book_count (book), before + 1);
+    const json_t *found = bmq_recipe_book_match (book, "build a tour de cubes", NULL);
+    assert_non_null (found);
+    assert_string_equal (json_string_value (json_object_get (found, "name")), "cube_tower");
+    /* never twice, never over a file, and a fresh load reads it back the same */
+    assert_int_equal (bmq_recipe_save (book, dir, "cube_tower", 10, NULL, NULL, plan, NULL, 0, err, sizeof err), -1);
+    assert_non_null (strstr (err, "already exists"));
+    bmq_recipe_book_t *again = bmq_recipe_book_load_dirs (RECIPES, dir, err, sizeof err);
+    assert_non_null (again);
+    assert_true (json_equal (json_object_get (bmq_recipe_book_get (again, "cube_tower"), "steps"), plan));
+    bmq_recipe_book_destroy (&again);
+    /* a symbolic link planted where the file would go is not followed, nor replaced */
+    char link[512], target[512];
+    snprintf (link, sizeof link, "%s/planted.yaml", dir);
+    snprintf (target, sizeof target, "%s/outside.yaml", root);
+    assert_int_equal (symlink (target, link), 0);
+    assert_int_equal (bmq_recipe_save (book, dir, "planted", 7, NULL, NULL, plan, NULL, 0, err, sizeof err), -1);
+    struct stat st;
+    assert_int_equal (lstat (target, &st), -1);
+    /* … nor where the temporary file would go */
+    snprintf (link, sizeof link, "%s/.trap.%ld.tmp", dir, (long) getpid ());
+    assert_int_equal (symlink (target, link), 0);
+    assert_int_equal (bmq_recipe_save (book, dir, "trap", 4, NULL, NULL, plan, NULL, 0, err, sizeof err), -1);
+    assert_int_equal (lstat (target, &st), -1);
+    /* bad keywords and descriptions */
+    json_t *bad_kws = json_pack ("[i]", 3);
+    assert_int_equal (bmq_recipe_save (book, dir, "kw", 2, NULL, bad_kws, plan, NULL, 0, err, sizeof err), -1);
+    json_decref (bad_kws);
+    json_t *empty = json_array ();
+    assert_int_equal (bmq_recipe_save (book, dir, "empty", 5, NULL, NULL, empty, NULL, 0, err, sizeof err), -1);
+    json_decref (empty);
+    json_decref (kws);
+    json_decref (plan);
+    bmq_recipe_book_destroy (&book);
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal (system (cmd), 0);
+}
+
+/* ---- SC-004, as far as it can be measured here ------------------------------------ */
+
+/* Everyday prompts a user might type, offline backend: how many give a plan
+ * that validates (with their size, colour and position words applied). */
+static void test_prompt_set (void **state)
+{
+    static const char *prompts[] = {
+        "build a snowman", "make me a snow man please", "a big snowman", "bonhomme de neige", "un muñeco de nieve",
+        "a red chair", "three chairs", "a wooden chair at 2 0 0", "a table", "a small kitchen table", "a desk",
+        "a lamp", "a reading lamp on the left at -2 0 0", "a tree", "a christmas tree", "a huge pine tree",
+        "a house", "a little cottage", "une maison bleue", "a car", "a red sports car", "une voiture jaune",
+        "a mug", "a coffee cup", "a green mug at 0 0 1", "a bookshelf", "a bookcase", "a bed", "a double bed",
+        "a sofa", "a grey couch", "a stool", "a bar stool", "a bench", "a park bench", "a rocket", "a space rocket x2",
+        "a robot", "a tiny robot", "a lighthouse", "a windmill", "a sailboat", "a boat", "an airplane", "a plane",
+        "a mushroom", "a toadstool", "a cactus", "a donut", "a pink doughnut", "a planet", "saturn", "a candle",
+        "an umbrella", "a red umbrella", "a flower", "a yellow flower", "una flor", "ein Baum", "eine Lampe",
+        "a snowmna", "a chiar", "a lighthous", "a windmil", "build me a rocket ship", "a cozy armchair",
+    };
+    static const char *beyond[] = {     /* creative prompts the recipes do not cover: an LLM's job */
+        "a dragon", "a castle with four towers", "a spiral staircase", "a chess board", "a giraffe",
+        "a bicycle", "a guitar", "a teapot", "a pyramid of spheres", "a solar system",
+    };
+    char err[512];
+    bmq_palette_t *palette = bmq_palette_load (BMQ_SOURCE_DIR "/proto/palette.yaml", err, sizeof err);
+    json_t *described = bmq_palette_describe (palette);
+    size_t n = sizeof prompts / sizeof *prompts, ok = 0, nb = sizeof beyond / sizeof *beyond, okb = 0;
+    for (int set = 0; set < 2; set++) {
+        const char **list = set ? beyond : prompts;
+        size_t count = set ? nb : n;
+        for (size_t i = 0; i < count; i++) {
+            const json_t *r = bmq_recipe_book_match (s_book, list[i], NULL);
+            if (!r) { if (!set) printf ("  no plan: %s\n", list[i]); continue; }
+            bmq_recipe_mods_t m;
+            bmq_recipe_mods_parse (list[i], &m);
+            json_t *plan = bmq_recipe_mods_apply (json_object_get (r, "steps"), json_object_get (r, "color_parts"), described, &m);
+            json_t *verdict = bmq_plan_validate (palette, plan);
+            if (json_is_true (json_object_get (verdict, "accepted"))) { if (set) okb++; else ok++; }
+            json_decref (verdict);
+            json_decref (plan);
+        }
+    }
+    printf ("offline planner: %zu/%zu everyday prompts (%.0f%%) give a valid plan; %zu/%zu prompts beyond the recipes\n",
+            ok, n, 100.0 * ok / n, okb, nb);
+    assert_true (ok * 100 >= n * 90);
+    json_decref (described);
+    bmq_palette_destroy (&palette);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -211,6 +458,10 @@ int main (void)
         cmocka_unit_test (test_suggest),
         cmocka_unit_test (test_hostile_prompts),
         cmocka_unit_test (test_bad_recipes),
+        cmocka_unit_test (test_modifiers_parse),
+        cmocka_unit_test (test_modifiers_apply),
+        cmocka_unit_test (test_save_recipe),
+        cmocka_unit_test (test_prompt_set),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }

@@ -275,6 +275,54 @@ static void test_vertex_limit (void **state)
     json_decref (plan);
 }
 
+/* Deleting, copying and multiplying steps: targets required, a deleted object
+ * cannot be targeted, copies and modifiers count in the vertex estimate. */
+#define ICO7 "{\"operation\": \"bpy.ops.mesh.primitive_ico_sphere_add\", \"name\": \"ball\", \"params\": {\"subdivisions\": 7}}"
+static void test_object_lifecycle (void **state)
+{
+    s_expect_accept ("[{\"operation\": " CUBE ", \"name\": \"box\"},"
+                     " {\"operation\": \"bpy.ops.object.duplicate\", \"target\": \"box\", \"name\": \"box2\"},"
+                     " {\"operation\": \"object.location\", \"params\": {\"value\": [3, 0, 0]}},"
+                     " {\"operation\": \"bpy.ops.object.modifier_add\", \"target\": \"box2\", \"params\": {\"type\": \"BEVEL\"}},"
+                     " {\"operation\": \"bpy.ops.object.subdivision_set\", \"target\": \"box\", \"params\": {\"level\": 2}},"
+                     " {\"operation\": \"bpy.ops.object.delete\", \"target\": \"box\"},"
+                     " {\"operation\": \"bpy.ops.object.light_add\", \"params\": {\"type\": \"SUN\", \"location\": [0, 0, 9]}},"
+                     " {\"operation\": \"bpy.ops.object.camera_add\", \"params\": {\"location\": [0, -9, 2]}}]");
+    s_expect_error ("[{\"operation\": " CUBE ", \"name\": \"box\"}, {\"operation\": \"bpy.ops.object.delete\"}]",
+                    1, "target", "needs a target");
+    s_expect_error ("[{\"operation\": " CUBE ", \"name\": \"box\"}, {\"operation\": \"bpy.ops.object.duplicate\"}]",
+                    1, "target", "needs a target");
+    s_expect_error ("[{\"operation\": " CUBE ", \"name\": \"box\"}, {\"operation\": \"bpy.ops.object.subdivision_set\"}]",
+                    1, "target", "needs a target");
+    s_expect_error ("[{\"operation\": " CUBE ", \"name\": \"box\"}, {\"operation\": \"bpy.ops.object.delete\", \"target\": \"box\"},"
+                    " {\"operation\": \"object.scale\", \"target\": \"box\", \"params\": {\"value\": [2, 2, 2]}}]",
+                    2, "target", "deleted by step 1");
+    /* after a delete nothing is current */
+    s_expect_error ("[{\"operation\": " CUBE ", \"name\": \"box\"}, {\"operation\": \"bpy.ops.object.delete\", \"target\": \"box\"},"
+                    " {\"operation\": \"bpy.ops.object.shade_smooth\"}]", 2, "target", "acts on an object");
+    /* a step cannot target the name it gives itself */
+    s_expect_error ("[{\"operation\": " CUBE "}, {\"operation\": \"bpy.ops.object.duplicate\", \"target\": \"twin\", \"name\": \"twin\"}]",
+                    1, "target", "earlier step");
+    s_expect_error ("[{\"operation\": " CUBE ", \"name\": \"box\"},"
+                    " {\"operation\": \"bpy.ops.object.subdivision_set\", \"target\": \"box\", \"params\": {\"level\": 4}}]",
+                    1, "params.level", "above the maximum 3");
+    s_expect_error ("[{\"operation\": " CUBE ", \"name\": \"box\"}, {\"operation\": \"bpy.ops.object.modifier_add\","
+                    " \"target\": \"box\", \"params\": {\"type\": \"BOOLEAN\"}}]", 1, "params.type", "not one of");
+    /* 163,842 vertices, copied 11 times: 12 × 163,842 = 1,966,104 fits; a 13th is over */
+    char plan[4096];
+    size_t used = (size_t) snprintf (plan, sizeof plan, "[" ICO7);
+    for (int i = 0; i < 12; i++)
+        used += (size_t) snprintf (plan + used, sizeof plan - used,
+                                   ", {\"operation\": \"bpy.ops.object.duplicate\", \"target\": \"ball\"}");
+    snprintf (plan + used, sizeof plan - used, "]");
+    s_expect_error (plan, 12, "vertices", "over the limit");
+    /* the same sphere subdivided at level 1 becomes 163,842 × 48 */
+    s_expect_error ("[" ICO7 ", {\"operation\": \"bpy.ops.object.subdivision_set\", \"target\": \"ball\", \"params\": {\"level\": 1}}]",
+                    1, "vertices", "over the limit");
+    s_expect_accept ("[{\"operation\": " CUBE ", \"name\": \"box\"},"
+                     " {\"operation\": \"bpy.ops.object.subdivision_set\", \"target\": \"box\", \"params\": {\"level\": 3}}]");
+}
+
 static void test_all_errors_listed_in_order (void **state)
 {
     json_t *v = s_check ("[{\"operation\": " UV ", \"params\": {\"segments\": 1, \"radius\": -1, \"zzz\": 0}, \"name\": \"x/y\"},"
@@ -391,6 +439,7 @@ int main (void)
         cmocka_unit_test (test_string_params),
         cmocka_unit_test (test_name_and_target_errors),
         cmocka_unit_test (test_vertex_limit),
+        cmocka_unit_test (test_object_lifecycle),
         cmocka_unit_test (test_all_errors_listed_in_order),
         cmocka_unit_test (test_hostile_input),
     };

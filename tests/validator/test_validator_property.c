@@ -27,12 +27,12 @@
 
 typedef enum {
     M_UNKNOWN_OP, M_UNKNOWN_PARAM, M_WRONG_TYPE, M_OUT_OF_BOUNDS, M_MISSING_REQUIRED,
-    M_BAD_NAME, M_REUSED_NAME, M_BAD_TARGET, M_UNKNOWN_KEY, M_NOT_OBJECT, M_KINDS
+    M_BAD_NAME, M_REUSED_NAME, M_BAD_TARGET, M_UNKNOWN_KEY, M_NOT_OBJECT, M_DELETED_TARGET, M_NO_TARGET, M_KINDS
 } mutation_t;
 
 static const char *s_mutation_names[M_KINDS] = {
     "unknown op", "unknown param", "wrong type", "out of bounds", "missing required",
-    "bad name", "reused name", "bad target", "unknown key", "not an object"
+    "bad name", "reused name", "bad target", "unknown key", "not an object", "deleted target", "no target"
 };
 
 static uint64_t s_rng;
@@ -72,7 +72,20 @@ static double s_vertices (const char *op, const json_t *params)
     if (!strcmp (op, "bpy.ops.mesh.primitive_circle_add")) return s_num (params, "vertices", 32) + 1;
     if (!strcmp (op, "bpy.ops.mesh.primitive_torus_add"))
         return s_num (params, "major_segments", 48) * s_num (params, "minor_segments", 12);
+    if (!strcmp (op, "bpy.ops.mesh.primitive_grid_add"))    /* (x + 1) (y + 1), measured */
+        return s_num (params, "x_subdivisions", 10) * s_num (params, "y_subdivisions", 10)
+             + s_num (params, "x_subdivisions", 10) + s_num (params, "y_subdivisions", 10) + 1;
     return 0;
+}
+
+/* Factor a step applies to its object's estimate: a modifier at Blender's
+ * defaults (subdivision renders at level 2: x24 on triangles, rounded up to
+ * 36), subdivision at a level (x6 then x4 per level, render level 2 stays). */
+static double s_multiplier (const char *op, const json_t *params)
+{
+    if (!strcmp (op, "bpy.ops.object.modifier_add")) return 36;
+    if (!strcmp (op, "bpy.ops.object.subdivision_set")) return 6 * pow (4, s_num (params, "level", 1)) + 24;
+    return 1;
 }
 
 /* ---- generating ------------------------------------------------------------ */
@@ -166,15 +179,35 @@ typedef struct {
     size_t steps;
 } plan_t;
 
+/* The objects of a plan being generated, as the rules see them: the oracle's
+ * own bookkeeping of names, deletions, the current object and vertex
+ * estimates (restated here, not taken from the validator). */
+typedef struct {
+    char   name[MAX_STEPS + 16][32];    /* "" for an object created without a name */
+    double vertices[MAX_STEPS + 16];
+    bool   alive[MAX_STEPS + 16];
+    size_t count;
+    long   current;                     /* index, or -1 */
+} objects_t;
+
+static long s_live_named (const objects_t *o)
+{
+    long live[MAX_STEPS + 16];
+    size_t n = 0;
+    for (size_t k = 0; k < o->count; k++) if (o->alive[k] && o->name[k][0]) live[n++] = (long) k;
+    return n ? live[s_pick (n)] : -1;
+}
+
 /* Build one random plan that the rules accept (before mutation): every acts_on
- * step has a target created earlier or follows a creating step. */
+ * step has a target created earlier (and not deleted) or follows a step that
+ * left a current object; deleting, copying and multiplying steps always name
+ * their target. */
 static void s_valid_plan (const world_t *w, plan_t *out)
 {
     size_t n = s_chance (0.03) ? 195 + s_pick (12) : 1 + s_pick (30);
     out->plan = json_array ();
     out->steps = n;
     out->vertices = 0;
-    json_t *names = json_array ();
     if (s_chance (0.05)) {      /* heavy: straddle the vertex limit (12 × 163,842 < 2M < 13 ×) */
         n = out->steps = 10 + s_pick (14);
         for (size_t i = 0; i < n; i++) {
@@ -185,16 +218,24 @@ static void s_valid_plan (const world_t *w, plan_t *out)
             out->vertices += s_vertices (opname, params);
             json_array_append_new (out->plan, json_pack ("{s:s, s:o}", "operation", opname, "params", params));
         }
-        json_decref (names);
         return;
     }
+    objects_t *o = calloc (1, sizeof *o);
+    o->current = -1;
     for (size_t i = 0; i < n; i++) {
         const char *opname;
         json_t *op;
-        do {
+        bool creates, acts, needs, deletes;
+        long named = s_live_named (o);
+        for (;;) {
             opname = w->names[s_pick (w->count)];
             op = json_object_get (w->ops, opname);
-        } while (i == 0 && !json_is_true (json_object_get (op, "creates")));
+            creates = json_is_true (json_object_get (op, "creates"));
+            acts = json_is_true (json_object_get (op, "acts_on"));
+            needs = json_is_true (json_object_get (op, "needs_target"));
+            deletes = json_is_true (json_object_get (op, "deletes"));
+            if (needs ? named >= 0 : !acts || creates || named >= 0 || o->current >= 0) break;
+        }
         json_t *step = json_pack ("{s:s}", "operation", opname);
         json_t *params = json_object (), *specs = json_object_get (op, "params");
         const char *pname;
@@ -203,19 +244,39 @@ static void s_valid_plan (const world_t *w, plan_t *out)
             if (json_is_true (json_object_get (spec, "required")) || s_chance (0.5))
                 json_object_set_new (params, pname, s_valid_value (spec));
         if (json_object_size (params) || s_chance (0.5)) json_object_set (step, "params", params);
-        if (json_is_true (json_object_get (op, "creates")) && s_chance (0.7)) {
-            char name[64];
-            snprintf (name, sizeof name, "%s_%zu", s_chance (0.5) ? "part" : "Obj.v-1 x", i);
-            json_object_set_new (step, "name", json_string (name));
-            json_array_append_new (names, json_string (name));
+        long acted = -1;
+        if (acts) {
+            if (named >= 0 && (needs || o->current < 0 || s_chance (0.6))) {
+                acted = named;
+                json_object_set_new (step, "target", json_string (o->name[named]));
+            }
+            else acted = o->current;
         }
-        else if (json_is_true (json_object_get (op, "acts_on")) && json_array_size (names) && s_chance (0.6))
-            json_object_set (step, "target", json_array_get (names, s_pick (json_array_size (names))));
-        out->vertices += s_vertices (opname, params);
+        if (deletes) {              /* Blender selects the target, deletes it: nothing is current */
+            o->alive[acted] = false;
+            o->current = -1;
+        }
+        else if (acts && !creates) {
+            double f = s_multiplier (opname, params);
+            out->vertices += o->vertices[acted] * (f - 1);
+            o->vertices[acted] *= f;
+            o->current = acted;
+        }
+        if (creates) {
+            size_t k = o->count++;
+            if (s_chance (0.7)) {
+                snprintf (o->name[k], sizeof o->name[k], "%s_%zu", s_chance (0.5) ? "part" : "Obj.v-1 x", i);
+                json_object_set_new (step, "name", json_string (o->name[k]));
+            }
+            o->vertices[k] = s_vertices (opname, params) + (acts ? o->vertices[acted] : 0);
+            o->alive[k] = true;
+            out->vertices += o->vertices[k];
+            o->current = (long) k;
+        }
         json_decref (params);
         json_array_append_new (out->plan, step);
     }
-    json_decref (names);
+    free (o);
 }
 
 /* Break step i in the way `kind` says (steps are broken in increasing order,
@@ -283,6 +344,21 @@ static bool s_mutate (const world_t *w, plan_t *p, size_t i, mutation_t kind)
         return true;
     case M_UNKNOWN_KEY:
         json_object_set_new (step, s_chance (0.5) ? "script" : "Operation", json_string ("x"));
+        return true;
+    case M_DELETED_TARGET:          /* the name an earlier, intact delete removed */
+        if (!json_is_true (json_object_get (op, "acts_on"))) return false;
+        for (size_t k = 0; k < i; k++) {
+            json_t *earlier = json_array_get (plan, k);
+            const char *eop = p->mutated[k] ? NULL : json_string_value (json_object_get (earlier, "operation"));
+            if (eop && json_is_true (json_object_get (json_object_get (w->ops, eop), "deletes"))) {
+                json_object_set (step, "target", json_object_get (earlier, "target"));
+                return true;
+            }
+        }
+        return false;
+    case M_NO_TARGET:
+        if (!json_is_true (json_object_get (op, "needs_target"))) return false;
+        json_object_del (step, "target");
         return true;
     case M_NOT_OBJECT:
         json_array_set_new (plan, i, s_chance (0.5) ? json_string (opname) : json_pack ("[s]", opname));

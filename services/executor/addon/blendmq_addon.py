@@ -1044,7 +1044,8 @@ def run_background(host, port, token, port_file=None):
     finally:
         signal.set_wakeup_fd(old_fd)
         for sig, handler in old.items():
-            signal.signal(sig, handler)
+            # None means Blender's own C handler was there, which Python cannot reinstate.
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
         server.close()
         if port_file:
             try:

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Run the benchmarks: every one (deploy/bench.sh) or some (deploy/bench.sh NAME...).
+#
+# A benchmark is an executable build/bin/bench_NAME built by CMake; each prints
+# JSON lines {"bench": NAME, "metric": ..., "value": ..., "unit": ..., ...}.
+# To add one, add a bench_NAME executable target: nothing here changes.
+# Builds first with deploy/build.sh (BUILD_DIR, BUILD_TYPE pass through);
+# BENCH_NO_BUILD=1 runs what is already built. Exit 1 if any bench failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir="${BUILD_DIR:-build}"
+if [ "${BENCH_NO_BUILD:-0}" != 1 ]; then
+  echo "== build ($build_dir)" >&2
+  deploy/build.sh
+fi
+bin="$build_dir/bin"
+
+available=()
+for exe in "$bin"/bench_*; do
+  [ -x "$exe" ] && available+=("$(basename "$exe" | sed 's/^bench_//')")
+done
+if [ $# -gt 0 ]; then names=("$@"); else names=("${available[@]}"); fi
+if [ ${#names[@]} -eq 0 ]; then echo "no benchmarks in $bin" >&2; exit 1; fi
+
+status=0
+for name in "${names[@]}"; do
+  exe="$bin/bench_$name"
+  if [ ! -x "$exe" ]; then
+    echo "unknown bench '$name' (available: ${available[*]:-none})" >&2
+    exit 2
+  fi
+  echo "== bench $name" >&2
+  "$exe" || { echo "bench $name failed" >&2; status=1; }
+done
+exit $status

@@ -1,0 +1,20 @@
+/* audit_intake — check an incoming audit.record and turn it into a row.
+ *
+ * A record that fails a check is never stored. The service answers it with an
+ * `error` (code bad_record) naming its (origin, seq), so the sender drops it
+ * instead of resending it forever. Limits: data within the BMQ_AUDIT_DATA_*
+ * bounds (1 MiB as JSON, 50,000 items, 24 levels: audit_client.h), kind and
+ * origin 1..64 printable characters, seq ≥ 1. */
+#ifndef BMQ_AUDIT_INTAKE_H
+#define BMQ_AUDIT_INTAKE_H
+
+#include "audit_store.h"
+#include "codec.h"
+
+#define BMQ_AUDIT_NAME_MAX 64
+
+/* Fill `row` from `env`. Its strings point into `env`, except row->data, which
+ * is allocated and handed to *data_out (free it). 0, or -1 with err. */
+int bmq_audit_intake (const bmq_envelope_t *env, bmq_audit_row_t *row, char **data_out, char *err, size_t errlen);
+
+#endif

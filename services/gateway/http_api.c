@@ -1,0 +1,371 @@
+/* http_api — REST routes, SSE progress, health and metrics. */
+#include "http_api.h"
+#include "http_bus.h"
+#include "http_metrics.h"
+#include "http_plans.h"
+#include "sse_ring.h"
+
+#include <czmq.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define SLICE_MS       250          /* waits are cut in slices to notice shutdown */
+#define FIRST_ANSWER_MS 200         /* POST /api/chat waits this long for an early refusal */
+#define KEEPALIVE_MS   15000
+#define SSE_CHUNK      (64u << 10)
+
+const char *bmq_http_api_route (const char *method, const char *url)
+{
+    static const char *fixed[] = { "/mcp", "/healthz", "/metrics", "/api/mcp/capabilities", "/api/chat", "/api/plans",
+                                   "/api/plans/validate", "/api/scripts", "/api/scene", "/api/events", NULL };
+    for (int i = 0; fixed[i]; i++)
+        if (!strcmp (url, fixed[i])) return fixed[i];
+    if (!strncmp (url, "/api/scripts/", 13)) return "/api/scripts/{id}/confirm";
+    if (!strncmp (url, "/api/plans/", 11)) return "/api/plans/{id}";
+    return "other";
+}
+
+/* ---- talking to the gateway ----------------------------------------------------- */
+
+typedef bool (s_final_fn) (const bmq_envelope_t *env);
+
+static bool s_final_verdict (const bmq_envelope_t *env) { return env->type == BMQ_MSG_VALIDATE_REPLY || env->type == BMQ_MSG_ERROR; }
+static bool s_final_any (const bmq_envelope_t *env) { return env->type != BMQ_MSG_HEARTBEAT; }
+static bool s_final_reply (const bmq_envelope_t *env)
+{
+    return env->type == BMQ_MSG_SCENE_REPLY || env->type == BMQ_MSG_CAPABILITIES_REPLY || env->type == BMQ_MSG_ERROR;
+}
+
+/* Send `env` (taken) and wait for the first answer `final` accepts. NULL when
+ * none came in time (or the server is stopping, or the bus is unusable). */
+static bmq_envelope_t *s_ask (bmq_http_req_t *req, bmq_envelope_t **env_p, s_final_fn *final, int timeout_ms)
+{
+    bmq_envelope_t *env = *env_p;
+    *env_p = NULL;
+    snprintf (env->sender, sizeof env->sender, "http");
+    bmq_http_bus_t *bus = bmq_http_req_bus (req);
+    char cid[BMQ_MAX_ID + 1];
+    snprintf (cid, sizeof cid, "%s", env->cid);
+    int rc = bus ? bmq_http_bus_send (bus, env) : -1;
+    bmq_envelope_destroy (&env);
+    if (rc) return NULL;
+    int64_t until = bmq_mono_ms () + timeout_ms;
+    while (bmq_mono_ms () < until && !bmq_http_server_stopping (req->server)) {
+        bmq_envelope_t *answer = bmq_http_bus_recv (bus, cid, SLICE_MS);
+        if (answer && final (answer)) return answer;
+        bmq_envelope_destroy (&answer);
+    }
+    return NULL;
+}
+
+static int s_timeout (bmq_http_req_t *req) { return bmq_http_server_options (req->server)->request_timeout_ms + 5000; }
+
+/* A gateway `error` answer as an HTTP error. */
+static enum MHD_Result s_gateway_error (bmq_http_req_t *req, const bmq_envelope_t *env)
+{
+    static const struct { const char *code; int status; const char *as; } map[] = {
+        { "busy", 503, "busy" }, { "timeout", 504, "timeout" }, { "unsupported", 501, "not_available" },
+        { "duplicate", 409, "duplicate" }, { "bad_message", 400, "bad_request" }, { "bad_request", 400, "bad_request" },
+        { "interrupted", 503, "blender_unavailable" }, { "unknown_tool", 404, "unknown_tool" }, { NULL, 502, "gateway_error" },
+    };
+    const char *code = env ? bmq_body_str (env, "code") : NULL;
+    if (!env) return bmq_http_reply_error (req, 504, "gateway_timeout", "no answer from the gateway in time");
+    int i = 0;
+    while (map[i].code && (!code || strcmp (map[i].code, code))) i++;
+    return bmq_http_reply_error (req, map[i].status, map[i].as, "%s", bmq_body_str (env, "message") ? bmq_body_str (env, "message") : "error");
+}
+
+/* ---- request bodies -------------------------------------------------------------- */
+
+static json_t *s_body_json (bmq_http_req_t *req, enum MHD_Result *rc)
+{
+    const char *type = bmq_http_req_header (req, "Content-Type");
+    if (type && strncasecmp (type, "application/json", 16)) {
+        *rc = bmq_http_reply_error (req, 415, "unsupported_media_type", "send the body as application/json");
+        return NULL;
+    }
+    json_error_t jerr;
+    json_t *body = json_loadb (req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!body) *rc = bmq_http_reply_error (req, 400, "bad_json", "the body is not valid JSON: %s (line %d, column %d)",
+                                           jerr.text, jerr.line, jerr.column);
+    return body;
+}
+
+/* A plan body: the seed 001 array itself, or {"plan": [...], "keep_partial": bool}. */
+static json_t *s_plan_body (bmq_http_req_t *req, enum MHD_Result *rc)
+{
+    json_t *body = s_body_json (req, rc);
+    if (!body) return NULL;
+    json_t *out = json_is_array (body) ? json_pack ("{s:O}", "plan", body) : json_incref (body);
+    json_decref (body);
+    json_t *plan = json_object_get (out, "plan"), *keep = json_object_get (out, "keep_partial");
+    if (!json_is_array (plan) || !json_array_size (plan) || (keep && !json_is_boolean (keep))) {
+        *rc = bmq_http_reply_error (req, 400, "bad_request", "expected a non-empty array of steps, or {\"plan\": [steps], "
+                                    "\"keep_partial\": true|false}; a step is {\"operation\", \"params\", \"name\", \"target\"}");
+        json_decref (out);
+        return NULL;
+    }
+    json_t *clean = json_pack ("{s:O}", "plan", plan);
+    if (keep) json_object_set (clean, "keep_partial", keep);
+    json_decref (out);
+    return clean;
+}
+
+static json_t *s_links (const char *plan_id)
+{
+    char plan[128], events[160];
+    snprintf (plan, sizeof plan, "/api/plans/%s", plan_id);
+    snprintf (events, sizeof events, "/api/events?plan_id=%s", plan_id);
+    return json_pack ("{s:s, s:s}", "plan", plan, "events", events);
+}
+
+/* The same shape as the gateway's own plan ids. */
+static void s_new_plan_id (char *buf, size_t len)
+{
+    zuuid_t *uuid = zuuid_new ();
+    snprintf (buf, len, "p-%.12s", zuuid_str (uuid));
+    zuuid_destroy (&uuid);
+}
+
+/* ---- routes ----------------------------------------------------------------------- */
+
+static enum MHD_Result s_capabilities (bmq_http_req_t *req)
+{
+    const char *form = bmq_http_req_query (req, "form");
+    if (form && strcmp (form, "full") && strcmp (form, "compact"))
+        return bmq_http_reply_error (req, 400, "bad_request", "form must be full or compact");
+    if (!form) form = "full";
+    char *text = bmq_http_server_cached_caps (req->server, form);
+    if (!text) {
+        bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_CAPABILITIES_REQUEST, NULL, json_pack ("{s:s}", "form", form));
+        bmq_envelope_t *answer = s_ask (req, &env, s_final_reply, s_timeout (req));
+        if (!answer || answer->type != BMQ_MSG_CAPABILITIES_REPLY) {
+            enum MHD_Result rc = s_gateway_error (req, answer);
+            bmq_envelope_destroy (&answer);
+            return rc;
+        }
+        text = json_dumps (answer->body, JSON_COMPACT);
+        bmq_envelope_destroy (&answer);
+        bmq_http_server_cache_caps (req->server, form, text);
+    }
+    struct MHD_Response *resp = MHD_create_response_from_buffer (strlen (text), text, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header (resp, "Content-Type", "application/json");
+    return bmq_http_reply (req, 200, resp);
+}
+
+static enum MHD_Result s_chat (bmq_http_req_t *req)
+{
+    enum MHD_Result rc;
+    json_t *body = s_body_json (req, &rc);
+    if (!body) return rc;
+    json_t *prompt = json_object_get (body, "prompt"), *keep = json_object_get (body, "keep_partial");
+    if (!json_is_object (body) || !json_is_string (prompt) || !json_string_length (prompt) || (keep && !json_is_boolean (keep))) {
+        json_decref (body);
+        return bmq_http_reply_error (req, 400, "bad_request", "expected {\"prompt\": \"build a snowman\"} (and optionally \"keep_partial\": true)");
+    }
+    char plan_id[32];
+    s_new_plan_id (plan_id, sizeof plan_id);
+    json_t *msg = json_pack ("{s:O, s:s}", "prompt", prompt, "plan_id", plan_id);
+    if (keep) json_object_set (msg, "keep_partial", keep);
+    json_decref (body);
+    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_CHAT_REQUEST, NULL, msg);
+    char cid[BMQ_MAX_ID + 1];
+    snprintf (cid, sizeof cid, "%s", env->cid);
+    bmq_envelope_t *first = s_ask (req, &env, s_final_any, FIRST_ANSWER_MS);
+    if (first && first->type == BMQ_MSG_ERROR) {
+        rc = s_gateway_error (req, first);
+        bmq_envelope_destroy (&first);
+        return rc;
+    }
+    bmq_envelope_destroy (&first);
+    return bmq_http_reply_json (req, 202, json_pack ("{s:s, s:s, s:s, s:o}", "plan_id", plan_id, "cid", cid,
+                                                     "state", "planning", "links", s_links (plan_id)));
+}
+
+static enum MHD_Result s_plans (bmq_http_req_t *req, bool validate_only)
+{
+    enum MHD_Result rc;
+    json_t *body = s_plan_body (req, &rc);
+    if (!body) return rc;
+    bmq_envelope_t *env = bmq_envelope_new (validate_only ? BMQ_MSG_VALIDATE_REQUEST : BMQ_MSG_RUN_REQUEST, NULL, body);
+    bmq_envelope_t *answer = s_ask (req, &env, s_final_verdict, s_timeout (req));
+    if (!answer || answer->type == BMQ_MSG_ERROR) {
+        rc = s_gateway_error (req, answer);
+        bmq_envelope_destroy (&answer);
+        return rc;
+    }
+    json_t *verdict = json_deep_copy (answer->body);
+    const char *plan_id = bmq_body_str (answer, "plan_id") ? bmq_body_str (answer, "plan_id") : "";
+    bool accepted = json_is_true (json_object_get (verdict, "accepted"));
+    if (validate_only) rc = bmq_http_reply_json (req, 200, verdict);
+    else if (accepted)
+        rc = bmq_http_reply_json (req, 202, json_pack ("{s:s, s:s, s:o, s:o}", "plan_id", plan_id, "state", "queued",
+                                                       "verdict", verdict, "links", s_links (plan_id)));
+    else
+        rc = bmq_http_reply_json (req, 422, json_pack ("{s:{s:s, s:s}, s:s, s:o}", "error", "code", "rejected", "message",
+                                                       "the plan was rejected by the validator; nothing ran (see verdict.errors)",
+                                                       "plan_id", plan_id, "verdict", verdict));
+    bmq_envelope_destroy (&answer);
+    return rc;
+}
+
+static enum MHD_Result s_plan_get (bmq_http_req_t *req, const char *id)
+{
+    json_t *rec = bmq_http_plans_get (bmq_http_server_plans (req->server), id);
+    if (!rec) return bmq_http_reply_error (req, 404, "unknown_plan", "no plan %.64s is known here (plans are kept for the "
+                                           "1000 most recent requests)", id);
+    return bmq_http_reply_json (req, 200, rec);
+}
+
+static enum MHD_Result s_scene (bmq_http_req_t *req)
+{
+    const char *limit = bmq_http_req_query (req, "limit"), *offset = bmq_http_req_query (req, "offset");
+    char *end = NULL;
+    long l = limit ? strtol (limit, &end, 10) : 100;
+    if (limit && (*end || l < 0 || l > 1000)) return bmq_http_reply_error (req, 400, "bad_request", "limit must be 0..1000");
+    long o = offset ? strtol (offset, &end, 10) : 0;
+    if (offset && (*end || o < 0 || o > (1L << 30))) return bmq_http_reply_error (req, 400, "bad_request", "offset must be >= 0");
+    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_SCENE_REQUEST, NULL,
+                                            json_pack ("{s:s, s:{s:i, s:i}}", "command", "scene_info", "args", "limit", (int) l, "offset", (int) o));
+    bmq_envelope_t *answer = s_ask (req, &env, s_final_reply, s_timeout (req));
+    enum MHD_Result rc;
+    if (!answer || answer->type != BMQ_MSG_SCENE_REPLY) rc = s_gateway_error (req, answer);
+    else rc = bmq_http_reply_json (req, 200, json_incref (json_object_get (answer->body, "result")));
+    bmq_envelope_destroy (&answer);
+    return rc;
+}
+
+static enum MHD_Result s_scripts (bmq_http_req_t *req)
+{
+    enum MHD_Result rc;
+    json_t *body = s_body_json (req, &rc);           /* malformed bodies still get 400 */
+    if (!body) return rc;
+    json_decref (body);
+    return bmq_http_reply_error (req, 501, "not_available", "BPY scripts are not available in this build: the script service "
+                                 "(validation, sandbox, confirmation) is not part of it yet");
+}
+
+/* ---- Server-Sent Events --------------------------------------------------------------- */
+
+typedef struct {
+    bmq_http_server_t *server;
+    uint64_t           after;
+    char              *plan_id;
+    char              *pending;
+    size_t             len, off;
+    int64_t            last_write;
+} s_sse_t;
+
+static ssize_t s_sse_read (void *cls, uint64_t pos, char *buf, size_t max)
+{
+    s_sse_t *s = cls;
+    while (s->off == s->len) {
+        free (s->pending);
+        s->pending = NULL;
+        s->len = s->off = 0;
+        if (bmq_http_server_stopping (s->server)) return MHD_CONTENT_READER_END_OF_STREAM;
+        bool gap = false;
+        uint64_t before = s->after;
+        char *text = bmq_sse_ring_read (bmq_http_server_events (s->server), &s->after, s->plan_id, SSE_CHUNK, SLICE_MS * 4, &gap);
+        if (gap) {
+            char *g = NULL;
+            if (asprintf (&g, "event: gap\ndata: {\"message\":\"events after id %llu were dropped from the buffer\"}\n\n%s",
+                          (unsigned long long) before, text ? text : "") < 0) g = NULL;
+            free (text);
+            text = g;
+        }
+        if (!text && bmq_mono_ms () - s->last_write >= KEEPALIVE_MS) text = strdup (": keepalive\n\n");
+        if (bmq_sse_ring_closed (bmq_http_server_events (s->server)) && !text) return MHD_CONTENT_READER_END_OF_STREAM;
+        if (text) { s->pending = text; s->len = strlen (text); s->last_write = bmq_mono_ms (); }
+    }
+    size_t n = s->len - s->off < max ? s->len - s->off : max;
+    memcpy (buf, s->pending + s->off, n);
+    s->off += n;
+    return (ssize_t) n;
+}
+
+static void s_sse_free (void *cls)
+{
+    s_sse_t *s = cls;
+    bmq_http_metrics_subscribers (bmq_http_server_metrics (s->server), -1);
+    free (s->pending);
+    free (s->plan_id);
+    free (s);
+}
+
+static enum MHD_Result s_events (bmq_http_req_t *req)
+{
+    const char *plan_id = bmq_http_req_query (req, "plan_id");
+    const char *last = bmq_http_req_header (req, "Last-Event-ID");
+    if (!last) last = bmq_http_req_query (req, "last_event_id");
+    char *end = NULL;
+    unsigned long long after = last ? strtoull (last, &end, 10) : 0;
+    if (last && (!*last || *end)) return bmq_http_reply_error (req, 400, "bad_request", "Last-Event-ID must be an event id (a number)");
+    if (plan_id && (!*plan_id || strlen (plan_id) > 64)) return bmq_http_reply_error (req, 400, "bad_request", "plan_id is 1..64 characters");
+    s_sse_t *s = calloc (1, sizeof *s);
+    s->server = req->server;
+    s->after = last ? after : bmq_sse_ring_last (bmq_http_server_events (req->server));
+    s->plan_id = plan_id ? strdup (plan_id) : NULL;
+    s->pending = strdup ("retry: 2000\n: connected\n\n");      /* tells a client the stream is live */
+    s->len = strlen (s->pending);
+    s->last_write = bmq_mono_ms ();
+    bmq_http_metrics_subscribers (bmq_http_server_metrics (req->server), 1);
+    struct MHD_Response *resp = MHD_create_response_from_callback (MHD_SIZE_UNKNOWN, SSE_CHUNK, s_sse_read, s, s_sse_free);
+    MHD_add_response_header (resp, "Content-Type", "text/event-stream");
+    MHD_add_response_header (resp, "Cache-Control", "no-cache");
+    MHD_add_response_header (resp, "X-Accel-Buffering", "no");
+    return bmq_http_reply (req, 200, resp);
+}
+
+/* ---- health and metrics ------------------------------------------------------------------ */
+
+static enum MHD_Result s_health (bmq_http_req_t *req)
+{
+    int64_t age = bmq_http_server_loop_age_ms (req->server);
+    bool ok = age < 5000;
+    return bmq_http_reply_json (req, ok ? 200 : 503, json_pack ("{s:s, s:I}", "status", ok ? "ok" : "stuck", "gateway_loop_ms", (json_int_t) age));
+}
+
+static enum MHD_Result s_metrics (bmq_http_req_t *req)
+{
+    char *text = bmq_http_metrics_render (bmq_http_server_metrics (req->server));
+    struct MHD_Response *resp = MHD_create_response_from_buffer (strlen (text), text, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header (resp, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+    return bmq_http_reply (req, 200, resp);
+}
+
+static enum MHD_Result s_not_allowed (bmq_http_req_t *req, const char *allow)
+{
+    json_t *body = json_pack ("{s:{s:s, s:s}}", "error", "code", "method_not_allowed", "message", "this route does not accept that method");
+    json_object_set_new (json_object_get (body, "error"), "allow", json_string (allow));
+    char *text = json_dumps (body, JSON_COMPACT);
+    json_decref (body);
+    struct MHD_Response *resp = MHD_create_response_from_buffer (strlen (text), text, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header (resp, "Content-Type", "application/json");
+    MHD_add_response_header (resp, "Allow", allow);
+    return bmq_http_reply (req, 405, resp);
+}
+
+enum MHD_Result bmq_http_api_handle (bmq_http_req_t *req)
+{
+    const char *url = req->url, *m = req->method;
+    bool get = !strcmp (m, "GET") || !strcmp (m, "HEAD"), post = !strcmp (m, "POST");
+    if (!strcmp (url, "/healthz")) return get ? s_health (req) : s_not_allowed (req, "GET");
+    if (!strcmp (url, "/metrics")) return get ? s_metrics (req) : s_not_allowed (req, "GET");
+    if (!strcmp (url, "/api/mcp/capabilities")) return get ? s_capabilities (req) : s_not_allowed (req, "GET");
+    if (!strcmp (url, "/api/chat")) return post ? s_chat (req) : s_not_allowed (req, "POST");
+    if (!strcmp (url, "/api/plans")) return post ? s_plans (req, false) : s_not_allowed (req, "POST");
+    if (!strcmp (url, "/api/plans/validate")) return post ? s_plans (req, true) : s_not_allowed (req, "POST");
+    if (!strcmp (url, "/api/scene")) return get ? s_scene (req) : s_not_allowed (req, "GET");
+    if (!strcmp (url, "/api/events")) return get ? s_events (req) : s_not_allowed (req, "GET");
+    if (!strcmp (url, "/api/scripts")) return post ? s_scripts (req) : s_not_allowed (req, "POST");
+    if (!strncmp (url, "/api/scripts/", 13)) {
+        const char *id = url + 13, *slash = strchr (id, '/');
+        if (slash && slash > id && !strcmp (slash, "/confirm")) return post ? s_scripts (req) : s_not_allowed (req, "POST");
+    }
+    if (!strncmp (url, "/api/plans/", 11) && url[11] && !strchr (url + 11, '/'))
+        return get ? s_plan_get (req, url + 11) : s_not_allowed (req, "GET");
+    return bmq_http_reply_error (req, 404, "not_found", "no such route: %.200s %.200s", m, url);
+}

@@ -1,0 +1,348 @@
+/* http_mcp — MCP Streamable HTTP: sessions, JSON and SSE answers, cancellation. */
+#include "http_mcp.h"
+#include "http_bus.h"
+#include "http_metrics.h"
+#include "log.h"
+#include "mcp_server.h"
+
+#include <czmq.h>
+#include <pthread.h>
+#include <sodium.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <strings.h>
+
+#define MAX_SESSIONS  1000
+#define SESSION_IDLE_MS (3600 * 1000)
+#define SLICE_MS      250
+#define KEEPALIVE_MS  15000
+
+typedef struct s_stream_t s_stream_t;
+
+typedef struct {
+    char              id[33];
+    bmq_mcp_session_t state;
+    int64_t           last_used;
+    zlistx_t         *streams;          /* s_stream_t* running in this session */
+} s_session_t;
+
+struct bmq_http_mcp_t {
+    bmq_mcp_t       *mcp;
+    pthread_mutex_t  lock;               /* sessions and their streams lists */
+    zhashx_t        *sessions;           /* id → s_session_t* */
+};
+
+/* One tools/call answered as an SSE stream (or waited for, in JSON mode). */
+struct s_stream_t {
+    bmq_http_mcp_t    *owner;
+    bmq_http_server_t *server;
+    bmq_http_bus_t    *bus;              /* the connection's */
+    char               session_id[33];
+    bmq_mcp_call_t    *call;
+    atomic_bool        cancelled;
+    bool               over;
+    json_t            *out;              /* messages not yet written */
+    char              *pending;
+    size_t             len, off;
+    int64_t            last_write;
+};
+
+static void s_session_free (void **item)
+{
+    s_session_t *s = *item;
+    if (!s) return;
+    zlistx_destroy (&s->streams);
+    free (s);
+    *item = NULL;
+}
+
+bmq_http_mcp_t *bmq_http_mcp_new (bool test_tools, int request_timeout_ms, char *err, size_t errlen)
+{
+    bmq_mcp_options_t opts = { .test_tools = test_tools, .request_timeout_ms = request_timeout_ms };
+    bmq_mcp_t *mcp = bmq_mcp_new (&opts, err, errlen);
+    if (!mcp) return NULL;
+    bmq_http_mcp_t *self = calloc (1, sizeof *self);
+    self->mcp = mcp;
+    pthread_mutex_init (&self->lock, NULL);
+    self->sessions = zhashx_new ();
+    zhashx_set_destructor (self->sessions, s_session_free);
+    return self;
+}
+
+void bmq_http_mcp_destroy (bmq_http_mcp_t **self_p)
+{
+    if (!self_p || !*self_p) return;
+    bmq_http_mcp_t *self = *self_p;
+    zhashx_destroy (&self->sessions);
+    pthread_mutex_destroy (&self->lock);
+    bmq_mcp_destroy (&self->mcp);
+    free (self);
+    *self_p = NULL;
+}
+
+size_t bmq_http_mcp_sessions (bmq_http_mcp_t *self)
+{
+    pthread_mutex_lock (&self->lock);
+    size_t n = zhashx_size (self->sessions);
+    pthread_mutex_unlock (&self->lock);
+    return n;
+}
+
+/* ---- replies ------------------------------------------------------------------- */
+
+static enum MHD_Result s_reply_message (bmq_http_req_t *req, int status, json_t *msg, const char *session_id)
+{
+    char *text = json_dumps (msg, JSON_COMPACT);
+    json_decref (msg);
+    struct MHD_Response *resp = MHD_create_response_from_buffer (strlen (text), text, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header (resp, "Content-Type", "application/json");
+    if (session_id) MHD_add_response_header (resp, "Mcp-Session-Id", session_id);
+    return bmq_http_reply (req, status, resp);
+}
+
+static enum MHD_Result s_reply_rpc_error (bmq_http_req_t *req, int status, int code, const char *message)
+{
+    return s_reply_message (req, status, bmq_mcp_error (NULL, code, message), NULL);
+}
+
+static enum MHD_Result s_reply_empty (bmq_http_req_t *req, int status, const char *allow)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer (0, "", MHD_RESPMEM_PERSISTENT);
+    if (allow) MHD_add_response_header (resp, "Allow", allow);
+    return bmq_http_reply (req, status, resp);
+}
+
+/* ---- sessions (under the lock) ----------------------------------------------------- */
+
+static void s_evict (bmq_http_mcp_t *self)
+{
+    int64_t now = bmq_mono_ms ();
+    zlistx_t *old = zlistx_new ();
+    s_session_t *lru = NULL;
+    for (s_session_t *s = zhashx_first (self->sessions); s; s = zhashx_next (self->sessions)) {
+        if (now - s->last_used > SESSION_IDLE_MS) zlistx_add_end (old, s->id);
+        else if (!lru || s->last_used < lru->last_used) lru = s;
+    }
+    if (!zlistx_size (old) && zhashx_size (self->sessions) >= MAX_SESSIONS && lru) zlistx_add_end (old, lru->id);
+    for (char *id = zlistx_first (old); id; id = zlistx_next (old)) zhashx_delete (self->sessions, id);
+    zlistx_destroy (&old);
+}
+
+static s_session_t *s_session_new (bmq_http_mcp_t *self)
+{
+    s_evict (self);
+    s_session_t *s = calloc (1, sizeof *s);
+    unsigned char bytes[16];
+    randombytes_buf (bytes, sizeof bytes);
+    sodium_bin2hex (s->id, sizeof s->id, bytes, sizeof bytes);
+    bmq_mcp_session_init (&s->state);
+    s->last_used = bmq_mono_ms ();
+    s->streams = zlistx_new ();
+    zhashx_insert (self->sessions, s->id, s);
+    return s;
+}
+
+/* ---- driving a call --------------------------------------------------------------- */
+
+static const char *s_outcome (const json_t *response)
+{
+    if (json_object_get (response, "error")) return "error";
+    return json_is_true (json_object_get (json_object_get (response, "result"), "isError")) ? "error" : "ok";
+}
+
+/* Move the call on by at most one slice; what it produced lands in st->out. */
+static void s_step (s_stream_t *st)
+{
+    if (st->over) return;
+    if (bmq_http_server_stopping (st->server)) { st->over = true; return; }   /* the plan goes on: not a cancellation */
+    if (atomic_load (&st->cancelled)) {
+        bmq_envelope_t *cancel = bmq_mcp_call_cancel (st->call);
+        if (cancel && st->bus) bmq_http_bus_send (st->bus, cancel);
+        bmq_envelope_destroy (&cancel);
+        bmq_http_metrics_tool (bmq_http_server_metrics (st->server), bmq_mcp_call_tool (st->call), "cancelled");
+        st->over = true;
+        return;
+    }
+    int64_t wait = bmq_mcp_call_wakeup (st->call) - bmq_mono_ms ();
+    if (wait > SLICE_MS) wait = SLICE_MS;
+    if (wait < 0) wait = 0;
+    if (bmq_mcp_call_on_bus (st->call) && st->bus) {
+        bmq_envelope_t *env = bmq_http_bus_recv (st->bus, bmq_mcp_call_cid (st->call), (int) wait);
+        if (env) st->over = bmq_mcp_call_feed (st->call, env, st->out);
+        bmq_envelope_destroy (&env);
+    }
+    else if (wait) zclock_sleep ((int) wait);
+    if (!st->over) st->over = bmq_mcp_call_tick (st->call, bmq_mono_ms (), st->out);
+    if (st->over) {
+        json_t *last = json_array_get (st->out, json_array_size (st->out) - 1);
+        bmq_http_metrics_tool (bmq_http_server_metrics (st->server), bmq_mcp_call_tool (st->call), s_outcome (last));
+    }
+}
+
+static void s_stream_free (void *cls)
+{
+    s_stream_t *st = cls;
+    bmq_http_mcp_t *self = st->owner;
+    pthread_mutex_lock (&self->lock);
+    s_session_t *s = zhashx_lookup (self->sessions, st->session_id);
+    if (s) {
+        void *handle = zlistx_find (s->streams, st);
+        if (handle) zlistx_delete (s->streams, handle);
+    }
+    pthread_mutex_unlock (&self->lock);
+    bmq_mcp_call_destroy (&st->call);
+    json_decref (st->out);
+    free (st->pending);
+    free (st);
+}
+
+static ssize_t s_stream_read (void *cls, uint64_t pos, char *buf, size_t max)
+{
+    s_stream_t *st = cls;
+    while (st->off == st->len) {
+        free (st->pending);
+        st->pending = NULL;
+        st->len = st->off = 0;
+        if (!json_array_size (st->out)) {
+            if (st->over) return MHD_CONTENT_READER_END_OF_STREAM;
+            s_step (st);
+            if (!json_array_size (st->out) && bmq_mono_ms () - st->last_write >= KEEPALIVE_MS) {
+                st->pending = strdup (": keepalive\n\n");
+                st->len = strlen (st->pending);
+                st->last_write = bmq_mono_ms ();
+            }
+            continue;
+        }
+        size_t cap = 0, used = 0, i;
+        json_t *m;
+        json_array_foreach (st->out, i, m) {
+            char *text = json_dumps (m, JSON_COMPACT);
+            size_t n = strlen (text) + 24;
+            if (used + n + 1 > cap) { cap = (used + n + 1) * 2; st->pending = realloc (st->pending, cap); }
+            used += (size_t) snprintf (st->pending + used, cap - used, "event: message\ndata: %s\n\n", text);
+            free (text);
+        }
+        json_array_clear (st->out);
+        st->len = used;
+        st->last_write = bmq_mono_ms ();
+    }
+    size_t n = st->len - st->off < max ? st->len - st->off : max;
+    memcpy (buf, st->pending + st->off, n);
+    st->off += n;
+    return (ssize_t) n;
+}
+
+static bool s_accepts (const char *accept, const char *type)
+{
+    return accept && (strcasestr (accept, type) || strstr (accept, "*/*"));
+}
+
+/* A tools/call that runs: as an SSE stream, or waited for and answered as JSON. */
+static enum MHD_Result s_run_call (bmq_http_mcp_t *self, bmq_http_req_t *req, s_session_t *session, bmq_mcp_outcome_t *out,
+                                   bool sse)
+{
+    s_stream_t *st = calloc (1, sizeof *st);
+    st->owner = self;
+    st->server = req->server;
+    st->bus = bmq_http_req_bus (req);
+    st->call = out->call;
+    st->out = json_array ();
+    st->last_write = bmq_mono_ms ();
+    snprintf (st->session_id, sizeof st->session_id, "%s", session->id);
+    zlistx_add_end (session->streams, st);             /* the caller holds the lock */
+    pthread_mutex_unlock (&self->lock);
+    if (out->request) {
+        if (!st->bus || bmq_http_bus_send (st->bus, out->request)) bmq_mcp_call_fail (st->call, "the gateway is not reachable", st->out);
+        bmq_envelope_destroy (&out->request);
+    }
+    if (sse) {
+        struct MHD_Response *resp = MHD_create_response_from_callback (MHD_SIZE_UNKNOWN, 64 * 1024, s_stream_read, st, s_stream_free);
+        MHD_add_response_header (resp, "Content-Type", "text/event-stream");
+        MHD_add_response_header (resp, "Cache-Control", "no-cache");
+        MHD_add_response_header (resp, "Mcp-Session-Id", st->session_id);
+        return bmq_http_reply (req, 200, resp);
+    }
+    while (!st->over) s_step (st);
+    json_t *last = json_array_get (st->out, json_array_size (st->out) - 1);
+    enum MHD_Result rc = last && json_object_get (last, "id")
+        ? s_reply_message (req, 200, json_incref (last), st->session_id)
+        : s_reply_empty (req, 202, NULL);                   /* cancelled: no answer is due */
+    s_stream_free (st);
+    return rc;
+}
+
+/* ---- POST / GET / DELETE -------------------------------------------------------------- */
+
+static enum MHD_Result s_post (bmq_http_mcp_t *self, bmq_http_req_t *req)
+{
+    const char *accept = bmq_http_req_header (req, "Accept"), *type = bmq_http_req_header (req, "Content-Type");
+    if (accept && !s_accepts (accept, "application/json") && !s_accepts (accept, "text/event-stream"))
+        return s_reply_rpc_error (req, 406, -32000, "Not Acceptable: accept application/json and text/event-stream");
+    if (type && strncasecmp (type, "application/json", 16))
+        return s_reply_rpc_error (req, 415, -32000, "Unsupported Media Type: send application/json");
+    json_error_t jerr;
+    json_t *msg = json_loadb (req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!msg) {
+        char why[300];
+        snprintf (why, sizeof why, "Parse error: %s (line %d, column %d)", jerr.text, jerr.line, jerr.column);
+        return s_reply_rpc_error (req, 400, -32700, why);
+    }
+    if (!json_is_object (msg)) {
+        json_decref (msg);
+        return s_reply_rpc_error (req, 400, -32600, "Invalid Request: send one JSON-RPC message per POST (no batches)");
+    }
+    const char *sid = bmq_http_req_header (req, "Mcp-Session-Id");
+    const char *version = bmq_http_req_header (req, "MCP-Protocol-Version");
+    bool init = bmq_mcp_is_initialize (msg);
+    if (!init && version && !bmq_mcp_version_supported (version)) {
+        json_decref (msg);
+        return s_reply_rpc_error (req, 400, -32000, "Bad Request: unsupported MCP-Protocol-Version (supported: 2025-11-25, 2025-06-18, 2025-03-26)");
+    }
+    if (!init && !sid) {
+        json_decref (msg);
+        return s_reply_rpc_error (req, 400, -32000, "Bad Request: Mcp-Session-Id header is required (initialize first)");
+    }
+    pthread_mutex_lock (&self->lock);
+    s_session_t *session = init ? s_session_new (self) : zhashx_lookup (self->sessions, sid);
+    if (!session) {
+        pthread_mutex_unlock (&self->lock);
+        json_decref (msg);
+        return s_reply_rpc_error (req, 404, -32001, "Session not found: initialize a new session");
+    }
+    session->last_used = bmq_mono_ms ();
+    bmq_mcp_outcome_t out;
+    bmq_mcp_handle (self->mcp, &session->state, msg, &out);
+    if (init) bmq_info ("MCP session %.8s… opened by %s (protocol %s)", session->id, session->state.client, session->state.version);
+    if (out.cancel_id) {
+        for (s_stream_t *st = zlistx_first (session->streams); st; st = zlistx_next (session->streams))
+            if (json_equal ((json_t *) bmq_mcp_call_id (st->call), out.cancel_id)) atomic_store (&st->cancelled, true);
+        json_decref (out.cancel_id);
+    }
+    json_decref (msg);
+    if (out.call) return s_run_call (self, req, session, &out, accept && strcasestr (accept, "text/event-stream"));
+    char id[33];
+    snprintf (id, sizeof id, "%s", session->id);
+    pthread_mutex_unlock (&self->lock);
+    if (!out.response) return s_reply_empty (req, 202, NULL);
+    return s_reply_message (req, 200, out.response, id);
+}
+
+enum MHD_Result bmq_http_mcp_handle (bmq_http_mcp_t *self, bmq_http_req_t *req)
+{
+    if (!strcmp (req->method, "POST")) return s_post (self, req);
+    if (!strcmp (req->method, "DELETE")) {
+        const char *sid = bmq_http_req_header (req, "Mcp-Session-Id");
+        if (!sid) return s_reply_rpc_error (req, 400, -32000, "Bad Request: Mcp-Session-Id header is required");
+        pthread_mutex_lock (&self->lock);
+        bool known = zhashx_lookup (self->sessions, sid) != NULL;
+        if (known) {
+            s_session_t *s = zhashx_lookup (self->sessions, sid);
+            for (s_stream_t *st = zlistx_first (s->streams); st; st = zlistx_next (s->streams)) atomic_store (&st->cancelled, true);
+            zhashx_delete (self->sessions, sid);
+        }
+        pthread_mutex_unlock (&self->lock);
+        return known ? s_reply_empty (req, 200, NULL) : s_reply_rpc_error (req, 404, -32001, "Session not found");
+    }
+    /* GET would open a stream for server-initiated messages: blendmq sends none. */
+    return s_reply_empty (req, 405, "POST, DELETE");
+}

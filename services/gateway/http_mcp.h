@@ -1,0 +1,26 @@
+/* http_mcp — MCP Streamable HTTP at /mcp (revisions 2025-03-26 to 2025-11-25).
+ *
+ * POST carries one JSON-RPC message. initialize opens a session: the answer
+ * carries MCP-Session-Id, which every later request must send (400 without
+ * it, 404 once the session is gone: the client then initializes again). A
+ * MCP-Protocol-Version header naming a revision we do not speak gets 400.
+ * Notifications and responses get 202. Requests get a JSON answer, except
+ * tools/call when the client accepts text/event-stream: the answer is then
+ * an SSE stream carrying the call's notifications/progress and
+ * notifications/message, then its result. notifications/cancelled (another
+ * POST) stops the named call; its stream ends without a result. GET gets 405
+ * (we send no server-initiated messages); DELETE ends the session.
+ * Sessions are bounded (the least recently used is dropped) and expire after
+ * an hour unused. */
+#ifndef BMQ_HTTP_MCP_H
+#define BMQ_HTTP_MCP_H
+
+#include "http_server.h"
+
+bmq_http_mcp_t *bmq_http_mcp_new (bool test_tools, int request_timeout_ms, char *err, size_t errlen);
+void bmq_http_mcp_destroy (bmq_http_mcp_t **self_p);
+/* Serve a request to /mcp whose body is complete. */
+enum MHD_Result bmq_http_mcp_handle (bmq_http_mcp_t *self, bmq_http_req_t *req);
+size_t bmq_http_mcp_sessions (bmq_http_mcp_t *self);
+
+#endif

@@ -1,0 +1,440 @@
+/* http_server — libmicrohttpd daemon, access checks, bodies, dispatch, hooks. */
+#include "http_server.h"
+#include "http_access.h"
+#include "http_api.h"
+#include "http_bus.h"
+#include "http_mcp.h"
+#include "http_metrics.h"
+#include "http_plans.h"
+#include "log.h"
+#include "sse_ring.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define PLANS_KEPT 1000
+
+struct bmq_http_server_t {
+    bmq_http_options_t  opts;
+    char               *bind, *token, *origins, *endpoint;
+    struct MHD_Daemon  *daemon;
+    int                 port;
+    char                url[320];
+    bmq_http_access_t  *access;
+    bmq_sse_ring_t     *events;
+    bmq_http_plans_t   *plans;
+    bmq_http_metrics_t *metrics;
+    bmq_http_mcp_t     *mcp;
+    atomic_bool         stopping;
+    atomic_llong        last_tick;
+    pthread_mutex_t     caps_lock;
+    char               *caps[2];            /* compact, full */
+    int64_t             caps_at[2];
+};
+
+typedef struct {                            /* one connection (its thread) */
+    bmq_http_bus_t *bus;
+} s_conn_t;
+
+typedef struct {                            /* one request (MHD's req_cls) */
+    bmq_http_req_t req;
+    char          *body;
+    size_t         len, cap;
+    bool           too_large;
+} s_request_t;
+
+/* ---- accessors ---------------------------------------------------------------- */
+
+int         bmq_http_server_port (const bmq_http_server_t *self) { return self->port; }
+const char *bmq_http_server_url (const bmq_http_server_t *self) { return self->url; }
+const bmq_http_options_t *bmq_http_server_options (const bmq_http_server_t *self) { return &self->opts; }
+bmq_sse_ring_t     *bmq_http_server_events (bmq_http_server_t *self) { return self->events; }
+bmq_http_plans_t   *bmq_http_server_plans (bmq_http_server_t *self) { return self->plans; }
+bmq_http_metrics_t *bmq_http_server_metrics (bmq_http_server_t *self) { return self->metrics; }
+bmq_http_mcp_t     *bmq_http_server_mcp (bmq_http_server_t *self) { return self->mcp; }
+bool bmq_http_server_stopping (const bmq_http_server_t *self) { return atomic_load (&self->stopping); }
+int64_t bmq_http_server_loop_age_ms (const bmq_http_server_t *self) { return bmq_mono_ms () - atomic_load (&self->last_tick); }
+
+char *bmq_http_server_cached_caps (bmq_http_server_t *self, const char *form)
+{
+    int i = form && !strcmp (form, "full") ? 1 : 0;
+    char *copy = NULL;
+    pthread_mutex_lock (&self->caps_lock);
+    if (self->caps[i] && bmq_mono_ms () - self->caps_at[i] < self->opts.capabilities_cache_ms) copy = strdup (self->caps[i]);
+    pthread_mutex_unlock (&self->caps_lock);
+    return copy;
+}
+
+void bmq_http_server_cache_caps (bmq_http_server_t *self, const char *form, const char *text)
+{
+    int i = form && !strcmp (form, "full") ? 1 : 0;
+    pthread_mutex_lock (&self->caps_lock);
+    free (self->caps[i]);
+    self->caps[i] = strdup (text);
+    self->caps_at[i] = bmq_mono_ms ();
+    pthread_mutex_unlock (&self->caps_lock);
+}
+
+bmq_http_bus_t *bmq_http_req_bus (bmq_http_req_t *req)
+{
+    s_conn_t *conn = req->conn_state;
+    if (conn && !conn->bus) conn->bus = bmq_http_bus_new (req->server->endpoint);
+    return conn ? conn->bus : NULL;
+}
+
+const char *bmq_http_req_header (bmq_http_req_t *req, const char *name)
+{
+    return MHD_lookup_connection_value (req->conn, MHD_HEADER_KIND, name);
+}
+
+const char *bmq_http_req_query (bmq_http_req_t *req, const char *name)
+{
+    return MHD_lookup_connection_value (req->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+/* ---- responses ----------------------------------------------------------------- */
+
+enum MHD_Result bmq_http_reply (bmq_http_req_t *req, int status, struct MHD_Response *resp)
+{
+    if (!MHD_get_response_header (resp, "Cache-Control")) MHD_add_response_header (resp, "Cache-Control", "no-store");
+    if (req->origin) {
+        MHD_add_response_header (resp, "Access-Control-Allow-Origin", req->origin);
+        MHD_add_response_header (resp, "Access-Control-Expose-Headers", "Mcp-Session-Id, MCP-Protocol-Version");
+        MHD_add_response_header (resp, "Vary", "Origin");
+    }
+    req->status = status;
+    enum MHD_Result rc = MHD_queue_response (req->conn, (unsigned) status, resp);
+    MHD_destroy_response (resp);
+    return rc;
+}
+
+/* A JSON response (body stolen). */
+static struct MHD_Response *s_json_response (json_t *body)
+{
+    char *text = json_dumps (body, JSON_COMPACT);
+    json_decref (body);
+    if (!text) text = strdup ("{}");
+    struct MHD_Response *resp = MHD_create_response_from_buffer (strlen (text), text, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header (resp, "Content-Type", "application/json");
+    return resp;
+}
+
+enum MHD_Result bmq_http_reply_json (bmq_http_req_t *req, int status, json_t *body)
+{
+    return bmq_http_reply (req, status, s_json_response (body));
+}
+
+enum MHD_Result bmq_http_reply_error (bmq_http_req_t *req, int status, const char *code, const char *fmt, ...)
+{
+    char message[1024];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (message, sizeof message, fmt, ap);
+    va_end (ap);
+    return bmq_http_reply_json (req, status, json_pack ("{s:{s:s, s:s}}", "error", "code", code, "message", message));
+}
+
+/* ---- libmicrohttpd callbacks ------------------------------------------------------ */
+
+static void s_notify_connection (void *cls, struct MHD_Connection *conn, void **socket_context,
+                                 enum MHD_ConnectionNotificationCode toe)
+{
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) *socket_context = calloc (1, sizeof (s_conn_t));
+    else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+        s_conn_t *c = *socket_context;
+        bmq_http_bus_destroy (&c->bus);
+        free (c);
+        *socket_context = NULL;
+    }
+}
+
+static void s_completed (void *cls, struct MHD_Connection *conn, void **req_cls, enum MHD_RequestTerminationCode toe)
+{
+    bmq_http_server_t *self = cls;
+    s_request_t *r = *req_cls;
+    if (!r) return;
+    bmq_http_metrics_request (self->metrics, r->req.route, r->req.method, r->req.status ? r->req.status : 499,
+                              (bmq_mono_us () - r->req.started_us) / 1e6);
+    free (r->body);
+    free (r);
+    *req_cls = NULL;
+}
+
+static enum MHD_Result s_preflight (bmq_http_req_t *req)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer (0, "", MHD_RESPMEM_PERSISTENT);
+    MHD_add_response_header (resp, "Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
+    MHD_add_response_header (resp, "Access-Control-Allow-Headers",
+                             "Content-Type, Authorization, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID");
+    MHD_add_response_header (resp, "Access-Control-Max-Age", "600");
+    return bmq_http_reply (req, 204, resp);
+}
+
+/* First call for a request: checks that need no body. MHD_YES to read on, or an answer. */
+static enum MHD_Result s_begin (bmq_http_server_t *self, s_request_t *r, bool *answered)
+{
+    bmq_http_req_t *req = &r->req;
+    const char *origin = bmq_http_req_header (req, "Origin");
+    const char *code, *message;
+    int status = bmq_http_access_check (self->access, bmq_http_req_header (req, "Host"), origin,
+                                        bmq_http_req_header (req, "Authorization"),
+                                        strcmp (req->url, "/healthz") && strcmp (req->method, "OPTIONS"), &code, &message);
+    *answered = true;
+    if (status) {
+        if (status == 401) {
+            struct MHD_Response *resp = s_json_response (json_pack ("{s:{s:s, s:s}}", "error", "code", code, "message", message));
+            MHD_add_response_header (resp, "WWW-Authenticate", "Bearer realm=\"blendmq\"");
+            return bmq_http_reply (req, 401, resp);
+        }
+        return bmq_http_reply_error (req, status, code, "%s", message);
+    }
+    if (origin) req->origin = origin;
+    if (!strcmp (req->method, "OPTIONS")) return s_preflight (req);
+    const char *length = bmq_http_req_header (req, "Content-Length");
+    if (length && strtoull (length, NULL, 10) > self->opts.max_body)
+        return bmq_http_reply_error (req, 413, "too_large", "the request body is larger than %zu bytes (gateway.http_max_body_kb)",
+                                     self->opts.max_body);
+    *answered = false;
+    return MHD_YES;
+}
+
+static enum MHD_Result s_access (void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+                                 const char *version, const char *upload_data, size_t *upload_data_size, void **req_cls)
+{
+    bmq_http_server_t *self = cls;
+    s_request_t *r = *req_cls;
+    if (!r) {
+        r = calloc (1, sizeof *r);
+        *req_cls = r;
+        r->req = (bmq_http_req_t) { .server = self, .conn = conn, .method = method, .url = url,
+                                    .route = bmq_http_api_route (method, url), .started_us = bmq_mono_us () };
+        const union MHD_ConnectionInfo *info = MHD_get_connection_info (conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        r->req.conn_state = info ? info->socket_context : NULL;
+        bool answered;
+        enum MHD_Result rc = s_begin (self, r, &answered);
+        return answered ? rc : MHD_YES;
+    }
+    if (r->req.status) { *upload_data_size = 0; return MHD_YES; }     /* answered early; drain */
+    if (*upload_data_size) {
+        if (!r->too_large && r->len + *upload_data_size > self->opts.max_body) {
+            r->too_large = true;
+            free (r->body);
+            r->body = NULL;
+            r->len = r->cap = 0;
+        }
+        if (!r->too_large) {
+            if (r->len + *upload_data_size + 1 > r->cap) {
+                r->cap = (r->len + *upload_data_size + 1) * 2;
+                if (r->cap > self->opts.max_body + 1) r->cap = self->opts.max_body + 1;
+                r->body = realloc (r->body, r->cap);
+            }
+            memcpy (r->body + r->len, upload_data, *upload_data_size);
+            r->len += *upload_data_size;
+            r->body[r->len] = 0;
+        }
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (r->too_large)
+        return bmq_http_reply_error (&r->req, 413, "too_large", "the request body is larger than %zu bytes (gateway.http_max_body_kb)",
+                                     self->opts.max_body);
+    r->req.body = r->body ? r->body : "";
+    r->req.body_len = r->len;
+    if (!strcmp (url, "/mcp")) return bmq_http_mcp_handle (self->mcp, &r->req);
+    return bmq_http_api_handle (&r->req);
+}
+
+static void s_mhd_log (void *cls, const char *fmt, va_list ap)
+{
+    char text[512];
+    vsnprintf (text, sizeof text, fmt, ap);
+    size_t n = strlen (text);
+    while (n && (text[n - 1] == '\n' || text[n - 1] == '\r')) text[--n] = 0;
+    bmq_warn ("http: %s", text);
+}
+
+/* ---- lifecycle ------------------------------------------------------------------------ */
+
+bmq_http_server_t *bmq_http_server_new (const bmq_http_options_t *opts, char *err, size_t errlen)
+{
+    struct addrinfo hints = { .ai_flags = AI_NUMERICSERV | AI_PASSIVE, .ai_socktype = SOCK_STREAM }, *ai = NULL;
+    char port[16];
+    snprintf (port, sizeof port, "%d", opts->port);
+    int gai = getaddrinfo (opts->bind && *opts->bind ? opts->bind : "127.0.0.1", port, &hints, &ai);
+    if (gai) { snprintf (err, errlen, "cannot resolve http_bind '%s': %s", opts->bind, gai_strerror (gai)); return NULL; }
+    char e2[512];
+    bmq_http_server_t *self = calloc (1, sizeof *self);
+    self->opts = *opts;
+    self->bind = strdup (opts->bind && *opts->bind ? opts->bind : "127.0.0.1");
+    self->token = strdup (opts->token ? opts->token : "");
+    self->origins = strdup (opts->allowed_origins ? opts->allowed_origins : "");
+    self->endpoint = strdup (opts->gateway_endpoint ? opts->gateway_endpoint : "");
+    self->opts.bind = self->bind;
+    self->opts.token = self->token;
+    self->opts.allowed_origins = self->origins;
+    self->opts.gateway_endpoint = self->endpoint;
+    if (!self->opts.max_body) self->opts.max_body = 1u << 20;
+    pthread_mutex_init (&self->caps_lock, NULL);
+    atomic_store (&self->last_tick, bmq_mono_ms ());
+    self->access = bmq_http_access_new (self->bind, self->token, self->origins);
+    self->events = bmq_sse_ring_new ((size_t) (opts->event_buffer > 0 ? opts->event_buffer : 4096));
+    self->plans = bmq_http_plans_new (PLANS_KEPT);
+    self->metrics = bmq_http_metrics_new ();
+    self->mcp = bmq_http_mcp_new (opts->mcp_test_tools, opts->request_timeout_ms + 5000, e2, sizeof e2);
+    if (!self->mcp) { snprintf (err, errlen, "%s", e2); goto fail; }
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG
+                   | (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+    self->daemon = MHD_start_daemon (flags, 0, NULL, NULL, s_access, self,
+        MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log, self,
+        MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned) (opts->max_connections > 0 ? opts->max_connections : 512),
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) 300,
+        MHD_OPTION_NOTIFY_COMPLETED, s_completed, self,
+        MHD_OPTION_NOTIFY_CONNECTION, s_notify_connection, self,
+        MHD_OPTION_END);
+    if (!self->daemon) {
+        snprintf (err, errlen, "cannot listen on %s:%d (in use? set gateway.http_port, 0 for any free port, or gateway.http_enabled: false)",
+                  self->bind, opts->port);
+        goto fail;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info (self->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    self->port = info ? info->port : opts->port;
+    bool v6 = strchr (self->bind, ':') != NULL;
+    snprintf (self->url, sizeof self->url, "http://%s%s%s:%d", v6 ? "[" : "", self->bind, v6 ? "]" : "", self->port);
+    freeaddrinfo (ai);
+    return self;
+fail:
+    freeaddrinfo (ai);
+    bmq_http_server_destroy (&self);
+    return NULL;
+}
+
+void bmq_http_server_destroy (bmq_http_server_t **self_p)
+{
+    if (!self_p || !*self_p) return;
+    bmq_http_server_t *self = *self_p;
+    atomic_store (&self->stopping, true);
+    if (self->events) bmq_sse_ring_close (self->events);
+    if (self->daemon) MHD_stop_daemon (self->daemon);
+    bmq_http_mcp_destroy (&self->mcp);
+    bmq_http_metrics_destroy (&self->metrics);
+    bmq_http_plans_destroy (&self->plans);
+    bmq_sse_ring_destroy (&self->events);
+    bmq_http_access_destroy (&self->access);
+    for (int i = 0; i < 2; i++) free (self->caps[i]);
+    pthread_mutex_destroy (&self->caps_lock);
+    if (self->token) sodium_memzero (self->token, strlen (self->token));
+    free (self->token);
+    free (self->bind);
+    free (self->origins);
+    free (self->endpoint);
+    free (self);
+    *self_p = NULL;
+}
+
+/* A token for a server reachable from other hosts: configured, read from
+ * http_token_file, or generated (and handed over once, never logged). */
+static int s_token (bmq_config_t *cfg, const char *bind, char *token, size_t len)
+{
+    snprintf (token, len, "%s", bmq_config_str (cfg, "gateway.http_token"));
+    const char *file = bmq_config_str (cfg, "gateway.http_token_file");
+    if (!*token && *file) {
+        FILE *f = fopen (file, "r");
+        if (f) {
+            size_t n = fread (token, 1, len - 1, f);
+            fclose (f);
+            token[n] = 0;
+            while (n && (token[n - 1] == '\n' || token[n - 1] == '\r' || token[n - 1] == ' ')) token[--n] = 0;
+        }
+    }
+    if (*token || bmq_http_host_is_loopback (bind)) return 0;
+    unsigned char bytes[24];
+    randombytes_buf (bytes, sizeof bytes);
+    sodium_bin2hex (token, len, bytes, sizeof bytes);
+    if (*file) {
+        int fd = open (file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        bool ok = fd >= 0 && write (fd, token, strlen (token)) == (ssize_t) strlen (token);
+        if (fd >= 0) close (fd);
+        if (!ok) { bmq_error ("cannot write the generated HTTP token to %s", file); return -1; }
+        bmq_info ("HTTP listens on %s: generated a bearer token, written to %s", bind, file);
+    }
+    else {
+        printf ("blendmq gateway: HTTP on %s requires a bearer token; generated (shown once): %s\n", bind, token);
+        fflush (stdout);
+        bmq_info ("HTTP listens on %s: generated a bearer token (printed once on stdout)", bind);
+    }
+    return 0;
+}
+
+int bmq_http_server_start (bmq_config_t *cfg, const char *gateway_endpoint, bmq_http_server_t **server)
+{
+    *server = NULL;
+    if (!bmq_config_bool (cfg, "gateway.http_enabled")) return 0;
+    char token[256], err[512];
+    const char *bind = bmq_config_str (cfg, "gateway.http_bind");
+    if (s_token (cfg, bind, token, sizeof token)) return -1;
+    bmq_http_options_t opts = {
+        .bind = bind, .port = (int) bmq_config_int (cfg, "gateway.http_port"), .token = token,
+        .allowed_origins = bmq_config_str (cfg, "gateway.http_allowed_origins"),
+        .max_body = (size_t) bmq_config_int (cfg, "gateway.http_max_body_kb") * 1024,
+        .max_connections = (int) bmq_config_int (cfg, "gateway.http_max_connections"),
+        .event_buffer = (int) bmq_config_int (cfg, "gateway.http_event_buffer"),
+        .request_timeout_ms = (int) bmq_config_int (cfg, "gateway.request_timeout_ms"),
+        .capabilities_cache_ms = (int) bmq_config_int (cfg, "gateway.capabilities_cache_ms"),
+        .mcp_test_tools = bmq_config_bool (cfg, "gateway.mcp_test_tools"),
+        .gateway_endpoint = gateway_endpoint,
+    };
+    *server = bmq_http_server_new (&opts, err, sizeof err);
+    sodium_memzero (token, sizeof token);
+    if (!*server) { bmq_error ("http: %s", err); return -1; }
+    bmq_info ("HTTP on %s (MCP at %s/mcp, live progress at %s/api/events)%s", (*server)->url, (*server)->url, (*server)->url,
+              bmq_http_access_has_token ((*server)->access) ? "; bearer token required" : "");
+    return 0;
+}
+
+/* ---- gateway loop hooks ------------------------------------------------------------------- */
+
+void bmq_http_server_tick (bmq_http_server_t *self)
+{
+    if (self) atomic_store (&self->last_tick, bmq_mono_ms ());
+}
+
+void bmq_http_server_on_event (bmq_http_server_t *self, const void *frame, size_t len)
+{
+    if (!self) return;
+    bmq_envelope_t *env = bmq_envelope_decode (frame, len, NULL, 0);
+    if (!env || env->type != BMQ_MSG_PROGRESS) { bmq_envelope_destroy (&env); return; }
+    json_t *data = json_deep_copy (env->body);
+    json_object_set_new (data, "cid", json_string (env->cid));
+    json_object_set_new (data, "ts", json_integer (env->ts_ms));
+    char *text = json_dumps (data, JSON_COMPACT);
+    bmq_sse_ring_push (self->events, "progress", bmq_body_str (env, "plan_id"), text);
+    free (text);
+    json_decref (data);
+    bmq_http_metrics_event (self->metrics);
+    const char *event = bmq_body_str (env, "event"), *status = bmq_body_str (env, "status");
+    double ms = json_number_value (json_object_get (env->body, "duration_ms"));
+    if (event && status && !strcmp (event, "step")) bmq_http_metrics_step (self->metrics, status, ms);
+    else if (event && status && !strcmp (event, "plan") && strcmp (status, "started")) bmq_http_metrics_plan (self->metrics, status, ms);
+    bmq_envelope_destroy (&env);
+}
+
+void bmq_http_server_on_request (bmq_http_server_t *self, const char *plan_id, const char *kind, const bmq_envelope_t *env)
+{
+    if (self) bmq_http_plans_start (self->plans, plan_id, kind, env);
+}
+
+void bmq_http_server_on_answer (bmq_http_server_t *self, const char *plan_id, const bmq_envelope_t *env)
+{
+    bool accepted = false;
+    if (self && bmq_http_plans_note (self->plans, plan_id, env, &accepted)) bmq_http_metrics_verdict (self->metrics, accepted);
+}

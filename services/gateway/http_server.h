@@ -1,0 +1,111 @@
+/* http_server — the gateway's HTTP face, on libmicrohttpd.
+ *
+ * Routes: the REST API (http_api: /api/…, /healthz, /metrics), live progress
+ * as Server-Sent Events (/api/events, from sse_ring), and MCP Streamable HTTP
+ * (http_mcp: /mcp). Every request passes http_access first (Host, Origin,
+ * bearer token); bodies are capped; every error is a JSON body
+ * {"error": {"code", "message"}} with a stable code.
+ *
+ * Threads: libmicrohttpd runs one thread per connection, so a handler may
+ * block on the gateway (each connection has its own http_bus DEALER on the
+ * gateway's inproc endpoint) and an SSE stream may wait for events without
+ * holding up anyone else. The gateway's own loop stays single-threaded: it
+ * only calls the bmq_http_server_on_* hooks below, which take a lock for a
+ * few microseconds. */
+#ifndef BMQ_HTTP_SERVER_H
+#define BMQ_HTTP_SERVER_H
+
+#include "codec.h"
+#include "config.h"
+#include <jansson.h>
+#include <microhttpd.h>
+#include <stdbool.h>
+
+typedef struct bmq_http_server_t bmq_http_server_t;
+
+typedef struct {
+    const char *bind;                   /* listening address (127.0.0.1) */
+    int         port;                   /* 0: any free port */
+    const char *token;                  /* bearer token ("" for none) */
+    const char *allowed_origins;        /* extra browser origins, comma-separated */
+    size_t      max_body;               /* bytes */
+    int         max_connections;
+    int         event_buffer;           /* events kept for Last-Event-ID */
+    int         request_timeout_ms;     /* the gateway's; HTTP waits a little longer */
+    int         capabilities_cache_ms;
+    bool        mcp_test_tools;
+    const char *gateway_endpoint;       /* where connection threads reach the gateway (inproc://…) */
+} bmq_http_options_t;
+
+/* Start listening. NULL with err when the address cannot be used. */
+bmq_http_server_t *bmq_http_server_new (const bmq_http_options_t *opts, char *err, size_t errlen);
+/* Stop: close SSE streams, wait for connection threads. Safe to call twice. */
+void bmq_http_server_destroy (bmq_http_server_t **self_p);
+
+/* From the gateway configuration (gateway.http_*): 0 with *server set, or
+ * NULL when gateway.http_enabled is false; -1 with a logged error. A token
+ * generated for a non-loopback bind goes to gateway.http_token_file when set,
+ * else it is printed once on stdout (never to the log). */
+int bmq_http_server_start (bmq_config_t *cfg, const char *gateway_endpoint, bmq_http_server_t **server);
+
+int         bmq_http_server_port (const bmq_http_server_t *self);
+const char *bmq_http_server_url (const bmq_http_server_t *self);      /* http://host:port */
+
+/* ---- hooks for the gateway loop (NULL server: no-op) ----------------------- */
+
+/* A progress envelope as re-published on gateway.events (raw frame). */
+void bmq_http_server_on_event (bmq_http_server_t *self, const void *frame, size_t len);
+/* A client request started (chat, run, validate) with its plan id. */
+void bmq_http_server_on_request (bmq_http_server_t *self, const char *plan_id, const char *kind, const bmq_envelope_t *env);
+/* An answer the gateway sends the requester of plan_id. */
+void bmq_http_server_on_answer (bmq_http_server_t *self, const char *plan_id, const bmq_envelope_t *env);
+/* The gateway loop is alive (for /healthz). */
+void bmq_http_server_tick (bmq_http_server_t *self);
+
+/* ---- for the route modules (http_api, http_mcp) ------------------------------ */
+
+typedef struct bmq_http_bus_t bmq_http_bus_t;
+typedef struct bmq_sse_ring_t bmq_sse_ring_t;
+typedef struct bmq_http_plans_t bmq_http_plans_t;
+typedef struct bmq_http_metrics_t bmq_http_metrics_t;
+typedef struct bmq_http_mcp_t bmq_http_mcp_t;
+
+typedef struct {
+    bmq_http_server_t     *server;
+    struct MHD_Connection *conn;
+    const char            *method, *url;
+    const char            *body;            /* NUL-terminated */
+    size_t                 body_len;
+    const char            *route;           /* metrics label; set by the router */
+    const char            *origin;          /* an allowed Origin: echoed for CORS */
+    int                    status;          /* what was answered (metrics) */
+    double                 started_us;
+    void                  *conn_state;      /* the connection's (its bus) */
+} bmq_http_req_t;
+
+const bmq_http_options_t *bmq_http_server_options (const bmq_http_server_t *self);
+bmq_sse_ring_t     *bmq_http_server_events (bmq_http_server_t *self);
+bmq_http_plans_t   *bmq_http_server_plans (bmq_http_server_t *self);
+bmq_http_metrics_t *bmq_http_server_metrics (bmq_http_server_t *self);
+bmq_http_mcp_t     *bmq_http_server_mcp (bmq_http_server_t *self);
+bool                bmq_http_server_stopping (const bmq_http_server_t *self);
+/* Milliseconds since the gateway loop last ticked. */
+int64_t             bmq_http_server_loop_age_ms (const bmq_http_server_t *self);
+/* The capabilities cache (GET /api/mcp/capabilities). */
+char *bmq_http_server_cached_caps (bmq_http_server_t *self, const char *form);          /* malloc'd or NULL */
+void  bmq_http_server_cache_caps (bmq_http_server_t *self, const char *form, const char *text);
+
+/* This connection's DEALER to the gateway (created on first use); NULL when the endpoint is unusable. */
+bmq_http_bus_t *bmq_http_req_bus (bmq_http_req_t *req);
+const char *bmq_http_req_header (bmq_http_req_t *req, const char *name);
+const char *bmq_http_req_query (bmq_http_req_t *req, const char *name);
+
+/* Queue `resp` with the common headers (CORS, no caching) and destroy it. */
+enum MHD_Result bmq_http_reply (bmq_http_req_t *req, int status, struct MHD_Response *resp);
+/* A JSON body (stolen). */
+enum MHD_Result bmq_http_reply_json (bmq_http_req_t *req, int status, json_t *body);
+/* {"error": {"code", "message"}}. */
+enum MHD_Result bmq_http_reply_error (bmq_http_req_t *req, int status, const char *code, const char *fmt, ...)
+    __attribute__ ((format (printf, 4, 5)));
+
+#endif

@@ -1,0 +1,545 @@
+/* mcp_call — one MCP tools/call: arguments → bus request → answers → result. */
+#include "mcp_call.h"
+
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PROMPT      16000
+#define MAX_TEXT_ERRORS 20
+
+struct bmq_mcp_call_t {
+    const bmq_mcp_tool_t *tool;
+    json_t  *id;
+    json_t  *token;              /* progress token, or NULL */
+    char     cid[BMQ_MAX_ID + 1];
+    int      log_level;
+    int64_t  started, deadline;
+    double   last_progress;
+    bool     progressed;
+    bool     over;
+    bool     sent;               /* a bus request went out */
+    size_t   script_next;        /* test tools: next scripted notification */
+    json_t  *run;                /* execute/chat: what the result will say */
+};
+
+static const char *s_levels[] = { "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency" };
+
+int bmq_mcp_log_level (const char *name)
+{
+    for (int i = 0; name && i < 8; i++)
+        if (!strcmp (name, s_levels[i])) return i;
+    return -1;
+}
+
+const char *bmq_mcp_log_level_name (int level) { return level >= 0 && level < 8 ? s_levels[level] : "info"; }
+
+/* ---- JSON-RPC and result builders ------------------------------------------ */
+
+static json_t *s_response (const json_t *id, json_t *result)
+{
+    return json_pack ("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result);
+}
+
+static json_t *s_text (const char *text) { return json_pack ("{s:s, s:s}", "type", "text", "text", text); }
+
+static json_t *s_vresult_error (const char *fmt, va_list ap)
+{
+    char text[4096];
+    vsnprintf (text, sizeof text, fmt, ap);
+    return json_pack ("{s:[o], s:b}", "content", s_text (text), "isError", 1);
+}
+
+static json_t *s_result_error (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+static json_t *s_result_error (const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    json_t *r = s_vresult_error (fmt, ap);
+    va_end (ap);
+    return r;
+}
+
+/* A result with structuredContent (stolen) and its JSON as text, after an
+ * optional one-line summary for people and models reading the text. */
+static json_t *s_result_structured (json_t *structured, const char *summary, bool is_error)
+{
+    char *json = json_dumps (structured, JSON_COMPACT);
+    size_t n = (summary ? strlen (summary) + 1 : 0) + strlen (json ? json : "") + 1;
+    char *text = malloc (n);
+    snprintf (text, n, "%s%s%s", summary ? summary : "", summary ? "\n" : "", json ? json : "");
+    json_t *r = json_pack ("{s:[o], s:o}", "content", s_text (text), "structuredContent", structured);
+    if (is_error) json_object_set_new (r, "isError", json_true ());
+    free (text);
+    free (json);
+    return r;
+}
+
+static void s_finish (bmq_mcp_call_t *self, json_t *result, json_t *out)
+{
+    json_array_append_new (out, s_response (self->id, result));
+    self->over = true;
+}
+
+static void s_log (bmq_mcp_call_t *self, json_t *out, int level, const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
+static void s_log (bmq_mcp_call_t *self, json_t *out, int level, const char *fmt, ...)
+{
+    if (level < self->log_level) return;
+    char text[2048];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (text, sizeof text, fmt, ap);
+    va_end (ap);
+    json_array_append_new (out, json_pack ("{s:s, s:s, s:{s:s, s:s, s:s}}", "jsonrpc", "2.0", "method", "notifications/message",
+                                           "params", "level", s_levels[level], "logger", "blendmq", "data", text));
+}
+
+/* notifications/progress; the value must grow with each notification. */
+static void s_progress (bmq_mcp_call_t *self, json_t *out, double progress, double total, const char *message)
+{
+    if (!self->token || (self->progressed && progress <= self->last_progress)) return;
+    self->progressed = true;
+    self->last_progress = progress;
+    json_t *params = json_pack ("{s:O, s:f}", "progressToken", self->token, "progress", progress);
+    if (total > 0) json_object_set_new (params, "total", json_real (total));
+    if (message) json_object_set_new (params, "message", json_string (message));
+    json_array_append_new (out, json_pack ("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", "notifications/progress", "params", params));
+}
+
+/* ---- arguments → bus request ----------------------------------------------- */
+
+/* The plan argument: an array of steps (a JSON string holding one is accepted too). */
+static json_t *s_plan_arg (const json_t *args, char *err, size_t errlen)
+{
+    json_t *plan = json_object_get (args, "plan");
+    if (json_is_string (plan)) plan = json_loads (json_string_value (plan), JSON_REJECT_DUPLICATES, NULL);
+    else plan = json_incref (plan);
+    if (!json_is_array (plan) || !json_array_size (plan)) {
+        snprintf (err, errlen, "plan must be a non-empty array of steps like "
+                  "[{\"operation\": \"bpy.ops.mesh.primitive_cube_add\", \"name\": \"box\", \"params\": {\"size\": 1}}]");
+        json_decref (plan);
+        return NULL;
+    }
+    return plan;
+}
+
+static int s_int_arg (const json_t *args, const char *key, int fallback, int lo, int hi, int *out, char *err, size_t errlen)
+{
+    json_t *v = json_object_get (args, key);
+    if (!v || json_is_null (v)) { *out = fallback; return 0; }
+    if (!json_is_integer (v) || json_integer_value (v) < lo || json_integer_value (v) > hi) {
+        snprintf (err, errlen, "%s must be an integer in %d..%d", key, lo, hi);
+        return -1;
+    }
+    *out = (int) json_integer_value (v);
+    return 0;
+}
+
+static const char *s_str_arg (const json_t *args, const char *key, size_t max, char *err, size_t errlen)
+{
+    const char *s = json_string_value (json_object_get (args, key));
+    if (!s || !*s || strlen (s) > max) {
+        snprintf (err, errlen, "%s must be a non-empty string of at most %zu bytes", key, max);
+        return NULL;
+    }
+    return s;
+}
+
+static json_t *s_body (const bmq_mcp_call_t *self, const json_t *args, char *err, size_t errlen)
+{
+    json_t *keep = json_object_get (args, "keep_partial");
+    if (keep && !json_is_boolean (keep)) { snprintf (err, errlen, "keep_partial must be true or false"); return NULL; }
+    const char *s;
+    int a, b;
+    switch (self->tool->kind) {
+    case BMQ_TOOL_CAPABILITIES: {
+        const char *form = json_string_value (json_object_get (args, "form"));
+        if (json_object_get (args, "form") && (!form || (strcmp (form, "compact") && strcmp (form, "full")))) {
+            snprintf (err, errlen, "form must be \"compact\" or \"full\"");
+            return NULL;
+        }
+        return json_pack ("{s:s}", "form", form ? form : "compact");
+    }
+    case BMQ_TOOL_INSPECT:
+        return (s = s_str_arg (args, "tool_name", 256, err, errlen)) ? json_pack ("{s:s}", "tool_name", s) : NULL;
+    case BMQ_TOOL_VALIDATE:
+    case BMQ_TOOL_EXECUTE: {
+        json_t *plan = s_plan_arg (args, err, errlen);
+        if (!plan) return NULL;
+        json_t *body = json_pack ("{s:o}", "plan", plan);
+        if (keep) json_object_set (body, "keep_partial", keep);
+        return body;
+    }
+    case BMQ_TOOL_CHAT: {
+        if (!(s = s_str_arg (args, "prompt", MAX_PROMPT, err, errlen))) return NULL;
+        json_t *body = json_pack ("{s:s}", "prompt", s);
+        if (keep) json_object_set (body, "keep_partial", keep);
+        return body;
+    }
+    case BMQ_TOOL_SCENE_INFO:
+        if (s_int_arg (args, "limit", 100, 0, 1000, &a, err, errlen) || s_int_arg (args, "offset", 0, 0, 1 << 30, &b, err, errlen))
+            return NULL;
+        return json_pack ("{s:s, s:{s:i, s:i}}", "command", "scene_info", "args", "limit", a, "offset", b);
+    case BMQ_TOOL_OBJECT_INFO:
+        if (!(s = s_str_arg (args, "name", 255, err, errlen))) return NULL;
+        return json_pack ("{s:s, s:{s:s}}", "command", "object_info", "args", "name", s);
+    case BMQ_TOOL_SCREENSHOT:
+        if (s_int_arg (args, "width", 640, 16, 1920, &a, err, errlen) || s_int_arg (args, "height", 480, 16, 1080, &b, err, errlen))
+            return NULL;
+        return json_pack ("{s:s, s:{s:i, s:i}}", "command", "render_preview", "args", "width", a, "height", b);
+    case BMQ_TOOL_FORWARD:
+        return json_deep_copy (args);
+    case BMQ_TOOL_TEST:
+        break;
+    }
+    return NULL;
+}
+
+bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const json_t *id, const json_t *params,
+                                    int log_level, int timeout_ms, json_t **response, bmq_envelope_t **request)
+{
+    *response = NULL;
+    *request = NULL;
+    const char *name = json_string_value (json_object_get (params, "name"));
+    const bmq_mcp_tool_t *tool = bmq_mcp_tools_find (tools, name);
+    if (!tool) {
+        char msg[300];
+        snprintf (msg, sizeof msg, name ? "Unknown tool: %.200s" : "tools/call needs params.name", name);
+        *response = json_pack ("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code", -32602, "message", msg);
+        return NULL;
+    }
+    json_t *args = json_object_get (params, "arguments");
+    if (args && !json_is_null (args) && !json_is_object (args)) {
+        *response = s_response (id, s_result_error ("%s: arguments must be an object", tool->name));
+        return NULL;
+    }
+    if (!tool->available) {
+        *response = s_response (id, s_result_error ("%s is not available in this build of blendmq: the service behind it "
+                                                    "(bus message %s) is not part of it yet", tool->name, tool->request_name));
+        return NULL;
+    }
+    json_t *no_args = json_object ();
+    if (!args || json_is_null (args)) args = no_args;
+    bmq_mcp_call_t *self = calloc (1, sizeof *self);
+    self->tool = tool;
+    self->id = json_incref ((json_t *) id);
+    json_t *token = json_object_get (json_object_get (params, "_meta"), "progressToken");
+    if (json_is_string (token) || json_is_integer (token)) self->token = json_incref (token);
+    self->log_level = log_level;
+    self->started = bmq_mono_ms ();
+    self->deadline = self->started + (timeout_ms > 0 ? timeout_ms : 120000);
+    if (tool->kind == BMQ_TOOL_TEST) {          /* served here: a local story id */
+        snprintf (self->cid, sizeof self->cid, "local-%p", (void *) self);
+        json_decref (no_args);
+        if (!json_array_size (json_object_get (tool->def, "_script"))) {
+            *response = s_response (id, json_deep_copy (json_object_get (tool->def, "_result")));
+            bmq_mcp_call_destroy (&self);
+        }
+        return self;
+    }
+    char err[512] = "";
+    json_t *body = s_body (self, args, err, sizeof err);
+    json_decref (no_args);
+    if (!body) {
+        *response = s_response (id, s_result_error ("%s: %s", tool->name, err));
+        bmq_mcp_call_destroy (&self);
+        return NULL;
+    }
+    bmq_envelope_t *env = bmq_envelope_new (tool->request, NULL, body);
+    snprintf (env->sender, sizeof env->sender, "mcp");
+    snprintf (self->cid, sizeof self->cid, "%s", env->cid);
+    if (tool->kind == BMQ_TOOL_EXECUTE || tool->kind == BMQ_TOOL_CHAT) {
+        self->run = json_pack ("{s:s, s:s, s:i, s:I}", "plan_id", "", "status", "error", "steps_done", 0,
+                               "steps_total", (json_int_t) json_array_size (json_object_get (body, "plan")));
+    }
+    self->sent = true;
+    *request = env;
+    return self;
+}
+
+void bmq_mcp_call_destroy (bmq_mcp_call_t **self_p)
+{
+    if (!self_p || !*self_p) return;
+    bmq_mcp_call_t *self = *self_p;
+    json_decref (self->id);
+    json_decref (self->token);
+    json_decref (self->run);
+    free (self);
+    *self_p = NULL;
+}
+
+const char   *bmq_mcp_call_cid (const bmq_mcp_call_t *self) { return self->cid; }
+const json_t *bmq_mcp_call_id (const bmq_mcp_call_t *self) { return self->id; }
+const char   *bmq_mcp_call_tool (const bmq_mcp_call_t *self) { return self->tool->name; }
+bool          bmq_mcp_call_on_bus (const bmq_mcp_call_t *self) { return self->sent; }
+
+/* ---- answers → result ------------------------------------------------------ */
+
+/* What a model should do about a gateway error code. */
+static const char *s_hint (const char *code)
+{
+    if (!code) return "";
+    if (!strcmp (code, "unsupported")) return " (this blendmq build does not serve that request yet)";
+    if (!strcmp (code, "busy")) return " (try again in a moment)";
+    if (!strcmp (code, "timeout")) return " (blendmq or Blender took too long; check `blendmq status`)";
+    if (!strcmp (code, "interrupted")) return " (the connection to Blender dropped; it reconnects by itself, try again)";
+    if (!strcmp (code, "unknown_tool")) return " (call discover_capabilities for the operations that exist)";
+    return "";
+}
+
+static void s_on_error (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t *out)
+{
+    const char *code = bmq_body_str (env, "code"), *message = bmq_body_str (env, "message");
+    if (self->run) {
+        json_object_set_new (self->run, "status", json_string ("error"));
+        json_object_set_new (self->run, "error", json_string (message ? message : "error"));
+        char summary[2048];
+        snprintf (summary, sizeof summary, "%s failed: %s: %s%s", self->tool->name, code ? code : "error",
+                  message ? message : "", s_hint (code));
+        s_finish (self, s_result_structured (json_incref (self->run), summary, true), out);
+        return;
+    }
+    s_finish (self, s_result_error ("%s failed: %s: %s%s", self->tool->name, code ? code : "error", message ? message : "",
+                                    s_hint (code)), out);
+}
+
+/* The validator's problems as lines a model can act on. */
+static void s_errors_text (const json_t *errors, char *buf, size_t len)
+{
+    size_t used = 0, i;
+    json_t *e;
+    buf[0] = 0;
+    json_array_foreach (errors, i, e) {
+        if (i == MAX_TEXT_ERRORS) { snprintf (buf + used, len - used, "\n- … %zu more", json_array_size (errors) - i); return; }
+        json_int_t step = json_integer_value (json_object_get (e, "step"));
+        const char *field = json_string_value (json_object_get (e, "field"));
+        const char *reason = json_string_value (json_object_get (e, "reason"));
+        int n = step >= 0 ? snprintf (buf + used, len - used, "\n- step %lld %s: %s", (long long) step, field ? field : "", reason ? reason : "")
+                          : snprintf (buf + used, len - used, "\n- plan %s: %s", field ? field : "", reason ? reason : "");
+        if (n < 0 || (size_t) n >= len - used) return;
+        used += (size_t) n;
+    }
+}
+
+static void s_set_plan_id (bmq_mcp_call_t *self, const bmq_envelope_t *env)
+{
+    const char *plan_id = bmq_body_str (env, "plan_id");
+    if (plan_id && self->run) json_object_set_new (self->run, "plan_id", json_string (plan_id));
+}
+
+static void s_on_progress (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t *out)
+{
+    const char *event = bmq_body_str (env, "event"), *status = bmq_body_str (env, "status");
+    double total = (double) bmq_body_int (env, "total", 0);
+    char msg[1024];
+    if (event && !strcmp (event, "plan") && status && !strcmp (status, "started")) {
+        snprintf (msg, sizeof msg, "plan %s started: %.0f steps", bmq_body_str (env, "plan_id"), total);
+        s_progress (self, out, 0, total, msg);
+    }
+    else if (event && !strcmp (event, "step")) {
+        const char *error = bmq_body_str (env, "error");
+        snprintf (msg, sizeof msg, "step %lld/%.0f %s %s %.1f ms%s%s", (long long) bmq_body_int (env, "step", 0), total,
+                  bmq_body_str (env, "operation") ? bmq_body_str (env, "operation") : "?", status ? status : "?",
+                  json_number_value (json_object_get (env->body, "duration_ms")), error ? ": " : "", error ? error : "");
+        s_progress (self, out, (double) bmq_body_int (env, "step", 0), total, msg);
+        if (status && strcmp (status, "ok")) s_log (self, out, 4, "%s", msg);
+        else s_log (self, out, 0, "%s", msg);
+    }
+    else if (event && !strcmp (event, "rollback")) {
+        json_t *rb = json_object_get (env->body, "rollback");
+        s_log (self, out, 3, "plan %s %s: removed %zu object(s), restored %zu", bmq_body_str (env, "plan_id"),
+               status ? status : "rolled back", json_array_size (json_object_get (rb, "removed")),
+               json_array_size (json_object_get (rb, "restored")));
+    }
+}
+
+static bool s_feed_run (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t *out)
+{
+    switch (env->type) {
+    case BMQ_MSG_PLAN_NOTE:
+        s_log (self, out, 1, "planner: %s", bmq_body_str (env, "text"));
+        return false;
+    case BMQ_MSG_CHAT_PLANNED: {
+        json_t *plan = json_object_get (env->body, "plan");
+        const char *title = bmq_body_str (env, "recipe") ? bmq_body_str (env, "recipe") : bmq_body_str (env, "title");
+        s_set_plan_id (self, env);
+        json_object_set (self->run, "plan", plan);
+        json_object_set_new (self->run, "steps_total", json_integer ((json_int_t) json_array_size (plan)));
+        s_log (self, out, 1, "plan %s: %s, %zu steps (%s planner)", bmq_body_str (env, "plan_id"), title ? title : "?",
+               json_array_size (plan), bmq_body_str (env, "source") ? bmq_body_str (env, "source") : "?");
+        return false;
+    }
+    case BMQ_MSG_VALIDATE_REPLY: {
+        s_set_plan_id (self, env);
+        if (json_is_true (json_object_get (env->body, "accepted"))) {
+            s_log (self, out, 1, "validated: %lld steps accepted", (long long) json_integer_value (json_object_get (self->run, "steps_total")));
+            return false;
+        }
+        json_t *errors = json_object_get (env->body, "errors");
+        json_object_set_new (self->run, "status", json_string ("rejected"));
+        json_object_set (self->run, "errors", json_is_array (errors) ? errors : json_array ());
+        char lines[4096], summary[4300];
+        s_errors_text (errors, lines, sizeof lines);
+        snprintf (summary, sizeof summary, "The plan was rejected, nothing ran. Fix %s and call again "
+                  "(discover_capabilities lists what is allowed):%s", json_array_size (errors) == 1 ? "this" : "these", lines);
+        s_finish (self, s_result_structured (json_incref (self->run), summary, true), out);
+        return true;
+    }
+    case BMQ_MSG_EXECUTE_ACCEPTED:
+        s_set_plan_id (self, env);
+        s_log (self, out, 0, "plan %s queued at position %lld", bmq_body_str (env, "plan_id"), (long long) bmq_body_int (env, "position", 0));
+        return false;
+    case BMQ_MSG_PROGRESS:
+        s_on_progress (self, env, out);
+        return false;
+    case BMQ_MSG_EXECUTE_RESULT: {
+        json_object_update (self->run, env->body);
+        const char *status = bmq_body_str (env, "status");
+        const char *error = bmq_body_str (env, "error");
+        bool ok = status && !strcmp (status, "done");
+        char summary[2048];
+        snprintf (summary, sizeof summary, "%s: %lld/%lld steps in %.1f ms (plan %s)%s%s", status ? status : "?",
+                  (long long) bmq_body_int (env, "steps_done", 0), (long long) bmq_body_int (env, "steps_total", 0),
+                  json_number_value (json_object_get (env->body, "duration_ms")), bmq_body_str (env, "plan_id"),
+                  error ? ": " : "", error ? error : "");
+        s_log (self, out, ok ? 1 : 4, "%s", summary);
+        s_finish (self, s_result_structured (json_incref (self->run), summary, !ok), out);
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+static json_t *s_image_result (const bmq_envelope_t *env)
+{
+    if (!env->blob_len) return s_result_error ("get_viewport_screenshot: Blender returned no image");
+    size_t b64len = sodium_base64_ENCODED_LEN (env->blob_len, sodium_base64_VARIANT_ORIGINAL);
+    char *b64 = malloc (b64len);
+    sodium_bin2base64 (b64, b64len, env->blob, env->blob_len, sodium_base64_VARIANT_ORIGINAL);
+    json_t *result = json_object_get (env->body, "result");
+    char text[256];
+    snprintf (text, sizeof text, "preview %lldx%lld, %zu bytes PNG", (long long) json_integer_value (json_object_get (result, "width")),
+              (long long) json_integer_value (json_object_get (result, "height")), env->blob_len);
+    json_t *r = json_pack ("{s:[{s:s, s:s, s:s}, o]}", "content", "type", "image", "mimeType", "image/png", "data", b64, s_text (text));
+    free (b64);
+    return r;
+}
+
+bool bmq_mcp_call_feed (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t *out)
+{
+    if (self->over) return true;
+    if (env->type == BMQ_MSG_ERROR) { s_on_error (self, env, out); return true; }
+    const bmq_mcp_tool_t *t = self->tool;
+    json_t *body = env->body;
+    switch (t->kind) {
+    case BMQ_TOOL_EXECUTE:
+    case BMQ_TOOL_CHAT:
+        return s_feed_run (self, env, out);
+    case BMQ_TOOL_CAPABILITIES:
+        if (env->type != BMQ_MSG_CAPABILITIES_REPLY) return false;
+        s_finish (self, s_result_structured (json_deep_copy (body), NULL, false), out);
+        return true;
+    case BMQ_TOOL_INSPECT:
+        if (env->type != BMQ_MSG_INSPECT_REPLY) return false;
+        s_finish (self, s_result_structured (json_deep_copy (body), NULL, false), out);
+        return true;
+    case BMQ_TOOL_VALIDATE: {
+        if (env->type != BMQ_MSG_VALIDATE_REPLY) return false;
+        bool accepted = json_is_true (json_object_get (body, "accepted"));
+        char lines[4096], summary[4200];
+        s_errors_text (json_object_get (body, "errors"), lines, sizeof lines);
+        if (accepted) snprintf (summary, sizeof summary, "accepted: the plan may run");
+        else snprintf (summary, sizeof summary, "rejected:%s", lines);
+        s_finish (self, s_result_structured (json_deep_copy (body), summary, false), out);
+        return true;
+    }
+    case BMQ_TOOL_SCENE_INFO:
+    case BMQ_TOOL_OBJECT_INFO: {
+        if (env->type != BMQ_MSG_SCENE_REPLY) return false;
+        json_t *result = json_object_get (body, "result");
+        s_finish (self, s_result_structured (json_is_object (result) ? json_deep_copy (result) : json_object (), NULL, false), out);
+        return true;
+    }
+    case BMQ_TOOL_SCREENSHOT:
+        if (env->type != BMQ_MSG_SCENE_REPLY) return false;
+        s_finish (self, s_image_result (env), out);
+        return true;
+    case BMQ_TOOL_FORWARD:
+        if (env->type != t->reply) return false;
+        if (t->structured) s_finish (self, s_result_structured (json_deep_copy (body), NULL, false), out);
+        else {
+            char *text = json_dumps (body, JSON_COMPACT);
+            s_finish (self, json_pack ("{s:[o]}", "content", s_text (text ? text : "{}")), out);
+            free (text);
+        }
+        return true;
+    case BMQ_TOOL_TEST:
+        break;
+    }
+    return false;
+}
+
+bool bmq_mcp_call_tick (bmq_mcp_call_t *self, int64_t now_ms, json_t *out)
+{
+    if (self->over) return true;
+    if (self->tool->kind == BMQ_TOOL_TEST) {
+        json_t *script = json_object_get (self->tool->def, "_script");
+        while (self->script_next < json_array_size (script)) {
+            json_t *n = json_array_get (script, self->script_next);
+            if (self->started + json_integer_value (json_object_get (n, "_after_ms")) > now_ms) return false;
+            self->script_next++;
+            const char *method = json_string_value (json_object_get (n, "method"));
+            json_t *params = json_object_get (n, "params");
+            if (!strcmp (method, "notifications/progress"))
+                s_progress (self, out, json_number_value (json_object_get (params, "progress")),
+                            json_number_value (json_object_get (params, "total")), NULL);
+            else if (bmq_mcp_log_level (json_string_value (json_object_get (params, "level"))) >= self->log_level)
+                json_array_append_new (out, json_pack ("{s:s, s:s, s:O}", "jsonrpc", "2.0", "method", method, "params", params));
+        }
+        s_finish (self, json_deep_copy (json_object_get (self->tool->def, "_result")), out);
+        return true;
+    }
+    if (now_ms < self->deadline) return false;
+    char why[256];
+    snprintf (why, sizeof why, "no answer from blendmq within %lld s", (long long) (self->deadline - self->started) / 1000);
+    bmq_mcp_call_fail (self, why, out);
+    return true;
+}
+
+int64_t bmq_mcp_call_wakeup (const bmq_mcp_call_t *self)
+{
+    if (self->tool->kind == BMQ_TOOL_TEST) {
+        json_t *n = json_array_get (json_object_get (self->tool->def, "_script"), self->script_next);
+        return self->started + (n ? json_integer_value (json_object_get (n, "_after_ms")) : 0);
+    }
+    return self->deadline;
+}
+
+void bmq_mcp_call_fail (bmq_mcp_call_t *self, const char *why, json_t *out)
+{
+    if (self->over) return;
+    if (self->run) {
+        json_object_set_new (self->run, "status", json_string ("error"));
+        json_object_set_new (self->run, "error", json_string (why));
+        char summary[600];
+        snprintf (summary, sizeof summary, "%s failed: %s", self->tool->name, why);
+        s_finish (self, s_result_structured (json_incref (self->run), summary, true), out);
+    }
+    else s_finish (self, s_result_error ("%s failed: %s", self->tool->name, why), out);
+}
+
+bmq_envelope_t *bmq_mcp_call_cancel (bmq_mcp_call_t *self)
+{
+    bool was_over = self->over;
+    self->over = true;
+    if (was_over || !self->sent || !self->run) return NULL;     /* reads stop by themselves */
+    json_t *body = json_object ();
+    const char *plan_id = json_string_value (json_object_get (self->run, "plan_id"));
+    if (plan_id && *plan_id) json_object_set_new (body, "plan_id", json_string (plan_id));
+    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_CANCEL_REQUEST, self->cid, body);
+    snprintf (env->sender, sizeof env->sender, "mcp");
+    return env;
+}

@@ -1,0 +1,58 @@
+/* mcp_call — one MCP tools/call in flight.
+ *
+ * A call turns its arguments into one bus request to the gateway (the same
+ * requests the CLI sends: validate, run, chat, scene, capabilities,
+ * inspect…), then turns the gateway's answers in that story (same cid) into
+ * MCP messages: notifications/progress for each executed step when the caller
+ * gave a progress token, notifications/message for what happens on the way
+ * (at the session's log level and above), and finally the CallToolResult,
+ * with structuredContent where the tool has an outputSchema and isError with
+ * a message a model can act on when the tool failed.
+ *
+ * The class does no I/O: its owner sends the request, feeds it envelopes and
+ * clock ticks, and sends what it appends to `out`. So the same code serves
+ * the stdio server (one loop, many calls) and each HTTP stream. */
+#ifndef BMQ_MCP_CALL_H
+#define BMQ_MCP_CALL_H
+
+#include "codec.h"
+#include "mcp_tools.h"
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct bmq_mcp_call_t bmq_mcp_call_t;
+
+/* Start tools/call `params` ({name, arguments, _meta}) for request `id`.
+ * NULL when the call ended at once: *response holds the JSON-RPC response
+ * (an unknown tool is a protocol error; bad arguments or a tool this build
+ * cannot serve are isError results). Otherwise the call runs: when *request
+ * is set, the owner sends it to the gateway (and destroys it). */
+bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const json_t *id, const json_t *params,
+                                    int log_level, int timeout_ms, json_t **response, bmq_envelope_t **request);
+void bmq_mcp_call_destroy (bmq_mcp_call_t **self_p);
+
+const char   *bmq_mcp_call_cid (const bmq_mcp_call_t *self);    /* its story on the bus */
+const json_t *bmq_mcp_call_id (const bmq_mcp_call_t *self);     /* the JSON-RPC request id */
+const char   *bmq_mcp_call_tool (const bmq_mcp_call_t *self);
+bool          bmq_mcp_call_on_bus (const bmq_mcp_call_t *self);  /* it waits on the gateway */
+
+/* An envelope of this call's story. Appends the messages to send (in order) to
+ * the array `out`; returns true when the call is over (its response was
+ * appended last). */
+bool bmq_mcp_call_feed (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t *out);
+/* Time passed (monotonic ms): scripted notifications, the deadline. Same contract. */
+bool bmq_mcp_call_tick (bmq_mcp_call_t *self, int64_t now_ms, json_t *out);
+/* When the next tick is due (monotonic ms). */
+int64_t bmq_mcp_call_wakeup (const bmq_mcp_call_t *self);
+/* End the call with an isError result saying `why` (e.g. the gateway is gone). */
+void bmq_mcp_call_fail (bmq_mcp_call_t *self, const char *why, json_t *out);
+/* The client cancelled: no response is due. Returns the cancel.request to
+ * send to the gateway (caller destroys), or NULL when there is nothing to stop. */
+bmq_envelope_t *bmq_mcp_call_cancel (bmq_mcp_call_t *self);
+
+/* Log levels of notifications/message (RFC 5424 order): 0 debug … 7 emergency. */
+int         bmq_mcp_log_level (const char *name);      /* -1 when unknown */
+const char *bmq_mcp_log_level_name (int level);
+
+#endif

@@ -1,0 +1,61 @@
+/* mcp_server — blendmq's MCP server logic, whatever the transport.
+ *
+ * JSON-RPC 2.0 dispatch for the MCP lifecycle and the methods blendmq
+ * serves: initialize (protocol revisions 2025-11-25, 2025-06-18 and
+ * 2025-03-26, the client's choice when supported, else the newest), ping,
+ * logging/setLevel, tools/list, tools/call (started as an mcp_call the
+ * transport drives), and the notifications initialized and cancelled.
+ * Transports (the stdio loop of `blendmq mcp`, the gateway's /mcp endpoint)
+ * own the I/O and the calls in flight; this class owns no sockets and no
+ * threads. Immutable after construction: may be shared by threads. */
+#ifndef BMQ_MCP_SERVER_H
+#define BMQ_MCP_SERVER_H
+
+#include "mcp_call.h"
+#include "mcp_tools.h"
+#include <jansson.h>
+#include <stdbool.h>
+
+#define BMQ_MCP_LATEST_VERSION "2025-11-25"
+
+typedef struct {
+    bool test_tools;            /* add the conformance suite's test_* tools */
+    int  request_timeout_ms;    /* a tool call with no final answer by then fails */
+} bmq_mcp_options_t;
+
+/* One client's state: per stdio process, per HTTP MCP-Session-Id. */
+typedef struct {
+    char version[16];           /* negotiated revision; "" before initialize */
+    bool initialized;           /* notifications/initialized seen */
+    int  log_level;             /* notifications/message at this level and above */
+    char client[96];            /* clientInfo name and version, for logs */
+} bmq_mcp_session_t;
+
+/* What handling one message asks of the transport. */
+typedef struct {
+    json_t         *response;   /* send now (NULL for notifications or a started call) */
+    bmq_mcp_call_t *call;       /* a tools/call now running: drive it (owned by the caller) */
+    bmq_envelope_t *request;    /* send this to the gateway for `call` (owned by the caller) */
+    json_t         *cancel_id;  /* notifications/cancelled: the request id to stop (owned) */
+} bmq_mcp_outcome_t;
+
+typedef struct bmq_mcp_t bmq_mcp_t;
+
+bmq_mcp_t *bmq_mcp_new (const bmq_mcp_options_t *opts, char *err, size_t errlen);
+void bmq_mcp_destroy (bmq_mcp_t **self_p);
+const bmq_mcp_tools_t *bmq_mcp_tools (const bmq_mcp_t *self);
+
+void bmq_mcp_session_init (bmq_mcp_session_t *session);
+/* Handle one parsed JSON-RPC message (a request, notification or response).
+ * Invalid messages get a JSON-RPC error response. */
+void bmq_mcp_handle (bmq_mcp_t *self, bmq_mcp_session_t *session, const json_t *msg, bmq_mcp_outcome_t *out);
+/* A JSON-RPC error response (id may be NULL: answered with null). */
+json_t *bmq_mcp_error (const json_t *id, int code, const char *message);
+
+bool bmq_mcp_version_supported (const char *version);
+/* "initialize" request? (it must come first and creates HTTP sessions) */
+bool bmq_mcp_is_initialize (const json_t *msg);
+/* A request (has an id and a method), not a notification or a response. */
+bool bmq_mcp_is_request (const json_t *msg);
+
+#endif

@@ -1,0 +1,49 @@
+/* mcp_tools — the tools blendmq offers over MCP, as data.
+ *
+ * services/gateway/mcp_tools.json (and mcp_test_tools.json) are built into the
+ * binaries; this class parses them once, resolves their shared schema
+ * fragments ("@step"), and decides which tools this build can serve: a tool
+ * needs the bus message it turns into (its "_request") to be declared in
+ * proto/messages.def. Tools that cannot be served are left out of tools/list
+ * (a model never spends tokens on them) and answer isError when called.
+ *
+ * Immutable after construction: may be shared by threads. */
+#ifndef BMQ_MCP_TOOLS_H
+#define BMQ_MCP_TOOLS_H
+
+#include "codec.h"
+#include <jansson.h>
+#include <stdbool.h>
+
+typedef enum {
+    BMQ_TOOL_CAPABILITIES, BMQ_TOOL_INSPECT, BMQ_TOOL_VALIDATE, BMQ_TOOL_EXECUTE, BMQ_TOOL_CHAT,
+    BMQ_TOOL_SCENE_INFO, BMQ_TOOL_OBJECT_INFO, BMQ_TOOL_SCREENSHOT, BMQ_TOOL_FORWARD, BMQ_TOOL_TEST
+} bmq_mcp_tool_kind_t;
+
+typedef struct {
+    const char          *name;
+    bmq_mcp_tool_kind_t  kind;
+    bool                 available;      /* this build can serve it */
+    bmq_msg_type_t       request;        /* bus request it becomes (UNKNOWN for test tools) */
+    bmq_msg_type_t       reply;          /* FORWARD: the reply that ends it */
+    const char          *request_name;   /* as written in the tool file */
+    bool                 structured;     /* has an outputSchema: results carry structuredContent */
+    const json_t        *def;            /* the whole entry, private keys included */
+} bmq_mcp_tool_t;
+
+typedef struct bmq_mcp_tools_t bmq_mcp_tools_t;
+
+/* Parse the built-in tool files; with `test_tools`, add the conformance test
+ * tools. NULL with err when a file is malformed (a build bug). */
+bmq_mcp_tools_t *bmq_mcp_tools_new (bool test_tools, char *err, size_t errlen);
+void bmq_mcp_tools_destroy (bmq_mcp_tools_t **self_p);
+
+/* The tools/list result, {"tools": [...]}: available tools only, private
+ * keys removed. Borrowed. */
+const json_t *bmq_mcp_tools_list (const bmq_mcp_tools_t *self);
+/* Size in bytes of the compact tools/list result (for the token budget). */
+size_t bmq_mcp_tools_list_bytes (const bmq_mcp_tools_t *self);
+/* A tool by name, available or not; NULL when no such tool exists. */
+const bmq_mcp_tool_t *bmq_mcp_tools_find (const bmq_mcp_tools_t *self, const char *name);
+
+#endif

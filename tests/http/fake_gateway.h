@@ -1,0 +1,21 @@
+/* fake_gateway — a stand-in for the gateway loop, for HTTP tests and benches:
+ * a ROUTER on an inproc endpoint answering the requests the HTTP server sends
+ * (capabilities, validate, run, chat, scene) with canned but well-formed
+ * answers, and feeding the server's hooks as the real loop does. */
+#ifndef BMQ_FAKE_GATEWAY_H
+#define BMQ_FAKE_GATEWAY_H
+
+#include "http_server.h"
+#include <czmq.h>
+
+typedef struct fake_gateway_t fake_gateway_t;
+
+/* Bind `endpoint`; `palette` (taken, may be NULL) is what capabilities answers. */
+fake_gateway_t *fake_gateway_new (const char *endpoint, json_t *palette);
+/* The server whose hooks it feeds (may be set after both exist). */
+void fake_gateway_attach (fake_gateway_t *self, bmq_http_server_t *server);
+void fake_gateway_destroy (fake_gateway_t **self_p);
+/* How many capabilities requests reached it. */
+int fake_gateway_capabilities_asked (fake_gateway_t *self);
+
+#endif

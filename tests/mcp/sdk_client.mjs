@@ -1,0 +1,128 @@
+// The official MCP TypeScript SDK client against blendmq, over stdio
+// (`blendmq mcp`) and Streamable HTTP (the gateway's /mcp): list the tools and
+// call each one this build serves, against a real stack and headless Blender.
+//
+//   node sdk_client.mjs stdio BLENDMQ_BINARY RUN_DIR
+//   node sdk_client.mjs http  MCP_URL
+//
+// Prints one line per check and "N passed, M failed"; exit 1 when any failed.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+
+const [mode, target, runDir] = process.argv.slice(2);
+let passed = 0, failed = 0;
+function check(name, ok, detail) {
+  if (ok) passed++; else failed++;
+  console.log(`${ok ? "ok  " : "FAIL"} ${mode}: ${name}${ok || detail === undefined ? "" : " — " + JSON.stringify(detail).slice(0, 600)}`);
+}
+const tag = `${mode}${process.pid}`;            // object names unique to this run
+const step = (op, name, params) => ({ operation: op, name, params });
+const smallPlan = [
+  step("bpy.ops.mesh.primitive_uv_sphere_add", `${tag}_base`, { radius: 1.0, location: [0, 0, 1] }),
+  step("bpy.ops.mesh.primitive_uv_sphere_add", `${tag}_head`, { radius: 0.5, location: [0, 0, 2.3] }),
+  step("bpy.ops.mesh.primitive_cone_add", `${tag}_nose`, { radius1: 0.08, depth: 0.4, location: [0, -0.5, 2.3] }),
+];
+
+const transport = mode === "stdio"
+  ? new StdioClientTransport({ command: target, args: ["--run-dir", runDir, "mcp"], stderr: "inherit" })
+  : new StreamableHTTPClientTransport(new URL(target));
+const client = new Client({ name: "blendmq-sdk-test", version: "1.0.0" });
+const logs = [];
+client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
+
+try {
+  await client.connect(transport);
+  const info = client.getServerVersion();
+  check("initialize: server blendmq, instructions given", info?.name === "blendmq" && !!client.getInstructions(), info);
+  await client.ping();
+  check("ping", true);
+
+  const { tools } = await client.listTools();
+  const names = tools.map((t) => t.name);
+  const want = ["discover_capabilities", "inspect_tool", "validate_plan", "execute_plan", "chat",
+                "get_scene_info", "get_object_info", "get_viewport_screenshot"];
+  check("tools/list has the tools this build serves", want.every((n) => names.includes(n)), names);
+  check("every tool has a description and an object inputSchema",
+        tools.every((t) => t.description && t.inputSchema?.type === "object"));
+  check("tools/list size", JSON.stringify({ tools }).length < 8000, JSON.stringify({ tools }).length);
+  await client.setLoggingLevel("debug");
+
+  let r = await client.callTool({ name: "discover_capabilities", arguments: {} });
+  check("discover_capabilities: the palette", !r.isError && r.structuredContent?.palette?.["bpy.ops.mesh.primitive_cube_add"], r);
+  r = await client.callTool({ name: "discover_capabilities", arguments: { form: "full" } });
+  check("discover_capabilities full: descriptions",
+        !r.isError && typeof r.structuredContent?.palette?.["bpy.ops.mesh.primitive_cube_add"] === "object", r);
+  r = await client.callTool({ name: "inspect_tool", arguments: { tool_name: "bpy.ops.mesh.primitive_cube_add" } });
+  check("inspect_tool: RNA of primitive_cube_add", !r.isError && typeof r.structuredContent?.tool === "object", r);
+  r = await client.callTool({ name: "inspect_tool", arguments: { tool_name: "bpy.ops.mesh.no_such_thing" } });
+  check("inspect_tool unknown name: isError with a message", r.isError === true && /no_such_thing|unknown|no such/i.test(r.content[0].text), r);
+  r = await client.callTool({ name: "inspect_tool", arguments: {} });
+  check("inspect_tool without tool_name: isError", r.isError === true && /tool_name/.test(r.content[0].text), r);
+
+  r = await client.callTool({ name: "validate_plan", arguments: { plan: smallPlan } });
+  check("validate_plan accepts a good plan", !r.isError && r.structuredContent?.accepted === true, r);
+  r = await client.callTool({ name: "validate_plan", arguments: { plan: [step("bpy.ops.wm.quit_blender", "x", {})] } });
+  check("validate_plan rejects an operation outside the palette",
+        !r.isError && r.structuredContent?.accepted === false && r.structuredContent.errors.length >= 1, r);
+
+  const progress = [];
+  logs.length = 0;
+  r = await client.callTool({ name: "execute_plan", arguments: { plan: smallPlan } }, undefined,
+                            { onprogress: (p) => progress.push(p), resetTimeoutOnProgress: true, timeout: 120000 });
+  check("execute_plan runs the plan", !r.isError && r.structuredContent?.status === "done" && r.structuredContent.steps_done === 3, r);
+  check("execute_plan: notifications/progress for every step (increasing)",
+        progress.length >= 3 && progress.every((p, i) => i === 0 || p.progress > progress[i - 1].progress) &&
+        progress[progress.length - 1].progress === 3 && progress[progress.length - 1].total === 3, progress);
+  check("execute_plan: notifications/message logs", logs.some((l) => /validated/.test(l.data)), logs);
+  const done = r.structuredContent?.objects ?? [];
+  check("execute_plan: objects created", done.includes(`${tag}_base`) && done.includes(`${tag}_nose`), done);
+
+  r = await client.callTool({ name: "execute_plan", arguments: { plan: [step("bpy.ops.mesh.primitive_cube_add", "big", { size: 1e9 })] } });
+  check("execute_plan with an invalid step: isError, rejected, nothing ran",
+        r.isError === true && r.structuredContent?.status === "rejected" && /size/.test(r.content[0].text), r);
+  r = await client.callTool({ name: "execute_plan", arguments: { plan: "not a plan" } });
+  check("execute_plan with a malformed plan: isError", r.isError === true, r);
+
+  r = await client.callTool({ name: "get_object_info", arguments: { name: `${tag}_head` } });
+  check("get_object_info", !r.isError && r.structuredContent?.name === `${tag}_head`, r);
+  r = await client.callTool({ name: "get_object_info", arguments: { name: `${tag}_missing` } });
+  check("get_object_info for a missing object: isError", r.isError === true, r);
+  r = await client.callTool({ name: "get_scene_info", arguments: { limit: 5 } });
+  check("get_scene_info paginated", !r.isError && r.structuredContent?.count >= 3 && r.structuredContent.objects.length <= 5, r);
+  r = await client.callTool({ name: "get_viewport_screenshot", arguments: { width: 160, height: 120 } });
+  const img = r.content?.find((c) => c.type === "image");
+  check("get_viewport_screenshot: a PNG image", !r.isError && img?.mimeType === "image/png" && img.data.startsWith("iVBORw0KGgo"), r.content?.[1]);
+
+  const chatProgress = [];
+  r = await client.callTool({ name: "chat", arguments: { prompt: "build a snowman" } }, undefined,
+                            { onprogress: (p) => chatProgress.push(p), resetTimeoutOnProgress: true, timeout: 120000 });
+  check("chat: prompt → plan → run", !r.isError && r.structuredContent?.status === "done" && Array.isArray(r.structuredContent.plan), r);
+  check("chat: progress per step", chatProgress.length >= 3, chatProgress.length);
+
+  r = await client.callTool({ name: "save_recipe", arguments: { name: "x", plan: smallPlan } });
+  check("a tool this build cannot serve: isError 'not available'", r.isError === true && /not available/.test(r.content[0].text), r);
+  let unknown;
+  try { await client.callTool({ name: "no_such_tool", arguments: {} }); } catch (e) { unknown = e; }
+  check("an unknown tool: a JSON-RPC error", unknown && /Unknown tool/.test(String(unknown)), String(unknown));
+
+  // Cancellation: abort a longer plan after its first step; the server stays healthy.
+  const longPlan = Array.from({ length: 30 }, (_, i) =>
+    step("bpy.ops.mesh.primitive_cube_add", `${tag}_c${i}`, { size: 0.1, location: [i * 0.2, 3, 0] }));
+  const ac = new AbortController();
+  let aborted;
+  try {
+    await client.callTool({ name: "execute_plan", arguments: { plan: longPlan } }, undefined,
+                          { signal: ac.signal, onprogress: (p) => { if (p.progress >= 1) ac.abort("enough"); } });
+  } catch (e) { aborted = e; }
+  check("cancel: the client's call ends at once", !!aborted, String(aborted));
+  await client.ping();
+  check("cancel: the server goes on answering", true);
+} catch (e) {
+  check("no exception", false, String(e?.stack ?? e));
+} finally {
+  await client.close().catch(() => {});
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
