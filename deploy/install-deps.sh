@@ -8,6 +8,10 @@ PKGS=(build-essential cmake pkg-config
 # deploy/install-deps.sh --test adds what the test suite needs beyond that:
 # clang and its libFuzzer runtime for the fuzz targets.
 [ "${1:-}" = "--test" ] && PKGS+=(clang libclang-rt-14-dev valgrind)
+# ...wrk for bench_http_capabilities, and npm for the MCP conformance suite and
+# SDK client (tests/mcp: npm brings its own Node 22) when the machine has none.
+[ "${1:-}" = "--test" ] && PKGS+=(wrk)
+[ "${1:-}" = "--test" ] && ! command -v npm >/dev/null 2>&1 && PKGS+=(npm)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -51,7 +51,7 @@ static void s_inflight_free (void **item)
 
 static void s_write (s_stdio_t *st, const json_t *msg)
 {
-    char *text = json_dumps (msg, JSON_COMPACT);
+    char *text = json_dumps (msg, BMQ_MCP_JSON_FLAGS);
     if (!text) return;
     if (!st->out_broken && (fputs (text, stdout) == EOF || fputc ('\n', stdout) == EOF || fflush (stdout) == EOF)) {
         bmq_warn ("stdout closed: %s", strerror (errno));
@@ -227,12 +227,9 @@ int bmq_cli_mcp (const bmq_cli_opts_t *opts)
         if (rc > 0 && (items[0].revents & ZMQ_POLLIN)) s_on_gateway (&st, out);
         if (rc > 0 && input_open && (items[1].revents & (ZMQ_POLLIN | ZMQ_POLLERR))) {
             if (s_read_stdin (&st) < 0) {
-                input_open = false;      /* the client went away: stop what it started */
-                for (s_inflight_t *f = zhashx_first (st.calls); f; f = zhashx_next (st.calls)) {
-                    bmq_envelope_t *cancel = bmq_mcp_call_cancel (f->call);
-                    if (cancel) bmq_peer_send (st.gateway, cancel);
-                    bmq_envelope_destroy (&cancel);
-                }
+                /* The client went away. As over HTTP, a disconnection is not a
+                 * cancellation: plans already started run to their end. */
+                input_open = false;
                 zhashx_purge (st.calls);
             }
         }

@@ -96,17 +96,20 @@ static int s_write_all (int fd, const void *buf, size_t len, int64_t deadline)
     return 0;
 }
 
-/* Read exactly len bytes before the deadline. 0, or TIMEOUT / DOWN. */
+/* Read exactly len bytes before the deadline. 0, or TIMEOUT / DOWN. A timeout
+ * after part of the bytes arrived is DOWN: the stream is no longer aligned on
+ * a frame, and only a new connection can be trusted. */
 static int s_read_all (int fd, void *buf, size_t len, int64_t deadline)
 {
     unsigned char *p = buf;
+    bool partial = false;
     while (len) {
         ssize_t n = recv (fd, p, len, MSG_DONTWAIT);
-        if (n > 0) { p += n; len -= (size_t) n; continue; }
+        if (n > 0) { p += n; len -= (size_t) n; partial = true; continue; }
         if (n == 0) return BMQ_LINK_DOWN;
         if (errno == EAGAIN || errno == EWOULDBLOCK) {
             int w = s_wait (fd, POLLIN, deadline);
-            if (w == 0) return BMQ_LINK_TIMEOUT;
+            if (w == 0) return partial ? BMQ_LINK_DOWN : BMQ_LINK_TIMEOUT;
             if (w < 0) return BMQ_LINK_DOWN;
             continue;
         }
@@ -139,6 +142,7 @@ static int s_recv_frame (int fd, int64_t deadline, json_t **msg_out, unsigned ch
 {
     unsigned char head[8];
     int rc = s_read_all (fd, head, 8, deadline);
+    if (rc == BMQ_LINK_DOWN) ERR ("connection to Blender lost (or cut inside a frame header)");
     if (rc) return rc;
     uint32_t h, b;
     memcpy (&h, head, 4);

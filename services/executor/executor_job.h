@@ -22,6 +22,7 @@ typedef struct {
     size_t    step, total;            /* PLAN: next step index, step count */
     bmq_job_phase_t phase;            /* PLAN */
     bool      keep_partial;           /* PLAN: leave a failed plan's work in place */
+    bool      cancel;                 /* PLAN: stop after the current step (cancel.request) */
     char      fail_status[16];        /* PLAN: set when a step failed: "failed" */
     char      fail_error[600];
     long long failed_step;

@@ -105,6 +105,14 @@ static void s_pump (s_exec_t *ex)
         if (job->kind == BMQ_JOB_COMMAND) { s_call (ex, job->command, job->args, ex->command_timeout); return; }
         const char *cmd = "run_step";
         json_t *args;
+        if (job->phase == BMQ_PHASE_STEPS && job->cancel && !*job->fail_status) {
+            /* cancelled: stop here, and undo what was done unless asked to keep it */
+            snprintf (job->fail_status, sizeof job->fail_status, "cancelled");
+            snprintf (job->fail_error, sizeof job->fail_error, "cancelled by the client after step %zu of %zu",
+                      job->step, job->total);
+            job->failed_step = 0;
+            job->phase = job->keep_partial ? BMQ_PHASE_COMMIT : BMQ_PHASE_ROLLBACK;
+        }
         if (job->phase == BMQ_PHASE_STEPS && job->step >= job->total) job->phase = BMQ_PHASE_COMMIT;
         switch (job->phase) {
         case BMQ_PHASE_BEGIN: cmd = "plan_begin"; args = json_pack ("{s:s}", "plan_id", job->plan_id); break;
@@ -318,12 +326,38 @@ static bool s_scene_command_allowed (const char *command)
 /* inspect.request: queued like a scene command, running the add-on's rna_info. */
 static bmq_envelope_t *s_accept_inspect (s_exec_t *ex, const bmq_envelope_t *req, zframe_t *rid)
 {
+    const char *name = bmq_body_str (req, "tool_name");
+    if (strlen (name) > 200)            /* no operator name is that long: do not ship it to Blender */
+        return bmq_envelope_error (req, "unknown_tool", "unknown operator: the name is %zu bytes long", strlen (name));
     if (zlistx_size (ex->queue) >= QUEUE_MAX) return bmq_envelope_error (req, "busy", "the executor queue is full");
     bmq_envelope_t *cmd = bmq_envelope_reply (req, BMQ_MSG_INSPECT_REQUEST, json_pack ("{s:s, s:{s:s}}",
-        "command", "rna_info", "args", "operation", bmq_body_str (req, "tool_name")));
+        "command", "rna_info", "args", "operation", name));
     zlistx_add_end (ex->queue, bmq_job_new_command (cmd, rid));
     bmq_envelope_destroy (&cmd);
     return NULL;
+}
+
+/* cancel.request {plan_id}: the running plan stops after its current step; a
+ * queued one never starts. Unknown ids are ignored (the plan already ended). */
+static void s_cancel (s_exec_t *ex, const bmq_envelope_t *env)
+{
+    const char *plan_id = bmq_body_str (env, "plan_id");
+    if (!plan_id) return;
+    bmq_audit_record (ex->audit, env->cid, "plan.cancel", json_pack ("{s:s}", "plan_id", plan_id));
+    if (ex->current && ex->current->kind == BMQ_JOB_PLAN && !strcmp (ex->current->plan_id, plan_id)) {
+        ex->current->cancel = true;
+        return;
+    }
+    for (bmq_job_t *job = zlistx_first (ex->queue); job; job = zlistx_next (ex->queue)) {
+        if (job->kind != BMQ_JOB_PLAN || strcmp (job->plan_id, plan_id)) continue;
+        zlistx_detach_cur (ex->queue);
+        bmq_job_t *saved = ex->current;
+        ex->current = job;
+        job->started_us = bmq_mono_us ();
+        s_finish_plan (ex, "cancelled", "cancelled by the client before it started", 0, NULL);
+        ex->current = saved;
+        return;
+    }
 }
 
 static void s_on_request (s_exec_t *ex)
@@ -334,6 +368,7 @@ static void s_on_request (s_exec_t *ex)
     bmq_envelope_t *reply = NULL;
     if (bmq_answer_heartbeat (ex->router, rid, env, "executor", s_state (ex))) { }
     else if (env->type == BMQ_MSG_EXECUTE_REQUEST) reply = s_accept_plan (ex, env, rid);
+    else if (env->type == BMQ_MSG_CANCEL_REQUEST) s_cancel (ex, env);
     else if (env->type == BMQ_MSG_INSPECT_REQUEST) reply = s_accept_inspect (ex, env, rid);
     else if (env->type == BMQ_MSG_SCENE_REQUEST) {
         const char *command = bmq_body_str (env, "command");

@@ -166,13 +166,16 @@ static void s_cancel (s_gw_t *gw, const bmq_envelope_t *env)
         s_fail (gw, r, "cancelled", "cancelled by the client before anything ran");
 }
 
-/* A client may name the plan it starts (POST /api/chat answers with the id at once). */
-static bool s_plan_id_ok (const char *id)
+/* A client may name the plan it starts (POST /api/chat answers with the id at
+ * once): a short plain name no request in progress uses. */
+static bool s_plan_id_ok (s_gw_t *gw, const char *id)
 {
     size_t n = id ? strlen (id) : 0;
     if (!n || n > 64) return false;
     for (size_t i = 0; i < n; i++)
         if (!isalnum ((unsigned char) id[i]) && id[i] != '-' && id[i] != '_' && id[i] != '.') return false;
+    for (bmq_gw_request_t *r = zhashx_first (gw->requests); r; r = zhashx_next (gw->requests))
+        if (!strcmp (r->plan_id, id)) return false;
     return true;
 }
 
@@ -200,8 +203,9 @@ static void s_on_client (s_gw_t *gw)
     else if (zhashx_lookup (gw->requests, env->cid)) reply = bmq_envelope_error (env, "duplicate", "request %s is already in progress", env->cid);
     else if (zhashx_size (gw->requests) >= MAX_REQUESTS) reply = bmq_envelope_error (env, "busy", "too many requests in progress");
     else {
+        bool named = s_plan_id_ok (gw, bmq_body_str (env, "plan_id"));
         bmq_gw_request_t *r = bmq_gw_request_new (kind, env, rid, gw->timeout_ms);
-        if (s_plan_id_ok (bmq_body_str (env, "plan_id"))) snprintf (r->plan_id, sizeof r->plan_id, "%s", bmq_body_str (env, "plan_id"));
+        if (named) snprintf (r->plan_id, sizeof r->plan_id, "%s", bmq_body_str (env, "plan_id"));
         zhashx_insert (gw->requests, r->cid, r);
         json_t *what = json_deep_copy (env->body);
         json_object_set_new (what, "request", json_string (bmq_msg_type_name (env->type)));

@@ -1,5 +1,6 @@
 /* http_api — REST routes, SSE progress, health and metrics. */
 #include "http_api.h"
+#include "mcp_tools.h"
 #include "http_bus.h"
 #include "http_metrics.h"
 #include "http_plans.h"
@@ -146,7 +147,7 @@ static enum MHD_Result s_capabilities (bmq_http_req_t *req)
             bmq_envelope_destroy (&answer);
             return rc;
         }
-        text = json_dumps (answer->body, JSON_COMPACT);
+        text = json_dumps (answer->body, BMQ_MCP_JSON_FLAGS);
         bmq_envelope_destroy (&answer);
         bmq_http_server_cache_caps (req->server, form, text);
     }
@@ -340,7 +341,7 @@ static enum MHD_Result s_not_allowed (bmq_http_req_t *req, const char *allow)
 {
     json_t *body = json_pack ("{s:{s:s, s:s}}", "error", "code", "method_not_allowed", "message", "this route does not accept that method");
     json_object_set_new (json_object_get (body, "error"), "allow", json_string (allow));
-    char *text = json_dumps (body, JSON_COMPACT);
+    char *text = json_dumps (body, BMQ_MCP_JSON_FLAGS);
     json_decref (body);
     struct MHD_Response *resp = MHD_create_response_from_buffer (strlen (text), text, MHD_RESPMEM_MUST_FREE);
     MHD_add_response_header (resp, "Content-Type", "application/json");

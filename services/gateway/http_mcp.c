@@ -92,7 +92,7 @@ size_t bmq_http_mcp_sessions (bmq_http_mcp_t *self)
 
 static enum MHD_Result s_reply_message (bmq_http_req_t *req, int status, json_t *msg, const char *session_id)
 {
-    char *text = json_dumps (msg, JSON_COMPACT);
+    char *text = json_dumps (msg, BMQ_MCP_JSON_FLAGS);
     json_decref (msg);
     struct MHD_Response *resp = MHD_create_response_from_buffer (strlen (text), text, MHD_RESPMEM_MUST_FREE);
     MHD_add_response_header (resp, "Content-Type", "application/json");
@@ -216,7 +216,7 @@ static ssize_t s_stream_read (void *cls, uint64_t pos, char *buf, size_t max)
         size_t cap = 0, used = 0, i;
         json_t *m;
         json_array_foreach (st->out, i, m) {
-            char *text = json_dumps (m, JSON_COMPACT);
+            char *text = json_dumps (m, BMQ_MCP_JSON_FLAGS);
             size_t n = strlen (text) + 24;
             if (used + n + 1 > cap) { cap = (used + n + 1) * 2; st->pending = realloc (st->pending, cap); }
             used += (size_t) snprintf (st->pending + used, cap - used, "event: message\ndata: %s\n\n", text);

@@ -1,5 +1,6 @@
 /* http_server — libmicrohttpd daemon, access checks, bodies, dispatch, hooks. */
 #include "http_server.h"
+#include "mcp_tools.h"
 #include "http_access.h"
 #include "http_api.h"
 #include "http_bus.h"
@@ -120,7 +121,7 @@ enum MHD_Result bmq_http_reply (bmq_http_req_t *req, int status, struct MHD_Resp
 /* A JSON response (body stolen). */
 static struct MHD_Response *s_json_response (json_t *body)
 {
-    char *text = json_dumps (body, JSON_COMPACT);
+    char *text = json_dumps (body, BMQ_MCP_JSON_FLAGS);
     json_decref (body);
     if (!text) text = strdup ("{}");
     struct MHD_Response *resp = MHD_create_response_from_buffer (strlen (text), text, MHD_RESPMEM_MUST_FREE);
@@ -259,7 +260,9 @@ static void s_mhd_log (void *cls, const char *fmt, va_list ap)
     vsnprintf (text, sizeof text, fmt, ap);
     size_t n = strlen (text);
     while (n && (text[n - 1] == '\n' || text[n - 1] == '\r')) text[--n] = 0;
-    bmq_warn ("http: %s", text);
+    /* clients leaving an SSE stream are routine: only problems of the server itself are warnings */
+    if (strstr (text, "bind") || strstr (text, "listen") || strstr (text, "thread")) bmq_warn ("http: %s", text);
+    else bmq_debug ("http: %s", text);
 }
 
 /* ---- lifecycle ------------------------------------------------------------------------ */
@@ -416,7 +419,7 @@ void bmq_http_server_on_event (bmq_http_server_t *self, const void *frame, size_
     json_t *data = json_deep_copy (env->body);
     json_object_set_new (data, "cid", json_string (env->cid));
     json_object_set_new (data, "ts", json_integer (env->ts_ms));
-    char *text = json_dumps (data, JSON_COMPACT);
+    char *text = json_dumps (data, BMQ_MCP_JSON_FLAGS);
     bmq_sse_ring_push (self->events, "progress", bmq_body_str (env, "plan_id"), text);
     free (text);
     json_decref (data);

@@ -66,7 +66,7 @@ static json_t *s_result_error (const char *fmt, ...)
  * optional one-line summary for people and models reading the text. */
 static json_t *s_result_structured (json_t *structured, const char *summary, bool is_error)
 {
-    char *json = json_dumps (structured, JSON_COMPACT);
+    char *json = json_dumps (structured, BMQ_MCP_JSON_FLAGS);
     size_t n = (summary ? strlen (summary) + 1 : 0) + strlen (json ? json : "") + 1;
     char *text = malloc (n);
     snprintf (text, n, "%s%s%s", summary ? summary : "", summary ? "\n" : "", json ? json : "");
@@ -471,7 +471,7 @@ bool bmq_mcp_call_feed (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t 
         if (env->type != t->reply) return false;
         if (t->structured) s_finish (self, s_result_structured (json_deep_copy (body), NULL, false), out);
         else {
-            char *text = json_dumps (body, JSON_COMPACT);
+            char *text = json_dumps (body, BMQ_MCP_JSON_FLAGS);
             s_finish (self, json_pack ("{s:[o]}", "content", s_text (text ? text : "{}")), out);
             free (text);
         }

@@ -124,7 +124,7 @@ bmq_mcp_tools_t *bmq_mcp_tools_new (bool test_tools, char *err, size_t errlen)
     for (size_t t = 0; t < self->count; t++)
         if (self->tools[t].available) json_array_append_new (tools, s_public (self->tools[t].def));
     self->list = json_pack ("{s:o}", "tools", tools);
-    char *text = json_dumps (self->list, JSON_COMPACT);
+    char *text = json_dumps (self->list, BMQ_MCP_JSON_FLAGS);
     self->list_bytes = text ? strlen (text) : 0;
     free (text);
     return self;

@@ -15,6 +15,10 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+/* How blendmq writes JSON to MCP and HTTP clients: compact, numbers to 10
+ * significant digits (2.2429, not 2.2429000000000001: fewer tokens, same meaning). */
+#define BMQ_MCP_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION (10))
+
 typedef enum {
     BMQ_TOOL_CAPABILITIES, BMQ_TOOL_INSPECT, BMQ_TOOL_VALIDATE, BMQ_TOOL_EXECUTE, BMQ_TOOL_CHAT,
     BMQ_TOOL_SCENE_INFO, BMQ_TOOL_OBJECT_INFO, BMQ_TOOL_SCREENSHOT, BMQ_TOOL_FORWARD, BMQ_TOOL_TEST

@@ -110,6 +110,11 @@ void bmq_plan_job_destroy (bmq_plan_job_t **self_p)
     *self_p = NULL;
 }
 
+void bmq_plan_job_cancel (bmq_plan_job_t *self)
+{
+    atomic_store (&self->cancel, true);
+}
+
 zactor_t *bmq_plan_job_actor (bmq_plan_job_t *self)
 {
     return self->actor;

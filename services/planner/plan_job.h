@@ -22,6 +22,9 @@ typedef struct bmq_plan_job_t bmq_plan_job_t;
 
 /* Start. opts' strings and prompt are copied; rid (the gateway) too. */
 bmq_plan_job_t *bmq_plan_job_new (const bmq_dialogue_opts_t *opts, const char *prompt, const char *cid, zframe_t *rid);
+/* Ask the dialogue to stop; it ends soon after with code "cancelled" (DONE
+ * still comes). Does not block. */
+void bmq_plan_job_cancel (bmq_plan_job_t *self);
 /* Cancel if running, wait for the thread, free. Safe to call twice. */
 void bmq_plan_job_destroy (bmq_plan_job_t **self_p);
 /* The socket to poll. */

@@ -13,6 +13,7 @@
 
 #define S_NOTE_MAX      300         /* bytes of model text in one note */
 #define S_AUDIT_TEXT    4000        /* bytes of model text in an audit record */
+#define S_WORD_NOTES    4           /* notes of model words per turn at most (a plan pasted as prose is not news) */
 
 typedef struct {
     const bmq_dialogue_opts_t *opts;
@@ -20,6 +21,7 @@ typedef struct {
     const char                *title;     /* "Gemini" */
     char                       line[S_NOTE_MAX + 8];
     size_t                     line_len;
+    int                        word_notes;    /* this turn */
 } s_dialogue_t;
 
 const char *bmq_dialogue_backend_title (const char *backend)
@@ -66,7 +68,9 @@ static void s_note_words (s_dialogue_t *d, const char *text, size_t len)
     while (o && ((unsigned char) clean[o - 1] & 0xC0) == 0x80) o--;     /* a cut UTF-8 sequence */
     if (o && (unsigned char) clean[o - 1] >= 0xC0) o--;
     clean[o] = 0;
-    if (o) s_note (d, "%s: %s%s", d->opts->backend, clean, len > S_NOTE_MAX ? "…" : "");
+    if (!o || d->word_notes >= S_WORD_NOTES) return;
+    bool last = ++d->word_notes == S_WORD_NOTES;
+    s_note (d, "%s: %s%s", d->opts->backend, clean, len > S_NOTE_MAX || last ? "…" : "");
 }
 
 /* Streamed words: a note per line (or per S_NOTE_MAX bytes). */
@@ -331,6 +335,7 @@ int bmq_dialogue_run (const bmq_dialogue_opts_t *opts, const char *prompt, const
     for (int turn = 1; rc && turn <= opts->max_turns; turn++) {
         if (s_cancelled (&d)) { s_fail (out, "cancelled", false, "planning was cancelled"); break; }
         out->turns = turn;
+        d.word_notes = 0;
         bmq_http_error_t err;
         double t0 = bmq_mono_us ();
         int trc = llm->ops->turn (llm, &reply, &err);

@@ -214,6 +214,11 @@ static void s_on_router (s_planner_t *p)
     bmq_envelope_t *env = bmq_bus_recv (p->router, &rid);
     if (env && !bmq_answer_heartbeat (p->router, rid, env, "planner", p->state)) {
         if (env->type == BMQ_MSG_PLAN_REQUEST) s_on_plan_request (p, env, rid);
+        else if (env->type == BMQ_MSG_CANCEL_REQUEST) {
+            /* the dialogue of that story stops at its next check and answers "cancelled" itself */
+            for (bmq_plan_job_t *job = zlistx_first (p->jobs); job; job = zlistx_next (p->jobs))
+                if (!strcmp (bmq_plan_job_cid (job), env->cid)) bmq_plan_job_cancel (job);
+        }
         else {
             bmq_envelope_t *reply = bmq_envelope_error (env, "unsupported", "planner does not handle %s", bmq_msg_type_name (env->type));
             s_send (p, rid, &reply);

@@ -118,7 +118,8 @@ json_t *bmq_tools_declarations (const bmq_palette_t *palette, bool script_mode)
                        "and enum items. The answer also gives what validation allows for it.",
         "parameters", "type", "object", "properties", "tool_name", "type", "string",
         "description", "The operation, e.g. bpy.ops.mesh.primitive_cone_add", "required", "tool_name");
-    if (script_mode)
+    if (script_mode) {
+        json_decref (ops);
         json_array_append_new (decls, json_pack ("{s:s, s:s, s:{s:s, s:{s:{s:s, s:s}, s:{s:s, s:s}}, s:[s]}}",
             "name", "submit_script",
             "description", "Submit a complete Blender Python script (bpy only) that builds what was asked. It is checked, "
@@ -127,6 +128,7 @@ json_t *bmq_tools_declarations (const bmq_palette_t *palette, bool script_mode)
             "title", "type", "string", "description", "A short name for what the script builds, e.g. snowman",
             "script", "type", "string", "description", "The whole Python file",
             "required", "script"));
+    }
     else {
         json_t *step = json_pack ("{s:s, s:{s:{s:s, s:o, s:s}, s:{s:s, s:s}, s:{s:s, s:s}, s:{s:s, s:o, s:s}}, s:[s]}",
             "type", "object", "properties",

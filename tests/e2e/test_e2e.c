@@ -377,6 +377,57 @@ static void test_failed_step_rolls_back (void **state)
     json_decref (objects);
 }
 
+static void test_cancel_stops_and_rolls_back (void **state)
+{
+    int code;
+    json_decref (e2e_blendmq_json (s_dir, "scene reset", &code));
+    char path[512], err[256];
+    snprintf (path, sizeof path, "%s/blendmq.yaml", s_dir);
+    bmq_config_t *cfg = bmq_config_load (path, err, sizeof err);
+    bmq_seal_key_t key;
+    assert_int_equal (bmq_seal_key_load (bmq_config_str (cfg, "security.verdict_key_file"), &key, err, sizeof err), 0);
+    json_t *plan = json_array ();
+    for (int i = 0; i < 120; i++)
+        json_array_append_new (plan, json_pack ("{s:s, s:{s:i, s:i, s:[f,f,f]}}", "operation", "bpy.ops.mesh.primitive_uv_sphere_add",
+                                                "params", "segments", 128, "ring_count", 64, "location", (double) i, 0.0, 0.0));
+    char hash[BMQ_HEX_DIGEST], seal[BMQ_HEX_DIGEST];
+    bmq_plan_hash (plan, hash);
+    bmq_seal_sign (&key, hash, seal);
+    zsock_t *sock = bmq_bus_connect (ZMQ_DEALER, bmq_config_str (cfg, "executor.endpoint"));
+    bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_EXECUTE_REQUEST, NULL,
+        json_pack ("{s:s, s:o, s:s, s:s}", "plan_id", "p-cancel", "plan", plan, "plan_hash", hash, "seal", seal));
+    bmq_bus_send_and_destroy (sock, NULL, &req);
+    zsock_set_rcvtimeo (sock, 30000);
+    json_t *result = NULL;
+    bool cancelled = false;
+    int steps_seen = 0;
+    bmq_envelope_t *env;
+    while (!result && (env = bmq_bus_recv (sock, NULL))) {
+        if (env->type == BMQ_MSG_PROGRESS && !strcmp (bmq_body_str (env, "event"), "step")) {
+            steps_seen++;
+            if (!cancelled && steps_seen == 3) {
+                bmq_envelope_t *stop = bmq_envelope_new (BMQ_MSG_CANCEL_REQUEST, NULL, json_pack ("{s:s}", "plan_id", "p-cancel"));
+                bmq_bus_send_and_destroy (sock, NULL, &stop);
+                cancelled = true;
+            }
+        }
+        else if (env->type == BMQ_MSG_EXECUTE_RESULT) result = json_incref (env->body);
+        bmq_envelope_destroy (&env);
+    }
+    zsock_destroy (&sock);
+    bmq_config_destroy (&cfg);
+    assert_non_null (result);
+    assert_string_equal (json_string_value (json_object_get (result, "status")), "cancelled");
+    json_int_t done = json_integer_value (json_object_get (result, "steps_done"));
+    assert_true (done >= 3 && done < 120);
+    json_t *rb = json_object_get (result, "rollback");
+    assert_int_equal (json_array_size (json_object_get (rb, "removed")), done);
+    json_decref (result);
+    json_t *objects = s_scene_objects ();
+    assert_int_equal (json_array_size (objects), 0);
+    json_decref (objects);
+}
+
 static void test_blender_killed_mid_plan (void **state)
 {
     /* a plan long enough to be killed in the middle of */
@@ -491,6 +542,7 @@ int main (void)
         cmocka_unit_test (test_outside_palette_rejected),
         cmocka_unit_test (test_unsealed_plan_refused),
         cmocka_unit_test (test_failed_step_rolls_back),
+        cmocka_unit_test (test_cancel_stops_and_rolls_back),
         cmocka_unit_test (test_blender_killed_mid_plan),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);

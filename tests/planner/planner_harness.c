@@ -24,7 +24,9 @@ static void s_executor (zsock_t *pipe, void *args)
     free (args);
     zsock_t *router = zsock_new_router ("tcp://127.0.0.1:*");
     zsock_signal (pipe, 0);
-    zstr_send (pipe, zsock_last_endpoint (router));
+    char *endpoint = zsock_last_endpoint (router);     /* czmq 4.2: the caller frees it */
+    zstr_send (pipe, endpoint);
+    free (endpoint);
     int asked = 0;
     zpoller_t *poller = zpoller_new (pipe, router, NULL);
     while (true) {

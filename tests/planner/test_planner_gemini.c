@@ -365,6 +365,27 @@ static void test_prose_forever (void **state)
     h_world_destroy (&w);
 }
 
+static void test_long_words_are_not_flooded (void **state)
+{
+    h_world_t *w = h_world_new ("gemini", H_EXEC_ANSWER);
+    w->opts.llm.stream = true;
+    char text[4000] = "";
+    for (int i = 0; i < 40; i++) strcat (text, "line of musing about snowmen\\n");
+    char *body = malloc (8000);
+    snprintf (body, 8000, "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"%s\"}]}, \"finishReason\": \"STOP\"}]}\n\n", text);
+    fake_reply_t r = { .status = 200, .content_type = "text/event-stream", .body = body, .chunk = 64 };
+    fake_llm_push (w->llm, &r);
+    free (body);
+    char *submit = s_submit (H_GOOD_PLAN, NULL);
+    s_push_json (w, 200, submit);
+    assert_int_equal (h_run (w, "a snowman"), 0);
+    size_t i, words = 0;
+    json_t *n;
+    json_array_foreach (w->sink.notes, i, n) words += !strncmp (json_string_value (n), "gemini: ", 8);
+    assert_int_equal (words, 4);
+    h_world_destroy (&w);
+}
+
 static void test_safety_block (void **state)
 {
     h_world_t *w = h_world_new ("gemini", H_EXEC_ANSWER);
@@ -676,6 +697,7 @@ int main (void)
         cmocka_unit_test (test_unreachable_server),
         cmocka_unit_test (test_prose_then_call),
         cmocka_unit_test (test_prose_forever),
+        cmocka_unit_test (test_long_words_are_not_flooded),
         cmocka_unit_test (test_safety_block),
         cmocka_unit_test (test_malformed_and_cut_off),
         cmocka_unit_test (test_broken_answers),

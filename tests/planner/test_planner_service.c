@@ -289,6 +289,38 @@ static void test_dialogues_do_not_block_the_loop (void **state)
     h_world_destroy (&w);
 }
 
+static void test_cancel (void **state)
+{
+    h_world_t *w = h_world_new ("gemini", H_EXEC_ANSWER);
+    s_proc_t *p = s_start ("gemini", w->llm, w->executor_ep, NULL);
+    s_wait_ready (p);
+    s_push (w->llm, s_submit (H_GOOD_PLAN), 5000);                /* a model that takes its time */
+    bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_PLAN_REQUEST, "story-c", json_pack ("{s:s}", "prompt", "a chair"));
+    bmq_bus_send_and_destroy (p->dealer, NULL, &req);
+    zclock_sleep (300);
+    int64_t t0 = bmq_mono_ms ();
+    bmq_envelope_t *cancel = bmq_envelope_new (BMQ_MSG_CANCEL_REQUEST, "story-c", NULL);
+    bmq_bus_send_and_destroy (p->dealer, NULL, &cancel);
+    json_t *msgs = s_converse (p, "story-other", json_pack ("{s:s}", "prompt", "x"), 0);     /* just pumps */
+    json_decref (msgs);
+    const char *code = NULL;
+    zpoller_t *poller = zpoller_new (p->dealer, NULL);
+    while (!code && bmq_mono_ms () - t0 < 4000) {
+        if (!zpoller_wait (poller, 50)) continue;
+        bmq_envelope_t *env = bmq_bus_recv (p->dealer, NULL);
+        if (env && env->type == BMQ_MSG_ERROR && !strcmp (env->cid, "story-c")) code = strdup (bmq_body_str (env, "code"));
+        else assert_false (env && env->type == BMQ_MSG_PLAN_REPLY && !strcmp (env->cid, "story-c"));
+        bmq_envelope_destroy (&env);
+    }
+    zpoller_destroy (&poller);
+    assert_non_null (code);
+    assert_string_equal (code, "cancelled");                      /* not the recipes' chair */
+    assert_true (bmq_mono_ms () - t0 < 2500);
+    free ((char *) code);
+    s_stop (&p);
+    h_world_destroy (&w);
+}
+
 static void test_fallback_and_errors (void **state)
 {
     h_world_t *w = h_world_new ("gemini", H_EXEC_ANSWER);
@@ -432,6 +464,7 @@ int main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_gemini_through_the_service),
         cmocka_unit_test (test_dialogues_do_not_block_the_loop),
+        cmocka_unit_test (test_cancel),
         cmocka_unit_test (test_fallback_and_errors),
         cmocka_unit_test (test_prompts_are_read_again),
         cmocka_unit_test (test_offline_service),

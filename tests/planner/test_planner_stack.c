@@ -29,10 +29,13 @@ static char *s_run (const char *cmd, int *code)
     return buf;
 }
 
+/* No Blender: the executor still wants a token file, and must not find some
+ * other Blender on the default port. */
 static char *s_blendmq (const char *env, const char *args, int *code)
 {
     char cmd[2048];
-    snprintf (cmd, sizeof cmd, "%s timeout 60 '%s/blendmq' --run-dir '%s' %s 2>&1", env, BMQ_BIN_DIR, s_dir, args);
+    snprintf (cmd, sizeof cmd, "%s BLENDMQ_BLENDER_TOKEN_FILE='%s/token' BLENDMQ_BLENDER_PORT=1 timeout 60 '%s/blendmq' "
+              "--run-dir '%s' %s 2>&1", env, s_dir, BMQ_BIN_DIR, s_dir, args);
     return s_run (cmd, code);
 }
 
@@ -111,6 +114,12 @@ int main (void)
 {
     snprintf (s_dir, sizeof s_dir, "/tmp/bmq_planner_stack_XXXXXX");
     if (!mkdtemp (s_dir)) return 1;
+    char token[128];
+    snprintf (token, sizeof token, "%s/token", s_dir);
+    FILE *f = fopen (token, "w");
+    if (!f) return 1;
+    fputs ("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n", f);
+    fclose (f);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_chat_shows_planner_notes),
         cmocka_unit_test (test_offline_no_match),

@@ -4,6 +4,7 @@
  *
  *   bench_validate_latency [requests]       (default 3000, after 200 warm-up)
  * Prints JSON lines: p50_ms, p99_ms (and max_ms). */
+#include "log.h"
 #include "pool_util.h"
 
 #include <stdio.h>
@@ -31,6 +32,7 @@ int main (int argc, char **argv)
 {
     int n = argc > 1 ? atoi (argv[1]) : 3000;
     if (n < 100) n = 100;
+    bmq_log_init ("bench", false, BMQ_LOG_WARN);        /* stdout is for the JSON lines */
     zsys_init ();
     zsys_set_logstream (NULL);
     pool_t *pool = pool_new (1000, true);

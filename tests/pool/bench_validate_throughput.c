@@ -7,6 +7,7 @@
  * Prints JSON lines: steps_per_s_1_worker, steps_per_s_2_workers, and
  * steps_per_s_in_process (bmq_plan_validate alone, same corpus, no bus). */
 #include "plan_validator.h"
+#include "log.h"
 #include "pool_util.h"
 
 #include <stdio.h>
@@ -76,6 +77,7 @@ static double s_run (json_t *corpus, int workers, double seconds, json_t **extra
 int main (int argc, char **argv)
 {
     double seconds = argc > 1 ? atof (argv[1]) : 3.0;
+    bmq_log_init ("bench", false, BMQ_LOG_WARN);        /* stdout is for the JSON lines */
     zsys_init ();
     zsys_set_logstream (NULL);
     uint64_t rng = 0x2545f4914f6cdd1dull;

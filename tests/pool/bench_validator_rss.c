@@ -5,6 +5,7 @@
  *
  *   bench_validator_rss [plans]      (default 20000)
  * Prints JSON lines: peak_rss_mb (and idle_rss_mb, before the load). */
+#include "log.h"
 #include "pool_util.h"
 
 #include <stdio.h>
@@ -26,6 +27,7 @@ static bool s_drained (void *arg) { return ((run_t *) arg)->in_flight < 32; }
 int main (int argc, char **argv)
 {
     int n = argc > 1 ? atoi (argv[1]) : 20000;
+    bmq_log_init ("bench", false, BMQ_LOG_WARN);        /* stdout is for the JSON lines */
     zsys_init ();
     zsys_set_logstream (NULL);
     pool_t *pool = pool_new (1000, true);

@@ -155,6 +155,12 @@ static void test_inspect (void **state)
     err = s_json ("inspect 'rm -rf /'", &code);
     assert_int_equal (code, 1);
     json_decref (err);
+    char args[400] = "inspect bpy.ops.mesh.";
+    memset (args + strlen (args), 'x', 300);                             /* refused by the executor itself */
+    err = s_json (args, &code);
+    assert_int_equal (code, 1);
+    assert_string_equal (json_string_value (json_object_get (err, "code")), "unknown_tool");
+    json_decref (err);
     /* Blender is still there */
     json_t *v = s_json ("scene", &code);
     assert_int_equal (code, 0);
@@ -192,6 +198,49 @@ static void test_kill_a_validator (void **state)
     json_decref (verdict);
 }
 
+/* ---- a palette allowing an operator this Blender lacks ------------------------- */
+
+static int s_setup_teapot (void **state)
+{
+    prctl (PR_SET_CHILD_SUBREAPER, 1);
+    snprintf (s_dir, sizeof s_dir, "/tmp/bmq-pool-teapot-XXXXXX");
+    if (!mkdtemp (s_dir)) return -1;
+    char cmd[2048];
+    snprintf (cmd, sizeof cmd, "cp '%s/proto/palette.yaml' '%s/palette.yaml' && printf '%%s\\n' '  bpy.ops.mesh.primitive_teapot_add:'"
+              " '    description: A teapot (no such operator in Blender 3.4)' '    creates: object' >> '%s/palette.yaml'"
+              " && printf 'validator:\\n  palette: %s/palette.yaml\\n' > '%s/custom.yaml'"
+              " && '%s' --run-dir '%s' --config '%s/custom.yaml' up --ipc --validators 1 >&2",
+              BMQ_SOURCE_DIR, s_dir, s_dir, s_dir, s_dir, e2e_bin ("blendmq"), s_dir, s_dir);
+    return system (cmd) == 0 ? 0 : -1;
+}
+
+static void test_operator_blender_lacks_is_dropped (void **state)
+{
+    for (int i = 0; i < 100 && s_merged_validators () < 1; i++) usleep (100000);
+    assert_int_equal (s_merged_validators (), 1);
+    char cmd[1024];
+    snprintf (cmd, sizeof cmd, "grep -q 'primitive_teapot_add: dropped: the running Blender has no such operator' '%s'/logs/validator-1.log",
+              s_dir);
+    assert_int_equal (system (cmd), 0);
+    int code;
+    json_t *full = s_json ("capabilities", &code);
+    assert_int_equal (code, 0);
+    assert_null (json_object_get (full, "bpy.ops.mesh.primitive_teapot_add"));
+    assert_non_null (json_object_get (full, "bpy.ops.mesh.primitive_cube_add"));
+    json_decref (full);
+    char plan[512], args[700];
+    snprintf (plan, sizeof plan, "%s/teapot.json", s_dir);
+    FILE *f = fopen (plan, "w");
+    fputs ("[{\"operation\": \"bpy.ops.mesh.primitive_teapot_add\"}]", f);
+    fclose (f);
+    snprintf (args, sizeof args, "plan validate '%s'", plan);
+    json_decref (s_json (args, &code));
+    assert_int_equal (code, 1);                                       /* rejected, and the validator lives on */
+    json_t *v = s_validator_entry ();
+    assert_int_equal (json_integer_value (json_object_get (v, "workers")), 1);
+    json_decref (v);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -200,5 +249,9 @@ int main (void)
         cmocka_unit_test (test_inspect),
         cmocka_unit_test (test_kill_a_validator),
     };
-    return cmocka_run_group_tests (tests, s_setup, s_teardown);
+    const struct CMUnitTest teapot[] = {
+        cmocka_unit_test (test_operator_blender_lacks_is_dropped),
+    };
+    int failed = cmocka_run_group_tests_name ("stack", tests, s_setup, s_teardown);
+    return failed + cmocka_run_group_tests_name ("teapot", teapot, s_setup_teapot, s_teardown);
 }

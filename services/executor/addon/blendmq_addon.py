@@ -44,7 +44,7 @@ import threading
 import time
 
 import bpy
-from mathutils import Quaternion, Vector
+from mathutils import Matrix, Quaternion, Vector
 
 MAX_JSON = 1 << 20
 MAX_BLOB = 64 << 20
@@ -511,11 +511,25 @@ def s_fb_translate(objs, p):
         o.location += v
 
 
+def s_rotation_matrix(o):
+    if o.rotation_mode == "QUATERNION":
+        return o.rotation_quaternion.to_matrix()
+    if o.rotation_mode == "AXIS_ANGLE":
+        angle, x, y, z = o.rotation_axis_angle
+        return Quaternion((x, y, z), angle).to_matrix()
+    return o.rotation_euler.to_matrix()
+
+
 def s_fb_resize(objs, p):
     s_only(p, ("value",), "transform.resize")
     v, pivot = s_vec3(p, "value", "transform.resize"), s_pivot(objs)
     for o in objs:
-        o.scale = Vector(a * b for a, b in zip(o.scale, v))
+        # Like the operator: scale along the global axes, keep the rotation, and take each
+        # local scale from the length of the scaled local axis (a rotated object cannot
+        # take a non-uniform global scale exactly; Blender approximates it the same way).
+        rot = s_rotation_matrix(o)
+        m = Matrix.Diagonal(v) @ rot @ Matrix.Diagonal(o.scale)
+        o.scale = Vector(math.copysign(m.col[i].length, m.col[i].dot(rot.col[i])) for i in range(3))
         o.location = pivot + Vector(a * b for a, b in zip(o.location - pivot, v))
 
 

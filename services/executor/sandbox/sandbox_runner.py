@@ -1,0 +1,345 @@
+"""blendmq sandbox runner: runs ONE validated BPY script in a disposable headless
+Blender that bubblewrap isolates (services/executor/sandbox_*.c start it), and
+reports what happened.
+
+  bwrap ... blender -b --factory-startup --disable-autoexec --python /sandbox/runner.py
+
+Protocol on fd 3 (a socket from the pool), one JSON line each way:
+  runner → pool   {"ready": true, "blender": "3.4.1"}        once Blender is up (warm)
+  pool → runner   {"nonce", "script": "/job/script.py", "blend": "/job/scene.blend" | null,
+                   "out": "/out", "preview": [w, h] | null, "modules": [...], "builtins": [...]}
+  runner → pool   the result (below), then the process exits: an instance runs one script.
+
+Result: {"nonce", "ok", "verdict": "ok" | "error" | "rejected", "error": {"type", "message",
+  "line"} | null, "traceback", "output" (the script's prints, tail), "duration_ms",
+  "diff": {"added": [{"name", "type", "vertices"}], "removed": [...], "changed": [{"name",
+  "fields"}]}, "violations": [{"check", "detail"}], "preview": {"width", "height"} | null}
+
+The script runs with the same allowlist the static validator enforces, again at run time
+(defence in depth): builtins limited to the allowed names, imports limited to the allowed
+modules. Before and after it, the runner notes what a script must not leave behind:
+app handlers, timers, drivers and the driver namespace, registered classes and RNA
+properties, text blocks used as modules, preference changes, add-ons, Python threads,
+processes, and files anywhere writable except the output folder. Anything new is a
+violation and the verdict is "rejected".
+
+What runs here is untrusted: this file trusts nothing the script leaves behind, and the
+isolation (no network, read-only system, private home, rlimits, a wall-clock kill) is
+bubblewrap's and the pool's job, not this file's. A script that escaped the static checks
+could forge this report; it still could not leave the sandbox."""
+import builtins
+import io
+import json
+import math
+import os
+import socket
+import sys
+import threading
+import time
+import traceback
+
+import bpy
+
+CTRL = socket.socket(fileno=3)
+REAL_IMPORT = builtins.__import__
+WRITABLE = ("/tmp", os.environ.get("HOME", "/home/sb"), "/dev/shm")
+
+
+def send(obj):
+    CTRL.sendall((json.dumps(obj, separators=(",", ":"), default=str) + "\n").encode())
+
+
+def read_line():
+    buf = b""
+    while not buf.endswith(b"\n"):
+        chunk = CTRL.recv(65536)
+        if not chunk:
+            os._exit(0)                 # the pool went away
+        buf += chunk
+        if len(buf) > 1 << 20:
+            os._exit(3)
+    return json.loads(buf)
+
+
+# ---------------------------------------------------------------------------- state
+
+def s_drivers():
+    count = 0
+    colls = (bpy.data.objects, bpy.data.meshes, bpy.data.materials, bpy.data.scenes, bpy.data.worlds,
+             bpy.data.lights, bpy.data.cameras, bpy.data.curves, bpy.data.node_groups,
+             bpy.data.shape_keys, bpy.data.textures, bpy.data.collections, bpy.data.armatures)
+    for coll in colls:
+        for idb in coll:
+            for owner in (idb, getattr(idb, "node_tree", None)):
+                ad = getattr(owner, "animation_data", None) if owner is not None else None
+                if ad is not None:
+                    count += len(ad.drivers)
+    return count
+
+
+def s_prefs():
+    prefs = bpy.context.preferences
+    out = {}
+    for section in ("filepaths", "system", "edit", "view", "inputs", "experimental"):
+        owner = getattr(prefs, section, None)
+        if owner is None:
+            continue
+        for prop in owner.bl_rna.properties:
+            if prop.type in ("POINTER", "COLLECTION") or prop.identifier == "rna_type":
+                continue
+            try:
+                value = getattr(owner, prop.identifier)
+                out[section + "." + prop.identifier] = repr(value[:] if hasattr(value, "__len__")
+                                                            and not isinstance(value, str) else value)
+            except Exception:
+                pass
+    out["addons"] = repr(sorted(prefs.addons.keys()))
+    return out
+
+
+def s_files():
+    seen = {}
+    for root in WRITABLE:
+        for dirpath, dirnames, filenames in os.walk(root):
+            for name in filenames + dirnames:
+                path = os.path.join(dirpath, name)
+                try:
+                    st = os.lstat(path)
+                    seen[path] = (st.st_size, st.st_mtime_ns)
+                except OSError:
+                    pass
+    return seen
+
+
+def s_procs():
+    me = os.getpid()
+    return {p for p in os.listdir("/proc") if p.isdigit() and int(p) != me}
+
+
+RNA_TYPES = ("Object", "Scene", "Mesh", "Material", "World", "Collection", "WindowManager",
+             "ViewLayer", "Light", "Camera", "Preferences")
+
+
+def s_state():
+    handlers = {}
+    for name in dir(bpy.app.handlers):
+        value = getattr(bpy.app.handlers, name)
+        if not name.startswith("_") and isinstance(value, list):
+            handlers[name] = [id(f) for f in value]
+    return {
+        "handlers": handlers,
+        "driver_namespace": set(bpy.app.driver_namespace.keys()),
+        "drivers": s_drivers(),
+        "types": set(dir(bpy.types)),
+        "props": {t: len(getattr(bpy.types, t).bl_rna.properties) for t in RNA_TYPES
+                  if hasattr(bpy.types, t)},
+        "texts": {t.name: bool(t.use_module) for t in bpy.data.texts},
+        "prefs": s_prefs(),
+        "threads": {t.ident for t in threading.enumerate()},
+        "modules": set(sys.modules),
+        "files": s_files(),
+        "procs": s_procs(),
+    }
+
+
+def s_violations(before, after, timers):
+    v = []
+
+    def add(check, detail):
+        v.append({"check": check, "detail": str(detail)[:300]})
+
+    for name, fns in after["handlers"].items():
+        new = [f for f in fns if f not in before["handlers"].get(name, [])]
+        if new:
+            add("handlers", "%d new handler(s) in bpy.app.handlers.%s" % (len(new), name))
+    if timers:
+        add("timers", "%d timer(s) still registered" % len(timers))
+    if after["drivers"] > before["drivers"]:
+        add("drivers", "%d new driver(s)" % (after["drivers"] - before["drivers"]))
+    new_ns = after["driver_namespace"] - before["driver_namespace"]
+    if new_ns:
+        add("drivers", "new driver_namespace entries: %s" % sorted(new_ns)[:10])
+    new_types = after["types"] - before["types"]
+    if new_types:
+        add("classes", "registered classes: %s" % sorted(new_types)[:10])
+    for t, n in after["props"].items():
+        if n != before["props"].get(t, n):
+            add("classes", "bpy.types.%s gained %d propert(ies)" % (t, n - before["props"][t]))
+    for name, module in after["texts"].items():
+        if name not in before["texts"]:
+            add("texts", "new text block %r" % name)
+        elif module and not before["texts"][name]:
+            add("texts", "text block %r made a module" % name)
+    changed = [k for k in after["prefs"] if after["prefs"][k] != before["prefs"].get(k)]
+    if changed:
+        add("preferences", "changed: %s" % ", ".join(changed[:10]))
+    new_threads = after["threads"] - before["threads"]
+    if new_threads:
+        add("threads", "%d Python thread(s) still running" % len(new_threads))
+    new_procs = after["procs"] - before["procs"]
+    if new_procs:
+        add("processes", "%d process(es) started" % len(new_procs))
+    files = [p for p, st in after["files"].items() if before["files"].get(p) != st]
+    files += [p for p in before["files"] if p not in after["files"]]
+    if files:
+        add("files", "files written outside the output folder: %s" % ", ".join(sorted(files)[:10]))
+    return v
+
+
+# ---------------------------------------------------------------------------- scene diff
+
+def s_round(seq):
+    return [round(float(x), 5) for x in seq]
+
+
+def s_objects():
+    out = {}
+    for o in bpy.data.objects:
+        d = {"type": o.type, "data": o.data.name if o.data is not None else None,
+             "location": s_round(o.location), "rotation": s_round(o.rotation_euler),
+             "scale": s_round(o.scale), "parent": o.parent.name if o.parent else None,
+             "materials": [s.material.name if s.material else None for s in o.material_slots],
+             "modifiers": [(m.name, m.type) for m in o.modifiers],
+             "hidden": bool(o.hide_viewport or o.hide_render)}
+        if o.type == "MESH" and o.data is not None:
+            d["vertices"] = len(o.data.vertices)
+            d["faces"] = len(o.data.polygons)
+        out[o.name] = d
+    return out
+
+
+def s_diff(before, after):
+    added = [{"name": n, "type": after[n]["type"], "vertices": after[n].get("vertices", 0)}
+             for n in sorted(after) if n not in before]
+    removed = sorted(n for n in before if n not in after)
+    changed = []
+    for n in sorted(after):
+        if n in before and after[n] != before[n]:
+            changed.append({"name": n, "fields": sorted(k for k in after[n] if after[n][k] != before[n].get(k))})
+    return {"added": added[:500], "removed": removed[:500], "changed": changed[:500],
+            "objects": len(after)}
+
+
+# ---------------------------------------------------------------------------- run
+
+def s_restricted(modules, allowed):
+    safe = {name: getattr(builtins, name) for name in allowed if hasattr(builtins, name)}
+
+    def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
+        if level != 0 or name.split(".")[0] not in modules:
+            raise ImportError("import of %r is not allowed" % name)
+        return REAL_IMPORT(name, globals, locals, fromlist, level)
+
+    safe["__import__"] = guarded_import
+    return safe
+
+
+def s_script_error(exc, source_lines):
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "<script>"]
+    lines = ["Traceback (most recent call last):"]
+    for f in frames:
+        lines.append('  line %d, in %s' % (f.lineno, f.name))
+        if 0 < f.lineno <= len(source_lines):
+            lines.append("    " + source_lines[f.lineno - 1].strip())
+    lines.extend(traceback.format_exception_only(type(exc), exc))
+    line = frames[-1].lineno if frames else getattr(exc, "lineno", None)
+    return ("\n".join(l.rstrip("\n") for l in lines)[-4000:],
+            {"type": type(exc).__name__, "message": str(exc)[:1000], "line": line})
+
+
+def s_preview(out, width, height):
+    scene = bpy.context.scene
+    r = scene.render
+    r.engine = "BLENDER_WORKBENCH"
+    r.resolution_x, r.resolution_y, r.resolution_percentage = width, height, 100
+    r.filepath = os.path.join(out, "preview.png")
+    r.image_settings.file_format = "PNG"
+    scene.display.render_aa = "OFF"
+    scene.display.shading.light = "STUDIO"
+    scene.display.shading.color_type = "MATERIAL"
+    if scene.camera is None:
+        from mathutils import Vector
+        objs = [o for o in scene.objects if o.type == "MESH"] or list(scene.objects)
+        pts = [o.matrix_world @ Vector(c) for o in objs for c in o.bound_box] or [Vector((0, 0, 0))]
+        lo = Vector((min(p.x for p in pts), min(p.y for p in pts), min(p.z for p in pts)))
+        hi = Vector((max(p.x for p in pts), max(p.y for p in pts), max(p.z for p in pts)))
+        center, radius = (lo + hi) / 2, max((hi - lo).length / 2, 0.5)
+        data = bpy.data.cameras.new("sandbox_preview_cam")
+        cam = bpy.data.objects.new("sandbox_preview_cam", data)
+        scene.collection.objects.link(cam)
+        direction = Vector((1.0, -1.3, 0.8)).normalized()
+        cam.location = center + direction * (radius / math.sin(data.angle / 2) * 1.1)
+        cam.rotation_euler = (-direction).to_track_quat("-Z", "Y").to_euler()
+        data.clip_end = (cam.location - center).length + radius * 2
+        scene.camera = cam
+    bpy.ops.render.render(write_still=True)
+    return {"width": width, "height": height}
+
+
+def s_run(job):
+    result = {"nonce": job.get("nonce"), "ok": False, "verdict": "error", "error": None,
+              "traceback": None, "output": "", "duration_ms": 0.0, "diff": None,
+              "violations": [], "preview": None}
+    with open(job["script"], "rb") as f:
+        source = f.read()
+    if job.get("blend"):
+        bpy.ops.wm.open_mainfile(filepath=job["blend"], load_ui=False, use_scripts=False)
+    timers = []
+    real_register = bpy.app.timers.register
+
+    def recording_register(fn, *args, **kwargs):
+        timers.append(fn)
+        return real_register(fn, *args, **kwargs)
+
+    bpy.app.timers.register = recording_register
+    objects_before = s_objects()
+    before = s_state()
+    code = compile(source, "<script>", "exec", dont_inherit=True)
+    glob = {"__name__": "__main__", "__builtins__": s_restricted(set(job["modules"]), job["builtins"])}
+    out = io.StringIO()
+    saved = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = out
+    t0 = time.perf_counter()
+    try:
+        exec(code, glob)
+        failure = None
+    except BaseException as exc:            # SystemExit and KeyboardInterrupt too: nothing escapes
+        failure = exc
+    finally:
+        result["duration_ms"] = (time.perf_counter() - t0) * 1000.0
+        sys.stdout, sys.stderr = saved
+        bpy.app.timers.register = real_register
+    result["output"] = out.getvalue()[-4000:]
+    if failure is not None:
+        result["traceback"], result["error"] = s_script_error(failure, source.decode("utf-8", "replace").splitlines())
+    live_timers = [fn for fn in timers if bpy.app.timers.is_registered(fn)]
+    after = s_state()
+    result["violations"] = s_violations(before, after, live_timers)
+    result["diff"] = s_diff(objects_before, s_objects())
+    if result["violations"]:
+        result["verdict"] = "rejected"
+    elif failure is None:
+        result["verdict"], result["ok"] = "ok", True
+    if result["ok"] and job.get("preview"):
+        try:
+            result["preview"] = s_preview(job["out"], int(job["preview"][0]), int(job["preview"][1]))
+        except Exception as exc:
+            result["preview_error"] = str(exc)[:300]
+    return result
+
+
+def main():
+    send({"ready": True, "blender": bpy.app.version_string.split(" ")[0]})
+    job = read_line()
+    try:
+        result = s_run(job)
+    except BaseException as exc:
+        result = {"nonce": job.get("nonce"), "ok": False, "verdict": "error",
+                  "error": {"type": "runner", "message": "%s: %s" % (type(exc).__name__, exc), "line": None},
+                  "traceback": traceback.format_exc()[-4000:], "violations": [], "diff": None}
+    send(result)
+    CTRL.close()
+    os._exit(0)
+
+
+main()

@@ -1,0 +1,238 @@
+/* sandbox_bwrap — bubblewrap command line, rlimits, and the availability probe. */
+#include "sandbox_bwrap.h"
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define S_NOBODY 65534
+#define S_MAX_ARGS 96
+
+void bmq_sandbox_limits_defaults (bmq_sandbox_limits_t *l)
+{
+    static char runner[1024];
+    if (!l->bwrap) l->bwrap = "bwrap";
+    if (!l->blender) l->blender = "blender";
+    if (!l->runner) {
+        snprintf (runner, sizeof runner, "%s/services/executor/sandbox/sandbox_runner.py", bmq_data_dir ());
+        l->runner = runner;
+    }
+    if (l->cpu_seconds <= 0) l->cpu_seconds = 60;
+    if (l->memory_mb <= 0) l->memory_mb = 4096;
+    if (l->file_mb <= 0) l->file_mb = 64;
+    if (l->processes <= 0) l->processes = 512;
+}
+
+typedef struct {
+    const char *argv[S_MAX_ARGS];
+    int argc;
+    char store[4096];
+    size_t used;
+} s_args_t;
+
+static void s_add (s_args_t *a, const char *s)
+{
+    if (a->argc < S_MAX_ARGS - 1)
+        a->argv[a->argc++] = s;
+    a->argv[a->argc] = NULL;
+}
+
+static const char *s_keep (s_args_t *a, const char *fmt, const char *x)
+{
+    char *dst = a->store + a->used;
+    int n = snprintf (dst, sizeof a->store - a->used, fmt, x);
+    if (n < 0 || (size_t) n >= sizeof a->store - a->used)
+        return "/nonexistent";
+    a->used += (size_t) n + 1;
+    return dst;
+}
+
+/* The isolation flags shared by the real run and the probe. */
+static void s_isolation (s_args_t *a, const bmq_sandbox_limits_t *l)
+{
+    static const char *etc[] = { "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
+                                 "/etc/fonts", "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
+                                 "/etc/mime.types", "/etc/OpenCL", "/etc/glvnd", NULL };
+    s_add (a, l->bwrap);
+    s_add (a, "--unshare-all");
+    s_add (a, "--die-with-parent");
+    s_add (a, "--new-session");
+    s_add (a, "--cap-drop"); s_add (a, "ALL");
+    s_add (a, "--clearenv");
+    s_add (a, "--setenv"); s_add (a, "HOME"); s_add (a, "/home/sb");
+    s_add (a, "--setenv"); s_add (a, "PATH"); s_add (a, "/usr/bin");
+    s_add (a, "--setenv"); s_add (a, "LANG"); s_add (a, "C.UTF-8");
+    s_add (a, "--setenv"); s_add (a, "TMPDIR"); s_add (a, "/tmp");
+    s_add (a, "--ro-bind"); s_add (a, "/usr"); s_add (a, "/usr");
+    s_add (a, "--symlink"); s_add (a, "usr/bin"); s_add (a, "/bin");
+    s_add (a, "--symlink"); s_add (a, "usr/sbin"); s_add (a, "/sbin");
+    s_add (a, "--symlink"); s_add (a, "usr/lib"); s_add (a, "/lib");
+    s_add (a, "--symlink"); s_add (a, "usr/lib64"); s_add (a, "/lib64");
+    for (const char **e = etc; *e; e++) {
+        s_add (a, "--ro-bind-try"); s_add (a, *e); s_add (a, *e);
+    }
+    s_add (a, "--proc"); s_add (a, "/proc");
+    s_add (a, "--dev"); s_add (a, "/dev");
+    s_add (a, "--tmpfs"); s_add (a, "/tmp");
+    s_add (a, "--tmpfs"); s_add (a, "/home");
+}
+
+static void s_child_limits (const bmq_sandbox_limits_t *l, bool drop_root)
+{
+    struct rlimit r;
+    setpgid (0, 0);
+    r.rlim_cur = r.rlim_max = (rlim_t) l->cpu_seconds;
+    setrlimit (RLIMIT_CPU, &r);
+    r.rlim_cur = r.rlim_max = (rlim_t) l->memory_mb << 20;
+    setrlimit (RLIMIT_AS, &r);
+    r.rlim_cur = r.rlim_max = (rlim_t) l->file_mb << 20;
+    setrlimit (RLIMIT_FSIZE, &r);
+    r.rlim_cur = r.rlim_max = (rlim_t) l->processes;
+    setrlimit (RLIMIT_NPROC, &r);
+    r.rlim_cur = r.rlim_max = 0;
+    setrlimit (RLIMIT_CORE, &r);
+    r.rlim_cur = r.rlim_max = 1024;
+    setrlimit (RLIMIT_NOFILE, &r);
+    if (drop_root && geteuid () == 0) {
+        if (setgroups (0, NULL) < 0 || setgid (S_NOBODY) < 0 || setuid (S_NOBODY) < 0)
+            _exit (126);                /* never run as root by accident */
+    }
+}
+
+/* fork + exec with fds 0/1/2/3 set up; everything else closed. */
+static pid_t s_spawn (const bmq_sandbox_limits_t *l, s_args_t *a, int ctrl_fd, int log_fd, bool drop_root)
+{
+    int devnull = open ("/dev/null", O_RDWR | O_CLOEXEC);
+    if (devnull < 0)
+        return -1;
+    pid_t pid = fork ();
+    if (pid == 0) {
+        /* only async-signal-safe calls from here: the parent may have threads */
+        sigset_t none;
+        sigemptyset (&none);
+        sigprocmask (SIG_SETMASK, &none, NULL);
+        signal (SIGPIPE, SIG_DFL);
+        int c = ctrl_fd >= 0 ? fcntl (ctrl_fd, F_DUPFD, 10) : -1;
+        dup2 (devnull, 0);
+        dup2 (log_fd >= 0 ? log_fd : devnull, 1);
+        dup2 (log_fd >= 0 ? log_fd : devnull, 2);
+        if (c >= 0)
+            dup2 (c, 3);
+        else
+            dup2 (devnull, 3);
+        for (int fd = 4; fd < 4096; fd++)
+            close (fd);
+        s_child_limits (l, drop_root);
+        execvp (a->argv[0], (char *const *) a->argv);
+        _exit (127);
+    }
+    close (devnull);
+    return pid;
+}
+
+pid_t bmq_sandbox_spawn (const bmq_sandbox_limits_t *l, const char *inst_dir, int ctrl_fd, int log_fd,
+                         bool drop_root, char *err, size_t errlen)
+{
+    s_args_t a = { .argc = 0 };
+    s_isolation (&a, l);
+    s_add (&a, "--bind"); s_add (&a, s_keep (&a, "%s/home", inst_dir)); s_add (&a, "/home/sb");
+    s_add (&a, "--bind"); s_add (&a, s_keep (&a, "%s/out", inst_dir)); s_add (&a, "/out");
+    s_add (&a, "--ro-bind"); s_add (&a, s_keep (&a, "%s/job", inst_dir)); s_add (&a, "/job");
+    s_add (&a, "--ro-bind"); s_add (&a, l->runner); s_add (&a, "/sandbox/runner.py");
+    s_add (&a, "--chdir"); s_add (&a, "/home/sb");
+    s_add (&a, "--");
+    s_add (&a, l->blender);
+    s_add (&a, "-b");
+    s_add (&a, "--factory-startup");
+    s_add (&a, "--disable-autoexec");
+    s_add (&a, "--python-exit-code"); s_add (&a, "1");
+    s_add (&a, "--python"); s_add (&a, "/sandbox/runner.py");
+    pid_t pid = s_spawn (l, &a, ctrl_fd, log_fd, drop_root);
+    if (pid < 0)
+        snprintf (err, errlen, "cannot start the sandbox: %s", strerror (errno));
+    return pid;
+}
+
+static int s_run_probe (const bmq_sandbox_limits_t *l, bool drop_root, int *status)
+{
+    s_args_t a = { .argc = 0 };
+    s_isolation (&a, l);
+    s_add (&a, "--");
+    s_add (&a, "/usr/bin/true");
+    pid_t pid = s_spawn (l, &a, -1, -1, drop_root);
+    if (pid < 0)
+        return -1;
+    for (int waited = 0; waited < 10000; waited += 10) {
+        pid_t r = waitpid (pid, status, WNOHANG);
+        if (r == pid)
+            return 0;
+        if (r < 0 && errno != EINTR)
+            return -1;
+        struct timespec ts = { 0, 10 * 1000 * 1000 };
+        nanosleep (&ts, NULL);
+    }
+    kill (-pid, SIGKILL);
+    kill (pid, SIGKILL);
+    waitpid (pid, status, 0);
+    return -1;
+}
+
+static bool s_in_path (const char *exe)
+{
+    if (strchr (exe, '/'))
+        return access (exe, X_OK) == 0;
+    const char *path = getenv ("PATH");
+    char buf[1024];
+    for (const char *p = path ? path : "/usr/bin:/bin"; p && *p;) {
+        const char *colon = strchr (p, ':');
+        size_t n = colon ? (size_t) (colon - p) : strlen (p);
+        snprintf (buf, sizeof buf, "%.*s/%s", (int) n, p, exe);
+        if (access (buf, X_OK) == 0)
+            return true;
+        p = colon ? colon + 1 : NULL;
+    }
+    return false;
+}
+
+int bmq_sandbox_probe (const bmq_sandbox_limits_t *l, bool *drop_root, char *err, size_t errlen)
+{
+    int status = 0;
+    if (!s_in_path (l->bwrap)) {
+        snprintf (err, errlen, "sandbox unavailable: bubblewrap (%s) is not installed; scripts cannot be "
+                  "checked in a sandbox, so live execution is refused", l->bwrap);
+        return -1;
+    }
+    if (access (l->runner, R_OK) != 0) {
+        snprintf (err, errlen, "sandbox unavailable: the runner %s is missing", l->runner);
+        return -1;
+    }
+    if (!s_in_path (l->blender)) {
+        snprintf (err, errlen, "sandbox unavailable: Blender (%s) is not installed", l->blender);
+        return -1;
+    }
+    bool want_drop = geteuid () == 0 && !l->keep_root;
+    if (s_run_probe (l, want_drop, &status) == 0 && WIFEXITED (status) && WEXITSTATUS (status) == 0) {
+        *drop_root = want_drop;
+        return 0;
+    }
+    if (want_drop && s_run_probe (l, false, &status) == 0 && WIFEXITED (status) && WEXITSTATUS (status) == 0) {
+        *drop_root = false;         /* no unprivileged user namespaces: bwrap as root, caps dropped */
+        return 0;
+    }
+    snprintf (err, errlen, "sandbox unavailable: bubblewrap cannot create its namespaces here (exit %d; "
+              "unprivileged user namespaces disabled, or a container without CAP_SYS_ADMIN); live "
+              "execution is refused", WIFEXITED (status) ? WEXITSTATUS (status) : -1);
+    return -1;
+}

@@ -1,0 +1,72 @@
+/* sandbox_pool — the mandatory sandbox run of a validated BPY script (seed 003
+ * FR-006, issue 8): a warm pool of isolated headless Blenders (sandbox_bwrap),
+ * each started in advance, used for exactly one script, then killed and
+ * replaced in the background.
+ *
+ *   bmq_sandbox_pool_t *pool = bmq_sandbox_pool_new (&opts, err, sizeof err);
+ *   if (!pool) → refuse live execution, tell the user err (never run unsandboxed)
+ *   json_t *result = bmq_sandbox_pool_run (pool, script, len, blend, blend_len, &job, &png, &png_len);
+ *
+ * A run: take a ready instance (or start one: a cold start), put the script
+ * and the scene copy (a .blend, e.g. the executor's save_blend bytes) in its
+ * job folder, send the job, wait for the runner's report up to the wall-clock
+ * limit, kill the instance's whole process group, check from the host what
+ * it left in its private home and output folders, remove them, and start a
+ * replacement. The result:
+ *   {"ok": bool           true only when the script ran to the end with no violation:
+ *                         the script may be proposed for live execution,
+ *    "verdict": "ok" | "error" (the script raised) | "rejected" (violations)
+ *               | "timeout" | "crashed" (Blender died: a limit, a signal) | "unavailable",
+ *    "message": human-readable summary,
+ *    "error": {"type", "message", "line"} | null, "traceback": str | null,
+ *    "output": the script's prints (tail), "diff": {"added", "removed", "changed", "objects"},
+ *    "violations": [{"check", "detail"}], "preview": {"width", "height", "bytes"} | null,
+ *    "script_sha256", "scene_sha256" (bind a confirmation to exactly these),
+ *    "duration_ms" (the script, inside Blender), "total_ms" (the whole verdict),
+ *    "start": "warm" | "cold", "isolation": [the bwrap flags in force]}
+ * Thread-safe: several threads may run scripts at once (one instance each). */
+#ifndef BMQ_SANDBOX_POOL_H
+#define BMQ_SANDBOX_POOL_H
+
+#include "sandbox_bwrap.h"
+
+#include <jansson.h>
+#include <stddef.h>
+
+typedef struct {
+    bmq_sandbox_limits_t limits;
+    int warm;                   /* instances kept ready (default 1; 0 = every run is cold) */
+    int timeout_ms;             /* wall clock per script (default 30000) */
+    int start_timeout_ms;       /* Blender start-up (default 30000) */
+    const char *work_dir;       /* parent of the instance folders (default $TMPDIR or /tmp) */
+    const json_t *modules;      /* run-time allowlists (default: the script rules' defaults) */
+    const json_t *builtins;
+} bmq_sandbox_opts_t;
+
+typedef struct {
+    int preview_width, preview_height;  /* 0: no preview */
+    int timeout_ms;                     /* 0: the pool's */
+} bmq_sandbox_job_t;
+
+typedef struct bmq_sandbox_pool_t bmq_sandbox_pool_t;
+
+/* Probe (bmq_sandbox_probe) and start the warm instances. NULL with a reason
+ * in err when no sandbox can run here: the caller must then refuse live
+ * execution with that message. */
+bmq_sandbox_pool_t *bmq_sandbox_pool_new (const bmq_sandbox_opts_t *opts, char *err, size_t errlen);
+/* Kill every instance and remove the work folder. */
+void bmq_sandbox_pool_destroy (bmq_sandbox_pool_t **self_p);
+
+/* Run one script (len bytes) on a copy of the scene (blend bytes, or NULL for
+ * Blender's factory scene). job may be NULL. The preview PNG, if asked for and
+ * rendered, goes to *png (malloc'd; caller frees). Never NULL. */
+json_t *bmq_sandbox_pool_run (bmq_sandbox_pool_t *self, const char *script, size_t len, const void *blend,
+                              size_t blend_len, const bmq_sandbox_job_t *job, unsigned char **png, size_t *png_len);
+
+/* Wait until `count` instances are ready (benchmarks, tests). 0 / -1 on timeout. */
+int bmq_sandbox_pool_wait_ready (bmq_sandbox_pool_t *self, int count, int timeout_ms);
+
+/* Are the instances run as nobody (root host with user namespaces)? */
+bool bmq_sandbox_pool_unprivileged (const bmq_sandbox_pool_t *self);
+
+#endif

@@ -1,0 +1,190 @@
+/* script_rules — the default allowlists and caps for BPY scripts. */
+#include "script_rules.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Lists are NULL-terminated; the order is what the verdicts and docs show. */
+static const char *s_modules[] = { "bpy", "bmesh", "mathutils", "math", "random", NULL };
+
+static const char *s_builtins[] = {
+    "abs", "all", "any", "bin", "bool", "bytes", "callable", "chr", "complex", "dict", "divmod",
+    "enumerate", "filter", "float", "frozenset", "hash", "hex", "id", "int", "isinstance", "issubclass",
+    "iter", "len", "list", "map", "max", "min", "next", "oct", "ord", "pow", "print", "range",
+    "repr", "reversed", "round", "set", "slice", "sorted", "str", "sum", "tuple", "zip",
+    "Exception", "ArithmeticError", "AssertionError", "AttributeError", "IndexError", "KeyError",
+    "LookupError", "NotImplementedError", "OverflowError", "RuntimeError", "StopIteration",
+    "TypeError", "ValueError", "ZeroDivisionError", NULL };
+
+static const char *s_forbidden_builtins[] = {
+    "exec", "eval", "compile", "open", "getattr", "setattr", "delattr", "hasattr", "globals", "locals",
+    "vars", "dir", "type", "__import__", "breakpoint", "input", "help", "exit", "quit",
+    "memoryview", "object", "super", "classmethod", "staticmethod", "property", "format",
+    "__build_class__", "__builtins__", "__loader__", "__spec__", "copyright", "credits", "license",
+    "BaseException", "SystemExit", "KeyboardInterrupt", "GeneratorExit", NULL };
+
+static const char *s_denied_attributes[] = {
+    /* code from strings, persistence and hooks (DESIGN.md §4) */
+    "handlers", "timers", "driver_namespace", "drivers", "driver", "driver_add", "driver_remove",
+    "as_module", "texts", "text", "execfile", "exec", "eval", "compile", "script", "scripts",
+    "register_class", "unregister_class", "register_module", "unregister_module", "msgbus",
+    "addons", "addon_utils", "keyconfigs", "preferences", "user_preferences", "use_autopack",
+    "use_scripts_auto_execute", "temp_override", "path_resolve", "copy_context",
+    /* files and processes */
+    "filepath", "filepath_raw", "filepath_from_user", "filename", "directory", "files", "base_path",
+    "file_slots", "file_format", "save", "save_render", "save_as_mainfile", "save_mainfile", "save_userpref",
+    "pack", "unpack", "reload", "load", "write", "open", "libraries", "library", "system", "popen",
+    "spawn", "fork", "new_movie", "new_sound", "new_image", "cache_directory", "sound", "image_user",
+    /* the UI and window manager */
+    "window_manager", "windows", "window", "screen", "screens", "area", "region", "workspace",
+    /* frames, code objects, generators: the classic sandbox escapes */
+    "gi_frame", "gi_code", "gi_yieldfrom", "gi_running", "cr_frame", "cr_code", "cr_await",
+    "ag_frame", "ag_code", "ag_await", "f_globals", "f_locals", "f_builtins", "f_back", "f_code",
+    "f_trace", "f_lasti", "tb_frame", "tb_next", "co_code", "co_consts", "co_names",
+    "func_globals", "func_code", "im_func", "im_self", "mro", "modules", "globals", "locals",
+    "builtins", "format", "format_map", "exec_module", "import_module", "load_module", NULL };
+
+static const char *s_bpy_roots[] = { "ops", "data", "context", NULL };
+
+static const char *s_data_collections[] = {
+    "objects", "meshes", "materials", "collections", "lights", "cameras", "curves", "textures",
+    "node_groups", "worlds", "armatures", "lattices", "metaballs", "actions", "grease_pencils",
+    "particles", "shape_keys", NULL };
+
+static const char *s_context_attributes[] = {
+    "scene", "collection", "object", "active_object", "selected_objects",
+    "selected_editable_objects", "visible_objects", "view_layer", "mode", "edit_object",
+    "evaluated_depsgraph_get", NULL };
+
+static const char *s_op_categories[] = {
+    "mesh", "object", "transform", "curve", "material", "collection", "uv", "texture", "world", NULL };
+
+static const char *s_denied_ops[] = {
+    "object.bake", "object.bake_image", "object.ocean_bake", "object.multires_external_save",
+    "object.multires_external_pack", "object.load_background_image", "object.load_reference_image",
+    "object.volume_import", "object.drop_named_image", "object.collection_external_asset_drop",
+    "object.lineart_bake_strokes", "object.lineart_bake_strokes_all", "uv.export_layout", NULL };
+
+static const char *s_denied_op_words[] = {
+    "export", "import", "save", "load", "bake", "external", "script", "driver", "reload", "file",
+    "url", "addon", "pref", "open", "exec", "run", NULL };
+
+static const char *s_denied_path_subtypes[] = { "FILE_PATH", "DIR_PATH", "FILE_NAME", "BYTE_STRING", NULL };
+
+static const char *s_subdivision_names[] = {
+    "levels", "render_levels", "sculpt_levels", "level", "subdivisions", "render_subdivisions", NULL };
+static const char *s_count_names[] = { "count", "use_count", NULL };
+static const char *s_resolution_names[] = {
+    "segments", "ring_count", "vertices", "major_segments", "minor_segments", "x_subdivisions",
+    "y_subdivisions", "u_segments", "v_segments", "resolution_u", "resolution_v",
+    "render_resolution_u", "render_resolution_v", "number_cuts", "cuts", "steps", "render_steps",
+    "iterations", "resolution", NULL };
+
+static const struct { const char *key; const char **list; } s_lists[] = {
+    { "modules", s_modules }, { "builtins", s_builtins },
+    { "forbidden_builtins", s_forbidden_builtins }, { "denied_attributes", s_denied_attributes },
+    { "bpy_roots", s_bpy_roots }, { "data_collections", s_data_collections },
+    { "context_attributes", s_context_attributes }, { "op_categories", s_op_categories },
+    { "denied_ops", s_denied_ops }, { "denied_op_words", s_denied_op_words },
+    { "denied_path_subtypes", s_denied_path_subtypes },
+    { "subdivision_names", s_subdivision_names }, { "count_names", s_count_names },
+    { "resolution_names", s_resolution_names },
+};
+
+static const struct { const char *key; double value; } s_limits[] = {
+    { "max_bytes", 262144 }, { "max_nodes", 60000 }, { "max_loop_depth", 4 },
+    { "max_range", 100000 }, { "max_loop_iterations", 1e6 }, { "max_subdivision", 6 },
+    { "max_array_count", 1000 }, { "max_resolution", 4096 }, { "max_repeat", 1e6 },
+    { "max_pow_bits", 65536 }, { "max_errors", 50 },
+};
+
+#define S_COUNT(a) (sizeof (a) / sizeof (a)[0])
+
+json_t *bmq_script_rules_default (void)
+{
+    json_t *rules = json_object ();
+    for (size_t i = 0; i < S_COUNT (s_lists); i++) {
+        json_t *list = json_array ();
+        for (const char **s = s_lists[i].list; *s; s++)
+            json_array_append_new (list, json_string (*s));
+        json_object_set_new (rules, s_lists[i].key, list);
+    }
+    json_t *limits = json_object ();
+    for (size_t i = 0; i < S_COUNT (s_limits); i++)
+        json_object_set_new (limits, s_limits[i].key, json_real (s_limits[i].value));
+    json_object_set_new (rules, "limits", limits);
+    return rules;
+}
+
+static int s_string_list (const json_t *v)
+{
+    size_t i;
+    json_t *s;
+    if (!json_is_array (v))
+        return -1;
+    json_array_foreach (v, i, s)
+        if (!json_is_string (s))
+            return -1;
+    return 0;
+}
+
+json_t *bmq_script_rules_effective (const json_t *config, char *err, size_t errlen)
+{
+    json_t *rules = bmq_script_rules_default ();
+    if (!config)
+        return rules;
+    if (!json_is_object (config)) {
+        snprintf (err, errlen, "script rules: expected an object");
+        goto fail;
+    }
+    const char *key;
+    json_t *v;
+    json_object_foreach ((json_t *) config, key, v) {
+        if (strcmp (key, "limits") == 0) {
+            if (!json_is_object (v)) {
+                snprintf (err, errlen, "script rules: limits must be an object");
+                goto fail;
+            }
+            json_t *limits = json_object_get (rules, "limits");
+            const char *lk;
+            json_t *lv;
+            json_object_foreach (v, lk, lv) {
+                if (!json_object_get (limits, lk) || !json_is_number (lv) || json_number_value (lv) <= 0) {
+                    snprintf (err, errlen, "script rules: limits.%s must be a known positive number", lk);
+                    goto fail;
+                }
+                json_object_set_new (limits, lk, json_real (json_number_value (lv)));
+            }
+            continue;
+        }
+        if (!json_object_get (rules, key) || s_string_list (v) < 0) {
+            snprintf (err, errlen, "script rules: %s is not a known list of strings", key);
+            goto fail;
+        }
+        json_object_set (rules, key, v);
+    }
+    return rules;
+fail:
+    json_decref (rules);
+    return NULL;
+}
+
+static double s_limit (const json_t *rules, const char *key)
+{
+    return json_number_value (json_object_get (json_object_get (rules, "limits"), key));
+}
+
+void bmq_script_rules_limits (const json_t *rules, bmq_script_limits_t *l)
+{
+    l->max_bytes = (size_t) s_limit (rules, "max_bytes");
+    l->max_nodes = (size_t) s_limit (rules, "max_nodes");
+    l->max_loop_depth = (int) s_limit (rules, "max_loop_depth");
+    l->max_range = s_limit (rules, "max_range");
+    l->max_loop_iterations = s_limit (rules, "max_loop_iterations");
+    l->max_subdivision = s_limit (rules, "max_subdivision");
+    l->max_array_count = s_limit (rules, "max_array_count");
+    l->max_resolution = s_limit (rules, "max_resolution");
+    l->max_repeat = s_limit (rules, "max_repeat");
+    l->max_pow_bits = s_limit (rules, "max_pow_bits");
+    l->max_errors = (size_t) s_limit (rules, "max_errors");
+}

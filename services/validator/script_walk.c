@@ -1,0 +1,794 @@
+/* script_walk — the allowlist walk; see script_walk.h for the rules. */
+#include "script_walk.h"
+
+#include "script_literal.h"
+#include "script_ops.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define S_MAX_DEPTH 1200        /* recursion guard; CPython's own guard stops deeper trees first */
+#define S_MAX_CHAIN 32
+
+typedef struct {
+    const bmq_script_policy_t *p;
+    const bmq_script_names_t *n;
+    bmq_script_report_t *r;
+    PyObject *bound;            /* set: names the script binds anywhere */
+    PyObject *aliases;          /* dict: name → "bpy" | "bpy.ops" | "bpy.data" | "bpy.context" */
+    size_t nodes;
+    bool over_nodes, too_deep, uses_bpy;
+    int depth, loop_depth, line, col;
+    double iterations;          /* product of the literal range sizes of the enclosing loops */
+} s_walk_t;
+
+static void s_visit (s_walk_t *w, PyObject *node);
+
+/* ---------------------------------------------------------------- helpers */
+
+static bool s_has (PyObject *set, PyObject *name) { return bmq_script_policy_has (set, name); }
+
+static bool s_is_alias (s_walk_t *w, PyObject *name)
+{
+    PyObject *v = PyDict_GetItemWithError (w->aliases, name);
+    if (!v)
+        PyErr_Clear ();
+    return v != NULL;
+}
+
+static void s_error (s_walk_t *w, const char *rule, const char *fmt, const char *a, const char *b)
+{
+    char ca[64], cb[64];
+    bmq_script_report_error (w->r, w->line, w->col, rule, fmt, bmq_script_clip (ca, sizeof ca, a, 48),
+                             bmq_script_clip (cb, sizeof cb, b ? b : "", 48));
+}
+
+static void s_children (s_walk_t *w, PyObject *node, void (*fn) (s_walk_t *, PyObject *))
+{
+    PyObject *fields = bmq_script_ast_fields (node);
+    for (Py_ssize_t i = 0; fields && i < PyTuple_GET_SIZE (fields); i++) {
+        PyObject *v = bmq_script_get (node, PyTuple_GET_ITEM (fields, i));
+        if (!v)
+            continue;
+        if (PyList_Check (v)) {
+            for (Py_ssize_t k = 0; k < PyList_GET_SIZE (v); k++) {
+                PyObject *item = PyList_GET_ITEM (v, k);
+                if (bmq_script_ast_is_node (item))
+                    fn (w, item);
+            }
+        }
+        else if (bmq_script_ast_is_node (v))
+            fn (w, v);
+        Py_DECREF (v);
+    }
+}
+
+static void s_visit_field (s_walk_t *w, PyObject *node, PyObject *field)
+{
+    PyObject *v = bmq_script_get (node, field);
+    if (!v)
+        return;
+    if (PyList_Check (v)) {
+        for (Py_ssize_t k = 0; k < PyList_GET_SIZE (v); k++)
+            if (bmq_script_ast_is_node (PyList_GET_ITEM (v, k)))
+                s_visit (w, PyList_GET_ITEM (v, k));
+    }
+    else if (bmq_script_ast_is_node (v))
+        s_visit (w, v);
+    Py_DECREF (v);
+}
+
+static bmq_ast_kind_t s_kind_of_field (s_walk_t *w, PyObject *node, PyObject *field)
+{
+    PyObject *v = bmq_script_get (node, field);
+    bmq_ast_kind_t k = v ? bmq_script_ast_kind (v) : BMQ_AST_OTHER;
+    Py_XDECREF (v);
+    return k;
+}
+
+/* ---------------------------------------------------------------- pass 1: bindings */
+
+static void s_bind (s_walk_t *w, PyObject *name)
+{
+    if (name && PyUnicode_Check (name) && PySet_Add (w->bound, name) < 0)
+        PyErr_Clear ();
+}
+
+static void s_bind_alias (s_walk_t *w, PyObject *name, const char *chain)
+{
+    PyObject *v = PyUnicode_FromString (chain);
+    if (!v || PyDict_SetItem (w->aliases, name, v) < 0)
+        PyErr_Clear ();
+    Py_XDECREF (v);
+}
+
+static void s_collect_imports (s_walk_t *w, PyObject *node, bool from)
+{
+    const char *module = from ? bmq_script_get_str (node, w->n->module) : "";
+    PyObject *names = bmq_script_get (node, w->n->names);
+    for (Py_ssize_t i = 0; names && PyList_Check (names) && i < PyList_GET_SIZE (names); i++) {
+        PyObject *alias = PyList_GET_ITEM (names, i);
+        PyObject *name = bmq_script_get (alias, w->n->name);
+        PyObject *asname = bmq_script_get (alias, w->n->asname);
+        const char *full = name && PyUnicode_Check (name) ? PyUnicode_AsUTF8 (name) : NULL;
+        if (!full) {
+            PyErr_Clear ();
+        }
+        else if (asname && asname != Py_None) {
+            s_bind (w, asname);
+            if (!from && strcmp (full, "bpy") == 0)
+                s_bind_alias (w, asname, "bpy");
+            else if (from && strcmp (module, "bpy") == 0) {
+                char chain[80];
+                snprintf (chain, sizeof chain, "bpy.%s", full);
+                s_bind_alias (w, asname, chain);
+            }
+        }
+        else if (from) {
+            s_bind (w, name);
+            if (strcmp (module, "bpy") == 0) {
+                char chain[80];
+                snprintf (chain, sizeof chain, "bpy.%s", full);
+                s_bind_alias (w, name, chain);
+            }
+        }
+        else {                              /* import a.b binds a */
+            const char *dot = strchr (full, '.');
+            PyObject *root = PyUnicode_FromStringAndSize (full, dot ? dot - full : (Py_ssize_t) strlen (full));
+            s_bind (w, root);
+            if (root && strcmp (PyUnicode_AsUTF8 (root), "bpy") == 0)
+                s_bind_alias (w, root, "bpy");
+            Py_XDECREF (root);
+            PyErr_Clear ();
+        }
+        Py_XDECREF (name);
+        Py_XDECREF (asname);
+    }
+    Py_XDECREF (names);
+}
+
+static void s_collect (s_walk_t *w, PyObject *node)
+{
+    if (w->over_nodes || w->too_deep)
+        return;
+    if (++w->nodes > w->p->limits.max_nodes) {
+        w->over_nodes = true;
+        return;
+    }
+    if (++w->depth > S_MAX_DEPTH) {
+        w->too_deep = true;
+        w->depth--;
+        return;
+    }
+    PyObject *v;
+    switch (bmq_script_ast_kind (node)) {
+    case BMQ_AST_Name:
+        if (s_kind_of_field (w, node, w->n->ctx) != BMQ_AST_Load) {
+            v = bmq_script_get (node, w->n->id);
+            s_bind (w, v);
+            Py_XDECREF (v);
+        }
+        break;
+    case BMQ_AST_FunctionDef: case BMQ_AST_AsyncFunctionDef: case BMQ_AST_ClassDef:
+        v = bmq_script_get (node, w->n->name);
+        s_bind (w, v);
+        Py_XDECREF (v);
+        break;
+    case BMQ_AST_arg:
+        v = bmq_script_get (node, w->n->arg);
+        s_bind (w, v);
+        Py_XDECREF (v);
+        break;
+    case BMQ_AST_ExceptHandler:
+        v = bmq_script_get (node, w->n->name);
+        if (v && v != Py_None)
+            s_bind (w, v);
+        Py_XDECREF (v);
+        break;
+    case BMQ_AST_Import: s_collect_imports (w, node, false); break;
+    case BMQ_AST_ImportFrom: s_collect_imports (w, node, true); break;
+    default: break;
+    }
+    s_children (w, node, s_collect);
+    w->depth--;
+}
+
+/* ---------------------------------------------------------------- names */
+
+/* A name being bound (assignment target, def, argument, import alias, …). */
+static void s_check_binding (s_walk_t *w, PyObject *name, bool is_import_of_alias)
+{
+    const char *s = name && PyUnicode_Check (name) ? PyUnicode_AsUTF8 (name) : NULL;
+    if (!s) {
+        PyErr_Clear ();
+        return;
+    }
+    if (s[0] == '_')
+        s_error (w, "underscore", "names beginning with '_' are not allowed: %s%s", s, NULL);
+    else if (s_has (w->p->forbidden, name))
+        s_error (w, "builtin", "the builtin name '%s' may not be rebound%s", s, NULL);
+    else if (!is_import_of_alias && s_is_alias (w, name))
+        s_error (w, "bpy", "'%s' names the bpy module (or part of it) and may not be rebound%s", s, NULL);
+}
+
+static void s_name (s_walk_t *w, PyObject *node)
+{
+    PyObject *id = bmq_script_get (node, w->n->id);
+    const char *s = id && PyUnicode_Check (id) ? PyUnicode_AsUTF8 (id) : NULL;
+    if (!s) {
+        PyErr_Clear ();
+        Py_XDECREF (id);
+        return;
+    }
+    if (s_kind_of_field (w, node, w->n->ctx) != BMQ_AST_Load)
+        s_check_binding (w, id, false);
+    else if (s[0] == '_')
+        s_error (w, "underscore", "names beginning with '_' are not allowed: %s%s", s, NULL);
+    else if (s_is_alias (w, id))
+        s_error (w, "bpy", "'%s' must be followed by an allowed attribute chain (bpy.ops.CATEGORY.OPERATOR(...), bpy.data.COLLECTION, bpy.context.ATTRIBUTE)%s", s, NULL);
+    else if (s_has (w->bound, id))
+        ;
+    else if (s_has (w->p->builtins, id))
+        ;
+    else if (s_has (w->p->forbidden, id))
+        s_error (w, "builtin", "the builtin '%s' is not allowed%s", s, NULL);
+    else
+        s_error (w, "name", "unknown name '%s': not defined by the script and not an allowed builtin%s", s, NULL);
+    Py_DECREF (id);
+}
+
+/* ---------------------------------------------------------------- bpy chains */
+
+typedef struct {
+    bool is_op;
+    char category[64], name[96];
+} s_op_t;
+
+static bool s_word_denied (s_walk_t *w, const char *op)
+{
+    size_t i;
+    json_t *word;
+    json_array_foreach (w->p->denied_op_words, i, word)
+        if (strstr (op, json_string_value (word)))
+            return true;
+    return false;
+}
+
+/* parts[0] is "bpy"; n parts in all. */
+static void s_bpy_chain (s_walk_t *w, const char **parts, int n, bool called, s_op_t *op)
+{
+    char buf[200];
+    w->uses_bpy = true;
+    if (n < 2) {
+        s_error (w, "bpy", "bpy must be followed by an allowed attribute chain (bpy.ops.CATEGORY.OPERATOR(...), bpy.data.COLLECTION, bpy.context.ATTRIBUTE)%s%s", "", NULL);
+        return;
+    }
+    if (!bmq_script_policy_has_str (w->p->bpy_roots, parts[1])) {
+        s_error (w, "bpy", "bpy.%s is not allowed (a script reaches bpy only through bpy.ops, bpy.data and bpy.context)%s", parts[1], NULL);
+        return;
+    }
+    if (strcmp (parts[1], "ops") == 0) {
+        if (n >= 4) {
+            snprintf (buf, sizeof buf, "bpy.ops.%s.%s", parts[2], parts[3]);
+            bmq_script_report_operator (w->r, buf);
+        }
+        if (n < 4) {
+            s_error (w, "operator", "bpy.ops%s%s is not an operator: call bpy.ops.CATEGORY.OPERATOR(...)",
+                     n == 3 ? "." : "", n == 3 ? parts[2] : "");
+            return;
+        }
+        if (n > 4) {
+            s_error (w, "operator", "bpy.ops.%s.%s: only a direct call of the operator is allowed", parts[2], parts[3]);
+            return;
+        }
+        if (!called) {
+            s_error (w, "operator", "bpy.ops.%s.%s must be called where it is named, not stored or passed", parts[2], parts[3]);
+            return;
+        }
+        if (!bmq_script_policy_has_str (w->p->op_categories, parts[2])) {
+            s_error (w, "operator", "operators of category bpy.ops.%s are not allowed%s", parts[2], NULL);
+            return;
+        }
+        snprintf (buf, sizeof buf, "%s.%s", parts[2], parts[3]);
+        if (bmq_script_policy_has_str (w->p->denied_ops, buf) || s_word_denied (w, parts[3])) {
+            s_error (w, "operator", "operator bpy.ops.%s is not allowed (files, baking, code or preferences)%s", buf, NULL);
+            return;
+        }
+        op->is_op = true;
+        snprintf (op->category, sizeof op->category, "%s", parts[2]);
+        snprintf (op->name, sizeof op->name, "%s", parts[3]);
+        return;
+    }
+    PyObject *allowed = strcmp (parts[1], "data") == 0 ? w->p->data_collections : w->p->context_attributes;
+    if (n < 3)
+        s_error (w, "bpy", "bpy.%s must be followed by one of its allowed attributes, not used as a value%s", parts[1], NULL);
+    else if (!bmq_script_policy_has_str (allowed, parts[2])) {
+        snprintf (buf, sizeof buf, "%s.%s", parts[1], parts[2]);
+        s_error (w, "bpy", "bpy.%s is not allowed%s", buf, NULL);
+    }
+}
+
+/* An attribute chain a.b.c (node is the outermost Attribute). */
+static void s_attribute (s_walk_t *w, PyObject *node, bool called, s_op_t *op)
+{
+    PyObject *held[S_MAX_CHAIN + 1];
+    const char *attrs[S_MAX_CHAIN];
+    int count = 0, nheld = 0;
+    PyObject *cur = node;
+    Py_INCREF (cur);
+    held[nheld++] = cur;
+    while (bmq_script_ast_kind (cur) == BMQ_AST_Attribute && count < S_MAX_CHAIN) {
+        int line = w->line, col = w->col;
+        bmq_script_position (cur, &w->line, &w->col);
+        const char *a = bmq_script_get_str (cur, w->n->attr);
+        PyObject *aobj = bmq_script_get (cur, w->n->attr);
+        if (a[0] == '_')
+            s_error (w, "underscore", "attributes beginning with '_' are not allowed: .%s%s", a, NULL);
+        else if (aobj && s_has (w->p->denied_attributes, aobj))
+            s_error (w, "attribute", "the attribute .%s is not allowed%s", a, NULL);
+        else if (strcmp (a, "format") == 0 || strcmp (a, "format_map") == 0)
+            s_error (w, "attribute", "str.%s is not allowed (use f-strings)%s", a, NULL);
+        Py_XDECREF (aobj);
+        w->line = line;
+        w->col = col;
+        attrs[count++] = a;
+        PyObject *next = bmq_script_get (cur, w->n->value);
+        if (!next)
+            break;
+        cur = next;
+        if (nheld <= S_MAX_CHAIN)
+            held[nheld++] = cur;
+        else
+            Py_DECREF (cur);        /* cannot happen: count bounds nheld */
+    }
+    if (bmq_script_ast_kind (cur) == BMQ_AST_Attribute) {
+        s_error (w, "size", "attribute chain longer than %s%s", "32", NULL);
+        s_visit (w, cur);
+    }
+    else if (bmq_script_ast_kind (cur) == BMQ_AST_Name) {
+        PyObject *id = bmq_script_get (cur, w->n->id);
+        PyObject *chain = id ? PyDict_GetItemWithError (w->aliases, id) : NULL;
+        if (!chain)
+            PyErr_Clear ();
+        if (chain && PyUnicode_Check (chain)) {
+            /* alias prefix ("bpy", "bpy.data", …) + the attributes, outermost last */
+            const char *parts[S_MAX_CHAIN + 2];
+            int n = 0;
+            const char *prefix = PyUnicode_AsUTF8 (chain);
+            parts[n++] = "bpy";
+            if (prefix && strncmp (prefix, "bpy.", 4) == 0)
+                parts[n++] = prefix + 4;
+            for (int k = count - 1; k >= 0; k--)
+                parts[n++] = attrs[k];
+            s_bpy_chain (w, parts, n, called, op);
+        }
+        else
+            s_name (w, cur);
+        Py_XDECREF (id);
+    }
+    else
+        s_visit (w, cur);
+    for (int k = 0; k < nheld; k++)
+        Py_DECREF (held[k]);
+}
+
+/* ---------------------------------------------------------------- caps */
+
+static void s_cap_named (s_walk_t *w, PyObject *name, PyObject *value)
+{
+    double v;
+    bool is_int;
+    if (!name || !PyUnicode_Check (name) || !bmq_script_literal_number (value, &v, &is_int))
+        return;
+    const bmq_script_limits_t *l = &w->p->limits;
+    const char *what = NULL;
+    double cap = 0;
+    if (s_has (w->p->subdivision_names, name)) { what = "subdivision level"; cap = l->max_subdivision; }
+    else if (s_has (w->p->count_names, name)) { what = "array count"; cap = l->max_array_count; }
+    else if (s_has (w->p->resolution_names, name)) { what = "resolution"; cap = l->max_resolution; }
+    if (what && !(fabs (v) <= cap)) {
+        char msg[200];
+        snprintf (msg, sizeof msg, "%s = %g exceeds the %s cap of %g", PyUnicode_AsUTF8 (name), v, what, cap);
+        s_error (w, "limit", "%s%s", msg, NULL);
+    }
+}
+
+static void s_cap_targets (s_walk_t *w, PyObject *node, PyObject *targets_field, bool list)
+{
+    PyObject *value = bmq_script_get (node, w->n->value);
+    PyObject *t = bmq_script_get (node, targets_field);
+    if (value && t) {
+        Py_ssize_t count = list && PyList_Check (t) ? PyList_GET_SIZE (t) : 1;
+        for (Py_ssize_t i = 0; i < count; i++) {
+            PyObject *target = list ? PyList_GET_ITEM (t, i) : t;
+            if (bmq_script_ast_kind (target) == BMQ_AST_Attribute) {
+                PyObject *attr = bmq_script_get (target, w->n->attr);
+                s_cap_named (w, attr, value);
+                Py_XDECREF (attr);
+            }
+        }
+    }
+    Py_XDECREF (value);
+    Py_XDECREF (t);
+}
+
+/* range(...) with literal bounds: the iteration count, or -1 when not literal. */
+static double s_range (s_walk_t *w, PyObject *call)
+{
+    PyObject *func = bmq_script_get (call, w->n->func);
+    bool is_range = func && bmq_script_ast_kind (func) == BMQ_AST_Name
+                    && strcmp (bmq_script_get_str (func, w->n->id), "range") == 0;
+    Py_XDECREF (func);
+    if (!is_range)
+        return -1;
+    PyObject *args = bmq_script_get (call, w->n->args);
+    double a[3] = { 0, 0, 1 };
+    Py_ssize_t n = args && PyList_Check (args) ? PyList_GET_SIZE (args) : 0;
+    bool literal = n >= 1 && n <= 3;
+    for (Py_ssize_t i = 0; i < n && i < 3; i++) {
+        double v;
+        bool is_int;
+        if (!bmq_script_literal_number (PyList_GET_ITEM (args, i), &v, &is_int)) {
+            literal = false;
+            continue;
+        }
+        if (!(fabs (v) <= w->p->limits.max_range)) {
+            char msg[160];
+            snprintf (msg, sizeof msg, "range() bound %g exceeds the cap of %g", v, w->p->limits.max_range);
+            s_error (w, "limit", "%s%s", msg, NULL);
+            literal = false;
+        }
+        a[n == 1 ? 1 : i] = v;
+    }
+    Py_XDECREF (args);
+    if (!literal || a[2] == 0)
+        return -1;
+    double size = ceil ((a[1] - a[0]) / a[2]);
+    return size > 0 ? size : 0;
+}
+
+static void s_binop (s_walk_t *w, PyObject *node)
+{
+    PyObject *op = bmq_script_get (node, w->n->op);
+    PyObject *left = bmq_script_get (node, w->n->left), *right = bmq_script_get (node, w->n->right);
+    bmq_ast_kind_t k = op ? bmq_script_ast_kind (op) : BMQ_AST_OTHER;
+    double a, b;
+    bool ia, ib;
+    bool la = left && bmq_script_literal_number (left, &a, &ia);
+    bool lb = right && bmq_script_literal_number (right, &b, &ib);
+    const bmq_script_limits_t *l = &w->p->limits;
+    char msg[160] = "";
+    if (k == BMQ_AST_Pow && lb && ib && fabs (b) > 1) {
+        double bits = la ? (fabs (a) > 1 ? b * log2 (fabs (a)) : 0) : b;
+        if (!(bits <= l->max_pow_bits))
+            snprintf (msg, sizeof msg, "a literal power of about %g bits exceeds the cap of %g", bits, l->max_pow_bits);
+    }
+    else if (k == BMQ_AST_LShift && lb && !(b <= l->max_pow_bits))
+        snprintf (msg, sizeof msg, "a literal shift by %g bits exceeds the cap of %g", b, l->max_pow_bits);
+    else if (k == BMQ_AST_Mult) {
+        bmq_ast_kind_t kl = left ? bmq_script_ast_kind (left) : BMQ_AST_OTHER;
+        bmq_ast_kind_t kr = right ? bmq_script_ast_kind (right) : BMQ_AST_OTHER;
+        bool seq_l = kl == BMQ_AST_List || kl == BMQ_AST_Tuple || (kl == BMQ_AST_Constant && !la);
+        bool seq_r = kr == BMQ_AST_List || kr == BMQ_AST_Tuple || (kr == BMQ_AST_Constant && !lb);
+        double times = seq_l && lb ? b : seq_r && la ? a : 0;
+        if ((seq_l && lb) || (seq_r && la))
+            if (!(fabs (times) <= l->max_repeat))
+                snprintf (msg, sizeof msg, "repeating a sequence %g times exceeds the cap of %g", times, l->max_repeat);
+    }
+    if (msg[0])
+        s_error (w, "limit", "%s%s", msg, NULL);
+    Py_XDECREF (op);
+    Py_XDECREF (left);
+    Py_XDECREF (right);
+    s_children (w, node, s_visit);
+}
+
+/* ---------------------------------------------------------------- statements */
+
+static void s_import (s_walk_t *w, PyObject *node, bool from)
+{
+    char list[200] = "";
+    const char *module = from ? bmq_script_get_str (node, w->n->module) : NULL;
+    if (from) {
+        PyObject *level = bmq_script_get (node, w->n->level);
+        long lv = level && PyLong_Check (level) ? PyLong_AsLong (level) : 0;
+        Py_XDECREF (level);
+        if (lv != 0) {
+            s_error (w, "import", "relative imports are not allowed%s%s", "", NULL);
+            return;
+        }
+    }
+    PyObject *names = bmq_script_get (node, w->n->names);
+    for (Py_ssize_t i = 0; names && PyList_Check (names) && i < PyList_GET_SIZE (names); i++) {
+        PyObject *alias = PyList_GET_ITEM (names, i);
+        const char *name = bmq_script_get_str (alias, w->n->name);
+        PyObject *asname = bmq_script_get (alias, w->n->asname);
+        const char *full = from ? module : name;
+        char root[64];
+        size_t rl = strcspn (full, ".");
+        snprintf (root, sizeof root, "%.*s", (int) (rl < 63 ? rl : 63), full);
+        if (!bmq_script_policy_has_str (w->p->modules, root)) {
+            size_t k;
+            json_t *m;
+            size_t used = 0;
+            json_array_foreach (json_object_get (w->p->rules, "modules"), k, m)
+                used += (size_t) snprintf (list + used, used < sizeof list ? sizeof list - used : 0, "%s%s",
+                                           k ? ", " : "", json_string_value (m));
+            s_error (w, "import", "import of '%s' is not allowed (allowed: %s)", full, list);
+        }
+        else if (strchr (full, '_') && (full[0] == '_' || strstr (full, "._")))
+            s_error (w, "underscore", "modules beginning with '_' are not allowed: %s%s", full, NULL);
+        else if (strcmp (root, "bpy") == 0 && strcmp (full, "bpy") != 0)
+            s_error (w, "import", "import bpy itself, not %s%s", full, NULL);
+        else if (from && strcmp (name, "*") == 0)
+            s_error (w, "import", "'from %s import *' is not allowed%s", full, NULL);
+        else if (from && name[0] == '_')
+            s_error (w, "underscore", "names beginning with '_' are not allowed: %s%s", name, NULL);
+        else if (from && strcmp (full, "bpy") == 0 && !bmq_script_policy_has_str (w->p->bpy_roots, name))
+            s_error (w, "bpy", "'from bpy import %s' is not allowed (only ops, data, context)%s", name, NULL);
+        if (asname && asname != Py_None)
+            s_check_binding (w, asname, true);
+        else if (from) {
+            PyObject *n = PyUnicode_FromString (name);
+            if (n && name[0] != '_' && strcmp (name, "*") != 0)
+                s_check_binding (w, n, true);
+            Py_XDECREF (n);
+            PyErr_Clear ();
+        }
+        if (strcmp (root, "bpy") == 0)
+            w->uses_bpy = true;
+        Py_XDECREF (asname);
+    }
+    Py_XDECREF (names);
+}
+
+static void s_global (s_walk_t *w, PyObject *node)
+{
+    PyObject *names = bmq_script_get (node, w->n->names);
+    for (Py_ssize_t i = 0; names && PyList_Check (names) && i < PyList_GET_SIZE (names); i++) {
+        PyObject *name = PyList_GET_ITEM (names, i);
+        s_check_binding (w, name, false);
+        if (!s_has (w->bound, name))
+            s_error (w, "name", "global/nonlocal '%s' must name a variable the script assigns%s",
+                     PyUnicode_Check (name) ? PyUnicode_AsUTF8 (name) : "?", NULL);
+    }
+    Py_XDECREF (names);
+}
+
+static void s_loop (s_walk_t *w, PyObject *node, double size, PyObject *const *before, int nbefore,
+                    PyObject *const *body, int nbody)
+{
+    for (int i = 0; i < nbefore; i++)
+        s_visit_field (w, node, before[i]);
+    double saved = w->iterations;
+    w->loop_depth++;
+    if (w->loop_depth == w->p->limits.max_loop_depth + 1)
+        s_error (w, "limit", "loops nested deeper than %s%s", "the cap", NULL);
+    if (size >= 0) {
+        w->iterations *= size > 1 ? size : 1;
+        if (w->iterations > w->p->limits.max_loop_iterations && saved <= w->p->limits.max_loop_iterations) {
+            char msg[160];
+            snprintf (msg, sizeof msg, "nested literal ranges run about %g iterations, over the cap of %g",
+                      w->iterations, w->p->limits.max_loop_iterations);
+            s_error (w, "limit", "%s%s", msg, NULL);
+        }
+    }
+    for (int i = 0; i < nbody; i++)
+        s_visit_field (w, node, body[i]);
+    w->loop_depth--;
+    w->iterations = saved;
+}
+
+static void s_comprehension (s_walk_t *w, PyObject *node)
+{
+    PyObject *gens = bmq_script_get (node, w->n->generators);
+    int saved_depth = w->loop_depth;
+    double saved_iter = w->iterations;
+    bool reported = saved_iter > w->p->limits.max_loop_iterations;
+    for (Py_ssize_t i = 0; gens && PyList_Check (gens) && i < PyList_GET_SIZE (gens); i++) {
+        PyObject *g = PyList_GET_ITEM (gens, i);
+        PyObject *iter = bmq_script_get (g, w->n->iter);
+        double size = iter && bmq_script_ast_kind (iter) == BMQ_AST_Call ? s_range (w, iter) : -1;
+        Py_XDECREF (iter);
+        s_children (w, g, s_visit);         /* target, iter, ifs */
+        w->loop_depth++;
+        if (w->loop_depth == w->p->limits.max_loop_depth + 1)
+            s_error (w, "limit", "loops nested deeper than %s%s", "the cap", NULL);
+        if (size > 1)
+            w->iterations *= size;
+        if (w->iterations > w->p->limits.max_loop_iterations && !reported) {
+            char msg[160];
+            snprintf (msg, sizeof msg, "nested literal ranges run about %g iterations, over the cap of %g",
+                      w->iterations, w->p->limits.max_loop_iterations);
+            s_error (w, "limit", "%s%s", msg, NULL);
+            reported = true;
+        }
+    }
+    PyObject *all = bmq_script_ast_fields (node);     /* elt, or key and value */
+    for (Py_ssize_t i = 0; all && i < PyTuple_GET_SIZE (all); i++) {
+        PyObject *f = PyTuple_GET_ITEM (all, i);
+        if (PyUnicode_Compare (f, w->n->generators) != 0)
+            s_visit_field (w, node, f);
+    }
+    w->loop_depth = saved_depth;
+    w->iterations = saved_iter;
+    Py_XDECREF (gens);
+}
+
+static void s_call (s_walk_t *w, PyObject *node)
+{
+    s_op_t op = { 0 };
+    PyObject *func = bmq_script_get (node, w->n->func);
+    int line = w->line, col = w->col;
+    if (func && bmq_script_ast_kind (func) == BMQ_AST_Attribute)
+        s_attribute (w, func, true, &op);
+    else if (func)
+        s_visit (w, func);
+    Py_XDECREF (func);
+    w->line = line;
+    w->col = col;
+    if (op.is_op)
+        bmq_script_ops_check (w->p, op.category, op.name, node, line, col, w->r);
+    s_range (w, node);
+    PyObject *keywords = bmq_script_get (node, w->n->keywords);
+    for (Py_ssize_t i = 0; keywords && PyList_Check (keywords) && i < PyList_GET_SIZE (keywords); i++) {
+        PyObject *kw = PyList_GET_ITEM (keywords, i);
+        PyObject *arg = bmq_script_get (kw, w->n->arg);
+        PyObject *value = bmq_script_get (kw, w->n->value);
+        bmq_script_position (kw, &w->line, &w->col);
+        if (arg && PyUnicode_Check (arg) && PyUnicode_AsUTF8 (arg)[0] == '_')
+            s_error (w, "underscore", "keyword arguments beginning with '_' are not allowed: %s%s", PyUnicode_AsUTF8 (arg), NULL);
+        if (arg && value)
+            s_cap_named (w, arg, value);
+        if (value)
+            s_visit (w, value);
+        Py_XDECREF (arg);
+        Py_XDECREF (value);
+        w->line = line;
+        w->col = col;
+    }
+    Py_XDECREF (keywords);
+    s_visit_field (w, node, w->n->args);
+}
+
+static void s_function (s_walk_t *w, PyObject *node)
+{
+    PyObject *decorators = bmq_script_get (node, w->n->decorator_list);
+    if (decorators && PyList_Check (decorators) && PyList_GET_SIZE (decorators) > 0)
+        s_error (w, "decorator", "decorators are not allowed%s%s", "", NULL);
+    Py_XDECREF (decorators);
+    PyObject *name = bmq_script_get (node, w->n->name);
+    s_check_binding (w, name, false);
+    Py_XDECREF (name);
+    /* a def and a loop do not nest: a function body starts at loop depth 0
+     * (it runs when called, and each call is bounded by the sandbox) */
+    int saved_depth = w->loop_depth;
+    double saved_iter = w->iterations;
+    w->loop_depth = 0;
+    w->iterations = 1;
+    s_visit_field (w, node, w->n->args);
+    s_visit_field (w, node, w->n->returns);
+    s_visit_field (w, node, w->n->body);
+    w->loop_depth = saved_depth;
+    w->iterations = saved_iter;
+}
+
+static void s_subscript (s_walk_t *w, PyObject *node)
+{
+    PyObject *slice = bmq_script_get (node, w->n->slice);
+    const char *text;
+    Py_ssize_t len;
+    if (slice && bmq_script_literal_str (slice, &text, &len) && text[0] == '_')
+        s_error (w, "underscore", "subscript keys beginning with '_' are not allowed: [\"%s\"]%s", text, NULL);
+    Py_XDECREF (slice);
+    s_children (w, node, s_visit);
+}
+
+static void s_visit (s_walk_t *w, PyObject *node)
+{
+    if (++w->depth > S_MAX_DEPTH) {
+        w->depth--;
+        return;                     /* pass 1 reported it */
+    }
+    int line = w->line, col = w->col;
+    bmq_script_position (node, &w->line, &w->col);
+    const bmq_script_names_t *n = w->n;
+    PyObject *v;
+    switch (bmq_script_ast_kind (node)) {
+    case BMQ_AST_Load: case BMQ_AST_Store: case BMQ_AST_Del: case BMQ_AST_Constant:
+        break;
+    case BMQ_AST_Name: s_name (w, node); break;
+    case BMQ_AST_Attribute: { s_op_t op = { 0 }; s_attribute (w, node, false, &op); break; }
+    case BMQ_AST_Call: s_call (w, node); break;
+    case BMQ_AST_Subscript: s_subscript (w, node); break;
+    case BMQ_AST_BinOp: s_binop (w, node); break;
+    case BMQ_AST_Import: s_import (w, node, false); break;
+    case BMQ_AST_ImportFrom: s_import (w, node, true); break;
+    case BMQ_AST_Global: case BMQ_AST_Nonlocal: s_global (w, node); break;
+    case BMQ_AST_FunctionDef: s_function (w, node); break;
+    case BMQ_AST_AsyncFunctionDef: case BMQ_AST_AsyncFor: case BMQ_AST_AsyncWith: case BMQ_AST_Await:
+        s_error (w, "async", "async code is not allowed%s%s", "", NULL);
+        break;
+    case BMQ_AST_ClassDef:
+        s_error (w, "class", "class definitions are not allowed%s%s", "", NULL);
+        break;
+    case BMQ_AST_Match:
+        s_error (w, "match", "match statements are not allowed%s%s", "", NULL);
+        break;
+    case BMQ_AST_arg:
+        v = bmq_script_get (node, n->arg);
+        s_check_binding (w, v, false);
+        Py_XDECREF (v);
+        s_visit_field (w, node, n->annotation);
+        break;
+    case BMQ_AST_ExceptHandler:
+        v = bmq_script_get (node, n->name);
+        if (v && v != Py_None)
+            s_check_binding (w, v, false);
+        Py_XDECREF (v);
+        s_children (w, node, s_visit);
+        break;
+    case BMQ_AST_Assign: s_cap_targets (w, node, n->targets, true); s_children (w, node, s_visit); break;
+    case BMQ_AST_AugAssign: case BMQ_AST_AnnAssign:
+        s_cap_targets (w, node, n->target, false);
+        s_children (w, node, s_visit);
+        break;
+    case BMQ_AST_For: {
+        v = bmq_script_get (node, n->iter);
+        double size = v && bmq_script_ast_kind (v) == BMQ_AST_Call ? s_range (w, v) : -1;
+        Py_XDECREF (v);
+        PyObject *before[] = { n->target, n->iter }, *body[] = { n->body };
+        s_loop (w, node, size, before, 2, body, 1);
+        s_visit_field (w, node, n->orelse);
+        break;
+    }
+    case BMQ_AST_While: {
+        PyObject *before[] = { n->test }, *body[] = { n->body };
+        s_loop (w, node, -1, before, 1, body, 1);
+        s_visit_field (w, node, n->orelse);
+        break;
+    }
+    case BMQ_AST_ListComp: case BMQ_AST_SetComp: case BMQ_AST_DictComp: case BMQ_AST_GeneratorExp:
+        s_comprehension (w, node);
+        break;
+    default:
+        s_children (w, node, s_visit);
+        break;
+    }
+    w->line = line;
+    w->col = col;
+    w->depth--;
+}
+
+void bmq_script_walk (const bmq_script_policy_t *policy, PyObject *tree, bmq_script_report_t *report, size_t *nodes)
+{
+    s_walk_t w = { .p = policy, .n = bmq_script_names (), .r = report, .iterations = 1, .line = 0, .col = 0 };
+    w.bound = PySet_New (NULL);
+    w.aliases = PyDict_New ();
+    if (!w.bound || !w.aliases) {
+        PyErr_Clear ();
+        bmq_script_report_error (report, 0, 0, "internal", "out of memory");
+        goto done;
+    }
+    s_collect (&w, tree);
+    w.depth = 0;
+    if (nodes)
+        *nodes = w.nodes;
+    if (w.over_nodes) {
+        bmq_script_report_error (report, 0, 0, "size", "the script has more than %zu syntax nodes",
+                                 policy->limits.max_nodes);
+        goto done;
+    }
+    if (w.too_deep) {
+        bmq_script_report_error (report, 0, 0, "size", "the script nests deeper than %d levels", S_MAX_DEPTH);
+        goto done;
+    }
+    s_visit (&w, tree);
+    if (!w.uses_bpy)
+        bmq_script_report_warning (report, 0, 0, "bpy", "the script does not use bpy");
+done:
+    Py_XDECREF (w.bound);
+    Py_XDECREF (w.aliases);
+    PyErr_Clear ();
+}

@@ -1,0 +1,73 @@
+/* bench http_capabilities — requests per second of GET /api/mcp/capabilities
+ * on loopback, measured by wrk (a standard HTTP load tool), against the
+ * gateway's HTTP server answering from the real palette (proto/palette.yaml,
+ * published by the validator's own code) through a gateway stand-in.
+ * metric rps: the palette cache on (gateway.capabilities_cache_ms, default);
+ * metric rps_uncached: every request goes over the bus to the gateway side. */
+#include "fake_gateway.h"
+#include "http_server.h"
+#include "palette.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GW "inproc://bench-http-caps"
+
+static double s_wrk (const char *url, int connections, int seconds)
+{
+    char cmd[512];
+    snprintf (cmd, sizeof cmd, "wrk -t2 -c%d -d%ds '%s' 2>&1", connections, seconds, url);
+    FILE *p = popen (cmd, "r");
+    if (!p) return -1;
+    char line[512];
+    double rps = -1;
+    long non2xx = 0;
+    while (fgets (line, sizeof line, p)) {
+        if (!strncmp (line, "Requests/sec:", 13)) rps = atof (line + 13);
+        if (strstr (line, "Non-2xx")) non2xx = atol (strchr (line, ':') + 1);
+    }
+    pclose (p);
+    return non2xx ? -1 : rps;
+}
+
+static int s_run (json_t *palette, int cache_ms, const char *metric, int seconds)
+{
+    fake_gateway_t *gw = fake_gateway_new (GW, json_incref (palette));
+    bmq_http_options_t o = { .bind = "127.0.0.1", .port = 0, .token = "", .max_body = 1u << 20, .max_connections = 512,
+                             .event_buffer = 64, .request_timeout_ms = 5000, .capabilities_cache_ms = cache_ms, .gateway_endpoint = GW };
+    char err[256], url[256];
+    bmq_http_server_t *srv = bmq_http_server_new (&o, err, sizeof err);
+    if (!srv) { fprintf (stderr, "bench_http_capabilities: %s\n", err); fake_gateway_destroy (&gw); return 1; }
+    fake_gateway_attach (gw, srv);
+    snprintf (url, sizeof url, "%s/api/mcp/capabilities", bmq_http_server_url (srv));
+    double rps = s_wrk (url, 32, seconds);
+    fake_gateway_attach (gw, NULL);
+    bmq_http_server_destroy (&srv);
+    fake_gateway_destroy (&gw);
+    if (rps < 0) { fprintf (stderr, "bench_http_capabilities: wrk failed or saw errors\n"); return 1; }
+    printf ("{\"bench\":\"http_capabilities\",\"metric\":\"%s\",\"value\":%.0f,\"unit\":\"req/s\",\"tool\":\"wrk -t2 -c32 -d%ds\"}\n",
+            metric, rps, seconds);
+    fflush (stdout);
+    return 0;
+}
+
+int main (void)
+{
+    zsys_init ();
+    zsys_set_logstream (NULL);
+    if (system ("command -v wrk >/dev/null 2>&1")) {
+        fprintf (stderr, "bench_http_capabilities: wrk is not installed (apt-get install wrk)\n");
+        return 1;
+    }
+    char path[1200], err[512];
+    snprintf (path, sizeof path, "%s/proto/palette.yaml", bmq_data_dir ());
+    bmq_palette_t *pal = bmq_palette_load (path, err, sizeof err);
+    if (!pal) { fprintf (stderr, "bench_http_capabilities: %s\n", err); return 1; }
+    json_t *palette = bmq_palette_capabilities (pal, false);
+    bmq_palette_destroy (&pal);
+    int seconds = getenv ("BENCH_SECONDS") ? atoi (getenv ("BENCH_SECONDS")) : 5;
+    int rc = s_run (palette, 2000, "rps", seconds) || s_run (palette, 0, "rps_uncached", seconds);
+    json_decref (palette);
+    return rc;
+}

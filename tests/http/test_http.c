@@ -1,0 +1,580 @@
+/* The gateway's HTTP server against a fake gateway loop (fake_gateway.c):
+ * every REST route with good and bad input (malformed JSON, wrong types,
+ * oversized bodies, unknown plan ids), access control (Host, Origin, bearer
+ * token, a generated token for a non-loopback bind), Server-Sent Events
+ * (filter, Last-Event-ID resume, a gap, 100 concurrent subscribers) and MCP
+ * Streamable HTTP (sessions, headers, status codes, an SSE tool call). */
+#include "bus.h"
+#include "config.h"
+#include "fake_gateway.h"
+#include "http_server.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define GW "inproc://test-http-gateway"
+
+static fake_gateway_t *s_gw;
+static bmq_http_server_t *s_srv;
+static char s_base[128];
+
+/* ---- a small HTTP client (libcurl) ---------------------------------------------- */
+
+typedef struct { char *data; size_t len; } s_buf_t;
+typedef struct { long status; s_buf_t body, headers; } s_resp_t;
+
+static size_t s_collect (char *p, size_t size, size_t n, void *arg)
+{
+    s_buf_t *b = arg;
+    b->data = realloc (b->data, b->len + size * n + 1);
+    memcpy (b->data + b->len, p, size * n);
+    b->len += size * n;
+    b->data[b->len] = 0;
+    return size * n;
+}
+
+typedef struct { size_t left; } s_upload_t;
+static size_t s_produce (char *p, size_t size, size_t n, void *arg)
+{
+    s_upload_t *u = arg;
+    size_t k = size * n < u->left ? size * n : u->left;
+    memset (p, ' ', k);
+    u->left -= k;
+    return k;
+}
+
+/* method, path (on s_base unless it starts with http), body (may be NULL), then header lines, NULL. */
+static s_resp_t s_http (const char *base, const char *method, const char *path, const char *body, ...)
+{
+    s_resp_t r = { 0 };
+    CURL *c = curl_easy_init ();
+    char url[512];
+    snprintf (url, sizeof url, "%s%s", base, path);
+    struct curl_slist *h = NULL;
+    va_list ap;
+    va_start (ap, body);
+    for (const char *line; (line = va_arg (ap, const char *)); ) h = curl_slist_append (h, line);
+    va_end (ap);
+    bool chunked_big = body && !strcmp (body, "@BIG_CHUNKED");
+    if (body && !chunked_big && !getenv ("NO_JSON_TYPE")) h = curl_slist_append (h, "Content-Type: application/json");
+    s_upload_t up = { 2u << 20 };
+    curl_easy_setopt (c, CURLOPT_URL, url);
+    curl_easy_setopt (c, CURLOPT_CUSTOMREQUEST, method);
+    if (chunked_big) {
+        h = curl_slist_append (h, "Transfer-Encoding: chunked");
+        h = curl_slist_append (h, "Content-Type: application/json");
+        curl_easy_setopt (c, CURLOPT_UPLOAD, 1L);
+        curl_easy_setopt (c, CURLOPT_READFUNCTION, s_produce);
+        curl_easy_setopt (c, CURLOPT_READDATA, &up);
+    }
+    else if (body) curl_easy_setopt (c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt (c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt (c, CURLOPT_WRITEFUNCTION, s_collect);
+    curl_easy_setopt (c, CURLOPT_WRITEDATA, &r.body);
+    curl_easy_setopt (c, CURLOPT_HEADERFUNCTION, s_collect);
+    curl_easy_setopt (c, CURLOPT_HEADERDATA, &r.headers);
+    curl_easy_setopt (c, CURLOPT_TIMEOUT, 20L);
+    curl_easy_perform (c);
+    curl_easy_getinfo (c, CURLINFO_RESPONSE_CODE, &r.status);
+    curl_slist_free_all (h);
+    curl_easy_cleanup (c);
+    if (!r.body.data) r.body.data = strdup ("");
+    if (!r.headers.data) r.headers.data = strdup ("");
+    return r;
+}
+
+static void s_free (s_resp_t *r) { free (r->body.data); free (r->headers.data); }
+
+/* The response's JSON error code, or "". */
+static const char *s_code (s_resp_t *r)
+{
+    static char code[64];
+    json_t *j = json_loads (r->body.data, 0, NULL);
+    const char *c = json_string_value (json_object_get (json_object_get (j, "error"), "code"));
+    snprintf (code, sizeof code, "%s", c ? c : "");
+    json_decref (j);
+    return code;
+}
+
+static void s_expect (const char *method, const char *path, const char *body, long status, const char *code)
+{
+    s_resp_t r = s_http (s_base, method, path, body, NULL);
+    if (r.status != status || (code && strcmp (s_code (&r), code)))
+        fprintf (stderr, "%s %s -> %ld %s\n", method, path, r.status, r.body.data);
+    assert_int_equal (r.status, status);
+    if (code) assert_string_equal (s_code (&r), code);
+    s_free (&r);
+}
+
+/* ---- setup ---------------------------------------------------------------------- */
+
+static bmq_http_server_t *s_server (const char *token, int buffer)
+{
+    bmq_http_options_t o = { .bind = "127.0.0.1", .port = 0, .token = token, .allowed_origins = "https://studio.example",
+                             .max_body = 1u << 20, .max_connections = 400, .event_buffer = buffer, .request_timeout_ms = 3000,
+                             .capabilities_cache_ms = 60000, .mcp_test_tools = true, .gateway_endpoint = GW };
+    char err[256];
+    bmq_http_server_t *srv = bmq_http_server_new (&o, err, sizeof err);
+    if (!srv) fprintf (stderr, "%s\n", err);
+    return srv;
+}
+
+static int s_setup (void **state)
+{
+    zsys_init ();
+    zsys_set_logstream (NULL);
+    curl_global_init (CURL_GLOBAL_DEFAULT);
+    s_gw = fake_gateway_new (GW, NULL);
+    s_srv = s_server ("", 64);
+    if (!s_srv) return -1;
+    fake_gateway_attach (s_gw, s_srv);
+    bmq_http_server_tick (s_srv);
+    snprintf (s_base, sizeof s_base, "%s", bmq_http_server_url (s_srv));
+    return 0;
+}
+
+static int s_teardown (void **state)
+{
+    fake_gateway_attach (s_gw, NULL);
+    bmq_http_server_destroy (&s_srv);
+    fake_gateway_destroy (&s_gw);
+    curl_global_cleanup ();
+    return 0;
+}
+
+/* ---- REST ------------------------------------------------------------------------ */
+
+static void test_health_metrics_and_unknown_routes (void **state)
+{
+    bmq_http_server_tick (s_srv);
+    s_expect ("GET", "/healthz", NULL, 200, NULL);
+    s_expect ("POST", "/healthz", "{}", 405, "method_not_allowed");
+    s_expect ("GET", "/nope", NULL, 404, "not_found");
+    s_expect ("GET", "/api/plans/a/b", NULL, 404, "not_found");
+    s_resp_t r = s_http (s_base, "GET", "/metrics", NULL, NULL);
+    assert_int_equal (r.status, 200);
+    assert_non_null (strstr (r.body.data, "blendmq_http_requests_total{route=\"/healthz\",method=\"GET\",code=\"200\"}"));
+    assert_non_null (strstr (r.body.data, "# TYPE blendmq_http_request_duration_seconds histogram"));
+    assert_non_null (strstr (r.headers.data, "text/plain; version=0.0.4"));
+    s_free (&r);
+}
+
+static void test_capabilities (void **state)
+{
+    int before = fake_gateway_capabilities_asked (s_gw);
+    s_resp_t r = s_http (s_base, "GET", "/api/mcp/capabilities", NULL, NULL);
+    assert_int_equal (r.status, 200);
+    assert_non_null (strstr (r.body.data, "bpy.ops.mesh.primitive_cube_add"));
+    s_free (&r);
+    s_expect ("GET", "/api/mcp/capabilities", NULL, 200, NULL);         /* from the cache */
+    assert_int_equal (fake_gateway_capabilities_asked (s_gw), before + 1);
+    s_expect ("GET", "/api/mcp/capabilities?form=compact", NULL, 200, NULL);
+    s_expect ("GET", "/api/mcp/capabilities?form=weird", NULL, 400, "bad_request");
+    s_expect ("POST", "/api/mcp/capabilities", "{}", 405, "method_not_allowed");
+}
+
+static void test_chat_and_plan_records (void **state)
+{
+    s_resp_t r = s_http (s_base, "POST", "/api/chat", "{\"prompt\": \"build a snowman\"}", NULL);
+    assert_int_equal (r.status, 202);
+    json_t *j = json_loads (r.body.data, 0, NULL);
+    const char *plan_id = json_string_value (json_object_get (j, "plan_id"));
+    assert_non_null (plan_id);
+    char path[128];
+    snprintf (path, sizeof path, "/api/plans/%s", plan_id);
+    s_resp_t p = s_http (s_base, "GET", path, NULL, NULL);
+    assert_int_equal (p.status, 200);
+    json_t *rec = json_loads (p.body.data, 0, NULL);
+    assert_string_equal (json_string_value (json_object_get (rec, "kind")), "chat");
+    assert_string_equal (json_string_value (json_object_get (rec, "prompt")), "build a snowman");
+    assert_true (json_is_array (json_object_get (rec, "plan")));
+    json_decref (rec);
+    json_decref (j);
+    s_free (&p);
+    s_free (&r);
+    s_expect ("POST", "/api/chat", "{\"prompt\": 42}", 400, "bad_request");
+    s_expect ("POST", "/api/chat", "{\"prompt\": \"x\", \"keep_partial\": \"yes\"}", 400, "bad_request");
+    s_expect ("POST", "/api/chat", "[\"build\"]", 400, "bad_request");
+    s_expect ("POST", "/api/chat", "{\"prompt\": ", 400, "bad_json");
+    s_expect ("POST", "/api/chat", "{\"prompt\": \"busy\"}", 503, "busy");
+    s_expect ("GET", "/api/chat", NULL, 405, "method_not_allowed");
+    setenv ("NO_JSON_TYPE", "1", 1);
+    s_resp_t t = s_http (s_base, "POST", "/api/chat", "{\"prompt\": \"x\"}", "Content-Type: text/plain", NULL);
+    unsetenv ("NO_JSON_TYPE");
+    assert_int_equal (t.status, 415);
+    s_free (&t);
+}
+
+static void test_plans (void **state)
+{
+    const char *good = "[{\"operation\": \"bpy.ops.mesh.primitive_cube_add\", \"name\": \"box\", \"params\": {\"size\": 1}}]";
+    s_resp_t r = s_http (s_base, "POST", "/api/plans", good, NULL);
+    assert_int_equal (r.status, 202);
+    json_t *j = json_loads (r.body.data, 0, NULL);
+    assert_string_equal (json_string_value (json_object_get (j, "state")), "queued");
+    char path[128];
+    snprintf (path, sizeof path, "/api/plans/%s", json_string_value (json_object_get (j, "plan_id")));
+    s_resp_t p = s_http (s_base, "GET", path, NULL, NULL);
+    assert_int_equal (p.status, 200);
+    assert_non_null (strstr (p.body.data, "\"state\":\"queued\""));
+    assert_non_null (strstr (p.body.data, "\"accepted\":true"));
+    s_free (&p);
+    json_decref (j);
+    s_free (&r);
+    r = s_http (s_base, "POST", "/api/plans", "{\"plan\": [{\"operation\": \"bpy.ops.wm.quit_blender\"}]}", NULL);
+    assert_int_equal (r.status, 422);
+    assert_string_equal (s_code (&r), "rejected");
+    assert_non_null (strstr (r.body.data, "not in the capability palette"));
+    s_free (&r);
+    r = s_http (s_base, "POST", "/api/plans/validate", "[{\"operation\": \"bpy.ops.wm.quit_blender\"}]", NULL);
+    assert_int_equal (r.status, 200);
+    assert_non_null (strstr (r.body.data, "\"accepted\":false"));
+    s_free (&r);
+    s_expect ("POST", "/api/plans/validate", good, 200, NULL);
+    s_expect ("POST", "/api/plans", "{\"plan\": \"x\"}", 400, "bad_request");
+    s_expect ("POST", "/api/plans", "[]", 400, "bad_request");
+    s_expect ("POST", "/api/plans", "{\"plan\": [{}], \"keep_partial\": 1}", 400, "bad_request");
+    s_expect ("POST", "/api/plans", "[{\"operation\": ]", 400, "bad_json");
+    s_expect ("POST", "/api/plans", "", 400, "bad_json");
+    s_expect ("GET", "/api/plans/p-NOSUCHPLAN", NULL, 404, "unknown_plan");
+    s_expect ("DELETE", "/api/plans/p-NOSUCHPLAN", NULL, 405, "method_not_allowed");
+}
+
+static void test_oversized_bodies (void **state)
+{
+    char *big = malloc ((2u << 20) + 16);
+    memset (big, ' ', 2u << 20);
+    memcpy (big, "[", 1);
+    big[2u << 20] = 0;
+    s_expect ("POST", "/api/plans", big, 413, "too_large");                 /* Content-Length says so */
+    free (big);
+    s_expect ("POST", "/api/plans", "@BIG_CHUNKED", 413, "too_large");      /* found while reading */
+    s_expect ("GET", "/healthz", NULL, 200, NULL);                          /* and the server goes on */
+}
+
+static void test_scene_scripts (void **state)
+{
+    s_expect ("GET", "/api/scene", NULL, 200, NULL);
+    s_expect ("GET", "/api/scene?limit=abc", NULL, 400, "bad_request");
+    s_expect ("GET", "/api/scene?limit=5000", NULL, 400, "bad_request");
+    s_expect ("POST", "/api/scripts", "{\"script\": \"import bpy\"}", 501, "not_available");
+    s_expect ("POST", "/api/scripts/s-1/confirm", "{}", 501, "not_available");
+    s_expect ("POST", "/api/scripts", "{", 400, "bad_json");
+    s_expect ("GET", "/api/scripts", NULL, 405, "method_not_allowed");
+}
+
+/* ---- access control ---------------------------------------------------------------- */
+
+static void test_host_and_origin (void **state)
+{
+    s_resp_t r = s_http (s_base, "GET", "/healthz", NULL, "Host: evil.example:80", NULL);
+    assert_int_equal (r.status, 403);
+    assert_string_equal (s_code (&r), "host_not_allowed");
+    s_free (&r);
+    r = s_http (s_base, "POST", "/mcp", "{}", "Origin: http://evil.example", NULL);
+    assert_int_equal (r.status, 403);
+    assert_string_equal (s_code (&r), "origin_not_allowed");
+    s_free (&r);
+    r = s_http (s_base, "GET", "/healthz", NULL, "Origin: http://localhost:5173", "Host: localhost:1234", NULL);
+    assert_int_equal (r.status, 200);
+    assert_non_null (strstr (r.headers.data, "Access-Control-Allow-Origin: http://localhost:5173"));
+    s_free (&r);
+    r = s_http (s_base, "GET", "/healthz", NULL, "Origin: https://studio.example", NULL);
+    assert_int_equal (r.status, 200);
+    s_free (&r);
+    r = s_http (s_base, "OPTIONS", "/api/plans", NULL, "Origin: http://127.0.0.1:8080", NULL);
+    assert_int_equal (r.status, 204);
+    assert_non_null (strstr (r.headers.data, "Access-Control-Allow-Methods"));
+    s_free (&r);
+    r = s_http (s_base, "OPTIONS", "/api/plans", NULL, "Origin: http://evil.example", NULL);
+    assert_int_equal (r.status, 403);
+    s_free (&r);
+}
+
+static void test_bearer_token (void **state)
+{
+    bmq_http_server_t *srv = s_server ("s3cret-token", 16);
+    assert_non_null (srv);
+    bmq_http_server_tick (srv);
+    const char *base = bmq_http_server_url (srv);
+    s_resp_t r = s_http (base, "GET", "/api/plans/p-x", NULL, NULL);
+    assert_int_equal (r.status, 401);
+    assert_string_equal (s_code (&r), "unauthorized");
+    assert_non_null (strstr (r.headers.data, "WWW-Authenticate: Bearer"));
+    assert_null (strstr (r.body.data, "s3cret"));
+    s_free (&r);
+    r = s_http (base, "GET", "/metrics", NULL, "Authorization: Bearer wrong-token!", NULL);
+    assert_int_equal (r.status, 401);
+    s_free (&r);
+    r = s_http (base, "GET", "/metrics", NULL, "Authorization: Basic czNjcmV0LXRva2Vu", NULL);
+    assert_int_equal (r.status, 401);
+    s_free (&r);
+    r = s_http (base, "GET", "/metrics", NULL, "Authorization: Bearer s3cret-token", NULL);
+    assert_int_equal (r.status, 200);
+    s_free (&r);
+    r = s_http (base, "GET", "/healthz", NULL, NULL);                   /* health needs no token */
+    assert_int_equal (r.status, 200);
+    s_free (&r);
+    bmq_http_server_destroy (&srv);
+}
+
+static void test_generated_token_for_a_non_loopback_bind (void **state)
+{
+    char err[256], file[] = "/tmp/bmq-http-token-XXXXXX";
+    int fd = mkstemp (file);
+    close (fd);
+    remove (file);
+    bmq_config_t *cfg = bmq_config_load (NULL, err, sizeof err);
+    bmq_config_set (cfg, "gateway.http_bind", "0.0.0.0");
+    bmq_config_set (cfg, "gateway.http_port", "0");
+    bmq_config_set (cfg, "gateway.http_token_file", file);
+    bmq_http_server_t *srv = NULL;
+    assert_int_equal (bmq_http_server_start (cfg, GW, &srv), 0);
+    assert_non_null (srv);
+    struct stat st;
+    assert_int_equal (stat (file, &st), 0);
+    assert_int_equal (st.st_mode & 0777, 0600);
+    char token[128] = "", auth[200], base[128];
+    FILE *f = fopen (file, "r");
+    assert_non_null (fgets (token, sizeof token, f));
+    fclose (f);
+    assert_int_equal (strlen (token), 48);
+    snprintf (base, sizeof base, "http://127.0.0.1:%d", bmq_http_server_port (srv));
+    s_resp_t r = s_http (base, "GET", "/metrics", NULL, NULL);
+    assert_int_equal (r.status, 401);
+    s_free (&r);
+    snprintf (auth, sizeof auth, "Authorization: Bearer %s", token);
+    r = s_http (base, "GET", "/metrics", NULL, auth, NULL);
+    assert_int_equal (r.status, 200);
+    s_free (&r);
+    bmq_http_server_destroy (&srv);
+    bmq_config_destroy (&cfg);
+    remove (file);
+}
+
+/* ---- Server-Sent Events --------------------------------------------------------------- */
+
+typedef struct { int fd; char *buf; size_t len; } s_sub_t;
+
+static s_sub_t s_subscribe (int port, const char *query, const char *last_id)
+{
+    s_sub_t s = { socket (AF_INET, SOCK_STREAM, 0), calloc (1, 1), 0 };
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons ((uint16_t) port) };
+    inet_pton (AF_INET, "127.0.0.1", &a.sin_addr);
+    assert_int_equal (connect (s.fd, (struct sockaddr *) &a, sizeof a), 0);
+    char req[512];
+    int n = snprintf (req, sizeof req, "GET /api/events%s HTTP/1.0\r\nHost: 127.0.0.1\r\n%s%s%s\r\n", query ? query : "",
+                      last_id ? "Last-Event-ID: " : "", last_id ? last_id : "", last_id ? "\r\n" : "");
+    assert_int_equal (write (s.fd, req, (size_t) n), n);
+    return s;
+}
+
+static int s_count (const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr (p, needle)); p += strlen (needle)) n++;
+    return n;
+}
+
+/* Read until `needle` appears `count` times or timeout; returns the count seen. */
+static int s_sub_wait (s_sub_t *s, const char *needle, int count, int timeout_ms)
+{
+    int64_t until = bmq_mono_ms () + timeout_ms;
+    while (s_count (s->buf, needle) < count && bmq_mono_ms () < until) {
+        struct pollfd p = { s->fd, POLLIN, 0 };
+        if (poll (&p, 1, 50) <= 0) continue;
+        char chunk[8192];
+        ssize_t n = read (s->fd, chunk, sizeof chunk);
+        if (n <= 0) break;
+        s->buf = realloc (s->buf, s->len + (size_t) n + 1);
+        memcpy (s->buf + s->len, chunk, (size_t) n);
+        s->len += (size_t) n;
+        s->buf[s->len] = 0;
+    }
+    return s_count (s->buf, needle);
+}
+
+static void s_sub_close (s_sub_t *s) { close (s->fd); free (s->buf); }
+
+static void s_publish (bmq_http_server_t *srv, const char *plan_id, int step)
+{
+    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_PROGRESS, NULL,
+        json_pack ("{s:s, s:i, s:i, s:s, s:s, s:s, s:f}", "plan_id", plan_id, "step", step, "total", 100, "status", "ok",
+                   "event", "step", "operation", "bpy.ops.mesh.primitive_cube_add", "duration_ms", 1.5));
+    unsigned char *buf;
+    size_t len;
+    assert_int_equal (bmq_envelope_encode (env, &buf, &len, NULL, 0), 0);
+    bmq_http_server_on_event (srv, buf, len);
+    free (buf);
+    bmq_envelope_destroy (&env);
+}
+
+/* The id of the n-th event (1-based) in an SSE text. */
+static unsigned long long s_event_id (const char *text, int n)
+{
+    const char *p = text;
+    for (int i = 0; i < n && p; i++) p = strstr (p + (i ? 1 : 0), "id: ");
+    return p ? strtoull (p + 4, NULL, 10) : 0;
+}
+
+static void test_sse_filter_and_resume (void **state)
+{
+    int port = bmq_http_server_port (s_srv);
+    s_sub_t all = s_subscribe (port, NULL, NULL), one = s_subscribe (port, "?plan_id=p-A", NULL);
+    assert_int_equal (s_sub_wait (&all, ": connected", 1, 3000), 1);
+    assert_int_equal (s_sub_wait (&one, ": connected", 1, 3000), 1);
+    assert_non_null (strstr (all.buf, "Content-Type: text/event-stream"));
+    s_publish (s_srv, "p-A", 1);
+    s_publish (s_srv, "p-B", 1);
+    s_publish (s_srv, "p-A", 2);
+    assert_int_equal (s_sub_wait (&all, "event: progress", 3, 3000), 3);
+    assert_int_equal (s_sub_wait (&one, "event: progress", 2, 3000), 2);
+    assert_null (strstr (one.buf, "p-B"));
+    unsigned long long first = s_event_id (all.buf, 1), third = s_event_id (all.buf, 3);
+    assert_int_equal (third, first + 2);
+    char last[32];
+    snprintf (last, sizeof last, "%llu", first);                    /* resume after the first */
+    s_sub_t again = s_subscribe (port, NULL, last);
+    assert_int_equal (s_sub_wait (&again, "event: progress", 2, 3000), 2);
+    assert_int_equal (s_event_id (again.buf, 1), first + 1);
+    assert_null (strstr (again.buf, "event: gap"));
+    s_sub_close (&again);
+    for (int i = 0; i < 100; i++) s_publish (s_srv, "p-C", i + 1);   /* the ring holds 64: the first is gone */
+    again = s_subscribe (port, NULL, last);
+    assert_true (s_sub_wait (&again, "event: progress", 64, 3000) >= 64);
+    assert_non_null (strstr (again.buf, "event: gap"));
+    s_sub_close (&again);
+    s_sub_close (&all);
+    s_sub_close (&one);
+}
+
+static void test_sse_100_subscribers (void **state)
+{
+    enum { SUBS = 100, EVENTS = 20 };
+    int port = bmq_http_server_port (s_srv);
+    static s_sub_t subs[SUBS];
+    for (int i = 0; i < SUBS; i++) subs[i] = s_subscribe (port, "?plan_id=p-FAN", NULL);
+    for (int i = 0; i < SUBS; i++) assert_int_equal (s_sub_wait (&subs[i], ": connected", 1, 5000), 1);
+    int64_t t0 = bmq_mono_ms ();
+    for (int e = 0; e < EVENTS; e++) s_publish (s_srv, "p-FAN", e + 1);
+    int complete = 0;
+    for (int i = 0; i < SUBS; i++) complete += s_sub_wait (&subs[i], "event: progress", EVENTS, 5000) == EVENTS;
+    fprintf (stderr, "100 subscribers got %d events each in %lld ms\n", EVENTS, (long long) (bmq_mono_ms () - t0));
+    assert_int_equal (complete, SUBS);
+    for (int i = 0; i < SUBS; i++) s_sub_close (&subs[i]);
+}
+
+/* ---- MCP Streamable HTTP ---------------------------------------------------------------- */
+
+static char *s_header (const char *headers, const char *name)
+{
+    const char *p = strcasestr (headers, name);
+    if (!p) return NULL;
+    p += strlen (name);
+    while (*p == ':' || *p == ' ') p++;
+    return strndup (p, strcspn (p, "\r\n"));
+}
+
+static void test_mcp_http (void **state)
+{
+    const char *accept = "Accept: application/json, text/event-stream";
+    s_resp_t r = s_http (s_base, "POST", "/mcp", "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
+                         "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}",
+                         accept, NULL);
+    assert_int_equal (r.status, 200);
+    assert_non_null (strstr (r.body.data, "\"protocolVersion\":\"2025-06-18\""));
+    char *sid = s_header (r.headers.data, "Mcp-Session-Id");
+    assert_non_null (sid);
+    assert_int_equal (strlen (sid), 32);
+    s_free (&r);
+    char session[96], version[] = "MCP-Protocol-Version: 2025-06-18";
+    snprintf (session, sizeof session, "Mcp-Session-Id: %s", sid);
+    r = s_http (s_base, "POST", "/mcp", "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", accept, session, version, NULL);
+    assert_int_equal (r.status, 202);
+    s_free (&r);
+    r = s_http (s_base, "POST", "/mcp", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}", accept, session, version, NULL);
+    assert_int_equal (r.status, 200);
+    assert_non_null (strstr (r.body.data, "execute_plan"));
+    assert_non_null (strstr (r.body.data, "test_tool_with_progress"));
+    assert_null (strstr (r.body.data, "_kind"));
+    s_free (&r);
+    r = s_http (s_base, "POST", "/mcp", "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}", accept, NULL);
+    assert_int_equal (r.status, 400);                                       /* no session */
+    s_free (&r);
+    r = s_http (s_base, "POST", "/mcp", "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}", accept,
+                "Mcp-Session-Id: 00000000000000000000000000000000", NULL);
+    assert_int_equal (r.status, 404);                                       /* unknown session */
+    s_free (&r);
+    r = s_http (s_base, "POST", "/mcp", "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}", accept, session,
+                "MCP-Protocol-Version: 1999-01-01", NULL);
+    assert_int_equal (r.status, 400);                                       /* unsupported revision */
+    s_free (&r);
+    r = s_http (s_base, "POST", "/mcp", "{\"jsonrpc\":", accept, session, NULL);
+    assert_int_equal (r.status, 400);
+    assert_non_null (strstr (r.body.data, "-32700"));
+    s_free (&r);
+    r = s_http (s_base, "POST", "/mcp", "[{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}]", accept, session, NULL);
+    assert_int_equal (r.status, 400);                                       /* no batches */
+    s_free (&r);
+    r = s_http (s_base, "POST", "/mcp", "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"nope\"}", accept, session, NULL);
+    assert_int_equal (r.status, 200);
+    assert_non_null (strstr (r.body.data, "-32601"));
+    s_free (&r);
+    r = s_http (s_base, "POST", "/mcp", "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":"
+                "\"test_tool_with_progress\",\"arguments\":{},\"_meta\":{\"progressToken\":\"tok\"}}}", accept, session, NULL);
+    assert_int_equal (r.status, 200);
+    assert_non_null (strstr (r.headers.data, "text/event-stream"));
+    assert_int_equal (s_count (r.body.data, "notifications/progress"), 3);
+    assert_non_null (strstr (r.body.data, "\"id\":5,\"result\""));
+    s_free (&r);
+    r = s_http (s_base, "POST", "/mcp", "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":"
+                "\"validate_plan\",\"arguments\":{\"plan\":[{\"operation\":\"bpy.ops.wm.quit_blender\"}]}}}",
+                "Accept: application/json", session, NULL);
+    assert_int_equal (r.status, 200);                                       /* JSON mode, through the fake gateway */
+    assert_non_null (strstr (r.headers.data, "application/json"));
+    assert_non_null (strstr (r.body.data, "\"accepted\":false"));
+    s_free (&r);
+    r = s_http (s_base, "GET", "/mcp", NULL, accept, session, NULL);
+    assert_int_equal (r.status, 405);
+    s_free (&r);
+    r = s_http (s_base, "POST", "/mcp", "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}", "Accept: image/png", session, NULL);
+    assert_int_equal (r.status, 406);
+    s_free (&r);
+    r = s_http (s_base, "DELETE", "/mcp", NULL, session, NULL);
+    assert_int_equal (r.status, 200);
+    s_free (&r);
+    r = s_http (s_base, "POST", "/mcp", "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}", accept, session, NULL);
+    assert_int_equal (r.status, 404);
+    s_free (&r);
+    free (sid);
+}
+
+int main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_health_metrics_and_unknown_routes),
+        cmocka_unit_test (test_capabilities),
+        cmocka_unit_test (test_chat_and_plan_records),
+        cmocka_unit_test (test_plans),
+        cmocka_unit_test (test_oversized_bodies),
+        cmocka_unit_test (test_scene_scripts),
+        cmocka_unit_test (test_host_and_origin),
+        cmocka_unit_test (test_bearer_token),
+        cmocka_unit_test (test_generated_token_for_a_non_loopback_bind),
+        cmocka_unit_test (test_sse_filter_and_resume),
+        cmocka_unit_test (test_sse_100_subscribers),
+        cmocka_unit_test (test_mcp_http),
+    };
+    return cmocka_run_group_tests (tests, s_setup, s_teardown);
+}

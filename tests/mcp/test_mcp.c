@@ -1,0 +1,282 @@
+/* The MCP library without any transport: the tool table (what tools/list
+ * offers and what it costs), JSON-RPC dispatch and version negotiation, and
+ * tool calls fed with the gateway's answers (progress, logs, results,
+ * rejections, errors, deadlines, cancellation, images). */
+#include "mcp_server.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+static bmq_mcp_t *s_mcp;
+
+static int s_setup (void **state)
+{
+    char err[256];
+    bmq_mcp_options_t o = { .test_tools = false, .request_timeout_ms = 1000 };
+    s_mcp = bmq_mcp_new (&o, err, sizeof err);
+    if (!s_mcp) fprintf (stderr, "%s\n", err);
+    return s_mcp ? 0 : -1;
+}
+
+static int s_teardown (void **state) { bmq_mcp_destroy (&s_mcp); return 0; }
+
+static json_t *s_handle (bmq_mcp_session_t *s, const char *text, bmq_mcp_outcome_t *out)
+{
+    json_t *msg = json_loads (text, 0, NULL);
+    assert_non_null (msg);
+    bmq_mcp_handle (s_mcp, s, msg, out);
+    json_decref (msg);
+    return out->response;
+}
+
+static void test_tool_list (void **state)
+{
+    const bmq_mcp_tools_t *tools = bmq_mcp_tools (s_mcp);
+    json_t *list = json_object_get (bmq_mcp_tools_list (tools), "tools");
+    const char *want[] = { "discover_capabilities", "inspect_tool", "validate_plan", "execute_plan", "chat",
+                           "get_scene_info", "get_object_info", "get_viewport_screenshot" };
+    assert_int_equal (json_array_size (list), 8);
+    for (size_t i = 0; i < 8; i++) {
+        json_t *t = json_array_get (list, i);
+        assert_string_equal (json_string_value (json_object_get (t, "name")), want[i]);
+        assert_true (json_is_object (json_object_get (t, "inputSchema")));
+        assert_null (json_object_get (t, "_kind"));
+    }
+    /* the script and recipe services are not in this build: hidden, and known as unavailable */
+    assert_false (bmq_mcp_tools_find (tools, "inject_bpy_script")->available);
+    assert_false (bmq_mcp_tools_find (tools, "save_recipe")->available);
+    assert_null (bmq_mcp_tools_find (tools, "nope"));
+    size_t bytes = bmq_mcp_tools_list_bytes (tools);
+    fprintf (stderr, "tools/list: %zu tools, %zu bytes (about %zu tokens at 4 bytes each)\n", json_array_size (list), bytes, bytes / 4);
+    assert_true (bytes < 5000);
+    char err[256];
+    bmq_mcp_tools_t *with_tests = bmq_mcp_tools_new (true, err, sizeof err);
+    assert_non_null (bmq_mcp_tools_find (with_tests, "test_tool_with_progress"));
+    bmq_mcp_tools_destroy (&with_tests);
+}
+
+static void test_lifecycle (void **state)
+{
+    bmq_mcp_session_t s;
+    bmq_mcp_session_init (&s);
+    bmq_mcp_outcome_t out;
+    json_t *r = s_handle (&s, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
+                              "\"capabilities\":{},\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}}", &out);
+    assert_string_equal (json_string_value (json_object_get (json_object_get (r, "result"), "protocolVersion")), "2025-06-18");
+    assert_non_null (json_object_get (json_object_get (json_object_get (r, "result"), "capabilities"), "logging"));
+    json_decref (r);
+    r = s_handle (&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2024-11-05\"}}", &out);
+    assert_string_equal (json_string_value (json_object_get (json_object_get (r, "result"), "protocolVersion")), BMQ_MCP_LATEST_VERSION);
+    json_decref (r);
+    r = s_handle (&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{}}", &out);
+    assert_int_equal (json_integer_value (json_object_get (json_object_get (r, "error"), "code")), -32602);
+    json_decref (r);
+    assert_null (s_handle (&s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", &out));
+    assert_true (s.initialized);
+    r = s_handle (&s, "{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}", &out);
+    assert_int_equal (json_object_size (json_object_get (r, "result")), 0);
+    assert_string_equal (json_string_value (json_object_get (r, "id")), "p");
+    json_decref (r);
+    r = s_handle (&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"logging/setLevel\",\"params\":{\"level\":\"loud\"}}", &out);
+    assert_int_equal (json_integer_value (json_object_get (json_object_get (r, "error"), "code")), -32602);
+    json_decref (r);
+    json_decref (s_handle (&s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"logging/setLevel\",\"params\":{\"level\":\"warning\"}}", &out));
+    assert_int_equal (s.log_level, 3);
+    r = s_handle (&s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/list\"}", &out);
+    assert_int_equal (json_integer_value (json_object_get (json_object_get (r, "error"), "code")), -32601);
+    json_decref (r);
+    r = s_handle (&s, "{\"jsonrpc\":\"1.0\",\"id\":6,\"method\":\"ping\"}", &out);
+    assert_int_equal (json_integer_value (json_object_get (json_object_get (r, "error"), "code")), -32600);
+    json_decref (r);
+    assert_null (s_handle (&s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":7}}", &out));
+    assert_int_equal (json_integer_value (out.cancel_id), 7);
+    json_decref (out.cancel_id);
+    r = s_handle (&s, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"nope\"}}", &out);
+    assert_int_equal (json_integer_value (json_object_get (json_object_get (r, "error"), "code")), -32602);
+    json_decref (r);
+}
+
+/* Start a call through the server; returns the call, request in *req. */
+static bmq_mcp_call_t *s_call (const char *params, int level, bmq_envelope_t **req, json_t **response)
+{
+    bmq_mcp_session_t s;
+    bmq_mcp_session_init (&s);
+    s.log_level = level;
+    char text[4096];
+    snprintf (text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"tools/call\",\"params\":%s}", params);
+    bmq_mcp_outcome_t out;
+    s_handle (&s, text, &out);
+    *req = out.request;
+    *response = out.response;
+    return out.call;
+}
+
+static bmq_envelope_t *s_answer (const bmq_envelope_t *req, bmq_msg_type_t type, const char *body)
+{
+    return bmq_envelope_reply (req, type, json_loads (body, 0, NULL));
+}
+
+static bool s_feed (bmq_mcp_call_t *call, const bmq_envelope_t *req, bmq_msg_type_t type, const char *body, json_t *out)
+{
+    bmq_envelope_t *env = s_answer (req, type, body);
+    bool over = bmq_mcp_call_feed (call, env, out);
+    bmq_envelope_destroy (&env);
+    return over;
+}
+
+static json_t *s_result (json_t *out) { return json_object_get (json_array_get (out, json_array_size (out) - 1), "result"); }
+
+static void test_execute_plan_progress_and_result (void **state)
+{
+    bmq_envelope_t *req;
+    json_t *resp, *out = json_array ();
+    bmq_mcp_call_t *call = s_call ("{\"name\":\"execute_plan\",\"arguments\":{\"plan\":[{\"operation\":\"a\"},{\"operation\":\"b\"}]},"
+                                   "\"_meta\":{\"progressToken\":\"t1\"}}", 1, &req, &resp);
+    assert_non_null (call);
+    assert_null (resp);
+    assert_int_equal (req->type, BMQ_MSG_RUN_REQUEST);
+    assert_string_equal (req->sender, "mcp");
+    assert_string_equal (bmq_mcp_call_cid (call), req->cid);
+    assert_false (s_feed (call, req, BMQ_MSG_VALIDATE_REPLY, "{\"accepted\":true,\"errors\":[],\"plan_hash\":\"h\",\"plan_id\":\"p-1\"}", out));
+    assert_false (s_feed (call, req, BMQ_MSG_PROGRESS, "{\"plan_id\":\"p-1\",\"step\":0,\"total\":2,\"status\":\"started\",\"event\":\"plan\"}", out));
+    assert_false (s_feed (call, req, BMQ_MSG_PROGRESS, "{\"plan_id\":\"p-1\",\"step\":1,\"total\":2,\"status\":\"ok\",\"event\":\"step\",\"operation\":\"a\",\"duration_ms\":1.0}", out));
+    assert_false (s_feed (call, req, BMQ_MSG_PROGRESS, "{\"plan_id\":\"p-1\",\"step\":2,\"total\":2,\"status\":\"ok\",\"event\":\"step\",\"operation\":\"b\",\"duration_ms\":1.0}", out));
+    assert_true (s_feed (call, req, BMQ_MSG_EXECUTE_RESULT, "{\"plan_id\":\"p-1\",\"status\":\"done\",\"steps_done\":2,\"steps_total\":2,"
+                                                            "\"duration_ms\":3.0,\"objects\":[\"x\"]}", out));
+    size_t i, progress = 0, logs = 0;
+    json_t *m;
+    double last = -1;
+    json_array_foreach (out, i, m) {
+        const char *method = json_string_value (json_object_get (m, "method"));
+        if (method && !strcmp (method, "notifications/progress")) {
+            json_t *p = json_object_get (m, "params");
+            assert_string_equal (json_string_value (json_object_get (p, "progressToken")), "t1");
+            assert_true (json_number_value (json_object_get (p, "progress")) > last);
+            last = json_number_value (json_object_get (p, "progress"));
+            progress++;
+        }
+        else if (method) logs++;
+    }
+    assert_int_equal (progress, 3);                              /* started (0), step 1, step 2 */
+    assert_true (logs >= 2);                                     /* validated, done (info); no debug ones */
+    json_t *result = s_result (out);
+    assert_false (json_is_true (json_object_get (result, "isError")));
+    assert_string_equal (json_string_value (json_object_get (json_object_get (result, "structuredContent"), "status")), "done");
+    assert_non_null (strstr (json_string_value (json_object_get (json_array_get (json_object_get (result, "content"), 0), "text")), "done: 2/2"));
+    assert_int_equal (json_integer_value (json_object_get (json_array_get (out, json_array_size (out) - 1), "id")), 42);
+    json_decref (out);
+    bmq_envelope_destroy (&req);
+    bmq_mcp_call_destroy (&call);
+}
+
+static void test_rejection_error_deadline (void **state)
+{
+    bmq_envelope_t *req;
+    json_t *resp, *out = json_array ();
+    bmq_mcp_call_t *call = s_call ("{\"name\":\"execute_plan\",\"arguments\":{\"plan\":[{\"operation\":\"bpy.ops.wm.quit_blender\"}]}}", 1, &req, &resp);
+    assert_true (s_feed (call, req, BMQ_MSG_VALIDATE_REPLY, "{\"accepted\":false,\"plan_hash\":\"h\",\"plan_id\":\"p-2\",\"errors\":"
+                                                            "[{\"step\":0,\"field\":\"operation\",\"reason\":\"not in the palette\"}]}", out));
+    json_t *result = s_result (out);
+    assert_true (json_is_true (json_object_get (result, "isError")));
+    assert_string_equal (json_string_value (json_object_get (json_object_get (result, "structuredContent"), "status")), "rejected");
+    assert_non_null (strstr (json_string_value (json_object_get (json_array_get (json_object_get (result, "content"), 0), "text")),
+                             "step 0 operation: not in the palette"));
+    bmq_envelope_destroy (&req);
+    bmq_mcp_call_destroy (&call);
+    json_array_clear (out);
+
+    call = s_call ("{\"name\":\"discover_capabilities\"}", 1, &req, &resp);
+    assert_int_equal (req->type, BMQ_MSG_CAPABILITIES_REQUEST);
+    assert_string_equal (bmq_body_str (req, "form"), "compact");
+    assert_true (s_feed (call, req, BMQ_MSG_ERROR, "{\"code\":\"busy\",\"message\":\"queue full\"}", out));
+    assert_non_null (strstr (json_string_value (json_object_get (json_array_get (json_object_get (s_result (out), "content"), 0), "text")),
+                             "try again"));
+    bmq_envelope_destroy (&req);
+    bmq_mcp_call_destroy (&call);
+    json_array_clear (out);
+
+    call = s_call ("{\"name\":\"get_scene_info\",\"arguments\":{}}", 1, &req, &resp);
+    assert_false (bmq_mcp_call_tick (call, bmq_mono_ms (), out));
+    assert_true (bmq_mcp_call_tick (call, bmq_mcp_call_wakeup (call) + 1, out));   /* the deadline */
+    assert_true (json_is_true (json_object_get (s_result (out), "isError")));
+    bmq_envelope_destroy (&req);
+    bmq_mcp_call_destroy (&call);
+    json_decref (out);
+}
+
+static void test_bad_arguments_and_unavailable_tools (void **state)
+{
+    const char *cases[] = {
+        "{\"name\":\"execute_plan\",\"arguments\":{}}",
+        "{\"name\":\"execute_plan\",\"arguments\":{\"plan\":[]}}",
+        "{\"name\":\"execute_plan\",\"arguments\":{\"plan\":[{}],\"keep_partial\":\"no\"}}",
+        "{\"name\":\"inspect_tool\",\"arguments\":{\"tool_name\":7}}",
+        "{\"name\":\"get_viewport_screenshot\",\"arguments\":{\"width\":100000}}",
+        "{\"name\":\"discover_capabilities\",\"arguments\":{\"form\":\"tiny\"}}",
+        "{\"name\":\"chat\",\"arguments\":[1]}",
+        "{\"name\":\"save_recipe\",\"arguments\":{\"name\":\"x\",\"plan\":[]}}",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        bmq_envelope_t *req;
+        json_t *resp;
+        assert_null (s_call (cases[i], 1, &req, &resp));
+        assert_null (req);
+        assert_true (json_is_true (json_object_get (json_object_get (resp, "result"), "isError")));
+        json_decref (resp);
+    }
+    bmq_envelope_t *req;
+    json_t *resp;
+    bmq_mcp_call_t *call = s_call ("{\"name\":\"validate_plan\",\"arguments\":{\"plan\":\"[{\\\"operation\\\":\\\"x\\\"}]\"}}", 1, &req, &resp);
+    assert_non_null (call);                                      /* a plan given as a JSON string is read */
+    assert_true (json_is_array (json_object_get (req->body, "plan")));
+    bmq_envelope_destroy (&req);
+    bmq_mcp_call_destroy (&call);
+}
+
+static void test_cancel_and_image (void **state)
+{
+    bmq_envelope_t *req;
+    json_t *resp, *out = json_array ();
+    bmq_mcp_call_t *call = s_call ("{\"name\":\"chat\",\"arguments\":{\"prompt\":\"build a snowman\"}}", 1, &req, &resp);
+    s_feed (call, req, BMQ_MSG_CHAT_PLANNED, "{\"plan\":[{\"operation\":\"a\"}],\"plan_id\":\"p-9\",\"source\":\"offline\"}", out);
+    bmq_envelope_t *cancel = bmq_mcp_call_cancel (call);
+    assert_non_null (cancel);
+    assert_int_equal (cancel->type, BMQ_MSG_CANCEL_REQUEST);
+    assert_string_equal (cancel->cid, req->cid);
+    assert_string_equal (bmq_body_str (cancel, "plan_id"), "p-9");
+    assert_true (bmq_mcp_call_feed (call, req, out));            /* over: nothing more is answered */
+    bmq_envelope_destroy (&cancel);
+    bmq_envelope_destroy (&req);
+    bmq_mcp_call_destroy (&call);
+    json_array_clear (out);
+
+    call = s_call ("{\"name\":\"get_viewport_screenshot\",\"arguments\":{\"width\":32,\"height\":32}}", 1, &req, &resp);
+    assert_string_equal (bmq_body_str (req, "command"), "render_preview");
+    bmq_envelope_t *reply = s_answer (req, BMQ_MSG_SCENE_REPLY, "{\"command\":\"render_preview\",\"result\":{\"width\":32,\"height\":32}}");
+    bmq_envelope_set_blob (reply, "\x89PNG\r\n\x1a\n", 8);
+    assert_true (bmq_mcp_call_feed (call, reply, out));
+    json_t *image = json_array_get (json_object_get (s_result (out), "content"), 0);
+    assert_string_equal (json_string_value (json_object_get (image, "type")), "image");
+    assert_string_equal (json_string_value (json_object_get (image, "data")), "iVBORw0KGgo=");
+    bmq_envelope_destroy (&reply);
+    bmq_envelope_destroy (&req);
+    bmq_mcp_call_destroy (&call);
+    json_decref (out);
+}
+
+int main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_tool_list),
+        cmocka_unit_test (test_lifecycle),
+        cmocka_unit_test (test_execute_plan_progress_and_result),
+        cmocka_unit_test (test_rejection_error_deadline),
+        cmocka_unit_test (test_bad_arguments_and_unavailable_tools),
+        cmocka_unit_test (test_cancel_and_image),
+    };
+    return cmocka_run_group_tests (tests, s_setup, s_teardown);
+}
