@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #define S_NOBODY 65534
-#define S_MAX_ARGS 96
+#define S_MAX_ARGS 160
 
 void bmq_sandbox_limits_defaults (bmq_sandbox_limits_t *l)
 {
@@ -189,27 +189,30 @@ static int s_run_probe (const bmq_sandbox_limits_t *l, bool drop_root, int *stat
     return -1;
 }
 
-static bool s_in_path (const char *exe)
+/* The absolute path of exe (PATH lookup), in out; false when not found. */
+static bool s_in_path (const char *exe, char *out, size_t outlen)
 {
-    if (strchr (exe, '/'))
+    if (strchr (exe, '/')) {
+        snprintf (out, outlen, "%s", exe);
         return access (exe, X_OK) == 0;
+    }
     const char *path = getenv ("PATH");
-    char buf[1024];
     for (const char *p = path ? path : "/usr/bin:/bin"; p && *p;) {
         const char *colon = strchr (p, ':');
         size_t n = colon ? (size_t) (colon - p) : strlen (p);
-        snprintf (buf, sizeof buf, "%.*s/%s", (int) n, p, exe);
-        if (access (buf, X_OK) == 0)
+        snprintf (out, outlen, "%.*s/%s", (int) n, p, exe);
+        if (n > 0 && access (out, X_OK) == 0)
             return true;
         p = colon ? colon + 1 : NULL;
     }
     return false;
 }
 
-int bmq_sandbox_probe (const bmq_sandbox_limits_t *l, bool *drop_root, char *err, size_t errlen)
+int bmq_sandbox_probe (bmq_sandbox_limits_t *l, bool *drop_root, char *err, size_t errlen)
 {
+    static char bwrap[512], blender[512];
     int status = 0;
-    if (!s_in_path (l->bwrap)) {
+    if (!s_in_path (l->bwrap, bwrap, sizeof bwrap)) {
         snprintf (err, errlen, "sandbox unavailable: bubblewrap (%s) is not installed; scripts cannot be "
                   "checked in a sandbox, so live execution is refused", l->bwrap);
         return -1;
@@ -218,10 +221,13 @@ int bmq_sandbox_probe (const bmq_sandbox_limits_t *l, bool *drop_root, char *err
         snprintf (err, errlen, "sandbox unavailable: the runner %s is missing", l->runner);
         return -1;
     }
-    if (!s_in_path (l->blender)) {
-        snprintf (err, errlen, "sandbox unavailable: Blender (%s) is not installed", l->blender);
+    if (!s_in_path (l->blender, blender, sizeof blender) || strncmp (blender, "/usr/", 5) != 0) {
+        snprintf (err, errlen, "sandbox unavailable: Blender (%s) is not installed under /usr, the only "
+                  "system tree the sandbox sees", l->blender);
         return -1;
     }
+    l->bwrap = bwrap;               /* absolute from now on: no PATH search as nobody */
+    l->blender = blender;
     bool want_drop = geteuid () == 0 && !l->keep_root;
     if (s_run_probe (l, want_drop, &status) == 0 && WIFEXITED (status) && WEXITSTATUS (status) == 0) {
         *drop_root = want_drop;

@@ -52,9 +52,10 @@ pid_t bmq_sandbox_spawn (const bmq_sandbox_limits_t *l, const char *inst_dir, in
                          bool drop_root, char *err, size_t errlen);
 
 /* Can a sandbox start here? Runs bwrap with the same isolation around
- * /usr/bin/true. *drop_root tells whether it works as nobody (preferred when
+ * /usr/bin/true; resolves l->bwrap and l->blender to absolute paths (static
+ * storage). *drop_root tells whether it works as nobody (preferred when
  * root) or only as the current user. 0, or -1 with a reason fit for the user
  * ("bubblewrap is not installed", "user namespaces are disabled", ...). */
-int bmq_sandbox_probe (const bmq_sandbox_limits_t *l, bool *drop_root, char *err, size_t errlen);
+int bmq_sandbox_probe (bmq_sandbox_limits_t *l, bool *drop_root, char *err, size_t errlen);
 
 #endif

@@ -84,6 +84,8 @@ void bmq_broker_destroy (bmq_broker_t **self_p)
 void bmq_broker_set_deadline (bmq_broker_t *self, int deadline_ms) { if (deadline_ms > 0) self->deadline = deadline_ms; }
 zsock_t *bmq_broker_sock (bmq_broker_t *self) { return self->sock; }
 
+static void s_dispatch (bmq_broker_t *self);
+
 int bmq_broker_submit (bmq_broker_t *self, bmq_envelope_t **req_p)
 {
     if (zlistx_size (self->queue) >= BMQ_BROKER_QUEUE_MAX) { bmq_envelope_destroy (req_p); return -1; }
@@ -91,7 +93,7 @@ int bmq_broker_submit (bmq_broker_t *self, bmq_envelope_t **req_p)
     job->req = *req_p;
     *req_p = NULL;
     zlistx_add_end (self->queue, job);
-    bmq_broker_tick (self);
+    s_dispatch (self);
     return 0;
 }
 
@@ -182,7 +184,10 @@ void bmq_broker_tick (bmq_broker_t *self)
 {
     int64_t now = bmq_mono_ms ();
     zlistx_t *gone = zlistx_new ();
-    for (s_worker_t *w = zhashx_first (self->workers); w; w = zhashx_next (self->workers)) {
+    /* Judge nobody while messages wait unread: a heartbeat or an answer may be
+     * among them, and the silence would be ours, not the worker's. */
+    bool unread = zsock_events (self->sock) & ZMQ_POLLIN;
+    for (s_worker_t *w = unread ? NULL : zhashx_first (self->workers); w; w = zhashx_next (self->workers)) {
         if (now - w->last_heard > (int64_t) self->interval * self->liveness) {
             bmq_warn ("validator worker %lld silent for %lld ms: removed from the pool%s", (long long) w->pid,
                       (long long) (now - w->last_heard), w->job ? ", its request goes to another" : "");

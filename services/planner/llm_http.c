@@ -171,6 +171,19 @@ void bmq_http_redact (char *text, size_t size, const char *secret)
     }
 }
 
+char *bmq_http_utf8_fix (char *text)
+{
+    unsigned char *s = (unsigned char *) text;
+    for (size_t i = 0; s && s[i]; ) {
+        size_t n = s[i] < 0x80 ? 1 : (s[i] >> 5) == 6 ? 2 : (s[i] >> 4) == 14 ? 3 : (s[i] >> 3) == 30 ? 4 : 0;
+        bool ok = n > 0 && !(n == 2 && s[i] < 0xC2);
+        for (size_t k = 1; ok && k < n; k++) ok = (s[i + k] & 0xC0) == 0x80;
+        if (!ok) { s[i++] = '?'; continue; }
+        i += n;
+    }
+    return text;
+}
+
 int bmq_http_duration_ms (const char *text)
 {
     if (!text) return -1;
@@ -370,6 +383,8 @@ static int s_exchange (const bmq_http_request_t *req, const char *payload, struc
     s_xfer_free (&x);
     bmq_http_redact (err->message, sizeof err->message, req->secret);      /* before anyone sees it */
     bmq_http_redact (err->code, sizeof err->code, req->secret);
+    bmq_http_utf8_fix (err->message);                                       /* clips may cut a character */
+    bmq_http_utf8_fix (err->code);
     return result;
 }
 
@@ -453,6 +468,7 @@ int bmq_http_post (const bmq_http_request_t *req, const bmq_http_policy_t *polic
         bmq_http_redact (err->message, sizeof err->message, req->secret);
         bmq_http_redact (err->code, sizeof err->code, req->secret);
         if (!*err->code) snprintf (err->code, sizeof err->code, "error");
+        bmq_http_utf8_fix (err->message);
     }
     curl_slist_free_all (headers);
     free (payload);

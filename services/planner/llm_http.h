@@ -92,6 +92,10 @@ int bmq_http_duration_ms (const char *text);
 /* Replace every occurrence of secret in text (NUL-terminated, size bytes) by "[redacted]". */
 void bmq_http_redact (char *text, size_t size, const char *secret);
 
+/* Make text valid UTF-8 in place: a byte that does not belong to a well-formed
+ * sequence (a character cut by a clip) becomes '?'. Returns text. */
+char *bmq_http_utf8_fix (char *text);
+
 /* Call once per process before any thread uses libcurl. */
 void bmq_http_global_init (void);
 

@@ -39,6 +39,24 @@ void bmq_dialogue_result_clear (bmq_dialogue_result_t *out)
 
 /* ---- notes ----------------------------------------------------------------- */
 
+/* Notes end up on a terminal and in JSON: control characters (C0, DEL and
+ * C1, which some terminals obey even UTF-8 encoded) become spaces, and bytes
+ * that are not valid UTF-8 (a multi-byte character cut by a clip) become '?'. */
+static void s_clean (char *t)
+{
+    unsigned char *s = (unsigned char *) t;
+    for (size_t i = 0; s[i]; ) {
+        size_t n = s[i] < 0x80 ? 1 : (s[i] >> 5) == 6 ? 2 : (s[i] >> 4) == 14 ? 3 : (s[i] >> 3) == 30 ? 4 : 0;
+        bool ok = n > 0;
+        for (size_t k = 1; ok && k < n; k++) ok = (s[i + k] & 0xC0) == 0x80;
+        if (ok && n == 2 && s[i] < 0xC2) ok = false;                     /* overlong */
+        if (!ok) { s[i++] = '?'; continue; }
+        if (n == 1 && (s[i] < 0x20 || s[i] == 0x7f)) s[i] = ' ';
+        if (n == 2 && s[i] == 0xC2 && s[i + 1] < 0xA0) { s[i] = ' '; s[i + 1] = ' '; }
+        i += n;
+    }
+}
+
 static void s_note (s_dialogue_t *d, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
 static void s_note (s_dialogue_t *d, const char *fmt, ...)
 {
@@ -48,6 +66,7 @@ static void s_note (s_dialogue_t *d, const char *fmt, ...)
     va_start (ap, fmt);
     vsnprintf (text, sizeof text, fmt, ap);
     va_end (ap);
+    s_clean (text);
     d->sink->note (d->sink->ctx, text);
 }
 
@@ -129,6 +148,7 @@ static int s_fail (bmq_dialogue_result_t *out, const char *code, bool fallback_o
     vsnprintf (out->message, sizeof out->message, fmt, ap);
     va_end (ap);
     out->fallback_ok = fallback_ok;
+    s_clean (out->message);
     return -1;
 }
 
@@ -149,10 +169,12 @@ static s_step_t s_rejected (s_dialogue_t *d, bmq_dialogue_result_t *out, json_t 
     out->errors = json_incref (errors);
     if (out->fix_rounds >= o->max_fix_rounds) {
         json_t *first = json_array_get (errors, 0);
+        json_int_t step = json_integer_value (json_object_get (first, "step"));
+        char where[32] = "the plan";
+        if (step >= 0) snprintf (where, sizeof where, "step %lld", (long long) step + 1);
         s_fail (out, "plan_rejected", true, "%s's plan was still rejected after %d fix round%s: %zu problem(s), the first: "
-                "step %lld, %s: %s", d->title, out->fix_rounds, out->fix_rounds == 1 ? "" : "s", json_array_size (errors),
-                (long long) json_integer_value (json_object_get (first, "step")) + 1,
-                s_str (json_object_get (first, "field")), s_str (json_object_get (first, "reason")));
+                "%s, %s: %s", d->title, out->fix_rounds, out->fix_rounds == 1 ? "" : "s", json_array_size (errors),
+                where, s_str (json_object_get (first, "field")), s_str (json_object_get (first, "reason")));
         return S_GIVE_UP;
     }
     out->fix_rounds++;
@@ -254,6 +276,14 @@ static s_step_t s_call (s_dialogue_t *d, bmq_tools_t *tools, const bmq_llm_call_
 
 /* ---- the loop ---------------------------------------------------------------- */
 
+/* The length of text's longest prefix of at most max bytes that ends on a character boundary. */
+static size_t s_utf8_prefix (const char *text, size_t max)
+{
+    size_t n = strnlen (text, max);
+    if (text[n]) while (n && ((unsigned char) text[n] & 0xC0) == 0x80) n--;
+    return n;
+}
+
 static json_t *s_turn_record (s_dialogue_t *d, int turn, const bmq_llm_reply_t *r, double ms)
 {
     json_t *calls = json_array ();
@@ -262,7 +292,7 @@ static json_t *s_turn_record (s_dialogue_t *d, int turn, const bmq_llm_reply_t *
                                                  "args_error", r->calls[i].args ? NULL : r->calls[i].args_error));
     json_t *rec = json_pack ("{s:s, s:s, s:i, s:s, s:s#, s:o, s:f, s:O?}", "backend", d->opts->backend,
                              "model", d->opts->llm.model ? d->opts->llm.model : "", "turn", turn,
-                             "finish", r->finish_raw, "text", r->text, strnlen (r->text, S_AUDIT_TEXT),
+                             "finish", r->finish_raw, "text", r->text, (int) s_utf8_prefix (r->text, S_AUDIT_TEXT),
                              "calls", calls, "duration_ms", ms, "usage", r->usage);
     if (rec && *r->detail) json_object_set_new (rec, "detail", json_string (r->detail));
     return rec;

@@ -84,7 +84,20 @@ static json_t *s_param_union (const json_t *described)
             json_t *s = s_param_schema (p);
             json_object_del (s, "description");
             json_t *have = json_object_get (props, pname);
-            if (!have) json_object_set_new (props, pname, s);
+            json_t *have_items = json_object_get (have, "enum"), *items = json_object_get (s, "enum");
+            if (have_items && items) {              /* two enums: one enum of every item */
+                size_t k;
+                json_t *it;
+                json_array_foreach (items, k, it) {
+                    bool seen = false;
+                    size_t j;
+                    json_t *h;
+                    json_array_foreach (have_items, j, h) seen = seen || json_equal (h, it);
+                    if (!seen) json_array_append (have_items, it);
+                }
+                json_decref (s);
+            }
+            else if (!have) json_object_set_new (props, pname, s);
             else if (json_object_get (have, "anyOf")) {
                 json_t *alts = json_object_get (have, "anyOf");
                 size_t i;
@@ -295,8 +308,8 @@ void bmq_tools_title (const json_t *args, const char *prompt, char *out, size_t 
             size_t k = 0;
             while (k < n && c[k]) k++;
             if (k < n) break;
-            memcpy (out + o, c, n);
-            o += n;
+            if (n == 2 && c[0] == 0xC2 && c[1] < 0xA0) out[o++] = ' ';     /* a C1 control */
+            else { memcpy (out + o, c, n); o += n; }
         }
         c += n;
     }

@@ -2,6 +2,7 @@
 #include "script_literal.h"
 
 #include <math.h>
+#include <string.h>
 
 PyObject *bmq_script_get (PyObject *node, PyObject *name)
 {
@@ -31,10 +32,59 @@ static bool s_constant (PyObject *node, PyObject **value)
     return *value != NULL;
 }
 
+/* a + b, a - b, a * b, a ** b of literal numbers (so range(10**9) and
+ * 9 ** 9 ** 9 are judged); depth-bounded, results saturate to ±inf. */
+static bool s_folded (PyObject *node, double *out, bool *is_int, int depth)
+{
+    const bmq_script_names_t *n = bmq_script_names ();
+    if (depth > 8)
+        return false;
+    PyObject *op = bmq_script_get (node, n->op);
+    PyObject *l = bmq_script_get (node, n->left), *r = bmq_script_get (node, n->right);
+    bmq_ast_kind_t k = op ? bmq_script_ast_kind (op) : BMQ_AST_OTHER;
+    double a, b;
+    bool ia, ib, ok = false;
+    if (l && r && bmq_script_literal_number (l, &a, &ia) && bmq_script_literal_number (r, &b, &ib)) {
+        ok = true;
+        *is_int = ia && ib;
+        if (k == BMQ_AST_Pow)
+            *out = pow (a, b);
+        else if (k == BMQ_AST_Mult)
+            *out = a * b;
+        else if (k == BMQ_AST_LShift)
+            *out = ldexp (a, (int) fmin (b, 100000));
+        else {
+            PyObject *name = op ? PyObject_GetAttrString ((PyObject *) Py_TYPE (op), "__name__") : NULL;
+            const char *on = name && PyUnicode_Check (name) ? PyUnicode_AsUTF8 (name) : "";
+            if (on && strcmp (on, "Add") == 0)
+                *out = a + b;
+            else if (on && strcmp (on, "Sub") == 0)
+                *out = a - b;
+            else
+                ok = false;
+            Py_XDECREF (name);
+            PyErr_Clear ();
+        }
+        if (ok && isnan (*out))
+            *out = INFINITY;
+    }
+    Py_XDECREF (op);
+    Py_XDECREF (l);
+    Py_XDECREF (r);
+    return ok;
+}
+
 bool bmq_script_literal_number (PyObject *node, double *out, bool *is_int)
 {
     const bmq_script_names_t *n = bmq_script_names ();
     double sign = 1;
+    if (bmq_script_ast_kind (node) == BMQ_AST_BinOp) {
+        static _Thread_local int depth;      /* the GIL serialises calls; the counter bounds recursion */
+        depth++;
+        bool ok = s_folded (node, out, is_int, depth);
+        depth--;
+        return ok;
+    }
     PyObject *inner = NULL;
     if (bmq_script_ast_kind (node) == BMQ_AST_UnaryOp) {
         PyObject *op = bmq_script_get (node, n->op);

@@ -386,6 +386,33 @@ static void test_long_words_are_not_flooded (void **state)
     h_world_destroy (&w);
 }
 
+/* Words that would drive a terminal, and long non-ASCII text cut by clips. */
+static void test_hostile_words (void **state)
+{
+    h_world_t *w = h_world_new ("gemini", H_EXEC_ANSWER);
+    char text[2048] = "\x1b]0;pwned\x07\x1b[2J\xc2\x9b" "31m";
+    for (int i = 0; i < 300; i++) strcat (text, "\xc3\xa9");
+    char args[2048] = "{\"tool_name\": \"bpy.ops.\\u001b[2J";
+    for (int i = 0; i < 130; i++) strcat (args, "\\u00e9");
+    strcat (args, "\"}");
+    s_push_json (w, 200, h_gemini_call ("inspect_tool", args, NULL));
+    for (int i = 0; i < 3; i++) s_push_json (w, 200, h_gemini_text (text, "STOP"));
+    assert_int_equal (h_run (w, "a snowman"), -1);
+    assert_string_equal (w->result.code, "no_plan");
+    assert_true (h_noted (w, "inspecting bpy.ops."));
+    char *all = h_everything (w);       /* it all went into JSON, so every string is valid UTF-8 */
+    assert_non_null (all);
+    free (all);
+    /* what reaches a terminal (notes, the message) has no control characters; the audit keeps the words as said */
+    char *notes = json_dumps (w->sink.notes, JSON_COMPACT);
+    assert_null (strstr (notes, "\\u001b"));
+    assert_null (strstr (notes, "\xc2\x9b"));
+    assert_null (strchr (w->result.message, 0x1b));
+    assert_null (strstr (w->result.message, "\xc2\x9b"));
+    free (notes);
+    h_world_destroy (&w);
+}
+
 static void test_safety_block (void **state)
 {
     h_world_t *w = h_world_new ("gemini", H_EXEC_ANSWER);
@@ -698,6 +725,7 @@ int main (void)
         cmocka_unit_test (test_prose_then_call),
         cmocka_unit_test (test_prose_forever),
         cmocka_unit_test (test_long_words_are_not_flooded),
+        cmocka_unit_test (test_hostile_words),
         cmocka_unit_test (test_safety_block),
         cmocka_unit_test (test_malformed_and_cut_off),
         cmocka_unit_test (test_broken_answers),

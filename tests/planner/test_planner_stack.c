@@ -78,11 +78,11 @@ static void test_chat_shows_planner_notes (void **state)
     free (out);
     free (c1);
     free (c2);
-    /* the planner's log holds no key */
+    /* no log holds the key, nor a sanitizer report (under BMQ_SANITIZE) */
     char path[256];
-    snprintf (path, sizeof path, "grep -r -l '%s' '%s/logs'", H_KEY, s_dir);
+    snprintf (path, sizeof path, "grep -r -l -e '%s' -e 'Sanitizer' '%s/logs'", H_KEY, s_dir);
     out = s_run (path, &code);
-    assert_int_not_equal (code, 0);
+    if (code == 0) fail_msg ("found in %s", out);
     free (out);
     out = s_blendmq ("", "down", &code);
     free (out);

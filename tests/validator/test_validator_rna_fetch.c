@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bus.h"
 #include "rna_fetch.h"
@@ -119,11 +120,13 @@ static void test_silent_executor_gives_up (void **state)
     bmq_rna_fetch_destroy (&fetch);
     json_decref (ops);
     zsock_destroy (&f.router);
-    /* nothing listening at all: same, bounded */
+    /* nothing listening at all (an ipc path nobody binds): same, bounded */
+    snprintf (endpoint, sizeof endpoint, "ipc:///tmp/bmq-rna-fetch-nobody-%d.sock", (int) getpid ());
     fetch = bmq_rna_fetch_new (endpoint, ops = json_pack ("[s]", "bpy.ops.object.delete"), &opts);
-    fake_t none = { .router = bmq_bus_bind (ZMQ_ROUTER, "tcp://127.0.0.1:*") };
+    fake_t none = { .router = bmq_bus_bind (ZMQ_ROUTER, "tcp://127.0.0.1:*"), .silent = true };
     s_run (fetch, &none, 5000);
     assert_int_equal (bmq_rna_fetch_state (fetch), BMQ_RNA_GAVE_UP);
+    assert_int_equal (none.requests, 0);
     bmq_rna_fetch_destroy (&fetch);
     zsock_destroy (&none.router);
     json_decref (ops);

@@ -1,0 +1,56 @@
+"""protocol — the add-on's wire format (the C side is services/executor/blender_link.c).
+
+Frame (both directions): u32 BE json length H, u32 BE blob length B, H bytes UTF-8 JSON object,
+B bytes blob. H <= 1 MiB, B <= 64 MiB (before `hello` succeeds: H <= 64 KiB, B = 0, so an
+unauthenticated peer cannot make us buffer much). A bad frame gets an error reply (id 0) and
+the connection is closed.
+
+Request: {"id": int, "cmd": str, "args": {...}, "deadline_ms"?: number}.
+Reply:   {"id": int, "ok": bool, "result"?: {...}, "error"?: str, "bpy_ms": number}.
+The first request on a connection must be {"cmd": "hello", "args": {"token": ...}}.
+"""
+import json
+import struct
+
+ADDON_VERSION = "0.1.0"
+MAX_JSON = 1 << 20
+MAX_BLOB = 64 << 20
+PREAUTH_MAX_JSON = 64 << 10
+
+
+class FrameError(Exception):
+    """The peer broke framing; reply (id 0) and close."""
+
+
+def s_reject_constant(name):
+    raise ValueError("non-finite number " + name)
+
+
+def encode(obj, blob=b""):
+    """The frame header and JSON of one message; the caller sends `blob` after it."""
+    js = json.dumps(obj, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    return struct.pack(">II", len(js), len(blob)) + js
+
+
+def take_frame(buf, authed):
+    """Remove the first complete frame from `buf` (a bytearray) and return (request, blob);
+    None when more bytes are needed. Raises FrameError on a bad frame. Lengths are checked
+    before anything waits for the body."""
+    if len(buf) < 8:
+        return None
+    hlen, blen = struct.unpack_from(">II", buf)
+    cap_h, cap_b = (MAX_JSON, MAX_BLOB) if authed else (PREAUTH_MAX_JSON, 0)
+    if hlen > cap_h or blen > cap_b:
+        raise FrameError("frame too large (json %d, blob %d bytes)" % (hlen, blen))
+    if len(buf) < 8 + hlen + blen:
+        return None
+    raw = bytes(buf[8:8 + hlen])
+    blob = bytes(buf[8 + hlen:8 + hlen + blen])
+    del buf[:8 + hlen + blen]
+    try:
+        req = json.loads(raw.decode("utf-8"), parse_constant=s_reject_constant)
+    except (ValueError, RecursionError) as e:
+        raise FrameError("invalid JSON: %s" % e)
+    if not isinstance(req, dict):
+        raise FrameError("request must be a JSON object")
+    return req, blob

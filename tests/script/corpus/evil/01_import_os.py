@@ -1,0 +1,2 @@
+# expect: static import (seed acceptance test B)
+import os; os.remove('/important')

@@ -1,0 +1,3 @@
+# expect: static import
+import subprocess
+subprocess.run(['sh', '-c', 'id > /tmp/pwned'])

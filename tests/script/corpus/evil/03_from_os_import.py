@@ -1,0 +1,3 @@
+# expect: static import
+from os import system
+system('id')

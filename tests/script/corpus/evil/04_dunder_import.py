@@ -1,0 +1,2 @@
+# expect: static underscore
+__import__('os').system('id')

@@ -1,0 +1,3 @@
+# expect: static underscore
+b = print.__self__
+b.open('/etc/passwd').read()

@@ -1,0 +1,3 @@
+# expect: static builtin
+e = eval
+e('1 + 1')

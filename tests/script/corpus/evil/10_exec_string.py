@@ -1,0 +1,2 @@
+# expect: static builtin
+exec('import os; os.system("id")')

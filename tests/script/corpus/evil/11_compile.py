@@ -1,0 +1,2 @@
+# expect: static builtin
+code = compile('import os', 'x', 'exec')

@@ -1,0 +1,2 @@
+# expect: static builtin
+open('/tmp/blendmq-evil-open', 'w').write('pwned')

@@ -1,0 +1,5 @@
+# expect: static decorator
+import bpy
+@bpy.app.handlers.persistent
+def hook(scene):
+    pass

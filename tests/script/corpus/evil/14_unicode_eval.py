@@ -1,0 +1,2 @@
+# expect: static builtin
+ｅｖａｌ('1 + 1')

@@ -1,0 +1,3 @@
+# expect: static underscore
+b = print.__ｓｅｌｆ__
+b.exec('1')

@@ -1,0 +1,3 @@
+# expect: static bpy
+import bpy
+bpy.ｕｔｉｌｓ.execfile('/tmp/x.py')

@@ -1,0 +1,3 @@
+# expect: static bpy
+import bpy
+bpy.utils._os.system('touch /tmp/blendmq-evil-utils')

@@ -1,0 +1,3 @@
+# expect: static bpy
+import bpy
+bpy.app.driver_namespace['evil'] = print

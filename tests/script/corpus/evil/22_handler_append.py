@@ -1,0 +1,3 @@
+# expect: static bpy
+import bpy
+bpy.app.handlers.depsgraph_update_post.append(print)

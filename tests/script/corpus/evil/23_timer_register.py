@@ -1,0 +1,3 @@
+# expect: static bpy
+import bpy
+bpy.app.timers.register(lambda: 1.0)

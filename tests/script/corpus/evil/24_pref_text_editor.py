@@ -1,0 +1,3 @@
+# expect: static bpy
+import bpy
+bpy.context.preferences.filepaths.text_editor = '/bin/sh'

@@ -1,0 +1,3 @@
+# expect: static operator
+import bpy
+bpy.ops.render.render(write_still=True)

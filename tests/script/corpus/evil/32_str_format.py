@@ -1,0 +1,2 @@
+# expect: static attribute
+leak = '{0.__class__.__base__}'.format(1)

@@ -1,0 +1,2 @@
+# expect: static attribute
+'{x}'.format_map({'x': 1})

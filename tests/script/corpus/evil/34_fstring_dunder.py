@@ -1,0 +1,2 @@
+# expect: static underscore
+leak = f'{(1).__class__}'

@@ -1,0 +1,4 @@
+# expect: static builtin
+def f(open=None):
+    return open
+data = open('/etc/passwd').read()

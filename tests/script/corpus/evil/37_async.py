@@ -1,0 +1,3 @@
+# expect: static async
+async def f():
+    pass

@@ -1,0 +1,2 @@
+# expect: static limit
+s = 'x' * 10 ** 10

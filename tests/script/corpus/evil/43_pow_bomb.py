@@ -1,0 +1,2 @@
+# expect: static limit
+n = 9 ** 9 ** 9

@@ -1,0 +1,3 @@
+# expect: static operator
+import bpy
+bpy.ops.mesh.primitive_cube_add(**{'size': 2})

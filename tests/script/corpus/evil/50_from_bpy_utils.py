@@ -1,0 +1,3 @@
+# expect: static bpy
+from bpy import utils
+utils.execfile('/tmp/x.py')

@@ -1,0 +1,2 @@
+# expect: static underscore
+leak = (lambda f=print: f.__self__)()

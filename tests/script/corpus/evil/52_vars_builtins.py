@@ -1,0 +1,2 @@
+# expect: static builtin
+b = vars()['__builtins__']

@@ -1,0 +1,2 @@
+# expect: static builtin
+base = type(1).mro()[-1]

@@ -1,0 +1,4 @@
+# expect: static bpy
+import bpy
+with bpy.data.libraries.load('/etc/passwd') as (src, dst):
+    pass

@@ -1,0 +1,3 @@
+# expect: static attribute
+import bpy
+p = bpy.context.scene.path_resolve('render.filepath')

@@ -1,0 +1,4 @@
+# expect: static bpy
+import bpy
+wm = bpy.context.window_manager
+wm.keyconfigs

@@ -1,0 +1,3 @@
+# expect: static bpy
+import bpy
+bpy.types.Object.evil = 1

@@ -1,0 +1,3 @@
+# expect: static bpy
+import bpy
+bpy.msgbus.subscribe_rna(key=(), owner=1, args=(), notify=print)

@@ -1,0 +1,3 @@
+# expect: static underscore
+import random
+random._os.system('id')

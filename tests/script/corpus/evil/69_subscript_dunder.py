@@ -1,0 +1,3 @@
+# expect: static underscore
+d = {}
+x = d['__class__']

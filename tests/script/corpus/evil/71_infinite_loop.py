@@ -1,0 +1,4 @@
+# expect: sandbox timeout
+import bpy
+while True:
+    pass

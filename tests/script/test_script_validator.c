@@ -1,0 +1,361 @@
+/* Static validation of BPY scripts (FR-004): seed acceptance A/B/C, the
+ * benign and red-team corpora, RNA checks, caps, encodings, rules config,
+ * and concurrent use of one validator. */
+#include "script_validator.h"
+#include "script_testutil.h"
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+static json_t *s_rna;
+static bmq_script_validator_t *s_v;
+
+static int s_setup (void **state)
+{
+    char err[256];
+    s_rna = bmq_script_rna_load (BMQ_SOURCE_DIR "/" BMQ_SCRIPT_RNA_FIXTURE, err, sizeof err);
+    if (!s_rna) { fprintf (stderr, "%s\n", err); return -1; }
+    s_v = bmq_script_validator_new (NULL, s_rna, err, sizeof err);
+    if (!s_v) { fprintf (stderr, "%s\n", err); return -1; }
+    return 0;
+}
+
+static int s_teardown (void **state)
+{
+    bmq_script_validator_destroy (&s_v);
+    bmq_script_validator_destroy (&s_v);        /* safe twice */
+    json_decref (s_rna);
+    return 0;
+}
+
+static json_t *s_check (const char *src)
+{
+    json_t *r = bmq_script_validate (s_v, src, strlen (src));
+    assert_non_null (r);
+    return r;
+}
+
+static bool s_has_rule (json_t *r, const char *rule)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach (json_object_get (r, "errors"), i, e)
+        if (strcmp (json_string_value (json_object_get (e, "rule")), rule) == 0)
+            return true;
+    return false;
+}
+
+static void s_dump (const char *what, json_t *r)
+{
+    char *s = json_dumps (r, JSON_INDENT (1));
+    fprintf (stderr, "%s: %s\n", what, s);
+    free (s);
+}
+
+static void s_expect_valid (const char *src)
+{
+    json_t *r = s_check (src);
+    if (!json_is_true (json_object_get (r, "is_valid")))
+        s_dump (src, r);
+    assert_true (json_is_true (json_object_get (r, "is_valid")));
+    json_decref (r);
+}
+
+static void s_expect_rule (const char *src, const char *rule)
+{
+    json_t *r = s_check (src);
+    if (json_is_true (json_object_get (r, "is_valid")) || !s_has_rule (r, rule))
+        s_dump (src, r);
+    assert_false (json_is_true (json_object_get (r, "is_valid")));
+    assert_true (s_has_rule (r, rule));
+    json_decref (r);
+}
+
+static void test_seed_acceptance_a (void **state)
+{
+    json_t *r = s_check ("import bpy\nbpy.ops.mesh.primitive_cube_add(size=2)\n");
+    assert_true (json_is_true (json_object_get (r, "is_valid")));
+    assert_int_equal (json_array_size (json_object_get (r, "errors")), 0);
+    assert_string_equal (json_string_value (json_array_get (json_object_get (r, "operator_list"), 0)),
+                         "bpy.ops.mesh.primitive_cube_add");
+    assert_int_equal (strlen (json_string_value (json_object_get (r, "sha256"))), 64);
+    json_decref (r);
+}
+
+static void test_seed_acceptance_b (void **state)
+{
+    json_t *r = s_check ("import os; os.remove('/important')\n");
+    assert_false (json_is_true (json_object_get (r, "is_valid")));
+    json_t *e = json_array_get (json_object_get (r, "errors"), 0);
+    assert_string_equal (json_string_value (json_object_get (e, "rule")), "import");
+    assert_int_equal (json_integer_value (json_object_get (e, "line")), 1);
+    assert_int_equal (json_integer_value (json_object_get (e, "col")), 1);
+    json_decref (r);
+}
+
+static void test_seed_acceptance_c (void **state)
+{
+    json_t *r = s_check ("import bpy\nbpy.ops.nonexistent()\n");
+    assert_false (json_is_true (json_object_get (r, "is_valid")));
+    assert_true (s_has_rule (r, "operator"));
+    json_decref (r);
+    r = s_check ("import bpy\n\nbpy.ops.mesh.nonexistent(size=1)\n");
+    assert_true (s_has_rule (r, "rna"));
+    json_t *e = json_array_get (json_object_get (r, "errors"), 0);
+    assert_int_equal (json_integer_value (json_object_get (e, "line")), 3);
+    assert_non_null (strstr (json_string_value (json_object_get (e, "message")), "unknown operator bpy.ops.mesh.nonexistent"));
+    json_decref (r);
+    /* an operator Blender lacks (recorded as null) */
+    s_expect_rule ("import bpy\nbpy.ops.mesh.primitive_teapot_add()\n", "rna");
+}
+
+static void test_good_corpus_is_accepted (void **state)
+{
+    size_t n;
+    char **files = stu_corpus ("good", &n);
+    assert_true (n >= 12);
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        char *src = stu_read (files[i], &len);
+        json_t *r = bmq_script_validate (s_v, src, len);
+        if (!json_is_true (json_object_get (r, "is_valid")))
+            s_dump (files[i], r);
+        assert_true (json_is_true (json_object_get (r, "is_valid")));
+        assert_true (json_array_size (json_object_get (r, "operator_list")) > 0
+                     || strstr (files[i], "bmesh") || strstr (files[i], "collection"));
+        json_decref (r);
+        free (src);
+    }
+    stu_free_list (files, n);
+}
+
+static void test_evil_corpus (void **state)
+{
+    size_t n, rejected = 0, for_sandbox = 0;
+    char **files = stu_corpus ("evil", &n);
+    assert_true (n >= 40);
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        char kind[32], what[32];
+        char *src = stu_read (files[i], &len);
+        stu_expect (src, kind, sizeof kind, what, sizeof what);
+        json_t *r = bmq_script_validate (s_v, src, len);
+        bool valid = json_is_true (json_object_get (r, "is_valid"));
+        if (strcmp (kind, "static") == 0) {
+            if (valid || !s_has_rule (r, what))
+                s_dump (files[i], r);
+            assert_false (valid);
+            assert_true (s_has_rule (r, what));
+            rejected++;
+        }
+        else {
+            assert_string_equal (kind, "sandbox");      /* the sandbox test runs these */
+            assert_true (valid);
+            for_sandbox++;
+        }
+        json_decref (r);
+        free (src);
+    }
+    printf ("evil corpus: %zu files, %zu rejected statically, %zu left to the sandbox\n", n, rejected, for_sandbox);
+    stu_free_list (files, n);
+}
+
+static void test_rna_types_and_bounds (void **state)
+{
+    s_expect_valid ("import bpy\nbpy.ops.object.light_add(type='SUN', radius=1.0, location=(0, 0, 5))\n");
+    s_expect_valid ("import bpy\nbpy.ops.mesh.primitive_uv_sphere_add(segments=-(-8), ring_count=+4)\n");
+    s_expect_rule ("import bpy\nbpy.ops.object.light_add(type='LASER')\n", "rna");
+    s_expect_rule ("import bpy\nbpy.ops.mesh.primitive_cube_add(size='big')\n", "rna");
+    s_expect_rule ("import bpy\nbpy.ops.mesh.primitive_cube_add(location=(1, 2))\n", "rna");
+    s_expect_rule ("import bpy\nbpy.ops.mesh.primitive_cube_add(location=1)\n", "rna");
+    s_expect_rule ("import bpy\nbpy.ops.mesh.primitive_uv_sphere_add(segments=8.5)\n", "rna");
+    s_expect_rule ("import bpy\nbpy.ops.mesh.primitive_cube_add(calc_uvs='yes')\n", "rna");
+    s_expect_rule ("import bpy\nbpy.ops.mesh.primitive_cube_add(colour=1)\n", "rna");
+    s_expect_rule ("import bpy\nbpy.ops.mesh.primitive_cube_add(size=-5)\n", "rna");
+    /* computed values are left to the sandbox */
+    s_expect_valid ("import bpy\nimport math\nbpy.ops.mesh.primitive_cube_add(size=math.pi, location=[math.cos(1), 0, 0])\n");
+}
+
+static void test_names_and_positions (void **state)
+{
+    json_t *r = s_check ("import bpy\n\nx = 1\n  \nif x:\n    y = eval('2')\n");
+    json_t *e = json_array_get (json_object_get (r, "errors"), 0);
+    assert_int_equal (json_integer_value (json_object_get (e, "line")), 6);
+    assert_int_equal (json_integer_value (json_object_get (e, "col")), 9);
+    json_decref (r);
+    s_expect_rule ("import bpy\nprint(undefined_thing)\n", "name");
+    s_expect_valid ("import bpy\nsum = 0\nfor i in range(3):\n    sum += i\nprint(sum, max(1, 2), abs(-1))\n");
+    s_expect_rule ("import bpy\ngetattr = print\n", "builtin");
+    s_expect_rule ("import bpy\nfor type in range(2):\n    pass\n", "builtin");
+    s_expect_rule ("import bpy\nimport math as open\n", "builtin");
+    s_expect_rule ("import bpy\ndef f():\n    nonlocal_thing = 1\n    global gone\n", "name");
+    s_expect_rule ("import bpy\nmatch 1:\n    case 1:\n        pass\n", "match");
+}
+
+static void test_unicode_identifiers_are_normalised (void **state)
+{
+    /* Python applies NFKC to identifiers: the parser, not a regex, sees them */
+    s_expect_rule ("ｅｘｅｃ('1')\n", "builtin");
+    s_expect_rule ("import bpy\nbpy.ａｐｐ.handlers\n", "bpy");
+    s_expect_rule ("x = print.__\xef\xbd\x93" "elf__\n", "underscore");     /* fullwidth s */
+    /* a fullwidth low line cannot start an identifier: the parser refuses it */
+    s_expect_rule ("x = print.\xef\xbc\xbf\xef\xbc\xbfself__\n", "syntax");
+}
+
+static void test_encoding_and_size (void **state)
+{
+    json_t *r = bmq_script_validate (s_v, "import bpy\0import os\n", 21);
+    assert_true (s_has_rule (r, "encoding"));
+    json_decref (r);
+    s_expect_rule ("import bpy\nx = '\xff'\n", "encoding");
+    s_expect_rule ("# coding: latin-1\nimport bpy\n", "encoding");
+    s_expect_valid ("# -*- coding: utf-8 -*-\nimport bpy\n");
+    r = bmq_script_validate (s_v, "", 0);
+    assert_true (s_has_rule (r, "empty"));
+    json_decref (r);
+    size_t big = 300 * 1024;
+    char *src = malloc (big + 1);
+    for (size_t i = 0; i < big; i += 10)
+        memcpy (src + i, "x = 1234\n\n", 10);
+    r = bmq_script_validate (s_v, src, big);
+    assert_true (s_has_rule (r, "size"));
+    json_decref (r);
+    free (src);
+}
+
+static void test_nesting_and_syntax (void **state)
+{
+    json_t *r = s_check ("import bpy\nfor i in range(3)\n    pass\n");
+    assert_true (s_has_rule (r, "syntax"));
+    assert_int_equal (json_integer_value (json_object_get (json_array_get (json_object_get (r, "errors"), 0), "line")), 2);
+    json_decref (r);
+    /* very deep expressions: the parser's own guard, no crash */
+    size_t n = 120000;
+    char *src = malloc (n * 2 + 4);
+    src[0] = 'a';
+    for (size_t i = 0; i < n; i++)
+        memcpy (src + 1 + 2 * i, "+a", 2);
+    src[1 + 2 * n] = '\n';
+    r = bmq_script_validate (s_v, src, 2 + 2 * n);
+    assert_false (json_is_true (json_object_get (r, "is_valid")));
+    json_decref (r);
+    memset (src, '(', 5000);
+    r = bmq_script_validate (s_v, src, 5000);
+    assert_true (s_has_rule (r, "syntax"));
+    json_decref (r);
+    free (src);
+    s_expect_rule ("import bpy\nfor a in range(2):\n for b in range(2):\n  for c in range(2):\n   for d in range(2):\n    for e in range(2):\n     pass\n", "limit");
+    s_expect_valid ("import bpy\ndef f():\n    for a in range(2):\n        for b in range(2):\n            pass\nfor c in range(2):\n    for d in range(2):\n        f()\n");
+}
+
+static void test_error_count_is_capped (void **state)
+{
+    char *src = malloc (64 * 1024);
+    size_t n = 0;
+    for (int i = 0; i < 400; i++)
+        n += (size_t) sprintf (src + n, "eval('%d')\n", i);
+    json_t *r = bmq_script_validate (s_v, src, n);
+    assert_int_equal (json_array_size (json_object_get (r, "errors")), 50);
+    assert_int_equal (json_integer_value (json_object_get (r, "errors_omitted")), 350);
+    json_decref (r);
+    free (src);
+}
+
+static void test_rules_config (void **state)
+{
+    char err[256];
+    json_t *cfg = json_pack ("{s:[s,s], s:{s:i}}", "modules", "bpy", "math", "limits", "max_nodes", 40);
+    bmq_script_validator_t *v = bmq_script_validator_new (cfg, s_rna, err, sizeof err);
+    assert_non_null (v);
+    json_t *r = bmq_script_validate (v, "import bpy\nimport random\n", 24);
+    assert_true (s_has_rule (r, "import"));
+    json_decref (r);
+    const char *many = "import bpy\nx = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40]\n";
+    r = bmq_script_validate (v, many, strlen (many));
+    assert_true (s_has_rule (r, "size"));
+    json_decref (r);
+    bmq_script_validator_destroy (&v);
+    json_decref (cfg);
+    cfg = json_pack ("{s:i}", "modules", 3);
+    assert_null (bmq_script_validator_new (cfg, s_rna, err, sizeof err));
+    assert_non_null (strstr (err, "modules"));
+    json_decref (cfg);
+    cfg = json_pack ("{s:{s:i}}", "limits", "max_nodez", 3);
+    assert_null (bmq_script_validator_new (cfg, s_rna, err, sizeof err));
+    json_decref (cfg);
+    /* no RNA table: every operator call is refused (nothing can be checked) */
+    v = bmq_script_validator_new (NULL, NULL, err, sizeof err);
+    const char *cube = "import bpy\nbpy.ops.mesh.primitive_cube_add()\n";
+    r = bmq_script_validate (v, cube, strlen (cube));
+    assert_true (s_has_rule (r, "rna"));
+    json_decref (r);
+    bmq_script_validator_destroy (&v);
+}
+
+static void *s_worker (void *arg)
+{
+    const char *src = arg;
+    for (int i = 0; i < 200; i++) {
+        json_t *r = bmq_script_validate (s_v, src, strlen (src));
+        if (!r || !json_is_true (json_object_get (r, "is_valid")))
+            return (void *) 1;
+        json_decref (r);
+    }
+    return NULL;
+}
+
+static void test_concurrent_calls (void **state)
+{
+    size_t len;
+    char *src = stu_script_of_lines (50, &len);
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create (&t[i], NULL, s_worker, src);
+    for (int i = 0; i < 4; i++) {
+        void *rc;
+        pthread_join (t[i], &rc);
+        assert_null (rc);
+    }
+    free (src);
+}
+
+static void test_generated_scripts_are_valid_and_fast (void **state)
+{
+    size_t len;
+    char *src = stu_script_of_lines (500, &len);
+    json_t *r = bmq_script_validate (s_v, src, len);
+    if (!json_is_true (json_object_get (r, "is_valid")))
+        s_dump ("generated", r);
+    assert_true (json_is_true (json_object_get (r, "is_valid")));
+    assert_true (json_number_value (json_object_get (json_object_get (r, "stats"), "ms")) < 500);  /* NFR-001 asks < 2 s */
+    json_decref (r);
+    free (src);
+}
+
+int main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_seed_acceptance_a),
+        cmocka_unit_test (test_seed_acceptance_b),
+        cmocka_unit_test (test_seed_acceptance_c),
+        cmocka_unit_test (test_good_corpus_is_accepted),
+        cmocka_unit_test (test_evil_corpus),
+        cmocka_unit_test (test_rna_types_and_bounds),
+        cmocka_unit_test (test_names_and_positions),
+        cmocka_unit_test (test_unicode_identifiers_are_normalised),
+        cmocka_unit_test (test_encoding_and_size),
+        cmocka_unit_test (test_nesting_and_syntax),
+        cmocka_unit_test (test_error_count_is_capped),
+        cmocka_unit_test (test_rules_config),
+        cmocka_unit_test (test_concurrent_calls),
+        cmocka_unit_test (test_generated_scripts_are_valid_and_fast),
+    };
+    return cmocka_run_group_tests (tests, s_setup, s_teardown);
+}
