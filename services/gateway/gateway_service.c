@@ -194,6 +194,7 @@ static void s_on_client (s_gw_t *gw)
     case BMQ_MSG_SCENE_REQUEST: kind = BMQ_REQ_SCENE; break;
     case BMQ_MSG_INSPECT_REQUEST: kind = BMQ_REQ_SCENE; break;             /* forwarded to the executor */
     case BMQ_MSG_CAPABILITIES_REQUEST: kind = BMQ_REQ_VALIDATE; break;     /* any validator answers */
+    case BMQ_MSG_AUDIT_QUERY: kind = BMQ_REQ_AUDIT; break;                 /* the audit service answers */
     default: start = false; kind = BMQ_REQ_CHAT;
     }
     if (bmq_answer_heartbeat (gw->front, rid, env, "gateway", "ok")) { }
@@ -225,6 +226,10 @@ static void s_on_client (s_gw_t *gw)
         else if (kind == BMQ_REQ_SCENE) {
             r->state = BMQ_REQ_FORWARDED;
             bmq_peer_send (gw->executor, env);
+        }
+        else if (kind == BMQ_REQ_AUDIT) {
+            r->state = BMQ_REQ_FORWARDED;
+            bmq_bus_send (bmq_audit_sock (gw->audit), NULL, env);
         }
         else if (env->type == BMQ_MSG_CAPABILITIES_REQUEST) {
             r->state = BMQ_REQ_VALIDATING;
@@ -298,8 +303,17 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
             else if (which == bmq_peer_sock (gw.executor)) s_on_downstream (&gw, gw.executor);
             else if (which == gw.sub) s_forward_events (&gw);
             else if (which) {
+                /* the audit socket: acknowledgements for our records, and
+                 * answers to audit queries clients sent through us */
                 bmq_envelope_t *env = bmq_bus_recv (which, NULL);
-                if (env) bmq_audit_handle (gw.audit, env);
+                bmq_gw_request_t *r = env ? zhashx_lookup (gw.requests, env->cid) : NULL;
+                if (r && r->kind == BMQ_REQ_AUDIT && (env->type == BMQ_MSG_AUDIT_RESULT || env->type == BMQ_MSG_ERROR)) {
+                    bool ok = env->type == BMQ_MSG_AUDIT_RESULT;
+                    s_to_client (&gw, r, env);
+                    env = NULL;
+                    s_done (&gw, r, ok ? "ok" : "error");
+                }
+                else if (env) bmq_audit_handle (gw.audit, env);
                 bmq_envelope_destroy (&env);
             }
             bmq_peer_tick (gw.planner);

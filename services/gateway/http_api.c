@@ -20,7 +20,7 @@
 const char *bmq_http_api_route (const char *method, const char *url)
 {
     static const char *fixed[] = { "/mcp", "/healthz", "/metrics", "/api/mcp/capabilities", "/api/chat", "/api/plans",
-                                   "/api/plans/validate", "/api/scripts", "/api/scene", "/api/events", NULL };
+                                   "/api/plans/validate", "/api/scripts", "/api/scene", "/api/events", "/api/audit", NULL };
     for (int i = 0; fixed[i]; i++)
         if (!strcmp (url, fixed[i])) return fixed[i];
     if (!strncmp (url, "/api/scripts/", 13)) return "/api/scripts/{id}/confirm";
@@ -36,7 +36,8 @@ static bool s_final_verdict (const bmq_envelope_t *env) { return env->type == BM
 static bool s_final_any (const bmq_envelope_t *env) { return env->type != BMQ_MSG_HEARTBEAT; }
 static bool s_final_reply (const bmq_envelope_t *env)
 {
-    return env->type == BMQ_MSG_SCENE_REPLY || env->type == BMQ_MSG_CAPABILITIES_REPLY || env->type == BMQ_MSG_ERROR;
+    return env->type == BMQ_MSG_SCENE_REPLY || env->type == BMQ_MSG_CAPABILITIES_REPLY || env->type == BMQ_MSG_AUDIT_RESULT
+        || env->type == BMQ_MSG_ERROR;
 }
 
 /* Send `env` (taken) and wait for the first answer `final` accepts. NULL when
@@ -238,6 +239,53 @@ static enum MHD_Result s_scene (bmq_http_req_t *req)
     return rc;
 }
 
+/* GET /api/audit?since=&until=&plan=&kind=&cid=&limit=&order=&after= — the
+ * audit trail, a page at a time ({records, next}; pass next back as after). */
+static enum MHD_Result s_audit (bmq_http_req_t *req)
+{
+    json_t *filter = json_object ();
+    static const char *texts[] = { "plan", "kind", "cid", NULL }, *times[] = { "since", "until", NULL };
+    for (int i = 0; texts[i]; i++) {
+        const char *v = bmq_http_req_query (req, texts[i]);
+        if (v && strlen (v) <= 128) json_object_set_new (filter, texts[i], json_string (v));
+    }
+    char *end = NULL;
+    for (int i = 0; times[i]; i++) {
+        const char *v = bmq_http_req_query (req, times[i]);
+        if (!v) continue;
+        long long ms = strtoll (v, &end, 10);
+        if (*end || ms < 0) {
+            json_decref (filter);
+            return bmq_http_reply_error (req, 400, "bad_request", "since/until are milliseconds since the Unix epoch");
+        }
+        json_object_set_new (filter, times[i], json_integer (ms));
+    }
+    json_t *body = json_pack ("{s:o}", "filter", filter);
+    const char *limit = bmq_http_req_query (req, "limit"), *order = bmq_http_req_query (req, "order"),
+               *after = bmq_http_req_query (req, "after");
+    if (limit) {
+        long l = strtol (limit, &end, 10);
+        if (*end || l < 1 || l > 500) { json_decref (body); return bmq_http_reply_error (req, 400, "bad_request", "limit must be 1..500"); }
+        json_object_set_new (body, "limit", json_integer (l));
+    }
+    if (order) {
+        if (strcmp (order, "asc") && strcmp (order, "desc")) { json_decref (body); return bmq_http_reply_error (req, 400, "bad_request", "order must be asc or desc"); }
+        json_object_set_new (body, "order", json_string (order));
+    }
+    if (after) {
+        json_t *cursor = strlen (after) <= 256 ? json_loads (after, 0, NULL) : NULL;
+        if (!json_is_array (cursor)) { json_decref (cursor); json_decref (body); return bmq_http_reply_error (req, 400, "bad_request", "after must be the `next` of the previous page"); }
+        json_object_set_new (body, "after", cursor);
+    }
+    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_AUDIT_QUERY, NULL, body);
+    bmq_envelope_t *answer = s_ask (req, &env, s_final_reply, s_timeout (req));
+    enum MHD_Result rc;
+    if (!answer || answer->type != BMQ_MSG_AUDIT_RESULT) rc = s_gateway_error (req, answer);
+    else rc = bmq_http_reply_json (req, 200, json_incref (answer->body));
+    bmq_envelope_destroy (&answer);
+    return rc;
+}
+
 static enum MHD_Result s_scripts (bmq_http_req_t *req)
 {
     enum MHD_Result rc;
@@ -362,6 +410,7 @@ enum MHD_Result bmq_http_api_handle (bmq_http_req_t *req)
     if (!strcmp (url, "/api/scene")) return get ? s_scene (req) : s_not_allowed (req, "GET");
     if (!strcmp (url, "/api/events")) return get ? s_events (req) : s_not_allowed (req, "GET");
     if (!strcmp (url, "/api/scripts")) return post ? s_scripts (req) : s_not_allowed (req, "POST");
+    if (!strcmp (url, "/api/audit")) return get ? s_audit (req) : s_not_allowed (req, "GET");
     if (!strncmp (url, "/api/scripts/", 13)) {
         const char *id = url + 13, *slash = strchr (id, '/');
         if (slash && slash > id && !strcmp (slash, "/confirm")) return post ? s_scripts (req) : s_not_allowed (req, "POST");

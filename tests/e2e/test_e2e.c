@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <curl/curl.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +124,40 @@ static int s_count_kind (const char *db, const char *cid, const char *kind)
     return n;
 }
 
+static size_t s_collect (char *data, size_t size, size_t n, void *arg)
+{
+    json_t *buf = arg;                          /* a JSON string used as a growing buffer */
+    char *joined = NULL;
+    if (asprintf (&joined, "%s%.*s", json_string_value (buf), (int) (size * n), data) < 0) return 0;
+    json_string_set (buf, joined);
+    free (joined);
+    return size * n;
+}
+
+/* GET a gateway HTTP route; returns the parsed JSON body and the status. */
+static json_t *s_http_get (const char *route, long *status)
+{
+    int code;
+    json_t *lines = e2e_blendmq_json (s_dir, "status", &code);
+    const char *base = json_string_value (json_object_get (json_object_get (json_array_get (lines, 0), "endpoints"), "http"));
+    assert_non_null (base);
+    char url[1024];
+    snprintf (url, sizeof url, "%s%s", base, route);
+    json_decref (lines);
+    CURL *c = curl_easy_init ();
+    json_t *buf = json_string ("");
+    curl_easy_setopt (c, CURLOPT_URL, url);
+    curl_easy_setopt (c, CURLOPT_WRITEFUNCTION, s_collect);
+    curl_easy_setopt (c, CURLOPT_WRITEDATA, buf);
+    curl_easy_setopt (c, CURLOPT_TIMEOUT, 20L);
+    assert_int_equal (curl_easy_perform (c), CURLE_OK);
+    curl_easy_getinfo (c, CURLINFO_RESPONSE_CODE, status);
+    curl_easy_cleanup (c);
+    json_t *body = json_loads (json_string_value (buf), 0, NULL);
+    json_decref (buf);
+    return body;
+}
+
 static void test_snowman (void **state)
 {
     int code;
@@ -205,6 +240,26 @@ static void test_snowman (void **state)
     assert_int_equal (s_count_kind (db, cid, "verdict"), 1);
     assert_int_equal (s_count_kind (db, cid, "plan.start"), 1);
     assert_int_equal (s_count_kind (db, cid, "plan.end"), 1);
+
+    /* the same story through the gateway's HTTP API, in order */
+    char route[256];
+    snprintf (route, sizeof route, "/api/audit?cid=%s&limit=500", cid);
+    long status = 0;
+    json_t *page = s_http_get (route, &status);
+    assert_int_equal (status, 200);
+    json_t *records = json_object_get (page, "records");
+    size_t http_steps = 0;
+    json_t *rec;
+    json_array_foreach (records, i, rec) {
+        const char *k = json_string_value (json_object_get (rec, "kind"));
+        if (k && !strcmp (k, "step")) http_steps++;
+        assert_string_equal (json_string_value (json_object_get (rec, "cid")), cid);
+    }
+    assert_int_equal (http_steps, total);
+    json_decref (page);
+    page = s_http_get ("/api/audit?limit=9999", &status);
+    assert_int_equal (status, 400);
+    json_decref (page);
     json_decref (lines);
 }
 
