@@ -211,7 +211,7 @@ static void s_on_client (s_gw_t *gw)
         json_t *what = json_deep_copy (env->body);
         json_object_set_new (what, "request", json_string (bmq_msg_type_name (env->type)));
         json_object_set_new (what, "client", json_string (env->sender));
-        json_object_set_new (what, "transport", json_string ("zmq"));
+        json_object_set_new (what, "transport", json_string (!strcmp (env->sender, "http") ? "http" : !strcmp (env->sender, "mcp") ? "mcp" : "zmq"));
         bmq_audit_record (gw->audit, r->cid, "request", what);
         if (env->type == BMQ_MSG_CHAT_REQUEST || env->type == BMQ_MSG_RUN_REQUEST || env->type == BMQ_MSG_VALIDATE_REQUEST)
             bmq_http_server_on_request (gw->http, r->plan_id, env->type == BMQ_MSG_CHAT_REQUEST ? "chat"
