@@ -239,7 +239,15 @@ int bmq_cli_up (bmq_cli_opts_t *opts)
     s_mkdirs (path);
     bmq_config_t *cfg = bmq_config_load (opts->config_path, err, sizeof err);
     if (!cfg) { fprintf (stderr, "blendmq: %s\n", err); return 2; }
-    if (opts->ipc) s_ipc_endpoints (cfg, opts->run_dir);
+    if (opts->ipc) {
+        /* a private stack keeps everything it writes in its run dir */
+        s_ipc_endpoints (cfg, opts->run_dir);
+        if (!*bmq_config_str (cfg, "planner.saved_recipes_dir")) {
+            char recipes[1300];
+            snprintf (recipes, sizeof recipes, "%s/recipes", opts->run_dir);
+            bmq_config_set (cfg, "planner.saved_recipes_dir", recipes);
+        }
+    }
 
     snprintf (path, sizeof path, "%s/verdict.key", opts->run_dir);
     if (bmq_seal_key_create (path, err, sizeof err)) { fprintf (stderr, "blendmq: %s\n", err); bmq_config_destroy (&cfg); return 2; }

@@ -110,6 +110,7 @@ static void s_on_downstream (s_gw_t *gw, bmq_peer_t *peer)
         env = NULL;
     }
     else if (env->type == BMQ_MSG_EXECUTE_RESULT || env->type == BMQ_MSG_SCENE_REPLY || env->type == BMQ_MSG_INSPECT_REPLY
+             || env->type == BMQ_MSG_RECIPE_REPLY
              || env->type == BMQ_MSG_ERROR) {
         const char *outcome = env->type == BMQ_MSG_EXECUTE_RESULT ? bmq_body_str (env, "status")
                             : env->type == BMQ_MSG_ERROR ? bmq_body_str (env, "code") : "ok";
@@ -195,6 +196,7 @@ static void s_on_client (s_gw_t *gw)
     case BMQ_MSG_INSPECT_REQUEST: kind = BMQ_REQ_SCENE; break;             /* forwarded to the executor */
     case BMQ_MSG_CAPABILITIES_REQUEST: kind = BMQ_REQ_VALIDATE; break;     /* any validator answers */
     case BMQ_MSG_AUDIT_QUERY: kind = BMQ_REQ_AUDIT; break;                 /* the audit service answers */
+    case BMQ_MSG_RECIPE_SAVE: case BMQ_MSG_RECIPE_LIST: kind = BMQ_REQ_SCENE; break;   /* the planner answers */
     default: start = false; kind = BMQ_REQ_CHAT;
     }
     if (bmq_answer_heartbeat (gw->front, rid, env, "gateway", "ok")) { }
@@ -225,7 +227,8 @@ static void s_on_client (s_gw_t *gw)
         }
         else if (kind == BMQ_REQ_SCENE) {
             r->state = BMQ_REQ_FORWARDED;
-            bmq_peer_send (gw->executor, env);
+            bool to_planner = env->type == BMQ_MSG_RECIPE_SAVE || env->type == BMQ_MSG_RECIPE_LIST;
+            bmq_peer_send (to_planner ? gw->planner : gw->executor, env);
         }
         else if (kind == BMQ_REQ_AUDIT) {
             r->state = BMQ_REQ_FORWARDED;

@@ -58,6 +58,11 @@ size_t bmq_offline_count (bmq_offline_t *self)
     return bmq_recipe_book_count (self->book);
 }
 
+json_t *bmq_offline_list (bmq_offline_t *self)
+{
+    return bmq_recipe_book_list (self->book);
+}
+
 static bool s_same (struct timespec a, struct timespec b)
 {
     return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;

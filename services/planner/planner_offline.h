@@ -20,6 +20,8 @@ bmq_offline_t *bmq_offline_new (const char *recipes_dir, const char *saved_dir, 
                                 char *err, size_t errlen);
 void bmq_offline_destroy (bmq_offline_t **self_p);
 size_t bmq_offline_count (bmq_offline_t *self);
+/* [{name, description, steps, saved}] of every recipe (new array). */
+json_t *bmq_offline_list (bmq_offline_t *self);
 
 /* Plan `prompt`. 0 with *body = a plan.reply body {plan, source: "offline",
  * recipe, description, score, modifiers?} and *note = what was applied (or

@@ -208,12 +208,38 @@ static void s_on_plan_request (s_planner_t *p, const bmq_envelope_t *req, zframe
     if (reply) s_send (p, rid, &reply);
 }
 
+/* save_recipe and list_recipes (MCP tools, seed 002): the plan must pass the
+ * palette, and the name is sanitised by bmq_offline_save (no path games). */
+static void s_on_recipe (s_planner_t *p, const bmq_envelope_t *req, zframe_t *rid)
+{
+    char err[512];
+    bmq_envelope_t *reply;
+    if (bmq_offline_refresh (p->offline, err, sizeof err) < 0) bmq_warn ("recipes: %s", err);
+    if (req->type == BMQ_MSG_RECIPE_LIST)
+        reply = bmq_envelope_reply (req, BMQ_MSG_RECIPE_REPLY, json_pack ("{s:o}", "recipes", bmq_offline_list (p->offline)));
+    else {
+        const char *name = bmq_body_str (req, "name");
+        const char *description = bmq_body_str (req, "description");
+        char path[1024];
+        if (bmq_offline_save (p->offline, name, strlen (name), description ? description : "", json_object_get (req->body, "keywords"),
+                              json_object_get (req->body, "plan"), path, sizeof path, err, sizeof err))
+            reply = bmq_envelope_error (req, "bad_request", "recipe not saved: %s", err);
+        else {
+            bmq_audit_record (p->audit, req->cid, "recipe.saved", json_pack ("{s:s, s:s, s:O}", "name", name, "path", path,
+                                                                              "plan", json_object_get (req->body, "plan")));
+            reply = bmq_envelope_reply (req, BMQ_MSG_RECIPE_REPLY, json_pack ("{s:s, s:s}", "name", name, "saved", "ok"));
+        }
+    }
+    s_send (p, rid, &reply);
+}
+
 static void s_on_router (s_planner_t *p)
 {
     zframe_t *rid = NULL;
     bmq_envelope_t *env = bmq_bus_recv (p->router, &rid);
     if (env && !bmq_answer_heartbeat (p->router, rid, env, "planner", p->state)) {
         if (env->type == BMQ_MSG_PLAN_REQUEST) s_on_plan_request (p, env, rid);
+        else if (env->type == BMQ_MSG_RECIPE_SAVE || env->type == BMQ_MSG_RECIPE_LIST) s_on_recipe (p, env, rid);
         else if (env->type == BMQ_MSG_CANCEL_REQUEST) {
             /* the dialogue of that story stops at its next check and answers "cancelled" itself */
             for (bmq_plan_job_t *job = zlistx_first (p->jobs); job; job = zlistx_next (p->jobs))

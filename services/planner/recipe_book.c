@@ -518,3 +518,16 @@ size_t bmq_recipe_book_count (const bmq_recipe_book_t *self)
 {
     return self ? self->count : 0;
 }
+
+json_t *bmq_recipe_book_list (const bmq_recipe_book_t *self)
+{
+    json_t *out = json_array ();
+    for (size_t i = 0; i < self->count; i++) {
+        const json_t *doc = self->recipes[i].doc;
+        json_array_append_new (out, json_pack ("{s:O, s:O, s:I, s:b}", "name", json_object_get (doc, "name"),
+                                               "description", json_object_get (doc, "description"),
+                                               "steps", (json_int_t) json_array_size (json_object_get (doc, "steps")),
+                                               "saved", self->recipes[i].saved));
+    }
+    return out;
+}

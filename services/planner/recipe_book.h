@@ -39,6 +39,8 @@ void bmq_recipe_fold (const char *text, char *out, size_t outlen);
 /* Destroy; safe to call twice, nulls the caller's pointer. */
 void bmq_recipe_book_destroy (bmq_recipe_book_t **self_p);
 size_t bmq_recipe_book_count (const bmq_recipe_book_t *self);
+/* Every recipe, in book order: [{name, description, steps (count), saved}]. New array. */
+json_t *bmq_recipe_book_list (const bmq_recipe_book_t *self);
 
 /* The best recipe for a free-text prompt, or NULL when nothing matches well
  * enough. Tolerant of case, punctuation, accents (é→e), plurals ("snowmen"),

@@ -114,6 +114,14 @@ int bmq_recipe_save (bmq_recipe_book_t *book, const char *dir, const char *name,
     if (!dir || !*dir) return s_fail (err, errlen, "no folder for saved recipes is configured (planner.saved_recipes_dir)");
     json_t *doc = s_doc (name, name_len, description, keywords, plan, err, errlen);
     if (!doc) return -1;
+    /* create the folder and its parents (the default lives under ~/.local/state) */
+    char partial[1024];
+    snprintf (partial, sizeof partial, "%s", dir);
+    for (char *slash = partial + 1; (slash = strchr (slash, '/')); slash++) {
+        *slash = 0;
+        mkdir (partial, 0700);
+        *slash = '/';
+    }
     if (mkdir (dir, 0700) && errno != EEXIST) {
         json_decref (doc);
         return s_fail (err, errlen, "cannot create %s: %s", dir, strerror (errno));

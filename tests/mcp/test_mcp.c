@@ -38,21 +38,21 @@ static void test_tool_list (void **state)
     const bmq_mcp_tools_t *tools = bmq_mcp_tools (s_mcp);
     json_t *list = json_object_get (bmq_mcp_tools_list (tools), "tools");
     const char *want[] = { "discover_capabilities", "inspect_tool", "validate_plan", "execute_plan", "chat",
-                           "get_scene_info", "get_object_info", "get_viewport_screenshot" };
-    assert_int_equal (json_array_size (list), 8);
-    for (size_t i = 0; i < 8; i++) {
+                           "get_scene_info", "get_object_info", "get_viewport_screenshot", "save_recipe", "list_recipes" };
+    assert_int_equal (json_array_size (list), 10);
+    for (size_t i = 0; i < 10; i++) {
         json_t *t = json_array_get (list, i);
         assert_string_equal (json_string_value (json_object_get (t, "name")), want[i]);
         assert_true (json_is_object (json_object_get (t, "inputSchema")));
         assert_null (json_object_get (t, "_kind"));
     }
-    /* the script and recipe services are not in this build: hidden, and known as unavailable */
+    /* the script service is not in this build: hidden, and known as unavailable */
     assert_false (bmq_mcp_tools_find (tools, "inject_bpy_script")->available);
-    assert_false (bmq_mcp_tools_find (tools, "save_recipe")->available);
+    assert_true (bmq_mcp_tools_find (tools, "save_recipe")->available);
     assert_null (bmq_mcp_tools_find (tools, "nope"));
     size_t bytes = bmq_mcp_tools_list_bytes (tools);
     fprintf (stderr, "tools/list: %zu tools, %zu bytes (about %zu tokens at 4 bytes each)\n", json_array_size (list), bytes, bytes / 4);
-    assert_true (bytes < 5000);
+    assert_true (bytes < 6000);
     char err[256];
     bmq_mcp_tools_t *with_tests = bmq_mcp_tools_new (true, err, sizeof err);
     assert_non_null (bmq_mcp_tools_find (with_tests, "test_tool_with_progress"));
@@ -218,7 +218,7 @@ static void test_bad_arguments_and_unavailable_tools (void **state)
         "{\"name\":\"get_viewport_screenshot\",\"arguments\":{\"width\":100000}}",
         "{\"name\":\"discover_capabilities\",\"arguments\":{\"form\":\"tiny\"}}",
         "{\"name\":\"chat\",\"arguments\":[1]}",
-        "{\"name\":\"save_recipe\",\"arguments\":{\"name\":\"x\",\"plan\":[]}}",
+        "{\"name\":\"confirm_script\",\"arguments\":{\"script_id\":\"x\"}}",
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         bmq_envelope_t *req;

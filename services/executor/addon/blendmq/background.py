@@ -1,0 +1,55 @@
+"""background — the headless runtime (blender -b): bpy.app.timers do not fire once the startup
+script returns, so the server runs its own select() loop on the main thread until `shutdown`
+or SIGTERM/SIGINT."""
+import os
+import signal
+
+from .commands import handle_request, s_Flags
+from .log import log
+from .server import Server
+
+
+def write_port_file(path, port):
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    with open(tmp, "w") as f:
+        f.write("%d\n" % port)
+    os.replace(tmp, path)       # readers never see a partial file
+
+
+def run_background(host, port, token, port_file=None):
+    """Serve on the main thread until shutdown or SIGTERM/SIGINT."""
+    s_Flags.shutdown = False
+    server = None
+
+    def on_request(conn, req, blob, arrival):
+        reply, rblob = handle_request(req, arrival)
+        conn.send(reply, rblob)
+        if s_Flags.shutdown:
+            server.stopping = True
+
+    def on_signal(signum, _frame):
+        log("signal %d, stopping" % signum)
+        server.stopping = True
+
+    server = Server(host, port, token, on_request)
+    old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    # The C-level handler writes to this fd, so select() returns at once on a signal.
+    old_fd = signal.set_wakeup_fd(server.wake_w.fileno(), warn_on_full_buffer=False)
+    try:
+        if port_file:
+            write_port_file(port_file, server.port)
+        log("listening on %s:%d" % (host, server.port))
+        while not server.stopping:
+            server.poll()
+    finally:
+        signal.set_wakeup_fd(old_fd)
+        for sig, handler in old.items():
+            # None means Blender's own C handler was there, which Python cannot reinstate.
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+        server.close()
+        if port_file:
+            try:
+                os.unlink(port_file)    # a stale port file would point at a dead port
+            except OSError:
+                pass
+    log("stopped")

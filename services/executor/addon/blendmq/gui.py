@@ -1,0 +1,188 @@
+"""gui — the GUI runtime: an I/O thread (accept, read frames, authenticate, answer read-only
+queries from the scene snapshot) and a bpy.app.timers function that runs everything else on
+the main thread, in arrival order. bpy is never touched off the main thread.
+
+A query is answered by the I/O thread only when nothing is queued or running for the main
+thread and the snapshot is fresh, so replies keep their order and a query never misses a
+change a command it follows made."""
+import queue
+import threading
+import time
+
+import bpy
+
+from . import settings, tokens, transaction
+from .commands import READ_ONLY, handle_request, s_Flags
+from .log import log
+from .server import Server
+from .snapshot import SceneSnapshot
+
+TICK_S = 0.01
+TICK_BUDGET_S = 0.05        # keep the UI responsive under a burst
+REBUILD_MIN_GAP_S = 0.1     # idle snapshot rebuilds: at most this often, and at most ~10% of the time
+CLIENT_LOST = object()      # queued by the I/O thread when an authenticated client goes away
+
+HANDLERS = ("depsgraph_update_post", "undo_post", "redo_post", "load_post")
+
+
+class GuiService:
+    """One server in a GUI Blender. `started` / `error` / `server` are read by the panel."""
+
+    def __init__(self, host, port, token, port_file=None):
+        s_Flags.shutdown = False
+        self.queue = queue.Queue()
+        self.queued = 0         # written by the I/O thread only
+        self.done = 0           # written by the main thread only
+        self.snapshot = SceneSnapshot()
+        self.io_answers = 0
+        self.next_rebuild = 0.0
+        self.server = Server(host, port, token, self._on_request, self._on_drop)
+        self.token = token
+        self.redraw_seen = -1
+        self.tick_fn = self._tick       # one object, so unregister finds it
+        self.handler_fn = s_change_handler(self.snapshot)
+        for name in HANDLERS:
+            getattr(bpy.app.handlers, name).append(self.handler_fn)
+        self.thread = threading.Thread(target=self._io, name="blendmq-io", daemon=True)
+        self.thread.start()
+        bpy.app.timers.register(self.tick_fn, first_interval=TICK_S, persistent=True)
+        if port_file:
+            from .background import write_port_file
+            write_port_file(port_file, self.server.port)
+        log("listening on %s:%d" % (host, self.server.port))
+
+    # ---- I/O thread
+
+    def _io(self):
+        try:
+            while not self.server.stopping:
+                self.server.poll()
+        except Exception as e:
+            log("I/O thread failed: %s: %s" % (type(e).__name__, e))
+
+    def _on_request(self, conn, req, blob, arrival):
+        if req.get("cmd") in READ_ONLY and self.queued == self.done:
+            data = self.snapshot.fresh()
+            if data is not None:
+                reply, rblob = handle_request(req, arrival, self.snapshot.table(data))
+                conn.send(reply, rblob)
+                self.io_answers += 1
+                return
+        self.queued += 1
+        self.queue.put((conn, req, arrival))
+
+    def _on_drop(self, conn):
+        self.queued += 1
+        self.queue.put((conn, CLIENT_LOST, 0.0))
+
+    # ---- main thread
+
+    def _run(self, conn, req, arrival):
+        if req is CLIENT_LOST:
+            transaction.end_undo_bracket()
+            return
+        if req.get("cmd") in READ_ONLY:
+            data = self.snapshot.fresh() or self.snapshot.rebuild()
+            reply, rblob = handle_request(req, arrival, self.snapshot.table(data))
+        else:
+            reply, rblob = handle_request(req, arrival)
+            self.snapshot.invalidate()      # before the reply: the next query must not read old data
+        conn.send(reply, rblob)
+
+    def _tick(self):
+        budget_end = time.perf_counter() + TICK_BUDGET_S
+        while time.perf_counter() < budget_end:
+            try:
+                conn, req, arrival = self.queue.get_nowait()
+            except queue.Empty:
+                break
+            try:
+                self._run(conn, req, arrival)
+            finally:
+                self.done += 1
+            if s_Flags.shutdown:
+                self.stop(from_timer=True)
+                return None
+        now = time.monotonic()
+        if self.queued == self.done and now >= self.next_rebuild and self.snapshot.fresh() is None:
+            self.snapshot.rebuild()     # ahead of the next query
+            self.next_rebuild = now + max(REBUILD_MIN_GAP_S, self.snapshot.build_ms / 100.0)
+        if self.server.changed != self.redraw_seen:
+            self.redraw_seen = self.server.changed
+            s_redraw_panels()
+        return TICK_S
+
+    def stop(self, from_timer=False):
+        self.server.stopping = True
+        self.server.wake()
+        self.thread.join(2.0)
+        if not from_timer and bpy.app.timers.is_registered(self.tick_fn):
+            bpy.app.timers.unregister(self.tick_fn)
+        for name in HANDLERS:
+            handlers = getattr(bpy.app.handlers, name)
+            if self.handler_fn in handlers:
+                handlers.remove(self.handler_fn)
+        self.server.close()
+        transaction.end_undo_bracket()
+        global SERVICE
+        if SERVICE is self:
+            SERVICE = None
+        s_redraw_panels()
+        log("stopped")
+
+
+def s_change_handler(snapshot):
+    @bpy.app.handlers.persistent        # survives loading another .blend
+    def on_change(*_args):
+        snapshot.invalidate()
+    return on_change
+
+
+def s_redraw_panels():
+    wm = getattr(bpy.context, "window_manager", None)
+    for win in (wm.windows if wm else ()):
+        for area in win.screen.areas:
+            if area.type == "VIEW_3D":
+                area.tag_redraw()
+
+
+# The running service (None when stopped), why the last start failed, where its token came from.
+SERVICE = None
+LAST_ERROR = ""
+TOKEN_WHERE = ""
+
+
+def start(host, port, token, port_file=None):
+    """Start (or restart) the service. Returns it, or None with LAST_ERROR set."""
+    global SERVICE, LAST_ERROR
+    stop()
+    try:
+        SERVICE = GuiService(host, port, token, port_file)
+        LAST_ERROR = ""
+    except (OSError, ValueError, OverflowError) as e:
+        SERVICE = None
+        LAST_ERROR = "cannot listen on %s:%s: %s" % (host, port, e)
+        log(LAST_ERROR)
+    s_redraw_panels()
+    return SERVICE
+
+
+def stop():
+    if SERVICE is not None:
+        SERVICE.stop()
+
+
+def start_configured():
+    """Start with the add-on's settings: the token from the environment or the token file
+    (generated there when missing or empty)."""
+    global LAST_ERROR, TOKEN_WHERE
+    s = settings.current()
+    try:
+        token, TOKEN_WHERE = tokens.resolve_token(s.token_file)
+    except OSError as e:
+        stop()
+        LAST_ERROR = "no token: cannot read or write %s: %s" % (s.token_file, e)
+        log(LAST_ERROR)
+        s_redraw_panels()
+        return None
+    return start(s.host, s.port, token)

@@ -1,0 +1,233 @@
+"""server — the listening socket and its one client: framing, the token handshake, and a
+poll() that both runtimes drive (background: the main thread; GUI: the I/O thread).
+
+One client at a time: a second connection gets {"id":0,"ok":false,"error":"busy: ..."} and is
+closed. A client that sends no `hello` within HELLO_TIMEOUT_S is dropped.
+"""
+import hmac
+import selectors
+import socket
+import struct
+import threading
+import time
+
+import bpy
+
+from .log import log
+from .protocol import ADDON_VERSION, FrameError, encode, take_frame
+
+HELLO_TIMEOUT_S = 10.0      # a silent peer must not hold the only client slot forever
+SEND_TIMEOUT_S = 30.0       # a peer that stops reading must not wedge Blender's main thread
+SO_TIMESTAMPING = getattr(socket, "SO_TIMESTAMPING", 37)
+TS_FLAGS = (1 << 3) | (1 << 4)  # SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE
+
+
+class Connection:
+    """One client socket: incremental frame parser plus a locked writer (GUI replies come
+    from the main thread and from the I/O thread)."""
+
+    def __init__(self, sock, server, peer=None):
+        self.sock, self.server = sock, server
+        self.peer = "%s:%d" % peer[:2] if peer else "?"
+        self.buf = bytearray()
+        self.authed = False
+        self.closed = False     # set by Server.drop_client (the socket is gone)
+        self.dead = False       # a send failed: no more replies; the reader drops us on EOF
+        self.opened = time.monotonic()
+        self.lock = threading.Lock()
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.settimeout(SEND_TIMEOUT_S)
+        # Kernel receive timestamps tell when a request really arrived, so a request that sat
+        # in the socket buffer while a long command ran still honours its deadline_ms.
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPING, TS_FLAGS)
+            self.stamped = True
+        except OSError:
+            self.stamped = False
+
+    def send(self, reply, blob=b""):
+        if self.closed or self.dead:
+            return False
+        try:
+            with self.lock:
+                self.sock.sendall(encode(reply, blob))
+                if blob:
+                    self.sock.sendall(blob)
+            return True
+        except (OSError, ValueError) as e:
+            # Only the reading side closes sockets (in the GUI that is another thread): shut
+            # the socket down so it sees EOF and drops us.
+            log("send failed, dropping client: %s" % e)
+            self.dead = True
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return False
+
+    def _recv(self):
+        now = time.monotonic()
+        if not self.stamped:
+            return self.sock.recv(1 << 18), now
+        data, anc, _flags, _addr = self.sock.recvmsg(1 << 18, socket.CMSG_SPACE(48))
+        for level, kind, payload in anc:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPING and len(payload) >= 16:
+                sec, nsec = struct.unpack_from("qq", payload)
+                if sec:
+                    now -= max(0.0, time.time() - (sec + nsec / 1e9))
+        return data, now
+
+    def read(self):
+        """Read what is available. Returns [(req, blob, arrival)]; raises EOFError/OSError when
+        the peer is gone and FrameError on a bad frame."""
+        data, arrival = self._recv()
+        if not data:
+            raise EOFError("peer closed")
+        self.buf += data
+        out = []
+        while True:
+            frame = take_frame(self.buf, self.authed)
+            if frame is None:
+                break
+            req, blob = frame
+            if not self.authed:
+                self._hello(req)    # raises FrameError when refused
+                continue
+            out.append((req, blob, arrival))
+        return out
+
+    def _hello(self, req):
+        rid = req.get("id") if isinstance(req.get("id"), int) else 0
+        args = req.get("args") if isinstance(req.get("args"), dict) else {}
+        token = args.get("token")
+        ok = (req.get("cmd") == "hello" and isinstance(token, str)
+              and hmac.compare_digest(token.encode("utf-8"), self.server.token.encode("utf-8")))
+        if not ok:
+            self.send({"id": rid, "ok": False, "error": "unauthorized", "bpy_ms": 0.0})
+            raise FrameError(None)     # already replied
+        self.authed = True
+        self.server.changed += 1
+        self.send({"id": rid, "ok": True, "result": self.server.info, "bpy_ms": 0.0})
+
+
+class Server:
+    """Listening socket + at most one client, driven by poll(); on_request(conn, req, blob,
+    arrival) is called for each authenticated request, in order; on_drop(conn) (optional)
+    when a client goes away. `changed` counts connection events (for the GUI panel)."""
+
+    def __init__(self, host, port, token, on_request, on_drop=None):
+        self.token, self.on_request, self.on_drop = token, on_request, on_drop
+        self.info = {"blender": bpy.app.version_string.split(" ")[0],
+                     "background": bool(bpy.app.background), "addon": ADDON_VERSION}
+        self.listener = socket.create_server((host, port), backlog=8)
+        self.listener.setblocking(False)
+        self.host = host
+        self.port = self.listener.getsockname()[1]
+        self.wake_r, self.wake_w = socket.socketpair()
+        self.wake_r.setblocking(False)
+        self.wake_w.setblocking(False)
+        self.sel = selectors.DefaultSelector()
+        self.sel.register(self.listener, selectors.EVENT_READ, "listen")
+        self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
+        self.client = None
+        self.stopping = False
+        self.changed = 0
+
+    def wake(self):
+        try:
+            self.wake_w.send(b"x")
+        except OSError:
+            pass
+
+    def poll(self, timeout=None):
+        c = self.client
+        if c and not c.authed:   # bound how long an unauthenticated peer may hold the slot
+            left = c.opened + HELLO_TIMEOUT_S - time.monotonic()
+            timeout = max(0.0, left) if timeout is None else min(timeout, max(0.0, left))
+        events = self.sel.select(timeout)
+        # The client first: its EOF must free the slot before a new connection is judged busy.
+        for key, _mask in sorted(events, key=lambda e: e[0].data != "client"):
+            if key.data == "client" and self.client and key.fileobj is self.client.sock:
+                self._on_client()
+            elif key.data == "wake":
+                try:
+                    while self.wake_r.recv(4096):
+                        pass
+                except OSError:
+                    pass
+            elif key.data == "listen":
+                self._accept()
+        c = self.client
+        if c and not c.authed and time.monotonic() > c.opened + HELLO_TIMEOUT_S:
+            log("client sent no hello in time, closing")
+            self.drop_client(c)
+
+    def _accept(self):
+        try:
+            sock, addr = self.listener.accept()
+        except OSError:
+            return
+        if self.client and not self._alive(self.client):
+            self.drop_client(self.client)
+        if self.client:
+            try:
+                sock.settimeout(1.0)
+                sock.sendall(encode({"id": 0, "ok": False, "bpy_ms": 0.0,
+                                     "error": "busy: another client is connected"}))
+            except OSError:
+                pass
+            sock.close()
+            return
+        self.client = Connection(sock, self, addr)
+        self.changed += 1
+        self.sel.register(sock, selectors.EVENT_READ, "client")
+
+    @staticmethod
+    def _alive(conn):
+        try:
+            if not selectors.select.select([conn.sock], [], [], 0)[0]:
+                return True
+            return conn.sock.recv(1, socket.MSG_PEEK) != b""
+        except OSError:
+            return False
+
+    def _on_client(self):
+        conn = self.client
+        try:
+            reqs = conn.read()
+        except FrameError as e:
+            reqs = None
+            if e.args[0]:
+                log("bad frame: %s" % e.args[0])
+                conn.send({"id": 0, "ok": False, "error": e.args[0], "bpy_ms": 0.0})
+        except (EOFError, OSError):
+            reqs = None
+        if reqs is None:
+            self.drop_client(conn)
+            return
+        for req, blob, arrival in reqs:
+            if conn.closed or conn.dead or self.stopping:
+                break
+            self.on_request(conn, req, blob, arrival)
+
+    def drop_client(self, conn):
+        if conn.closed:
+            return
+        conn.closed = True
+        if self.client is conn:
+            self.client = None
+        self.changed += 1
+        try:
+            self.sel.unregister(conn.sock)
+        except (KeyError, ValueError, OSError):
+            pass
+        conn.sock.close()
+        if self.on_drop is not None and conn.authed:
+            self.on_drop(conn)
+
+    def close(self):
+        if self.client:
+            self.drop_client(self.client)
+        self.sel.close()
+        for s in (self.listener, self.wake_r, self.wake_w):
+            s.close()

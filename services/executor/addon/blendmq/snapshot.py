@@ -1,0 +1,74 @@
+"""snapshot — scene_info and object_info answered without waiting for Blender's main loop.
+
+In a GUI Blender every command waits for a timer tick on the main thread (milliseconds; under
+Xvfb much more). Read-only queries instead read a snapshot: plain Python data built on the main
+thread, published by one attribute assignment, read by the I/O thread, which never touches
+bpy. Every change notice (depsgraph update, undo, redo, file load, and every command that is
+not read-only) bumps `generation`; a snapshot is fresh while its generation is the current one.
+A stale snapshot is rebuilt on the main thread: when a query finds it stale (the query then
+waits for the main thread, like any command) or, in an idle tick, ahead of the next query.
+The replies are the same as cmd_scene_info's and cmd_object_info's, key for key."""
+import time
+
+import bpy
+
+from .args import CommandError
+from .scene import s_object_info_dict, s_object_name, s_page
+
+
+class SceneData:
+    """One snapshot: objects by name (sorted), each as object_info reports it."""
+
+    def __init__(self, generation, objects):
+        self.generation = generation
+        self.objects = objects                      # [(name, scene_info dict, object_info dict)]
+        self.by_name = {name: info for name, _entry, info in objects}
+
+    def scene_info(self, args):
+        limit, offset = s_page(args)
+        page = self.objects[offset:offset + limit]
+        return {"count": len(self.objects), "objects": [entry for _name, entry, _info in page]}, None
+
+    def object_info(self, args):
+        name = s_object_name(args)
+        info = self.by_name.get(name)
+        if info is None:
+            raise CommandError("no object named %s" % name)
+        return dict(info), None
+
+
+class SceneSnapshot:
+    """The current SceneData and whether it is still true."""
+
+    SCENE_KEYS = ("name", "type", "location", "rotation", "scale", "dimensions", "materials")
+
+    def __init__(self):
+        self.generation = 1
+        self.data = None
+        self.build_ms = 0.0
+
+    def invalidate(self, *_args):
+        self.generation += 1        # main thread only: no lost updates
+
+    def fresh(self):
+        """The snapshot if nothing changed since it was built, else None (any thread)."""
+        data = self.data
+        return data if data is not None and data.generation == self.generation else None
+
+    def rebuild(self):
+        """Main thread: read the scene now. Returns the new SceneData."""
+        t0 = time.perf_counter()
+        bpy.context.view_layer.update()      # dimensions come from evaluated data
+        generation = self.generation         # after update(): its own depsgraph notice is included
+        objects = []
+        for o in sorted(bpy.context.scene.objects, key=lambda o: o.name):
+            info = s_object_info_dict(o)
+            entry = {k: info[k] for k in self.SCENE_KEYS}
+            objects.append((o.name, entry, info))
+        self.data = SceneData(generation, objects)
+        self.build_ms = (time.perf_counter() - t0) * 1000.0
+        return self.data
+
+    def table(self, data):
+        """A command table for handle_request answering from `data`."""
+        return {"scene_info": data.scene_info, "object_info": data.object_info}

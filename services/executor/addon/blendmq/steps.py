@@ -1,0 +1,205 @@
+"""steps — one plan step: a blendmq builtin (object.material, object.location, ...) or a
+bpy.ops operator, run on the main thread (run_step)."""
+import math
+import re
+
+import bpy
+from mathutils import Matrix, Quaternion, Vector
+
+from .args import CommandError, s_num, s_only, s_tuples, s_unit, s_vec3
+from .capture import CAPTURE
+from .scene import s_select_only, s_target_object
+from .transaction import TXN
+
+OP_RE = re.compile(r"^bpy\.ops\.[a-z_]+\.[a-z0-9_]+$")
+
+
+# ---------------------------------------------------------------------------- builtin steps
+
+def s_builtin_material(obj, p):
+    where = "object.material"
+    s_only(p, ("color", "metallic", "roughness"), where)
+    color = p.get("color")
+    if not (isinstance(color, list) and len(color) in (3, 4)
+            and all(s_num(c) and 0.0 <= c <= 1.0 for c in color)):
+        raise CommandError("%s: color must be [r,g,b] or [r,g,b,a] in 0..1" % where)
+    rgba = tuple(float(c) for c in color) + ((1.0,) if len(color) == 3 else ())
+    metallic = s_unit(p, "metallic", 0.0, where)
+    roughness = s_unit(p, "roughness", 0.5, where)
+    if not hasattr(obj.data, "materials"):
+        raise CommandError("%s: object %s (%s) cannot hold materials" % (where, obj.name, obj.type))
+    name = obj.name + "_mat"
+    mat = bpy.data.materials.get(name) or bpy.data.materials.new(name)   # re-colouring reuses it
+    mat.use_nodes = True
+    bsdf = next((n for n in mat.node_tree.nodes if n.type == "BSDF_PRINCIPLED"), None)
+    if bsdf is not None:
+        bsdf.inputs["Base Color"].default_value = rgba
+        bsdf.inputs["Metallic"].default_value = metallic
+        bsdf.inputs["Roughness"].default_value = roughness
+    # Workbench (our preview renderer) and the solid viewport show these, not the nodes.
+    mat.diffuse_color, mat.metallic, mat.roughness = rgba, metallic, roughness
+    if obj.material_slots:
+        obj.material_slots[0].material = mat
+    else:
+        obj.data.materials.append(mat)
+
+
+def s_builtin_setter(attr):
+    def apply(obj, p):
+        where = "object." + {"rotation_euler": "rotation"}.get(attr, attr)
+        s_only(p, ("value",), where)
+        setattr(obj, attr, s_vec3(p, "value", where))
+    return apply
+
+
+BUILTINS = {
+    "object.material": s_builtin_material,
+    "object.location": s_builtin_setter("location"),
+    "object.rotation": s_builtin_setter("rotation_euler"),
+    "object.scale": s_builtin_setter("scale"),
+}
+
+
+# ---------------------------------------------------------------------------- bpy.ops steps
+
+# Categories whose operators quit, load/save files, touch preferences or run code: never via
+# a plan step, whatever the caller validated (defence in depth).
+DENIED_CATEGORIES = {"wm", "script", "preferences", "text", "file", "buttons"}
+
+
+def s_pivot(objs):
+    return sum((o.location for o in objs), Vector()) / max(1, len(objs))
+
+
+def s_fb_translate(objs, p):
+    s_only(p, ("value",), "transform.translate")
+    v = s_vec3(p, "value", "transform.translate")
+    for o in objs:
+        o.location += v
+
+
+def s_rotation_matrix(o):
+    if o.rotation_mode == "QUATERNION":
+        return o.rotation_quaternion.to_matrix()
+    if o.rotation_mode == "AXIS_ANGLE":
+        angle, x, y, z = o.rotation_axis_angle
+        return Quaternion((x, y, z), angle).to_matrix()
+    return o.rotation_euler.to_matrix()
+
+
+def s_fb_resize(objs, p):
+    s_only(p, ("value",), "transform.resize")
+    v, pivot = s_vec3(p, "value", "transform.resize"), s_pivot(objs)
+    for o in objs:
+        # Like the operator: scale along the global axes, keep the rotation, and take each
+        # local scale from the length of the scaled local axis (a rotated object cannot
+        # take a non-uniform global scale exactly; Blender approximates it the same way).
+        rot = s_rotation_matrix(o)
+        m = Matrix.Diagonal(v) @ rot @ Matrix.Diagonal(o.scale)
+        o.scale = Vector(math.copysign(m.col[i].length, m.col[i].dot(rot.col[i])) for i in range(3))
+        o.location = pivot + Vector(a * b for a, b in zip(o.location - pivot, v))
+
+
+def s_fb_rotate(objs, p):
+    s_only(p, ("value", "orient_axis"), "transform.rotate")
+    angle, axis = p.get("value"), p.get("orient_axis", "Z")
+    if not s_num(angle) or axis not in ("X", "Y", "Z"):
+        raise CommandError("transform.rotate: value must be a number, orient_axis X/Y/Z")
+    # Blender 3.4's operator turns by -value about the global axis (measured), so do the same.
+    q = Quaternion({"X": (1, 0, 0), "Y": (0, 1, 0), "Z": (0, 0, 1)}[axis], -angle)
+    pivot = s_pivot(objs)
+    for o in objs:
+        if o.rotation_mode == "QUATERNION":
+            o.rotation_quaternion = q @ o.rotation_quaternion
+        else:
+            o.rotation_euler = (q.to_matrix() @ o.rotation_euler.to_matrix()).to_euler(
+                o.rotation_mode if o.rotation_mode != "AXIS_ANGLE" else "XYZ", o.rotation_euler)
+        o.location = pivot + q @ (o.location - pivot)
+
+
+def s_fb_shade(smooth):
+    def apply(objs, p):
+        s_only(p, (), "object.shade_smooth" if smooth else "object.shade_flat")
+        for o in objs:
+            if o.type == "MESH":
+                o.data.polygons.foreach_set("use_smooth", [smooth] * len(o.data.polygons))
+                o.data.update()
+    return apply
+
+
+# Used only when the operator's poll() fails (no 3D view, e.g. a GUI timer context); on
+# Blender 3.4.1 in -b they pass, measured. Data-API equivalents on the selected objects.
+FALLBACKS = {
+    "bpy.ops.transform.translate": s_fb_translate,
+    "bpy.ops.transform.resize": s_fb_resize,
+    "bpy.ops.transform.rotate": s_fb_rotate,
+    "bpy.ops.object.shade_smooth": s_fb_shade(True),
+    "bpy.ops.object.shade_flat": s_fb_shade(False),
+}
+
+
+def s_run_operator(operation, params):
+    _bpy, _ops, category, name = operation.split(".")
+    if category in DENIED_CATEGORIES:
+        raise CommandError("operator %s is not allowed" % operation)
+    try:
+        fn = getattr(getattr(bpy.ops, category), name)
+        fn.get_rna_type()
+    except (AttributeError, KeyError):
+        raise CommandError("unknown operator %s" % operation)
+    if not fn.poll():
+        fallback = FALLBACKS.get(operation)
+        if fallback is None:
+            raise CommandError("%s cannot run here: poll() failed (context is incorrect)" % operation)
+        fallback(list(bpy.context.view_layer.objects.selected), params)
+        return
+    kwargs = {k: s_tuples(v) for k, v in params.items()}
+    with CAPTURE:
+        result = fn(**kwargs)
+    if result != {"FINISHED"}:
+        reports = CAPTURE.text[:1000]
+        raise CommandError("%s returned %s%s" % (operation, "/".join(sorted(result)),
+                                                 ": " + reports if reports else ""))
+
+
+# ---------------------------------------------------------------------------- the command
+
+def cmd_run_step(args):
+    step = args.get("step")
+    if not isinstance(step, dict):
+        raise CommandError("run_step: args.step must be an object")
+    operation, params = step.get("operation"), step.get("params") or {}
+    name, target = step.get("name"), step.get("target")
+    if not isinstance(operation, str):
+        raise CommandError("run_step: operation must be a string")
+    if not isinstance(params, dict):
+        raise CommandError("run_step: params must be an object")
+    if name is not None and not (isinstance(name, str) and name):
+        raise CommandError("run_step: name must be a non-empty string")
+    if target is not None and not isinstance(target, str):
+        raise CommandError("run_step: target must be a string")
+    if TXN.current is not None:
+        TXN.current.touch_for_step(target)
+    before = set(bpy.data.objects.keys())
+    obj = None
+    if operation in BUILTINS:
+        obj = s_target_object(target)
+        BUILTINS[operation](obj, params)
+    elif OP_RE.match(operation):
+        if target is not None:
+            s_select_only(target)
+        s_run_operator(operation, params)
+    else:
+        raise CommandError("unknown operation %s" % operation[:120])
+    created = sorted(set(bpy.data.objects.keys()) - before)
+    if obj is None:
+        active = bpy.context.view_layer.objects.active
+        if created and not (active is not None and active.name in created):
+            active = bpy.data.objects.get(created[0])
+        obj = active
+    if name is not None and obj is not None:
+        old = obj.name
+        obj.name = name          # Blender may answer "name.001": report what it really is
+        if old in created:
+            created[created.index(old)] = obj.name
+    return {"objects_created": created, "object": obj.name if obj is not None else None}, None

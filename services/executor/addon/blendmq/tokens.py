@@ -1,0 +1,45 @@
+"""tokens — the shared secret a client must send in `hello`.
+
+Where it comes from, first match wins: the environment (BLENDMQ_TOKEN, or the variable given
+with --token-env), else a token file (--token-file; in the GUI the BLENDMQ_TOKEN_FILE variable,
+the add-on's token file setting, or <Blender config>/blendmq_token). The GUI generates a token
+into the file when there is none, so the add-on works out of the box and the executor reads
+the same file (blender.token_file)."""
+import os
+import secrets
+
+
+def load_token(token_file=None, token_env="BLENDMQ_TOKEN"):
+    if token_file:
+        with open(token_file, "r", encoding="utf-8") as f:
+            return f.read().strip()
+    return os.environ.get(token_env or "BLENDMQ_TOKEN", "").strip()
+
+
+def generate_token(path):
+    """A new random token written to path (0600, replaced atomically). Returns it."""
+    token = secrets.token_hex(24)
+    folder = os.path.dirname(path)
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, token.encode("ascii"))
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    return token
+
+
+def resolve_token(token_file):
+    """(token, where) for the GUI: the environment, else token_file, generated if missing or
+    empty. Raises OSError when the file can be neither read nor written."""
+    env = os.environ.get("BLENDMQ_TOKEN", "").strip()
+    if env:
+        return env, "from BLENDMQ_TOKEN"
+    if os.path.exists(token_file):
+        token = load_token(token_file)
+        if token:
+            return token, "from %s" % token_file
+    return generate_token(token_file), "new, saved to %s" % token_file

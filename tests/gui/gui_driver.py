@@ -1,0 +1,264 @@
+"""The GUI test, run inside a real GUI Blender (under Xvfb) by run_gui_test.sh:
+
+  blender --factory-startup --enable-event-simulate --python gui_driver.py -- \
+      --zip build/blendmq-addon.zip --bin-dir build/bin --work DIR
+
+It installs and enables the add-on zip as a user would, lets it listen on a free port with a
+generated token, starts a stack (`blendmq up --ipc --no-blender`) whose executor connects to
+this Blender, and checks, through the whole stack: a 3-step plan runs; read-only queries see
+it; one undo removes the whole plan and redo brings it back; the panel's prompt box sends
+"build a snowman" to the gateway over HTTP and follows the plan to its end; the panel is on
+screen (viewport_screenshot through the executor, kept as DIR/panel.png). A rollback and a
+lost client put global undo back as it was.
+
+The scenario is a generator driven by a timer, so Blender's main loop (which runs the add-on's
+commands) keeps turning while it waits; the CLI runs in threads. Results go to DIR/result.json.
+"""
+import json
+import os
+import stat
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+import bpy
+
+argv = sys.argv[sys.argv.index("--") + 1:]
+OPTS = dict(zip(argv[0::2], argv[1::2]))
+WORK, BIN, ZIP = OPTS["--work"], OPTS["--bin-dir"], OPTS["--zip"]
+RUN_DIR = os.path.join(WORK, "run")
+RESULT = {"ok": False, "checks": [], "error": None}
+PLAN = [
+    {"operation": "bpy.ops.mesh.primitive_uv_sphere_add", "name": "gui_body",
+     "params": {"radius": 1.0, "location": [3, 0, 1]}},
+    {"operation": "bpy.ops.mesh.primitive_uv_sphere_add", "name": "gui_head",
+     "params": {"radius": 0.6, "location": [3, 0, 2.4]}},
+    {"operation": "bpy.ops.mesh.primitive_cone_add", "name": "gui_hat",
+     "params": {"radius1": 0.5, "depth": 0.8, "location": [3, 0, 3.3]}},
+]
+PLAN_NAMES = [s["name"] for s in PLAN]
+
+
+def log(msg):
+    print("gui-test: " + msg, file=sys.stderr, flush=True)
+
+
+def check(cond, what):
+    RESULT["checks"].append({"ok": bool(cond), "what": what})
+    log(("ok    " if cond else "FAIL  ") + what)
+    if not cond:
+        raise AssertionError(what)
+
+
+class Job:
+    """A command run in a thread (Blender's main loop must keep turning meanwhile)."""
+
+    def __init__(self, args, env=None, timeout=300):
+        self.args, self.rc, self.out, self.err = args, None, "", ""
+        self.done = False
+        t = threading.Thread(target=self._run, args=(env, timeout), daemon=True)
+        t.start()
+
+    def _run(self, env, timeout):
+        try:
+            p = subprocess.run(self.args, env=env, capture_output=True, text=True, timeout=timeout)
+            self.rc, self.out, self.err = p.returncode, p.stdout, p.stderr
+        except Exception as e:
+            self.rc, self.err = -1, str(e)
+        self.done = True
+
+
+def wait(cond, timeout, what):
+    end = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > end:
+            check(False, "in time: " + what)
+        yield
+
+
+def run(args, env=None, timeout=300):
+    job = Job(args, env, timeout)
+    yield from wait(lambda: job.done, timeout + 5, " ".join(args[1:5]))
+    if job.rc != 0:
+        log("%s exited %s\nstdout: %s\nstderr: %s" % (args, job.rc, job.out[-2000:], job.err[-2000:]))
+    return job
+
+
+def stack_env(port, token_file):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BLENDMQ_", "GEMINI_", "OPENAI_"))}
+    env.update(BLENDMQ_BLENDER_HOST="127.0.0.1", BLENDMQ_BLENDER_PORT=str(port),
+               BLENDMQ_BLENDER_TOKEN_FILE=token_file, BLENDMQ_PLANNER_BACKEND="offline")
+    return env
+
+
+def blendmq(*args):
+    return [os.path.join(BIN, "blendmq"), "--run-dir", RUN_DIR] + list(args)
+
+
+def names():
+    return set(bpy.data.objects.keys())
+
+
+def view3d():
+    win = bpy.context.window_manager.windows[0]
+    area = max((a for a in win.screen.areas if a.type == "VIEW_3D"), key=lambda a: a.width * a.height)
+    region = next(r for r in area.regions if r.type == "WINDOW")
+    return win, area, region
+
+
+def undo(redo=False):
+    win, area, region = view3d()
+    with bpy.context.temp_override(window=win, area=area, region=region):
+        return bpy.ops.ed.redo() if redo else bpy.ops.ed.undo()
+
+
+def scenario():
+    import blendmq.gateway_client as gateway_client
+    import blendmq.gui as gui
+    import blendmq.transaction as transaction
+    from blendmq.commands import handle_request
+
+    # -- the zip installs and enables like any add-on; the server listens with a new token
+    svc = gui.SERVICE
+    check(svc is not None and svc.server.port > 0, "the enabled add-on listens on a free port (%s)" % gui.LAST_ERROR)
+    token_file = os.environ["BLENDMQ_TOKEN_FILE"]
+    mode = stat.S_IMODE(os.stat(token_file).st_mode)
+    with open(token_file) as f:
+        check(f.read().strip() == svc.token and len(svc.token) >= 32 and mode == 0o600,
+              "a token was generated into the token file (0600)")
+    check(gui.TOKEN_WHERE.startswith("new, saved to"), "the panel says where the token came from")
+
+    # -- the whole stack, its executor connected to this Blender
+    env = stack_env(svc.server.port, token_file)
+    job = yield from run(blendmq("up", "--ipc", "--no-blender"), env, timeout=180)
+    check(job.rc == 0, "blendmq up --ipc --no-blender")
+    yield from wait(lambda: svc.server.client is not None and svc.server.client.authed, 60,
+                    "the executor connects and authenticates")
+    job = yield from run(blendmq("--json", "status"), env)
+    status = json.loads(job.out.splitlines()[0])
+    http = status["endpoints"]["http"]
+    check(any(s["name"] == "executor" and s.get("state") == "blender connected" for s in status["services"]),
+          "blendmq status: the executor reports Blender connected")
+
+    # -- a 3-step plan through gateway, validator and executor; one undo step
+    before = names()
+    plan_file = os.path.join(WORK, "plan.json")
+    with open(plan_file, "w") as f:
+        json.dump(PLAN, f)
+    job = yield from run(blendmq("--json", "plan", "run", plan_file), env)
+    lines = [json.loads(x) for x in job.out.splitlines() if x.startswith("{")]
+    check(job.rc == 0, "blendmq plan run (3 steps) exits 0")
+    check(names() - before == set(PLAN_NAMES), "the plan created its three objects in the GUI scene")
+    prefs = bpy.context.preferences
+    check(prefs.edit.use_global_undo and not prefs.is_dirty,
+          "global undo is back on after the plan, preferences unchanged")
+    job = yield from run(blendmq("--json", "scene", "info"), env)
+    listed = {o["name"] for o in json.loads(job.out.splitlines()[0])["objects"]}
+    check(set(PLAN_NAMES) <= listed, "scene info (snapshot) lists the new objects")
+    check(undo() == {"FINISHED"} and names() == before, "one undo removes all three objects")
+    job = yield from run(blendmq("--json", "scene", "info"), env)
+    listed = {o["name"] for o in json.loads(job.out.splitlines()[0])["objects"]}
+    check(not (set(PLAN_NAMES) & listed), "scene info after undo: the snapshot followed the undo")
+    check(undo(redo=True) == {"FINISHED"} and names() - before == set(PLAN_NAMES),
+          "redo brings the whole plan back")
+    RESULT["plan_output"] = lines[-1] if lines else None
+
+    # -- read-only queries answered by the I/O thread (no main-thread wait) once fresh
+    before_io = svc.io_answers
+    for _ in range(3):
+        job = yield from run(blendmq("--json", "scene", "info"), env)
+        check(job.rc == 0, "scene info")
+    check(svc.io_answers > before_io, "scene info answered from the snapshot by the I/O thread")
+
+    # -- the panel's prompt box: HTTP to the gateway, live progress from SSE
+    addon_prefs = prefs.addons["blendmq"].preferences
+    addon_prefs.gateway_url = http
+    ui = bpy.context.window_manager.blendmq
+    ui.prompt = "build a snowman"
+    before = names()
+    check(bpy.ops.blendmq.send_prompt() == {"FINISHED"}, "the panel's Send operator starts")
+    yield from wait(lambda: gateway_client.PROMPT is not None and gateway_client.PROMPT.finished, 240,
+                    "the prompt's plan ends")
+    p = gateway_client.PROMPT
+    log("prompt: state %s, %d/%d steps, %s; %s" % (p.state, p.done_steps(), p.total, p.message, p.note))
+    check(p.state == "done" and p.total > 3 and p.done_steps() == p.total, "the panel followed the snowman to done")
+    check(p.message.startswith("done:") and abs(ui.progress - 100.0) < 1e-3, "the panel shows done and a full bar")
+    check(len(names() - before) == p.total, "the snowman is in the scene")
+    RESULT["prompt"] = {"plan_id": p.plan_id, "steps": p.total, "message": p.message}
+
+    # -- rollback and a lost client put global undo back (direct calls, main thread)
+    def call(cmd, args):
+        return handle_request({"id": 1, "cmd": cmd, "args": args}, time.monotonic())[0]
+
+    check(call("plan_begin", {"plan_id": "gui-rb"})["ok"] and not prefs.edit.use_global_undo,
+          "plan_begin switches global undo off")
+    before = names()
+    call("run_step", {"step": PLAN[0] | {"name": "gui_rb"}, "plan_id": "gui-rb"})
+    rb = call("plan_rollback", {"plan_id": "gui-rb"})
+    check(rb["ok"] and names() == before and prefs.edit.use_global_undo and not prefs.is_dirty,
+          "plan_rollback removes the object and puts global undo back")
+    call("plan_begin", {"plan_id": "gui-lost"})
+    transaction.end_undo_bracket()
+    check(prefs.edit.use_global_undo, "a lost client puts global undo back")
+    call("plan_commit", {"plan_id": "gui-lost"})
+
+    # -- what the user sees: the sidebar open on the blendmq tab, shot through the stack
+    win, area, _region = view3d()
+    area.spaces[0].show_region_ui = True
+    yield
+    ui_region = next(r for r in area.regions if r.type == "UI")
+    x, y = ui_region.x + ui_region.width // 2, ui_region.y + ui_region.height // 2
+    win.event_simulate(type="MOUSEMOVE", value="NOTHING", x=x, y=y)
+    win.event_simulate(type="TAB", value="PRESS", ctrl=True, shift=True, x=x, y=y)   # the last tab
+    win.event_simulate(type="TAB", value="RELEASE", ctrl=True, shift=True, x=x, y=y)
+    for _ in range(5):
+        yield
+    shot = os.path.join(WORK, "panel.png")
+    job = yield from run([os.path.join(BIN, "gui_scene_call"), os.path.join(RUN_DIR, "blendmq.yaml"),
+                          "viewport_screenshot", '{"area": "WINDOW", "max_size": 1280}', shot], env)
+    info = json.loads(job.out.splitlines()[0]) if job.rc == 0 else {}
+    with open(shot, "rb") as f:
+        head = f.read(8) if job.rc == 0 else b""
+    check(head == b"\x89PNG\r\n\x1a\n" and info.get("width") == 1280 and info.get("height") == 800,
+          "viewport_screenshot through the executor returns a 1280x800 PNG")
+    job = yield from run([os.path.join(BIN, "gui_scene_call"), os.path.join(RUN_DIR, "blendmq.yaml"),
+                          "viewport_screenshot", '{"max_size": 256}', os.path.join(WORK, "small.png")], env)
+    info = json.loads(job.out.splitlines()[0]) if job.rc == 0 else {}
+    check(0 < info.get("width", 0) <= 256 and 0 < info.get("height", 0) <= 256,
+          "max_size bounds the screenshot (%s)" % info)
+
+    job = yield from run(blendmq("down"), env)
+    check(job.rc == 0, "blendmq down")
+    RESULT["ok"] = True
+
+
+def main():
+    bpy.context.preferences.view.show_splash = False
+    try:
+        bpy.ops.preferences.addon_install(filepath=ZIP, overwrite=True)
+        bpy.ops.preferences.addon_enable(module="blendmq")
+    except Exception:
+        RESULT["error"] = traceback.format_exc()
+    steps = scenario() if RESULT["error"] is None else iter(())
+
+    def tick():
+        try:
+            next(steps)
+            return 0.1
+        except StopIteration:
+            pass
+        except Exception:
+            RESULT["error"] = traceback.format_exc()
+            log(RESULT["error"])
+            subprocess.run(blendmq("down"), capture_output=True)
+        with open(os.path.join(WORK, "result.json"), "w") as f:
+            json.dump(RESULT, f, indent=1)
+        bpy.ops.wm.quit_blender()
+        return None
+
+    bpy.app.timers.register(tick, first_interval=0.5)
+
+
+main()

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The add-on in a real GUI Blender under Xvfb, through the whole stack (gui_driver.py says what
+# is checked). Functional only: software GL under Xvfb is slow, nothing here is timed.
+#   run_gui_test.sh BIN_DIR ADDON_ZIP
+# Exit 0 pass, 1 fail, 77 skipped (no xvfb-run or Blender).
+set -u
+BIN_DIR=$1
+ZIP=$2
+HERE=$(cd "$(dirname "$0")" && pwd)
+BLENDER=${BLENDMQ_BLENDER:-blender}
+command -v xvfb-run >/dev/null || { echo "skipped: xvfb-run not installed (deploy/install-deps.sh --test)"; exit 77; }
+command -v "$BLENDER" >/dev/null || { echo "skipped: no $BLENDER"; exit 77; }
+[ -f "$ZIP" ] || { echo "no add-on zip at $ZIP (build the blendmq-addon-zip target)"; exit 1; }
+
+WORK=$(mktemp -d /tmp/bmq-gui-XXXXXX)
+cleanup() {
+    "$BIN_DIR/blendmq" --run-dir "$WORK/run" down >/dev/null 2>&1
+    if [ "${KEEP:-0}" = 1 ]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+
+# A private Blender user folder: installing the add-on must not touch the real one.
+env -u BLENDMQ_TOKEN BLENDER_USER_SCRIPTS="$WORK/scripts" BLENDER_USER_CONFIG="$WORK/config" \
+    BLENDMQ_PORT=0 BLENDMQ_TOKEN_FILE="$WORK/blender.token" \
+    timeout 900 xvfb-run -a -s "-screen 0 1280x800x24" \
+    "$BLENDER" --factory-startup --enable-event-simulate --python "$HERE/gui_driver.py" -- \
+    --zip "$ZIP" --bin-dir "$BIN_DIR" --work "$WORK" > "$WORK/blender.log" 2>&1
+rc=$?
+grep "^gui-test:" "$WORK/blender.log"
+if grep -q '^ "ok": true' "$WORK/result.json" 2>/dev/null; then
+    [ -n "${BMQ_GUI_SHOT:-}" ] && cp "$WORK/panel.png" "$BMQ_GUI_SHOT"
+    echo "gui test passed (Blender exit $rc)"
+    exit 0
+fi
+echo "gui test FAILED (Blender exit $rc); the end of Blender's log:"
+tail -60 "$WORK/blender.log"
+for f in "$WORK"/run/logs/*.log; do [ -f "$f" ] && { echo "== $f"; tail -15 "$f"; }; done
+exit 1
