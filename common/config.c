@@ -26,6 +26,12 @@ static int s_merge (json_t *base, json_t *over, const char *where, char *err, si
     json_object_foreach (over, key, value) {
         json_t *cur = json_object_get (base, key);
         if (!cur) { ERR ("%s: unknown key '%s'", where, key); return -1; }
+        if (json_is_object (cur) && json_object_size (cur) == 0) {
+            /* an empty mapping in the defaults is a free-form map (e.g. gateway.executors) */
+            if (!json_is_object (value)) { ERR ("%s.%s: expected a mapping", where, key); return -1; }
+            json_object_set (base, key, value);
+            continue;
+        }
         if (json_is_object (cur)) {
             char sub[256];
             snprintf (sub, sizeof sub, "%s.%s", where, key);
@@ -123,6 +129,11 @@ int64_t bmq_config_int (const bmq_config_t *self, const char *key)
     return json_is_number (v) ? (int64_t) json_number_value (v) : 0;
 }
 
+json_t *bmq_config_json (const bmq_config_t *self, const char *key)
+{
+    return s_lookup (self->root, key);
+}
+
 bool bmq_config_bool (const bmq_config_t *self, const char *key)
 {
     return json_is_true (s_lookup (self->root, key));
@@ -140,6 +151,23 @@ int bmq_config_set (bmq_config_t *self, const char *key, const char *value)
     json_t *typed = json_is_string (cur) ? json_string (value) : bmq_yaml_parse (value, strlen (value), NULL, 0);
     if (!typed) return -1;
     return json_object_set_new (json_object_get (self->root, path), dot + 1, typed);
+}
+
+int bmq_config_set_json (bmq_config_t *self, const char *key, json_t *value)
+{
+    char path[256];
+    snprintf (path, sizeof path, "%s", key);
+    char *dot = strchr (path, '.');
+    json_t *section = dot ? (*dot = 0, json_object_get (self->root, path)) : NULL;
+    if (!section || !json_object_get (section, dot + 1)) { json_decref (value); return -1; }
+    return json_object_set_new (section, dot + 1, value);
+}
+
+bmq_config_t *bmq_config_dup (const bmq_config_t *self)
+{
+    bmq_config_t *copy = calloc (1, sizeof *copy);
+    if (copy) copy->root = json_deep_copy (self->root);
+    return copy;
 }
 
 int bmq_config_save (const bmq_config_t *self, const char *path, char *err, size_t errlen)

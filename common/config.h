@@ -20,10 +20,16 @@ void bmq_config_destroy (bmq_config_t **self_p);
 
 const char *bmq_config_str (const bmq_config_t *self, const char *key);   /* "" when absent */
 int64_t     bmq_config_int (const bmq_config_t *self, const char *key);   /* 0 when absent */
+/* The value at `key` as JSON (borrowed; NULL when absent): for maps such as gateway.executors. */
+json_t     *bmq_config_json (const bmq_config_t *self, const char *key);
 bool        bmq_config_bool (const bmq_config_t *self, const char *key);
 
 /* Set a value (a string is typed like a YAML scalar: "7" is an integer). */
 int  bmq_config_set (bmq_config_t *self, const char *key, const char *value);
+/* Set a key to a JSON value (taken), e.g. a map for gateway.executors. 0 / -1. */
+int  bmq_config_set_json (bmq_config_t *self, const char *key, json_t *value);
+/* A deep copy, to derive another process's configuration. */
+bmq_config_t *bmq_config_dup (const bmq_config_t *self);
 /* Write the effective configuration as YAML. 0 / -1. */
 int  bmq_config_save (const bmq_config_t *self, const char *path, char *err, size_t errlen);
 /* The project's data directory (palette, recipes, add-on): BLENDMQ_DATA_DIR or the source tree. */

@@ -17,6 +17,8 @@ typedef struct {
     bool        no_blender;          /* up --no-blender: connect to a Blender you run */
     const char *out_dir;             /* demo --out */
     int         validators;          /* up --validators N */
+    int         blenders;            /* up --blenders N: N headless Blenders, each with its executor */
+    const char *target;              /* chat, plan run, scene: --target NAME, the Blender to use */
     bool        compact;             /* capabilities --compact */
     const char *since;               /* audit --since T */
     const char *plan;                /* audit --plan ID */

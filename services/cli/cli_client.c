@@ -163,7 +163,8 @@ int bmq_cli_chat (const bmq_cli_opts_t *opts, const char *prompt, char *recipe_o
     if (!cfg) return 2;
     s_run_state_t st = { .json = opts->json, .recipe_out = recipe_out, .recipe_len = recipe_len };
     int code = s_converse (cfg, bmq_envelope_new (BMQ_MSG_CHAT_REQUEST, NULL,
-                                                  json_pack ("{s:s, s:b}", "prompt", prompt, "keep_partial", opts->keep_partial)),
+                                                  json_pack ("{s:s, s:b, s:s?}", "prompt", prompt, "keep_partial", opts->keep_partial,
+                                                             "target", opts->target)),
                            s_on_run, &st);
     bmq_config_destroy (&cfg);
     return code;
@@ -186,7 +187,8 @@ int bmq_cli_plan (const bmq_cli_opts_t *opts, const char *action, const char *fi
     bool validate = !strcmp (action, "validate");
     s_run_state_t st = { .json = opts->json, .validate_only = validate };
     int code = s_converse (cfg, bmq_envelope_new (validate ? BMQ_MSG_VALIDATE_REQUEST : BMQ_MSG_RUN_REQUEST, NULL,
-                                                  json_pack ("{s:o, s:b}", "plan", plan, "keep_partial", opts->keep_partial)),
+                                                  json_pack ("{s:o, s:b, s:s?}", "plan", plan, "keep_partial", opts->keep_partial,
+                                                             "target", opts->target)),
                            s_on_run, &st);
     bmq_config_destroy (&cfg);
     return code;
@@ -233,7 +235,7 @@ int bmq_cli_scene (const bmq_cli_opts_t *opts, const char *command, json_t *args
     bmq_config_t *cfg = bmq_cli_config (opts);
     if (!cfg) { json_decref (args); return 2; }
     s_scene_state_t st = { .path = path, .json = opts->json };
-    json_t *body = json_pack ("{s:s, s:o}", "command", command, "args", args ? args : json_object ());
+    json_t *body = json_pack ("{s:s, s:o, s:s?}", "command", command, "args", args ? args : json_object (), "target", opts->target);
     int code = s_converse (cfg, bmq_envelope_new (BMQ_MSG_SCENE_REQUEST, NULL, body), s_on_scene, &st);
     bmq_config_destroy (&cfg);
     return code;

@@ -153,17 +153,17 @@ static int s_random_token (const char *path)
 }
 
 /* Headless Blender with the add-on on a free port; returns the port or -1. */
-static int s_start_blender (const bmq_cli_opts_t *opts, const char *token_file)
+static int s_start_blender (const bmq_cli_opts_t *opts, const char *token_file, const char *name)
 {
     char addon[1200], port_file[1200];
     snprintf (addon, sizeof addon, "%s/services/executor/addon/blendmq_addon.py", bmq_data_dir ());
-    snprintf (port_file, sizeof port_file, "%s/blender.port", opts->run_dir);
+    snprintf (port_file, sizeof port_file, "%s/%s.port", opts->run_dir, name);
     remove (port_file);
     const char *blender = getenv ("BLENDMQ_BLENDER") ? getenv ("BLENDMQ_BLENDER") : "blender";
     char *const argv[] = { (char *) blender, "-b", "--factory-startup", "--python", addon, "--",
                            "--host", "127.0.0.1", "--port", "0", "--port-file", port_file,
                            "--token-file", (char *) token_file, "--reset-scene", NULL };
-    pid_t pid = s_spawn (opts, "blender", argv);
+    pid_t pid = s_spawn (opts, name, argv);
     if (pid < 0) return -1;
     int64_t deadline = bmq_mono_ms () + BLENDER_TIMEOUT_MS;
     while (bmq_mono_ms () < deadline) {
@@ -195,6 +195,41 @@ static void s_ipc_endpoints (bmq_config_t *cfg, const char *run_dir)
     if (!getenv ("BLENDMQ_GATEWAY_HTTP_PORT")) bmq_config_set (cfg, "gateway.http_port", "0");
 }
 
+/* An endpoint for the k-th executor: its own ipc socket, or the tcp port moved by 20 per executor. */
+static void s_nth_endpoint (const char *base, int k, const char *run_dir, const char *what, char *out, size_t len)
+{
+    const char *colon = strrchr (base, ':');
+    if (!strncmp (base, "tcp://", 6) && colon) snprintf (out, len, "%.*s:%d", (int) (colon - base), base, atoi (colon + 1) + 20 * (k - 1));
+    else snprintf (out, len, "ipc://%s/executor-%d%s.sock", run_dir, k, what);
+}
+
+/* up --blenders N: Blenders 2..N, each with its executor (config executor-K.yaml,
+ * named blender-K), listed in gateway.executors so requests can target them. */
+static int s_more_blenders (const bmq_cli_opts_t *opts, bmq_config_t *cfg)
+{
+    json_t *extra = json_object ();
+    for (int k = 2; k <= opts->blenders; k++) {
+        char name[32], port[16], endpoint[1300], events[1300], path[1300], err[512];
+        snprintf (name, sizeof name, "blender-%d", k);
+        int p = s_start_blender (opts, bmq_config_str (cfg, "blender.token_file"), name);
+        if (p < 0) { json_decref (extra); return -1; }
+        snprintf (port, sizeof port, "%d", p);
+        s_nth_endpoint (bmq_config_str (cfg, "executor.endpoint"), k, opts->run_dir, "", endpoint, sizeof endpoint);
+        s_nth_endpoint (bmq_config_str (cfg, "executor.events"), k, opts->run_dir, "-events", events, sizeof events);
+        bmq_config_t *ec = bmq_config_dup (cfg);
+        bmq_config_set (ec, "executor.name", name);
+        bmq_config_set (ec, "executor.endpoint", endpoint);
+        bmq_config_set (ec, "executor.events", events);
+        bmq_config_set (ec, "blender.port", port);
+        snprintf (path, sizeof path, "%s/executor-%d.yaml", opts->run_dir, k);
+        int rc = bmq_config_save (ec, path, err, sizeof err);
+        bmq_config_destroy (&ec);
+        if (rc) { fprintf (stderr, "blendmq: %s\n", err); json_decref (extra); return -1; }
+        json_object_set_new (extra, name, json_pack ("{s:s, s:s}", "endpoint", endpoint, "events", events));
+    }
+    return bmq_config_set_json (cfg, "gateway.executors", extra);
+}
+
 /* Poll the gateway until every service is alive (and Blender connected). */
 static int s_wait_healthy (bmq_config_t *cfg, bool want_blender)
 {
@@ -209,7 +244,7 @@ static int s_wait_healthy (bmq_config_t *cfg, bool want_blender)
             const char *name = json_string_value (json_object_get (s, "name"));
             const char *state = json_string_value (json_object_get (s, "state"));
             if (!json_is_true (json_object_get (s, "alive"))) { ok = false; snprintf (last, sizeof last, "%s not ready", name); }
-            else if (want_blender && !strcmp (name, "executor") && state && strcmp (state, "blender connected")) {
+            else if (want_blender && !strncmp (name, "executor", 8) && state && strcmp (state, "blender connected")) {
                 ok = false;
                 snprintf (last, sizeof last, "executor: %s", state);
             }
@@ -269,10 +304,15 @@ int bmq_cli_up (bmq_cli_opts_t *opts)
         if (s_random_token (token)) { fprintf (stderr, "blendmq: cannot write %s\n", token); bmq_config_destroy (&cfg); return 2; }
         bmq_config_set (cfg, "blender.token_file", token);
         if (!opts->json) printf ("starting headless Blender...\n");
-        int p = s_start_blender (opts, token);
+        int p = s_start_blender (opts, token, "blender");
         if (p < 0) { bmq_config_destroy (&cfg); bmq_cli_down (opts); return 1; }
         snprintf (port, sizeof port, "%d", p);
         bmq_config_set (cfg, "blender.port", port);
+    }
+    if (!opts->no_blender && opts->blenders > 1 && s_more_blenders (opts, cfg)) {
+        bmq_config_destroy (&cfg);
+        bmq_cli_down (opts);
+        return 1;
     }
     char cfgpath[1300];
     snprintf (cfgpath, sizeof cfgpath, "%s/blendmq.yaml", opts->run_dir);
@@ -285,6 +325,14 @@ int bmq_cli_up (bmq_cli_opts_t *opts)
         snprintf (bin, sizeof bin, "%s/blendmq-%s", bindir, services[i]);
         char *const argv[] = { bin, "--config", cfgpath, NULL };
         s_spawn (opts, services[i], argv);
+    }
+    for (int k = 2; !opts->no_blender && k <= opts->blenders; k++) {
+        char bin[1200], name[32], ecfg[1300];
+        snprintf (bin, sizeof bin, "%s/blendmq-executor", bindir);
+        snprintf (name, sizeof name, "executor-%d", k);
+        snprintf (ecfg, sizeof ecfg, "%s/executor-%d.yaml", opts->run_dir, k);
+        char *const argv[] = { bin, "--config", ecfg, NULL };
+        s_spawn (opts, name, argv);
     }
     for (int i = 0; i < opts->validators; i++) {
         char bin[1200], name[32];

@@ -12,12 +12,13 @@ static void s_usage (FILE *out)
 {
     fprintf (out,
         "usage: blendmq [--run-dir DIR] [--config FILE] [--json] COMMAND ...\n\n"
-        "  up [--ipc] [--no-blender] [--validators N]\n"
+        "  up [--ipc] [--no-blender] [--validators N] [--blenders N]\n"
         "                          start the five services and a headless Blender; returns when all are healthy\n"
         "  down                    stop everything `up` started\n"
         "  status                  health of every service and of the Blender connection\n"
         "  demo \"PROMPT\" [--out DIR]  private stack: run the prompt, write DIR/NAME.blend and DIR/NAME.png, stop\n"
         "  chat \"PROMPT\"           plan, validate and run; one line per step; exit 0 only if the plan ran to the end\n"
+        "                          (--target NAME: the Blender to build in, with up --blenders N: local, blender-2, ...)\n"
         "                          (a failed plan is rolled back; --keep-partial keeps what it did)\n"
         "  plan validate FILE.json print the verdict; exit 0 accepted, 1 rejected, 2 error\n"
         "  plan run FILE.json      validate and run an action plan\n"
@@ -45,7 +46,7 @@ static void s_default_run_dir (char *buf, size_t len)
 
 int main (int argc, char **argv)
 {
-    bmq_cli_opts_t opts = { .validators = 2, .limit = -1 };
+    bmq_cli_opts_t opts = { .validators = 2, .blenders = 1, .limit = -1 };
     s_default_run_dir (opts.run_dir, sizeof opts.run_dir);
     const char *words[4] = { NULL };
     int nwords = 0;
@@ -56,6 +57,8 @@ int main (int argc, char **argv)
         else if (!strcmp (a, "--config") && i + 1 < argc) opts.config_path = argv[++i];
         else if (!strcmp (a, "--out") && i + 1 < argc) opts.out_dir = argv[++i];
         else if (!strcmp (a, "--validators") && i + 1 < argc) opts.validators = atoi (argv[++i]);
+        else if (!strcmp (a, "--blenders") && i + 1 < argc) opts.blenders = atoi (argv[++i]);
+        else if (!strcmp (a, "--target") && i + 1 < argc) opts.target = argv[++i];
         else if (!strcmp (a, "--since") && i + 1 < argc) opts.since = argv[++i];
         else if (!strcmp (a, "--plan") && i + 1 < argc) opts.plan = argv[++i];
         else if (!strcmp (a, "--kind") && i + 1 < argc) opts.kind = argv[++i];
@@ -71,6 +74,7 @@ int main (int argc, char **argv)
         else { fprintf (stderr, "blendmq: too many arguments\n"); return 2; }
     }
     if (opts.validators < 1 || opts.validators > 64) { fprintf (stderr, "blendmq: --validators must be 1..64\n"); return 2; }
+    if (opts.blenders < 1 || opts.blenders > 8) { fprintf (stderr, "blendmq: --blenders must be 1..8\n"); return 2; }
     if (!nwords) { s_usage (stderr); return 2; }
     bmq_log_init ("blendmq", false, getenv ("BLENDMQ_DEBUG") ? BMQ_LOG_DEBUG : BMQ_LOG_WARN);
     bmq_envelope_set_sender ("cli");

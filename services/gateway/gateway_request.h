@@ -17,6 +17,7 @@ typedef struct {
     char      cid[BMQ_MAX_ID + 1];
     char      plan_id[BMQ_MAX_ID + 1];
     json_t   *plan;
+    int       executor;                  /* index in the gateway's executor set ("target") */
     bool      keep_partial;              /* the client asked to keep a failed plan's work */
     int64_t   deadline;                  /* monotonic ms */
     double    accepted_us;               /* when the gateway received it */

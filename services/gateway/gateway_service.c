@@ -9,6 +9,7 @@
 #include "log.h"
 #include "peer.h"
 #include "validator_broker.h"
+#include "executor_set.h"
 
 #include <ctype.h>
 
@@ -19,7 +20,8 @@
 typedef struct {
     bmq_config_t *cfg;
     zsock_t      *front, *pub, *sub;
-    bmq_peer_t   *planner, *executor;
+    bmq_peer_t   *planner;
+    bmq_executor_set_t *executors;      /* one per Blender; requests pick one with "target" */
     bmq_broker_t *broker;
     bmq_audit_t  *audit;
     zhashx_t     *requests;           /* cid → bmq_gw_request_t* */
@@ -82,7 +84,7 @@ static void s_on_verdict (s_gw_t *gw, bmq_envelope_t *verdict)
         json_pack ("{s:s, s:O, s:O, s:O, s:b}", "plan_id", r->plan_id, "plan", r->plan,
                    "plan_hash", json_object_get (verdict->body, "plan_hash"),
                    "seal", json_object_get (verdict->body, "seal"), "keep_partial", r->keep_partial));
-    bmq_peer_send (gw->executor, exec);
+    bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), exec);
     bmq_envelope_destroy (&exec);
 }
 
@@ -127,7 +129,8 @@ static json_t *s_status (s_gw_t *gw)
 {
     json_t *services = json_array ();
     json_array_append_new (services, bmq_peer_status (gw->planner));
-    json_array_append_new (services, bmq_peer_status (gw->executor));
+    for (size_t i = 0; i < bmq_executor_set_size (gw->executors); i++)
+        json_array_append_new (services, bmq_peer_status (bmq_executor_set_peer (gw->executors, i)));
     json_array_append_new (services, bmq_peer_status (bmq_audit_peer (gw->audit)));
     json_t *validators = bmq_broker_status (gw->broker);
     json_object_set_new (validators, "name", json_string ("validator"));
@@ -160,7 +163,7 @@ static void s_cancel (s_gw_t *gw, const bmq_envelope_t *env)
                       "state", bmq_gw_request_state_name (r->state), "client", env->sender));
     if (r->state == BMQ_REQ_EXECUTING) {
         bmq_envelope_t *stop = bmq_envelope_new (BMQ_MSG_CANCEL_REQUEST, NULL, json_pack ("{s:s}", "plan_id", r->plan_id));
-        bmq_peer_send (gw->executor, stop);
+        bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), stop);
         bmq_envelope_destroy (&stop);
     }
     else if (r->state == BMQ_REQ_PLANNING || r->state == BMQ_REQ_VALIDATING)
@@ -205,9 +208,15 @@ static void s_on_client (s_gw_t *gw)
     else if (!start) reply = bmq_envelope_error (env, "unsupported", "the gateway does not accept %s", bmq_msg_type_name (env->type));
     else if (zhashx_lookup (gw->requests, env->cid)) reply = bmq_envelope_error (env, "duplicate", "request %s is already in progress", env->cid);
     else if (zhashx_size (gw->requests) >= MAX_REQUESTS) reply = bmq_envelope_error (env, "busy", "too many requests in progress");
+    else if (bmq_executor_set_find (gw->executors, bmq_body_str (env, "target")) < 0) {
+        char names[512];
+        bmq_executor_set_names (gw->executors, names, sizeof names);
+        reply = bmq_envelope_error (env, "unknown_target", "no Blender called '%.64s' (known: %s)", bmq_body_str (env, "target"), names);
+    }
     else {
         bool named = s_plan_id_ok (gw, bmq_body_str (env, "plan_id"));
         bmq_gw_request_t *r = bmq_gw_request_new (kind, env, rid, gw->timeout_ms);
+        r->executor = bmq_executor_set_find (gw->executors, bmq_body_str (env, "target"));
         if (named) snprintf (r->plan_id, sizeof r->plan_id, "%s", bmq_body_str (env, "plan_id"));
         zhashx_insert (gw->requests, r->cid, r);
         json_t *what = json_deep_copy (env->body);
@@ -228,7 +237,7 @@ static void s_on_client (s_gw_t *gw)
         else if (kind == BMQ_REQ_SCENE) {
             r->state = BMQ_REQ_FORWARDED;
             bool to_planner = env->type == BMQ_MSG_RECIPE_SAVE || env->type == BMQ_MSG_RECIPE_LIST;
-            bmq_peer_send (to_planner ? gw->planner : gw->executor, env);
+            bmq_peer_send (to_planner ? gw->planner : bmq_executor_set_peer (gw->executors, (size_t) r->executor), env);
         }
         else if (kind == BMQ_REQ_AUDIT) {
             r->state = BMQ_REQ_FORWARDED;
@@ -280,20 +289,25 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
     gw.front = bmq_bus_bind (ZMQ_ROUTER, bmq_config_str (cfg, "gateway.endpoint"));
     if (gw.front && zsock_bind (gw.front, "%s", FRONT_INPROC) == -1) zsock_destroy (&gw.front);
     gw.pub = bmq_bus_bind (ZMQ_PUB, bmq_config_str (cfg, "gateway.events"));
-    gw.sub = bmq_bus_connect (ZMQ_SUB, bmq_config_str (cfg, "executor.events"));
+    gw.sub = zsock_new (ZMQ_SUB);             /* connected to every executor's events by the set */
+    zsock_set_subscribe (gw.sub, "");
+    char err[512] = "";
+    gw.executors = bmq_executor_set_new (cfg, gw.sub, err, sizeof err);
+    if (!gw.executors) bmq_error ("executors: %s", err);
     gw.broker = bmq_broker_new (bmq_config_str (cfg, "gateway.validator_broker"), interval, liveness);
     gw.planner = bmq_peer_new ("planner", bmq_config_str (cfg, "planner.endpoint"), interval, liveness);
-    gw.executor = bmq_peer_new ("executor", bmq_config_str (cfg, "executor.endpoint"), interval, liveness);
     gw.audit = bmq_audit_new_from_config (cfg);
     gw.requests = zhashx_new ();
     zhashx_set_destructor (gw.requests, bmq_gw_request_free);
     int code = 1;
-    if (gw.front && gw.pub && gw.sub && gw.broker && gw.planner && gw.executor && gw.audit
+    if (gw.front && gw.pub && gw.sub && gw.broker && gw.planner && gw.executors && gw.audit
         && bmq_http_server_start (cfg, FRONT_INPROC, &gw.http) == 0) {
         bmq_info ("gateway ready on %s (events %s, validator broker %s)", bmq_config_str (cfg, "gateway.endpoint"),
                   bmq_config_str (cfg, "gateway.events"), bmq_config_str (cfg, "gateway.validator_broker"));
         zpoller_t *poller = zpoller_new (gw.front, bmq_broker_sock (gw.broker), bmq_peer_sock (gw.planner),
-                                         bmq_peer_sock (gw.executor), bmq_audit_sock (gw.audit), gw.sub, NULL);
+                                         bmq_audit_sock (gw.audit), gw.sub, NULL);
+        for (size_t i = 0; i < bmq_executor_set_size (gw.executors); i++)
+            zpoller_add (poller, bmq_peer_sock (bmq_executor_set_peer (gw.executors, i)));
         while (!zsys_interrupted) {
             zsock_t *which = zpoller_wait (poller, interval / 4);
             if (which == gw.front) s_on_client (&gw);
@@ -303,7 +317,8 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
                 bmq_envelope_destroy (&verdict);
             }
             else if (which == bmq_peer_sock (gw.planner)) s_on_downstream (&gw, gw.planner);
-            else if (which == bmq_peer_sock (gw.executor)) s_on_downstream (&gw, gw.executor);
+            else if (which && bmq_executor_set_by_sock (gw.executors, which) >= 0)
+                s_on_downstream (&gw, bmq_executor_set_peer (gw.executors, (size_t) bmq_executor_set_by_sock (gw.executors, which)));
             else if (which == gw.sub) s_forward_events (&gw);
             else if (which) {
                 /* the audit socket: acknowledgements for our records, and
@@ -320,7 +335,8 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
                 bmq_envelope_destroy (&env);
             }
             bmq_peer_tick (gw.planner);
-            bmq_peer_tick (gw.executor);
+            for (size_t i = 0; i < bmq_executor_set_size (gw.executors); i++)
+                bmq_peer_tick (bmq_executor_set_peer (gw.executors, i));
             bmq_broker_tick (gw.broker);
             for (bmq_envelope_t *failed; (failed = bmq_broker_take_failed (gw.broker)); bmq_envelope_destroy (&failed))
                 s_on_verdict (&gw, failed);
@@ -336,7 +352,7 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
     bmq_http_server_destroy (&gw.http);     /* its connection threads use the front socket's inproc endpoint */
     zhashx_destroy (&gw.requests);
     bmq_audit_destroy (&gw.audit);
-    bmq_peer_destroy (&gw.executor);
+    bmq_executor_set_destroy (&gw.executors);
     bmq_peer_destroy (&gw.planner);
     bmq_broker_destroy (&gw.broker);
     zsock_destroy (&gw.sub);
