@@ -27,6 +27,8 @@ typedef struct {
     char      fail_error[600];
     long long failed_step;
     json_t   *created;                /* PLAN: names of objects created so far */
+    json_t   *names;                  /* PLAN: a step's "name" → the object's actual name ("box.001"
+                                         when the scene had a "box"); later targets use it */
     char      command[32];            /* COMMAND */
     json_t   *args;                   /* COMMAND */
     double    started_us;

@@ -118,7 +118,15 @@ static void s_pump (s_exec_t *ex)
         case BMQ_PHASE_BEGIN: cmd = "plan_begin"; args = json_pack ("{s:s}", "plan_id", job->plan_id); break;
         case BMQ_PHASE_COMMIT: cmd = "plan_commit"; args = json_pack ("{s:s}", "plan_id", job->plan_id); break;
         case BMQ_PHASE_ROLLBACK: cmd = "plan_rollback"; args = json_pack ("{s:s}", "plan_id", job->plan_id); break;
-        default: args = json_pack ("{s:O, s:s}", "step", json_array_get (job->plan, job->step), "plan_id", job->plan_id);
+        default: {
+            /* a target the plan named earlier means that step's object, whatever Blender called it */
+            json_t *step = json_array_get (job->plan, job->step);
+            json_t *actual = json_object_get (job->names, json_string_value (json_object_get (step, "target")) ?
+                                              json_string_value (json_object_get (step, "target")) : "");
+            step = actual ? json_deep_copy (step) : json_incref (step);
+            if (actual) json_object_set (step, "target", actual);
+            args = json_pack ("{s:o, s:s}", "step", step, "plan_id", job->plan_id);
+        }
         }
         s_call (ex, cmd, args, ex->step_timeout);
         json_decref (args);
@@ -177,6 +185,8 @@ static void s_step_result (s_exec_t *ex, int status, json_t *reply, const char *
         if (json_is_array (created)) json_array_extend (job->created, created);
         json_t *obj = json_object_get (json_object_get (reply, "result"), "object");
         if (json_is_string (obj)) json_object_set (ev, "object", obj);
+        const char *asked = json_string_value (json_object_get (step, "name"));
+        if (asked && json_is_string (obj)) json_object_set (job->names, asked, obj);
     }
     else if (status == BMQ_LINK_OK) {
         fail = "failed";
@@ -312,9 +322,9 @@ static bmq_envelope_t *s_accept_plan (s_exec_t *ex, const bmq_envelope_t *req, z
  * scene step by step goes through sealed plans instead; run_step and the plan
  * transaction commands are never forwarded from a client. */
 static const char *s_scene_commands[] = {
-    "scene_info", "object_info", "render_preview", "save_blend", "reset_scene", "bench_direct", NULL
+    "scene_info", "object_info", "render_preview", "save_blend", "reset_scene", "bench_direct", "viewport_screenshot", NULL
 };
-#define SCENE_COMMANDS_TEXT "scene_info, object_info, render_preview, save_blend, reset_scene, bench_direct"
+#define SCENE_COMMANDS_TEXT "scene_info, object_info, render_preview, save_blend, reset_scene, bench_direct, viewport_screenshot"
 
 static bool s_scene_command_allowed (const char *command)
 {

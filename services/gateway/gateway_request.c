@@ -29,6 +29,6 @@ void bmq_gw_request_free (void **item) { bmq_gw_request_destroy ((bmq_gw_request
 
 const char *bmq_gw_request_state_name (bmq_req_state_t state)
 {
-    static const char *names[] = { "planning", "validating", "executing", "forwarded" };
+    static const char *names[] = { "planning", "validating", "executing", "forwarded", "reading the scene" };
     return names[state];
 }

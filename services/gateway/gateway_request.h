@@ -8,7 +8,7 @@
 #include <stdbool.h>
 
 typedef enum { BMQ_REQ_CHAT, BMQ_REQ_RUN, BMQ_REQ_VALIDATE, BMQ_REQ_SCENE, BMQ_REQ_AUDIT } bmq_req_kind_t;
-typedef enum { BMQ_REQ_PLANNING, BMQ_REQ_VALIDATING, BMQ_REQ_EXECUTING, BMQ_REQ_FORWARDED } bmq_req_state_t;
+typedef enum { BMQ_REQ_PLANNING, BMQ_REQ_VALIDATING, BMQ_REQ_EXECUTING, BMQ_REQ_FORWARDED, BMQ_REQ_LOOKING } bmq_req_state_t;
 
 typedef struct {
     bmq_req_kind_t  kind;

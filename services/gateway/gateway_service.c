@@ -51,14 +51,62 @@ static void s_fail (s_gw_t *gw, bmq_gw_request_t *r, const char *code, const cha
     s_done (gw, r, code);
 }
 
-static void s_validate (s_gw_t *gw, bmq_gw_request_t *r)
+/* Does the plan name objects, or target a name no earlier step creates? Then
+ * the validator needs the scene's names: to let it act on existing objects,
+ * and to catch a new object whose name is taken (Blender would call it
+ * "name.001") being targeted later. */
+static bool s_targets_scene (const json_t *plan)
+{
+    size_t n = json_array_size (plan);
+    for (size_t i = 0; i < n; i++) {
+        if (json_object_get (json_array_get (plan, i), "name")) return true;
+        const char *target = json_string_value (json_object_get (json_array_get (plan, i), "target"));
+        if (!target) continue;
+        bool made = false;
+        for (size_t j = 0; j < i && !made; j++) {
+            const char *name = json_string_value (json_object_get (json_array_get (plan, j), "name"));
+            made = name && !strcmp (name, target);
+        }
+        if (!made) return true;
+    }
+    return false;
+}
+
+static void s_validate_with (s_gw_t *gw, bmq_gw_request_t *r, json_t *scene_objects)
 {
     r->state = BMQ_REQ_VALIDATING;
     bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_VALIDATE_REQUEST, r->cid, json_pack ("{s:O}", "plan", r->plan));
+    if (scene_objects) json_object_set_new (req->body, "scene_objects", scene_objects);
     if (bmq_broker_submit (gw->broker, &req))
         s_fail (gw, r, "busy", "the validator queue is full; try again shortly");
     else if (!bmq_broker_workers (gw->broker))
         bmq_warn ("request %s waits: no validator worker is connected", r->cid);
+}
+
+static void s_validate (s_gw_t *gw, bmq_gw_request_t *r)
+{
+    if (!json_is_array (r->plan) || !s_targets_scene (r->plan)) { s_validate_with (gw, r, NULL); return; }
+    r->state = BMQ_REQ_LOOKING;
+    bmq_envelope_t *look = bmq_envelope_new (BMQ_MSG_SCENE_REQUEST, r->cid,
+        json_pack ("{s:s, s:{s:i}}", "command", "scene_info", "args", "limit", 1000));
+    bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), look);
+    bmq_envelope_destroy (&look);
+}
+
+/* The scene's object names arrived (or could not be had: then the plan is
+ * checked without them, and its targets fail with a clear reason). */
+static void s_on_scene_names (s_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env)
+{
+    json_t *names = NULL;
+    if (env->type == BMQ_MSG_SCENE_REPLY) {
+        names = json_array ();
+        size_t i;
+        json_t *o;
+        json_array_foreach (json_object_get (json_object_get (env->body, "result"), "objects"), i, o)
+            if (json_is_string (json_object_get (o, "name"))) json_array_append (names, json_object_get (o, "name"));
+    }
+    else bmq_warn ("request %s: cannot read the scene (%s); validating without it", r->cid, bmq_body_str (env, "message"));
+    s_validate_with (gw, r, names);
 }
 
 static void s_on_verdict (s_gw_t *gw, bmq_envelope_t *verdict)
@@ -96,6 +144,11 @@ static void s_on_downstream (s_gw_t *gw, bmq_peer_t *peer)
     if (bmq_peer_heard (peer, env)) { bmq_envelope_destroy (&env); return; }
     bmq_gw_request_t *r = zhashx_lookup (gw->requests, env->cid);
     if (!r) { bmq_envelope_destroy (&env); return; }     /* expired or unknown: drop */
+    if (r->state == BMQ_REQ_LOOKING && (env->type == BMQ_MSG_SCENE_REPLY || env->type == BMQ_MSG_ERROR)) {
+        s_on_scene_names (gw, r, env);
+        bmq_envelope_destroy (&env);
+        return;
+    }
     if (env->type == BMQ_MSG_PLAN_REPLY && r->state == BMQ_REQ_PLANNING) {
         r->plan = json_incref (json_object_get (env->body, "plan"));
         json_t *body = json_deep_copy (env->body);

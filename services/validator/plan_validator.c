@@ -19,7 +19,7 @@ typedef struct {
  * max_steps names, so it never fills. Each remembers its object's vertex
  * estimate and the step that deleted it (0: alive). An object created
  * without a name lives in s_run_t.anon. */
-typedef struct { const char *key; size_t len; double vertices; int deleted_at; } s_name_t;
+typedef struct { const char *key; size_t len; double vertices; int deleted_at; bool scene, shadowed; } s_name_t;
 
 typedef struct {
     const bmq_palette_t *palette;
@@ -190,11 +190,20 @@ static s_name_t *s_check_name (s_run_t *run, int i, const bmq_palette_op_t *op, 
         return NULL;
     }
     s_name_t *slot = s_name_slot (run, s, len);
+    if (slot->key && slot->scene && !slot->shadowed) {
+        /* Blender will call the new object "name.001"; the executor maps the
+         * plan's later targets of this name to it, so within the plan the name
+         * means the new object */
+        slot->shadowed = true;
+        slot->scene = false;
+        slot->vertices = 0;
+        return slot;
+    }
     if (slot->key) {
         s_error (run, i, "name", "name '%s' is already used by an earlier step", clipped);
         return NULL;
     }
-    *slot = (s_name_t) { s, len, 0, 0 };
+    *slot = (s_name_t) { s, len, 0, 0, false, false };
     return slot;
 }
 
@@ -222,7 +231,7 @@ static s_name_t *s_check_target (s_run_t *run, int i, const bmq_palette_op_t *op
     if (!acts)
         s_error (run, i, "target", "%s creates a new object and takes no target", bmq_palette_op_name (op));
     else if (!slot->key)
-        s_error (run, i, "target", "target '%s' is not the name of an object created by an earlier step", clipped);
+        s_error (run, i, "target", "target '%s' is not the name of an object created by an earlier step or already in the scene", clipped);
     else if (slot->deleted_at)
         s_error (run, i, "target", "target '%s' was deleted by step %d", clipped, slot->deleted_at - 1);
     else {
@@ -327,7 +336,14 @@ static json_t *s_verdict (s_run_t *run, size_t steps)
 
 json_t *bmq_plan_validate (const bmq_palette_t *palette, const json_t *plan)
 {
+    return bmq_plan_validate_in_scene (palette, plan, NULL);
+}
+
+json_t *bmq_plan_validate_in_scene (const bmq_palette_t *palette, const json_t *plan, const json_t *scene_objects)
+{
     s_run_t run = { .palette = palette };
+    size_t scene = json_is_array (scene_objects) ? json_array_size (scene_objects) : 0;
+    if (scene > BMQ_PLAN_MAX_SCENE_OBJECTS) scene = BMQ_PLAN_MAX_SCENE_OBJECTS;
     size_t steps = json_is_array (plan) ? json_array_size (plan) : 0;
     if (!palette)
         s_error (&run, -1, "plan", "no capability palette is loaded");
@@ -341,10 +357,18 @@ json_t *bmq_plan_validate (const bmq_palette_t *palette, const json_t *plan)
             s_error (&run, -1, "plan", "the plan has %zu steps; at most %zu are allowed (only the first %zu were"
                      " checked)", steps, max, max);
         size_t cap = 8;
-        while (cap < examined * 2) cap <<= 1;
+        while (cap < (examined + scene) * 2) cap <<= 1;
         run.names = calloc (cap, sizeof *run.names);
         run.name_mask = cap - 1;
         if (!run.names) return NULL;
+        /* objects already in the scene may be targeted (their vertex count is not
+         * known here: counted as 0) and their names may not be given again */
+        for (size_t k = 0; k < scene; k++) {
+            json_t *n = json_array_get (scene_objects, k);
+            if (!json_is_string (n) || !json_string_length (n)) continue;
+            s_name_t *slot = s_name_slot (&run, json_string_value (n), json_string_length (n));
+            if (!slot->key) *slot = (s_name_t) { json_string_value (n), json_string_length (n), 0, 0, true, false };
+        }
         for (size_t i = 0; i < examined; i++)
             s_check_step (&run, (int) i, json_array_get (plan, i));
     }

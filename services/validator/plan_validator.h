@@ -42,4 +42,11 @@
  * Steps beyond max_steps are not examined. NULL only when out of memory. */
 json_t *bmq_plan_validate (const bmq_palette_t *palette, const json_t *plan);
 
+/* The same, for a plan that may act on objects already in the scene:
+ * scene_objects is an array of their names (at most BMQ_PLAN_MAX_SCENE_OBJECTS
+ * are considered; may be NULL). A target may then name one of them, and a step
+ * may not give a new object one of their names. */
+#define BMQ_PLAN_MAX_SCENE_OBJECTS 10000
+json_t *bmq_plan_validate_in_scene (const bmq_palette_t *palette, const json_t *plan, const json_t *scene_objects);
+
 #endif

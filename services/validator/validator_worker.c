@@ -51,7 +51,7 @@ static void s_validate (s_worker_t *w, const bmq_envelope_t *req)
 {
     json_t *plan = json_object_get (req->body, "plan");
     double t0 = bmq_mono_us ();
-    json_t *verdict = bmq_plan_validate (w->palette, plan);
+    json_t *verdict = bmq_plan_validate_in_scene (w->palette, plan, json_object_get (req->body, "scene_objects"));
     double us = bmq_mono_us () - t0;
     char hash[BMQ_HEX_DIGEST] = "";
     bmq_plan_hash (plan, hash);

@@ -312,6 +312,58 @@ static void test_outside_palette_rejected (void **state)
     assert_int_equal (code, 2);
 }
 
+/* A later plan may act on what an earlier plan made (the gateway gives the
+ * validator the scene's names), but may not reuse such a name. */
+static void test_plans_act_on_existing_objects (void **state)
+{
+    int code;
+    char args[1024];
+    const char *make = s_write_plan ("make.json",
+        "[{\"operation\": \"bpy.ops.mesh.primitive_cube_add\", \"name\": \"existing_box\", \"params\": {\"location\": [5, 5, 0]}}]");
+    snprintf (args, sizeof args, "plan run '%s'", make);
+    json_decref (e2e_blendmq_json (s_dir, args, &code));
+    assert_int_equal (code, 0);
+    const char *move = s_write_plan ("move.json",
+        "[{\"operation\": \"object.location\", \"target\": \"existing_box\", \"params\": {\"value\": [6, 6, 1]}}]");
+    snprintf (args, sizeof args, "plan run '%s'", move);
+    json_t *lines = e2e_blendmq_json (s_dir, args, &code);
+    assert_int_equal (code, 0);
+    json_decref (lines);
+    json_t *objects = s_scene_objects ();
+    size_t i;
+    json_t *o;
+    bool moved = false;
+    json_array_foreach (objects, i, o)
+        if (!strcmp (json_string_value (json_object_get (o, "name")), "existing_box"))
+            moved = json_number_value (json_array_get (json_object_get (o, "location"), 2)) == 1.0;
+    assert_true (moved);
+    json_decref (objects);
+    /* the same name again, then targeted: within the plan the name means the new
+     * object (Blender calls it existing_box.001), and the old one is untouched */
+    const char *again = s_write_plan ("again.json",
+        "[{\"operation\": \"bpy.ops.mesh.primitive_cube_add\", \"name\": \"existing_box\", \"params\": {\"location\": [9, 0, 0]}},"
+        " {\"operation\": \"object.location\", \"target\": \"existing_box\", \"params\": {\"value\": [9, 9, 9]}}]");
+    snprintf (args, sizeof args, "plan run '%s'", again);
+    json_decref (e2e_blendmq_json (s_dir, args, &code));
+    assert_int_equal (code, 0);
+    objects = s_scene_objects ();
+    int checked = 0;
+    json_array_foreach (objects, i, o) {
+        const char *n = json_string_value (json_object_get (o, "name"));
+        double z = json_number_value (json_array_get (json_object_get (o, "location"), 2));
+        if (!strcmp (n, "existing_box")) { assert_true (z == 1.0); checked++; }
+        if (!strcmp (n, "existing_box.001")) { assert_true (z == 9.0); checked++; }
+    }
+    assert_int_equal (checked, 2);
+    json_decref (objects);
+    /* a name in neither the plan nor the scene */
+    const char *ghost = s_write_plan ("ghost.json",
+        "[{\"operation\": \"object.location\", \"target\": \"no_such_object\", \"params\": {\"value\": [0, 0, 0]}}]");
+    snprintf (args, sizeof args, "plan run '%s'", ghost);
+    json_decref (e2e_blendmq_json (s_dir, args, &code));
+    assert_int_equal (code, 1);
+}
+
 static void test_unsealed_plan_refused (void **state)
 {
     char path[512], err[256];
@@ -595,6 +647,7 @@ int main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_snowman),
         cmocka_unit_test (test_outside_palette_rejected),
+        cmocka_unit_test (test_plans_act_on_existing_objects),
         cmocka_unit_test (test_unsealed_plan_refused),
         cmocka_unit_test (test_failed_step_rolls_back),
         cmocka_unit_test (test_cancel_stops_and_rolls_back),
