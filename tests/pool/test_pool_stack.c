@@ -77,7 +77,13 @@ static int s_merged_validators (void)
 
 static void test_three_validators_checked_against_blender (void **state)
 {
+    /* `up` returns once the pool serves; on a loaded machine the last workers may join a moment later */
     json_t *v = s_validator_entry ();
+    for (int i = 0; i < 100 && v && json_integer_value (json_object_get (v, "workers")) < 3; i++) {
+        usleep (100000);
+        json_decref (v);
+        v = s_validator_entry ();
+    }
     assert_non_null (v);
     assert_int_equal (json_integer_value (json_object_get (v, "workers")), 3);
     assert_int_equal (json_array_size (json_object_get (v, "pool")), 3);
