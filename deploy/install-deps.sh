@@ -4,13 +4,15 @@ set -euo pipefail
 PKGS=(build-essential cmake pkg-config
       libzmq3-dev libczmq-dev libmsgpack-dev libcurl4-openssl-dev libyaml-dev libcmocka-dev
       libjansson-dev libsqlite3-dev libsodium-dev sqlite3 libmicrohttpd-dev
-      blender)
+      python3.11-dev libpython3-dev bubblewrap blender)
 # deploy/install-deps.sh --test adds what the test suite needs beyond that:
 # clang and its libFuzzer runtime for the fuzz targets.
 [ "${1:-}" = "--test" ] && PKGS+=(clang libclang-rt-14-dev valgrind)
 # ...wrk for bench_http_capabilities, and npm for the MCP conformance suite and
 # SDK client (tests/mcp: npm brings its own Node 22) when the machine has none.
 [ "${1:-}" = "--test" ] && PKGS+=(wrk)
+# ...xvfb and xauth (xvfb-run) for the GUI add-on test and bench (tests/gui, gui_read_p50_ms).
+[ "${1:-}" = "--test" ] && PKGS+=(xvfb xauth)
 [ "${1:-}" = "--test" ] && ! command -v npm >/dev/null 2>&1 && PKGS+=(npm)
 missing=()
 for p in "${PKGS[@]}"; do

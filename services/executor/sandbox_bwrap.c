@@ -210,9 +210,9 @@ static bool s_in_path (const char *exe, char *out, size_t outlen)
 
 int bmq_sandbox_probe (bmq_sandbox_limits_t *l, bool *drop_root, char *err, size_t errlen)
 {
-    static char bwrap[512], blender[512];
+    char *bwrap = l->resolved[0], *blender = l->resolved[1];
     int status = 0;
-    if (!s_in_path (l->bwrap, bwrap, sizeof bwrap)) {
+    if (!s_in_path (l->bwrap, bwrap, sizeof l->resolved[0])) {
         snprintf (err, errlen, "sandbox unavailable: bubblewrap (%s) is not installed; scripts cannot be "
                   "checked in a sandbox, so live execution is refused", l->bwrap);
         return -1;
@@ -221,7 +221,7 @@ int bmq_sandbox_probe (bmq_sandbox_limits_t *l, bool *drop_root, char *err, size
         snprintf (err, errlen, "sandbox unavailable: the runner %s is missing", l->runner);
         return -1;
     }
-    if (!s_in_path (l->blender, blender, sizeof blender) || strncmp (blender, "/usr/", 5) != 0) {
+    if (!s_in_path (l->blender, blender, sizeof l->resolved[1]) || strncmp (blender, "/usr/", 5) != 0) {
         snprintf (err, errlen, "sandbox unavailable: Blender (%s) is not installed under /usr, the only "
                   "system tree the sandbox sees", l->blender);
         return -1;

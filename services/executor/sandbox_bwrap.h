@@ -39,6 +39,7 @@ typedef struct {
     int file_mb;                /* RLIMIT_FSIZE (default 64) */
     int processes;              /* RLIMIT_NPROC (default 512; threads count) */
     bool keep_root;             /* do not drop to nobody when root (default false) */
+    char resolved[2][512];      /* set by bmq_sandbox_probe: absolute bwrap and blender */
 } bmq_sandbox_limits_t;
 
 /* Fill unset fields with the defaults. */
@@ -52,8 +53,8 @@ pid_t bmq_sandbox_spawn (const bmq_sandbox_limits_t *l, const char *inst_dir, in
                          bool drop_root, char *err, size_t errlen);
 
 /* Can a sandbox start here? Runs bwrap with the same isolation around
- * /usr/bin/true; resolves l->bwrap and l->blender to absolute paths (static
- * storage). *drop_root tells whether it works as nobody (preferred when
+ * /usr/bin/true; resolves l->bwrap and l->blender to absolute paths (kept in
+ * l->resolved, so l must stay where it is). *drop_root tells whether it works as nobody (preferred when
  * root) or only as the current user. 0, or -1 with a reason fit for the user
  * ("bubblewrap is not installed", "user namespaces are disabled", ...). */
 int bmq_sandbox_probe (bmq_sandbox_limits_t *l, bool *drop_root, char *err, size_t errlen);

@@ -131,9 +131,10 @@ static json_t *s_list_json (const s_list_t *list)
     json_t *out = json_array ();
     if (list->count && !sorted)
         return out;
-    if (list->count)
+    if (list->count) {
         memcpy (sorted, list->items, list->count * sizeof *sorted);
-    qsort (sorted, list->count, sizeof *sorted, s_cmp);
+        qsort (sorted, list->count, sizeof *sorted, s_cmp);
+    }
     for (size_t i = 0; i < list->count; i++)
         json_array_append_new (out, json_pack ("{s:i, s:i, s:s, s:s}", "line", sorted[i].line,
                                                "col", sorted[i].col, "rule", sorted[i].rule,

@@ -130,6 +130,7 @@ json_t *bmq_script_validate (bmq_script_validator_t *self, const char *script, s
     crypto_hash_sha256 (digest, (const unsigned char *) script, len);
     sodium_bin2hex (hex, sizeof hex, digest, sizeof digest);
     size_t nodes = 0, lines = 0;
+    double parse_ms = 0;
     for (size_t i = 0; i < len; i++)
         lines += script[i] == '\n';
     if (len && script[len - 1] != '\n')
@@ -158,7 +159,9 @@ json_t *bmq_script_validate (bmq_script_validator_t *self, const char *script, s
         bmq_script_gil_t gil = bmq_script_python_lock ();
         int line, col;
         char msg[256];
+        double tp = s_now_ms ();
         PyObject *tree = bmq_script_python_parse (src, &line, &col, msg, sizeof msg);
+        parse_ms = s_now_ms () - tp;
         if (!tree)
             bmq_script_report_error (report, line, col, "syntax", "%s", msg);
         else {
@@ -173,9 +176,9 @@ json_t *bmq_script_validate (bmq_script_validator_t *self, const char *script, s
     if (!verdict)
         return NULL;
     json_object_set_new (verdict, "sha256", json_string (hex));
-    json_object_set_new (verdict, "stats", json_pack ("{s:I, s:I, s:I, s:f}", "bytes", (json_int_t) len,
+    json_object_set_new (verdict, "stats", json_pack ("{s:I, s:I, s:I, s:f, s:f}", "bytes", (json_int_t) len,
                                                       "lines", (json_int_t) lines, "nodes", (json_int_t) nodes,
-                                                      "ms", s_now_ms () - t0));
+                                                      "parse_ms", parse_ms, "ms", s_now_ms () - t0));
     return verdict;
 }
 

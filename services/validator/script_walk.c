@@ -20,6 +20,8 @@ typedef struct {
     size_t nodes;
     bool over_nodes, too_deep, uses_bpy;
     int depth, loop_depth, line, col;
+    PyObject *at;               /* the node findings are reported at (borrowed); its position
+                                 * is read only when there is something to report */
     double iterations;          /* product of the literal range sizes of the enclosing loops */
 } s_walk_t;
 
@@ -40,6 +42,8 @@ static bool s_is_alias (s_walk_t *w, PyObject *name)
 static void s_error (s_walk_t *w, const char *rule, const char *fmt, const char *a, const char *b)
 {
     char ca[64], cb[64];
+    if (w->at)
+        bmq_script_position (w->at, &w->line, &w->col);
     bmq_script_report_error (w->r, w->line, w->col, rule, fmt, bmq_script_clip (ca, sizeof ca, a, 48),
                              bmq_script_clip (cb, sizeof cb, b ? b : "", 48));
 }
@@ -318,9 +322,9 @@ static void s_attribute (s_walk_t *w, PyObject *node, bool called, s_op_t *op)
     PyObject *cur = node;
     Py_INCREF (cur);
     held[nheld++] = cur;
+    PyObject *saved_at = w->at;
     while (bmq_script_ast_kind (cur) == BMQ_AST_Attribute && count < S_MAX_CHAIN) {
-        int line = w->line, col = w->col;
-        bmq_script_position (cur, &w->line, &w->col);
+        w->at = cur;
         const char *a = bmq_script_get_str (cur, w->n->attr);
         PyObject *aobj = bmq_script_get (cur, w->n->attr);
         if (a[0] == '_')
@@ -330,8 +334,7 @@ static void s_attribute (s_walk_t *w, PyObject *node, bool called, s_op_t *op)
         else if (strcmp (a, "format") == 0 || strcmp (a, "format_map") == 0)
             s_error (w, "attribute", "str.%s is not allowed (use f-strings)%s", a, NULL);
         Py_XDECREF (aobj);
-        w->line = line;
-        w->col = col;
+        w->at = saved_at;
         attrs[count++] = a;
         PyObject *next = bmq_script_get (cur, w->n->value);
         if (!next)
@@ -620,23 +623,25 @@ static void s_call (s_walk_t *w, PyObject *node)
 {
     s_op_t op = { 0 };
     PyObject *func = bmq_script_get (node, w->n->func);
-    int line = w->line, col = w->col;
+    PyObject *saved_at = w->at;
     if (func && bmq_script_ast_kind (func) == BMQ_AST_Attribute)
         s_attribute (w, func, true, &op);
     else if (func)
         s_visit (w, func);
     Py_XDECREF (func);
-    w->line = line;
-    w->col = col;
-    if (op.is_op)
+    w->at = saved_at;
+    if (op.is_op) {
+        int line = w->line, col = w->col;
+        bmq_script_position (node, &line, &col);
         bmq_script_ops_check (w->p, op.category, op.name, node, line, col, w->r);
+    }
     s_range (w, node);
     PyObject *keywords = bmq_script_get (node, w->n->keywords);
     for (Py_ssize_t i = 0; keywords && PyList_Check (keywords) && i < PyList_GET_SIZE (keywords); i++) {
         PyObject *kw = PyList_GET_ITEM (keywords, i);
         PyObject *arg = bmq_script_get (kw, w->n->arg);
         PyObject *value = bmq_script_get (kw, w->n->value);
-        bmq_script_position (kw, &w->line, &w->col);
+        w->at = kw;
         if (arg && PyUnicode_Check (arg) && PyUnicode_AsUTF8 (arg)[0] == '_')
             s_error (w, "underscore", "keyword arguments beginning with '_' are not allowed: %s%s", PyUnicode_AsUTF8 (arg), NULL);
         if (arg && value)
@@ -645,8 +650,7 @@ static void s_call (s_walk_t *w, PyObject *node)
             s_visit (w, value);
         Py_XDECREF (arg);
         Py_XDECREF (value);
-        w->line = line;
-        w->col = col;
+        w->at = saved_at;
     }
     Py_XDECREF (keywords);
     s_visit_field (w, node, w->n->args);
@@ -691,13 +695,16 @@ static void s_visit (s_walk_t *w, PyObject *node)
         w->depth--;
         return;                     /* pass 1 reported it */
     }
-    int line = w->line, col = w->col;
-    bmq_script_position (node, &w->line, &w->col);
+    PyObject *saved_at = w->at;
+    bmq_ast_kind_t kind = bmq_script_ast_kind (node);
+    if (kind == BMQ_AST_Load || kind == BMQ_AST_Store || kind == BMQ_AST_Del || kind == BMQ_AST_Constant) {
+        w->depth--;
+        return;
+    }
+    w->at = node;
     const bmq_script_names_t *n = w->n;
     PyObject *v;
-    switch (bmq_script_ast_kind (node)) {
-    case BMQ_AST_Load: case BMQ_AST_Store: case BMQ_AST_Del: case BMQ_AST_Constant:
-        break;
+    switch (kind) {
     case BMQ_AST_Name: s_name (w, node); break;
     case BMQ_AST_Attribute: { s_op_t op = { 0 }; s_attribute (w, node, false, &op); break; }
     case BMQ_AST_Call: s_call (w, node); break;
@@ -756,8 +763,7 @@ static void s_visit (s_walk_t *w, PyObject *node)
         s_children (w, node, s_visit);
         break;
     }
-    w->line = line;
-    w->col = col;
+    w->at = saved_at;
     w->depth--;
 }
 

@@ -1,13 +1,145 @@
-/* bench addon_roundtrip: what the add-on adds to a bpy call, headless. The
- * executor is stopped so this program can hold Blender's single client slot;
- * each step's round trip over the link minus the bpy time the add-on measured
- * around the call itself. */
+/* bench addon_roundtrip: what the add-on adds, two metrics.
+ *
+ * headless_overhead_p50_ms: the executor of a headless stack is stopped so this
+ * program can hold Blender's single client slot; each step's round trip over
+ * the link minus the bpy time the add-on measured around the call itself.
+ *
+ * gui_read_p50_ms: scene_info round trips against a GUI Blender under xvfb-run
+ * (the add-on started by its launcher, a few objects in the scene), which the
+ * add-on answers from its snapshot on its I/O thread. For contrast the line
+ * also carries main_thread_ping_p50_ms: `ping` always waits for the main
+ * thread's timer pass, as every command of the add-ons measured in issue 4
+ * does. Skipped, with a note, when xvfb-run is missing. */
 #include "bench_util.h"
 #include "blender_link.h"
 #include <signal.h>
 #include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define CALLS 500
+#define GUI_READS 500
+#define GUI_PINGS 20
+#define GUI_OBJECTS 20
+#define GUI_START_MS 120000
+
+static const char *GUI_TOKEN = "bench-gui-token-0123456789abcdef";
+
+/* xvfb-run + GUI Blender with the add-on's launcher, in its own process group. */
+static pid_t s_gui_start (const char *dir, int *port)
+{
+    char addon[1024], port_file[600], token_file[600], log[600];
+    snprintf (addon, sizeof addon, "%s/services/executor/addon/blendmq_addon.py", BMQ_SOURCE_DIR);
+    snprintf (port_file, sizeof port_file, "%s/port", dir);
+    snprintf (token_file, sizeof token_file, "%s/token", dir);
+    snprintf (log, sizeof log, "%s/blender.log", dir);
+    FILE *f = fopen (token_file, "w");
+    if (!f) return -1;
+    fputs (GUI_TOKEN, f);
+    fclose (f);
+    const char *blender = getenv ("BLENDMQ_BLENDER") ? getenv ("BLENDMQ_BLENDER") : "blender";
+    pid_t pid = fork ();
+    if (pid == 0) {
+        setsid ();
+        if (!freopen (log, "w", stdout) || !freopen (log, "a", stderr)) _exit (126);
+        execlp ("xvfb-run", "xvfb-run", "-a", "-s", "-screen 0 1280x800x24", blender, "--factory-startup",
+                "--python-expr", "import bpy; bpy.context.preferences.view.show_splash = False",
+                "--python", addon, "--", "--port", "0", "--port-file", port_file, "--token-file", token_file, (char *) NULL);
+        _exit (127);
+    }
+    *port = 0;
+    for (int64_t until = bmq_mono_ms () + GUI_START_MS; pid > 0 && !*port && bmq_mono_ms () < until; ) {
+        zclock_sleep (100);
+        f = fopen (port_file, "r");
+        if (f) { if (fscanf (f, "%d", port) != 1) *port = 0; fclose (f); }
+        if (waitpid (pid, NULL, WNOHANG) == pid) return -1;
+    }
+    return pid;
+}
+
+static void s_gui_stop (pid_t pid)
+{
+    kill (-pid, SIGTERM);
+    for (int i = 0; i < 100 && waitpid (pid, NULL, WNOHANG) == 0; i++) zclock_sleep (100);
+    kill (-pid, SIGKILL);
+    waitpid (pid, NULL, 0);
+}
+
+/* Round trips of `cmd` in ms into out[]; returns how many succeeded. Calls are
+ * spaced 0..12 ms apart, so they land anywhere in the main loop's cycle (a
+ * call sent the instant the previous reply came back can catch the same timer
+ * pass, which flatters main-thread commands). */
+static int s_time_calls (bmq_blender_link_t *link, const char *cmd, json_t *args, double *out, int n)
+{
+    char err[256];
+    for (int i = 0; i < n; i++) {
+        json_t *reply = NULL;
+        zclock_sleep ((i * 7) % 13);
+        double t0 = bench_now_us ();
+        if (bmq_blender_link_call (link, cmd, args, 60000, &reply, NULL, NULL, err, sizeof err) != BMQ_LINK_OK
+            || !json_is_true (json_object_get (reply, "ok"))) {
+            fprintf (stderr, "bench: %s: %s\n", cmd, err);
+            json_decref (reply);
+            return i;
+        }
+        out[i] = (bench_now_us () - t0) / 1000.0;
+        json_decref (reply);
+    }
+    return n;
+}
+
+/* 0 measured (or skipped: no xvfb-run), -1 failed. */
+static int s_bench_gui (void)
+{
+    if (system ("command -v xvfb-run >/dev/null 2>&1") != 0) {
+        fprintf (stderr, "bench: xvfb-run not installed: gui_read_p50_ms skipped (deploy/install-deps.sh --test)\n");
+        return 0;
+    }
+    char dir[] = "/tmp/bmq-bench-gui-XXXXXX", cmd[600];
+    if (!mkdtemp (dir)) return -1;
+    int port = 0, rc = -1;
+    pid_t pid = s_gui_start (dir, &port);
+    bmq_blender_link_t *link = port > 0 ? bmq_blender_link_new ("127.0.0.1", port, GUI_TOKEN) : NULL;
+    char err[256];
+    if (link && bmq_blender_link_connect (link, 10000, err, sizeof err) == 0) {
+        json_t *reply = NULL;
+        for (int i = 0; i < GUI_OBJECTS; i++) {     /* something to list */
+            json_t *make = json_pack ("{s:{s:s, s:{s:[f,f,f]}}}", "step", "operation", "bpy.ops.mesh.primitive_cube_add",
+                                      "params", "location", (double) i * 3, 0.0, 0.0);
+            bmq_blender_link_call (link, "run_step", make, 60000, &reply, NULL, NULL, err, sizeof err);
+            json_decref (reply);
+            json_decref (make);
+        }
+        /* let Blender draw what the steps made first (software GL: seconds of both
+         * cores): the metric is a query against a settled GUI, not one racing a redraw */
+        double settle[1];
+        for (int calm = 0, i = 0; calm < 3 && i < 300; i++) {
+            if (s_time_calls (link, "ping", NULL, settle, 1) != 1) break;
+            calm = settle[0] < 30 ? calm + 1 : 0;
+        }
+        static double reads[GUI_READS], pings[GUI_PINGS];
+        json_t *args = json_pack ("{s:i}", "limit", 100);
+        s_time_calls (link, "scene_info", args, reads, 1);         /* the first builds the snapshot */
+        int nr = s_time_calls (link, "scene_info", args, reads, GUI_READS);
+        int np = s_time_calls (link, "ping", NULL, pings, GUI_PINGS);
+        json_decref (args);
+        if (nr == GUI_READS && np == GUI_PINGS) {
+            double p50 = bench_percentile (reads, GUI_READS, 50);
+            bench_emit ("addon_roundtrip", "gui_read_p50_ms", p50, "ms",
+                        json_pack ("{s:f, s:i, s:i, s:f, s:s}", "read_p99_ms", bench_percentile (reads, GUI_READS, 99),
+                                   "reads", GUI_READS, "objects", GUI_OBJECTS,
+                                   "main_thread_ping_p50_ms", bench_percentile (pings, GUI_PINGS, 50),
+                                   "blender", "GUI under xvfb-run (software GL)"));
+            rc = 0;
+        }
+    }
+    else fprintf (stderr, "bench: no GUI Blender to talk to (port %d): %s; see %s/blender.log\n", port, link ? err : "did not start", dir);
+    bmq_blender_link_destroy (&link);
+    if (pid > 0) s_gui_stop (pid);
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (rc == 0 && system (cmd) != 0) fprintf (stderr, "bench: could not remove %s\n", dir);
+    return rc;
+}
 
 int main (void)
 {
@@ -58,5 +190,6 @@ int main (void)
     }
     bmq_blender_link_destroy (&link);
     bench_stack_down (&st);
-    return n == CALLS ? 0 : 1;
+    int gui = s_bench_gui ();
+    return n == CALLS && gui == 0 ? 0 : 1;
 }

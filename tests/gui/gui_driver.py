@@ -136,13 +136,20 @@ def scenario():
     check(job.rc == 0, "blendmq up --ipc --no-blender")
     yield from wait(lambda: svc.server.client is not None and svc.server.client.authed, 60,
                     "the executor connects and authenticates")
-    job = yield from run(blendmq("--json", "status"), env)
-    status = json.loads(job.out.splitlines()[0])
+    end = time.monotonic() + 30        # the executor's state reaches the gateway with its heartbeat
+    while True:
+        job = yield from run(blendmq("--json", "status"), env)
+        status = json.loads(job.out.splitlines()[0]) if job.out.startswith("{") else {}
+        connected = any(s["name"] == "executor" and s.get("state") == "blender connected"
+                        for s in status.get("services", []))
+        if connected or time.monotonic() > end:
+            break
+    check(connected, "blendmq status: the executor reports Blender connected")
     http = status["endpoints"]["http"]
-    check(any(s["name"] == "executor" and s.get("state") == "blender connected" for s in status["services"]),
-          "blendmq status: the executor reports Blender connected")
 
     # -- a 3-step plan through gateway, validator and executor; one undo step
+    prefs = bpy.context.preferences
+    prefs.is_dirty = False          # installing the add-on changed them; the plan must not
     before = names()
     plan_file = os.path.join(WORK, "plan.json")
     with open(plan_file, "w") as f:
@@ -151,7 +158,6 @@ def scenario():
     lines = [json.loads(x) for x in job.out.splitlines() if x.startswith("{")]
     check(job.rc == 0, "blendmq plan run (3 steps) exits 0")
     check(names() - before == set(PLAN_NAMES), "the plan created its three objects in the GUI scene")
-    prefs = bpy.context.preferences
     check(prefs.edit.use_global_undo and not prefs.is_dirty,
           "global undo is back on after the plan, preferences unchanged")
     job = yield from run(blendmq("--json", "scene", "info"), env)
@@ -174,9 +180,14 @@ def scenario():
 
     # -- the panel's prompt box: HTTP to the gateway, live progress from SSE
     addon_prefs = prefs.addons["blendmq"].preferences
-    addon_prefs.gateway_url = http
     ui = bpy.context.window_manager.blendmq
     ui.prompt = "build a snowman"
+    addon_prefs.gateway_url = "http://127.0.0.1:9"       # nothing listens there
+    check(bpy.ops.blendmq.send_prompt() == {"FINISHED"}, "Send with no gateway starts")
+    yield from wait(lambda: gateway_client.PROMPT.finished, 60, "the failed prompt ends")
+    check(gateway_client.PROMPT.state == "error" and "cannot reach the gateway" in gateway_client.PROMPT.message,
+          "an unreachable gateway is reported in the panel (%s)" % gateway_client.PROMPT.message)
+    addon_prefs.gateway_url = http
     before = names()
     check(bpy.ops.blendmq.send_prompt() == {"FINISHED"}, "the panel's Send operator starts")
     yield from wait(lambda: gateway_client.PROMPT is not None and gateway_client.PROMPT.finished, 240,
@@ -185,7 +196,10 @@ def scenario():
     log("prompt: state %s, %d/%d steps, %s; %s" % (p.state, p.done_steps(), p.total, p.message, p.note))
     check(p.state == "done" and p.total > 3 and p.done_steps() == p.total, "the panel followed the snowman to done")
     check(p.message.startswith("done:") and abs(ui.progress - 100.0) < 1e-3, "the panel shows done and a full bar")
-    check(len(names() - before) == p.total, "the snowman is in the scene")
+    made = set()
+    for step in p.steps.values():
+        made.update(step.get("objects") or [])
+    check(made and names() - before == made, "the snowman is in the scene (%d objects)" % len(made))
     RESULT["prompt"] = {"plan_id": p.plan_id, "steps": p.total, "message": p.message}
 
     # -- rollback and a lost client put global undo back (direct calls, main thread)
@@ -219,18 +233,43 @@ def scenario():
     job = yield from run([os.path.join(BIN, "gui_scene_call"), os.path.join(RUN_DIR, "blendmq.yaml"),
                           "viewport_screenshot", '{"area": "WINDOW", "max_size": 1280}', shot], env)
     info = json.loads(job.out.splitlines()[0]) if job.rc == 0 else {}
-    with open(shot, "rb") as f:
-        head = f.read(8) if job.rc == 0 else b""
+    head = b""
+    if job.rc == 0:
+        with open(shot, "rb") as f:
+            head = f.read(8)
     check(head == b"\x89PNG\r\n\x1a\n" and info.get("width") == 1280 and info.get("height") == 800,
           "viewport_screenshot through the executor returns a 1280x800 PNG")
     job = yield from run([os.path.join(BIN, "gui_scene_call"), os.path.join(RUN_DIR, "blendmq.yaml"),
                           "viewport_screenshot", '{"max_size": 256}', os.path.join(WORK, "small.png")], env)
     info = json.loads(job.out.splitlines()[0]) if job.rc == 0 else {}
-    check(0 < info.get("width", 0) <= 256 and 0 < info.get("height", 0) <= 256,
-          "max_size bounds the screenshot (%s)" % info)
+    check(info.get("area") == "VIEW_3D" and info.get("width") == 256 and 100 < info.get("height", 0) < 256,
+          "the 3D viewport alone, its longer side bounded by max_size (%s)" % info)
+
+    for _ in range(15):     # the lower half of the sidebar, for whoever reads the pictures
+        win.event_simulate(type="WHEELDOWNMOUSE", value="PRESS", x=x, y=y)
+    for _ in range(5):
+        yield
+    job = yield from run([os.path.join(BIN, "gui_scene_call"), os.path.join(RUN_DIR, "blendmq.yaml"),
+                          "viewport_screenshot", '{"max_size": 1280}', os.path.join(WORK, "panel_lower.png")], env)
+    check(job.rc == 0, "a second screenshot, the sidebar scrolled down")
 
     job = yield from run(blendmq("down"), env)
     check(job.rc == 0, "blendmq down")
+
+    # -- the panel's operators, then disabling the add-on stops everything it started
+    old_token = svc.token
+    check(bpy.ops.blendmq.token_new() == {"FINISHED"} and gui.SERVICE is not None
+          and gui.SERVICE.token != old_token and open(token_file).read().strip() == gui.SERVICE.token,
+          "New token writes a new token file and restarts the server with it")
+    check(bpy.ops.blendmq.server_stop() == {"FINISHED"} and gui.SERVICE is None, "Stop stops listening")
+    check(bpy.ops.blendmq.server_start() == {"FINISHED"} and gui.SERVICE is not None, "Start listens again")
+    handler = gui.SERVICE.handler_fn
+    bpy.ops.preferences.addon_disable(module="blendmq")
+    check(gui.SERVICE is None and handler not in bpy.app.handlers.depsgraph_update_post
+          and not hasattr(bpy.types.WindowManager, "blendmq"),
+          "disabling the add-on stops the server and removes its handlers and panel")
+    check("Traceback" not in open(os.environ["BMQ_GUI_LOG"]).read() if os.environ.get("BMQ_GUI_LOG") else True,
+          "no Python traceback in Blender's log (panel drawing included)")
     RESULT["ok"] = True
 
 

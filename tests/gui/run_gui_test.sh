@@ -21,14 +21,14 @@ trap cleanup EXIT
 
 # A private Blender user folder: installing the add-on must not touch the real one.
 env -u BLENDMQ_TOKEN BLENDER_USER_SCRIPTS="$WORK/scripts" BLENDER_USER_CONFIG="$WORK/config" \
-    BLENDMQ_PORT=0 BLENDMQ_TOKEN_FILE="$WORK/blender.token" \
+    BLENDMQ_PORT=0 BLENDMQ_TOKEN_FILE="$WORK/blender.token" BMQ_GUI_LOG="$WORK/blender.log" \
     timeout 900 xvfb-run -a -s "-screen 0 1280x800x24" \
     "$BLENDER" --factory-startup --enable-event-simulate --python "$HERE/gui_driver.py" -- \
     --zip "$ZIP" --bin-dir "$BIN_DIR" --work "$WORK" > "$WORK/blender.log" 2>&1
 rc=$?
 grep "^gui-test:" "$WORK/blender.log"
 if grep -q '^ "ok": true' "$WORK/result.json" 2>/dev/null; then
-    [ -n "${BMQ_GUI_SHOT:-}" ] && cp "$WORK/panel.png" "$BMQ_GUI_SHOT"
+    [ -n "${BMQ_GUI_SHOTS:-}" ] && cp "$WORK"/panel*.png "$BMQ_GUI_SHOTS"/
     echo "gui test passed (Blender exit $rc)"
     exit 0
 fi

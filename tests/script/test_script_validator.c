@@ -2,6 +2,7 @@
  * benign and red-team corpora, RNA checks, caps, encodings, rules config,
  * and concurrent use of one validator. */
 #include "script_validator.h"
+#include "script_python.h"
 #include "script_testutil.h"
 
 #include <pthread.h>
@@ -339,6 +340,29 @@ static void test_generated_scripts_are_valid_and_fast (void **state)
     free (src);
 }
 
+/* No Python object outlives a check: LSan cannot see a leaked node (the GC's
+ * lists keep it reachable), so count what the GC tracks. */
+static void test_no_python_objects_leak (void **state)
+{
+    size_t len;
+    char *good = stu_script_of_lines (200, &len);
+    const char *bad = "import os\nx = eval('1')\nprint.__self__\nbpy.ops.mesh.nope(1, **k)\nfor i in range(10**9): pass\n";
+    for (int i = 0; i < 5; i++) {           /* warm every lazily built cache */
+        json_decref (bmq_script_validate (s_v, good, len));
+        json_decref (bmq_script_validate (s_v, bad, strlen (bad)));
+    }
+    size_t before = bmq_script_python_tracked_objects ();
+    for (int i = 0; i < 50; i++) {
+        json_decref (bmq_script_validate (s_v, good, len));
+        json_decref (bmq_script_validate (s_v, bad, strlen (bad)));
+        json_decref (bmq_script_validate (s_v, "def f(:\n", 8));
+    }
+    size_t after = bmq_script_python_tracked_objects ();
+    if (after > before)
+        fail_msg ("%zu Python objects leaked over 150 checks", after - before);
+    free (good);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -356,6 +380,7 @@ int main (void)
         cmocka_unit_test (test_rules_config),
         cmocka_unit_test (test_concurrent_calls),
         cmocka_unit_test (test_generated_scripts_are_valid_and_fast),
+        cmocka_unit_test (test_no_python_objects_leak),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }

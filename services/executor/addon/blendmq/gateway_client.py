@@ -25,7 +25,7 @@ POLL_S = 0.5
 HTTP_TIMEOUT_S = 10.0
 SSE_TIMEOUT_S = 40.0        # the gateway sends a keepalive every 15 s
 MAX_LINE = 1 << 20
-STEPS_SHOWN = 6
+STEPS_SHOWN = 4
 ACTIVE_STATES = ("sending", "planning", "validating", "accepted", "queued", "executing")
 
 
@@ -216,7 +216,7 @@ def send(base_url, token, prompt):
     JOB = PromptJob(base_url, token, prompt)
     PROMPT = PromptState(prompt)
     if not bpy.app.timers.is_registered(s_drain):
-        bpy.app.timers.register(s_drain, first_interval=0.1)
+        bpy.app.timers.register(s_drain, first_interval=0.1, persistent=True)   # across File → Open
 
 
 def s_drain():

@@ -107,7 +107,7 @@ def s_chars(context):
     """About how many characters fit on a line of the sidebar."""
     region = getattr(context, "region", None)
     scale = context.preferences.system.ui_scale if context.preferences else 1.0
-    return max(16, int(((region.width if region else 240) - 40) / (7.0 * scale)))
+    return max(16, int(((region.width if region else 240) - 40) / (8.0 * scale)))
 
 
 def s_wrapped(layout, text, width, icon="NONE"):
@@ -210,16 +210,17 @@ class VIEW3D_PT_blendmq_prompt(s_Sidebar, bpy.types.Panel):
             layout.label(text="The plan's progress shows here.")
             return
         box = layout.box().column(align=True)
-        box.label(text=("plan %s: %s" % (p.plan_id, p.state)) if p.plan_id else p.state,
-                  icon="TIME" if p.active else ("CHECKMARK" if p.state == "done" else "ERROR"))
+        box.label(text=p.state, icon="TIME" if p.active else ("CHECKMARK" if p.state == "done" else "ERROR"))
+        if p.plan_id:
+            box.label(text="plan " + p.plan_id, icon="BLANK1")
         if p.total:
             box.prop(ui, "progress", text="%d/%d steps" % (p.done_steps(), p.total), slider=True)
         for step in p.recent_steps():
-            ok = step.get("status") == "ok"
-            op = str(step.get("operation", "?")).replace("bpy.ops.", "")
+            # "bpy.ops.mesh.primitive_uv_sphere_add" → "uv_sphere_add": the sidebar is narrow
+            op = str(step.get("operation", "?")).rsplit(".", 1)[-1].replace("primitive_", "")
             ms = step.get("duration_ms")
             box.label(text="%d %s%s" % (step.get("step", 0), op, " %.0f ms" % ms if isinstance(ms, (int, float)) else ""),
-                      icon="CHECKMARK" if ok else "ERROR")
+                      icon="CHECKMARK" if step.get("status") == "ok" else "ERROR")
         if p.message:
             s_wrapped(box, p.message, s_chars(context), icon="INFO")
         if p.note:

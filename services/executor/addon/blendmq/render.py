@@ -170,9 +170,11 @@ def cmd_viewport_screenshot(args):
     tmp = tempfile.mkdtemp(prefix="blendmq-shot-")
     try:
         path = os.path.join(tmp, "shot.png")
-        with bpy.context.temp_override(window=win, area=area, region=region):
-            # draw now: the screenshot reads the window's last frame
+        with bpy.context.temp_override(window=win):
+            # draw now: the screenshot reads the window's last frame (in an override of its
+            # own: in the area's, the screenshot that follows comes out 1x1 on 3.4.1, measured)
             bpy.ops.wm.redraw_timer(type="DRAW_WIN_SWAP", iterations=1)
+        with bpy.context.temp_override(window=win, area=area, region=region):
             with CAPTURE:
                 if what == "WINDOW":
                     result = bpy.ops.screen.screenshot(filepath=path)
