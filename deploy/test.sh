@@ -5,7 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Tests never reach a real LLM: the planner's clients are tested against local fake servers.
 unset GEMINI_API_KEY OPENAI_API_KEY
-export BLENDMQ_PLANNER_BACKEND=offline
 deploy/install-deps.sh --test
 echo "== build (RelWithDebInfo) and test" >&2
 deploy/build.sh
