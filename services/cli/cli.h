@@ -25,6 +25,7 @@ typedef struct {
     const char *kind;                /* audit --kind K */
     const char *format;              /* audit export --format jsonl */
     int         limit;               /* audit list --limit N (-1: not given) */
+    bool        confirm;             /* script apply --confirm: yes, change the live scene */
 } bmq_cli_opts_t;
 
 /* Config for talking to a stack: --config, else run_dir/blendmq.yaml, else defaults. */
@@ -48,6 +49,8 @@ int bmq_cli_capabilities (const bmq_cli_opts_t *opts);
 int bmq_cli_inspect (const bmq_cli_opts_t *opts, const char *name);
 /* `mcp`: an MCP server on stdin/stdout (one JSON-RPC message per line; logs on stderr). */
 int bmq_cli_mcp (const bmq_cli_opts_t *opts);
+/* `script validate FILE | sandbox FILE | apply ID --confirm` (BPY scripts, issue 8). */
+int bmq_cli_script (const bmq_cli_opts_t *opts, const char *action, const char *arg);
 /* One status.request to the gateway; NULL when it does not answer. */
 json_t *bmq_cli_fetch_status (bmq_config_t *cfg);
 

@@ -22,6 +22,10 @@ static void s_usage (FILE *out)
         "                          (a failed plan is rolled back; --keep-partial keeps what it did)\n"
         "  plan validate FILE.json print the verdict; exit 0 accepted, 1 rejected, 2 error\n"
         "  plan run FILE.json      validate and run an action plan\n"
+        "  script validate FILE.py the static verdict on a bpy script as JSON; exit 0 valid, 1 rejected, 2 error\n"
+        "  script sandbox FILE.py  validate, then run it in an isolated Blender on a copy of the live scene; prints\n"
+        "                          the result with its script_id; exit 0 when it may be applied, 1 rejected, 2 error\n"
+        "  script apply ID --confirm  apply exactly that sandboxed script to the live scene (refused if the scene changed)\n"
         "  capabilities [--compact]  the capability palette as JSON (operation -> parameters); --compact: one line each\n"
         "  inspect NAME            one Blender operator's description from its RNA (e.g. bpy.ops.mesh.primitive_cube_add)\n"
         "  watch                   print every progress event as it is published\n"
@@ -69,6 +73,7 @@ int main (int argc, char **argv)
         else if (!strcmp (a, "--ipc")) opts.ipc = true;
         else if (!strcmp (a, "--no-blender")) opts.no_blender = true;
         else if (!strcmp (a, "--keep-partial")) opts.keep_partial = true;
+        else if (!strcmp (a, "--confirm")) opts.confirm = true;
         else if (a[0] == '-' && a[1] == '-') { fprintf (stderr, "blendmq: unknown option %s (try --help)\n", a); return 2; }
         else if (nwords < 4) words[nwords++] = a;
         else { fprintf (stderr, "blendmq: too many arguments\n"); return 2; }
@@ -93,6 +98,9 @@ int main (int argc, char **argv)
     if (!strcmp (cmd, "plan") && nwords == 3 && (!strcmp (words[1], "validate") || !strcmp (words[1], "run")))
         return bmq_cli_plan (&opts, words[1], words[2]);
     if (!strcmp (cmd, "audit") && nwords >= 2) return bmq_cli_audit (&opts, nwords - 1, words + 1);
+    if (!strcmp (cmd, "script") && nwords == 3
+        && (!strcmp (words[1], "validate") || !strcmp (words[1], "sandbox") || !strcmp (words[1], "apply")))
+        return bmq_cli_script (&opts, words[1], words[2]);
     if (!strcmp (cmd, "scene")) {
         const char *what = nwords > 1 ? words[1] : "info";
         if (!strcmp (what, "info") && nwords <= 2) return bmq_cli_scene (&opts, "scene_info", json_pack ("{s:i}", "limit", 1000), NULL);

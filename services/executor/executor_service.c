@@ -14,6 +14,7 @@
 #include "log.h"
 #include "peer.h"
 #include "plan_seal.h"
+#include "script_jobs.h"
 
 #define QUEUE_MAX 1000
 
@@ -22,6 +23,7 @@ typedef struct {
     zsock_t       *router, *pub;
     zactor_t      *blender;
     bmq_audit_t   *audit;
+    bmq_script_jobs_t *scripts;       /* BPY scripts: sandbox runs, confirmed live runs (issue 8) */
     bmq_seal_key_t key;
     zlistx_t      *queue;
     bmq_job_t     *current;
@@ -241,6 +243,11 @@ static void s_command_result (s_exec_t *ex, int status, json_t *reply, zframe_t 
     bmq_envelope_t env0 = { .type = bmq_msg_type_from_name (job->req_type) };
     snprintf (env0.cid, sizeof env0.cid, "%s", job->cid);
     bmq_envelope_t *out;
+    if (bmq_script_jobs_owns (job)) {
+        bmq_script_jobs_on_command (ex->scripts, job, status, reply, blob, err, ex->queue);
+        bmq_job_destroy (&ex->current);
+        return;
+    }
     if (env0.type == BMQ_MSG_INSPECT_REQUEST) {
         s_reply (ex, job, s_inspect_reply (&env0, status, reply, err));
         bmq_job_destroy (&ex->current);
@@ -380,6 +387,10 @@ static void s_on_request (s_exec_t *ex)
     else if (env->type == BMQ_MSG_EXECUTE_REQUEST) reply = s_accept_plan (ex, env, rid);
     else if (env->type == BMQ_MSG_CANCEL_REQUEST) s_cancel (ex, env);
     else if (env->type == BMQ_MSG_INSPECT_REQUEST) reply = s_accept_inspect (ex, env, rid);
+    else if (env->type == BMQ_MSG_SCRIPT_REQUEST || env->type == BMQ_MSG_SCRIPT_CONFIRM) {
+        if (zlistx_size (ex->queue) >= QUEUE_MAX) reply = bmq_envelope_error (env, "busy", "the executor queue is full");
+        else reply = bmq_script_jobs_on_request (ex->scripts, env, rid, ex->queue);
+    }
     else if (env->type == BMQ_MSG_SCENE_REQUEST) {
         const char *command = bmq_body_str (env, "command");
         if (!s_scene_command_allowed (command))
@@ -444,15 +455,18 @@ int bmq_executor_service_run (bmq_config_t *cfg)
     ex.queue = zlistx_new ();
     zlistx_set_destructor (ex.queue, bmq_job_free);
     int code = 1;
-    if (ex.router && ex.pub && ex.audit) {
+    ex.scripts = ex.router && ex.pub && ex.audit ? bmq_script_jobs_new (&ex.key, ex.audit, ex.router, ex.pub) : NULL;
+    if (ex.router && ex.pub && ex.audit && ex.scripts) {
         ex.blender = bmq_blender_actor_new (&args);
         bmq_info ("executor ready on %s (events %s), Blender at %s:%d", bmq_config_str (cfg, "executor.endpoint"),
                   bmq_config_str (cfg, "executor.events"), args.host, args.port);
-        zpoller_t *poller = zpoller_new (ex.router, ex.blender, bmq_audit_sock (ex.audit), NULL);
+        zpoller_t *poller = zpoller_new (ex.router, ex.blender, bmq_audit_sock (ex.audit),
+                                         bmq_script_jobs_worker (ex.scripts), NULL);
         while (!zsys_interrupted) {
             zsock_t *which = zpoller_wait (poller, 250);
             if (which == ex.router) s_on_request (&ex);
             else if (which == (void *) ex.blender) s_on_actor (&ex);
+            else if (which == (void *) bmq_script_jobs_worker (ex.scripts)) bmq_script_jobs_on_worker (ex.scripts);
             else if (which) {
                 bmq_envelope_t *env = bmq_bus_recv (which, NULL);
                 if (env) bmq_audit_handle (ex.audit, env);
@@ -464,9 +478,11 @@ int bmq_executor_service_run (bmq_config_t *cfg)
         bmq_info ("executor stopping (%lld plans run)", (long long) ex.plans_run);
         zpoller_destroy (&poller);
         zactor_destroy (&ex.blender);
+        bmq_script_jobs_destroy (&ex.scripts);
         bmq_audit_flush (ex.audit, 1000);
         code = 0;
     }
+    bmq_script_jobs_destroy (&ex.scripts);
     bmq_job_destroy (&ex.current);
     zlistx_destroy (&ex.queue);
     bmq_audit_destroy (&ex.audit);

@@ -109,10 +109,33 @@ static void s_on_scene_names (s_gw_t *gw, bmq_gw_request_t *r, const bmq_envelop
     s_validate_with (gw, r, names);
 }
 
+/* script.request (issue 8): the validator's verdict. Rejected (or the client
+ * asked for the verdict only): answer now. Validated: the executor runs it in
+ * the sandbox and answers the client (its script.reply carries the verdict). */
+static void s_on_script_verdict (s_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *verdict)
+{
+    bool valid = !strcmp (bmq_body_str (verdict, "status"), "validated") && json_is_string (json_object_get (verdict->body, "seal"));
+    if (!valid || json_is_true (json_object_get (r->plan, "validate_only"))) {
+        bmq_envelope_t *copy = bmq_envelope_reply (verdict, verdict->type, json_deep_copy (verdict->body));
+        json_object_del (copy->body, "seal");
+        s_to_client (gw, r, copy);
+        s_done (gw, r, valid ? "validated" : "rejected");
+        return;
+    }
+    r->state = BMQ_REQ_EXECUTING;
+    bmq_envelope_t *run = bmq_envelope_new (BMQ_MSG_SCRIPT_REQUEST, r->cid,
+        json_pack ("{s:O, s:O, s:O, s:O}", "script", json_object_get (verdict->body, "script"), "script_id",
+                   json_object_get (verdict->body, "script_id"), "verdict", json_object_get (verdict->body, "verdict"),
+                   "seal", json_object_get (verdict->body, "seal")));
+    bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), run);
+    bmq_envelope_destroy (&run);
+}
+
 static void s_on_verdict (s_gw_t *gw, bmq_envelope_t *verdict)
 {
     bmq_gw_request_t *r = zhashx_lookup (gw->requests, verdict->cid);
     if (!r || r->state != BMQ_REQ_VALIDATING) return;
+    if (verdict->type == BMQ_MSG_SCRIPT_REPLY) { s_on_script_verdict (gw, r, verdict); return; }
     if (verdict->type == BMQ_MSG_CAPABILITIES_REPLY) {          /* discover_capabilities: as the validator said */
         s_to_client (gw, r, bmq_envelope_reply (verdict, verdict->type, json_incref (verdict->body)));
         s_done (gw, r, "ok");
@@ -165,9 +188,9 @@ static void s_on_downstream (s_gw_t *gw, bmq_peer_t *peer)
         env = NULL;
     }
     else if (env->type == BMQ_MSG_EXECUTE_RESULT || env->type == BMQ_MSG_SCENE_REPLY || env->type == BMQ_MSG_INSPECT_REPLY
-             || env->type == BMQ_MSG_RECIPE_REPLY
+             || env->type == BMQ_MSG_RECIPE_REPLY || env->type == BMQ_MSG_SCRIPT_REPLY
              || env->type == BMQ_MSG_ERROR) {
-        const char *outcome = env->type == BMQ_MSG_EXECUTE_RESULT ? bmq_body_str (env, "status")
+        const char *outcome = env->type == BMQ_MSG_EXECUTE_RESULT || env->type == BMQ_MSG_SCRIPT_REPLY ? bmq_body_str (env, "status")
                             : env->type == BMQ_MSG_ERROR ? bmq_body_str (env, "code") : "ok";
         char saved[64];
         snprintf (saved, sizeof saved, "%s", outcome ? outcome : "?");
@@ -253,6 +276,8 @@ static void s_on_client (s_gw_t *gw)
     case BMQ_MSG_CAPABILITIES_REQUEST: kind = BMQ_REQ_VALIDATE; break;     /* any validator answers */
     case BMQ_MSG_AUDIT_QUERY: kind = BMQ_REQ_AUDIT; break;                 /* the audit service answers */
     case BMQ_MSG_RECIPE_SAVE: case BMQ_MSG_RECIPE_LIST: kind = BMQ_REQ_SCENE; break;   /* the planner answers */
+    case BMQ_MSG_SCRIPT_REQUEST: kind = BMQ_REQ_VALIDATE; break;           /* validator, then the executor's sandbox */
+    case BMQ_MSG_SCRIPT_CONFIRM: kind = BMQ_REQ_SCENE; break;              /* the executor applies it live */
     default: start = false; kind = BMQ_REQ_CHAT;
     }
     if (bmq_answer_heartbeat (gw->front, rid, env, "gateway", "ok")) { }
@@ -296,8 +321,9 @@ static void s_on_client (s_gw_t *gw)
             r->state = BMQ_REQ_FORWARDED;
             bmq_bus_send (bmq_audit_sock (gw->audit), NULL, env);
         }
-        else if (env->type == BMQ_MSG_CAPABILITIES_REQUEST) {
+        else if (env->type == BMQ_MSG_CAPABILITIES_REQUEST || env->type == BMQ_MSG_SCRIPT_REQUEST) {
             r->state = BMQ_REQ_VALIDATING;
+            if (env->type == BMQ_MSG_SCRIPT_REQUEST) r->plan = json_incref (env->body);     /* validate_only */
             bmq_envelope_t *req = bmq_envelope_reply (env, env->type, json_incref (env->body));
             if (bmq_broker_submit (gw->broker, &req)) s_fail (gw, r, "busy", "the validator queue is full; try again shortly");
         }

@@ -286,14 +286,44 @@ static enum MHD_Result s_audit (bmq_http_req_t *req)
     return rc;
 }
 
-static enum MHD_Result s_scripts (bmq_http_req_t *req)
+static bool s_final_script (const bmq_envelope_t *env) { return env->type == BMQ_MSG_SCRIPT_REPLY || env->type == BMQ_MSG_ERROR; }
+
+/* POST /api/scripts {script, mode?, attachment?, validate_only?}: script.request (validated, then
+ * sandboxed); POST /api/scripts/{id}/confirm: script.confirm. The answer is the script.reply body:
+ * 200 validated / sandboxed / applied, 409 refused, 422 rejected / sandbox_failed / failed. */
+static enum MHD_Result s_scripts (bmq_http_req_t *req, const char *confirm_id, size_t id_len)
 {
     enum MHD_Result rc;
-    json_t *body = s_body_json (req, &rc);           /* malformed bodies still get 400 */
-    if (!body) return rc;
-    json_decref (body);
-    return bmq_http_reply_error (req, 501, "not_available", "BPY scripts are not available in this build: the script service "
-                                 "(validation, sandbox, confirmation) is not part of it yet");
+    json_t *in = s_body_json (req, &rc);             /* malformed bodies still get 400 */
+    if (!in) return rc;
+    json_t *body;
+    if (confirm_id) body = json_pack ("{s:s%}", "script_id", confirm_id, id_len);
+    else {
+        json_t *script = json_object_get (in, "script"), *mode = json_object_get (in, "mode");
+        json_t *att = json_object_get (in, "attachment"), *only = json_object_get (in, "validate_only");
+        if (!json_is_object (in) || (script && !json_is_string (script)) || (!script && !att) || (mode && !json_is_string (mode))
+            || (att && !json_is_object (att)) || (only && !json_is_boolean (only))) {
+            json_decref (in);
+            return bmq_http_reply_error (req, 400, "bad_request", "expected {\"script\": str, \"mode\": \"format-to-bpy\"|"
+                                         "\"contextual\", \"attachment\": {\"name\", \"content\"}, \"validate_only\": bool}");
+        }
+        body = json_pack ("{s:o}", "script", script ? json_incref (script) : json_string (""));
+        if (mode) json_object_set (body, "mode", mode);
+        if (att) json_object_set (body, "attachment", att);
+        if (only) json_object_set (body, "validate_only", only);
+    }
+    json_decref (in);
+    bmq_envelope_t *env = bmq_envelope_new (confirm_id ? BMQ_MSG_SCRIPT_CONFIRM : BMQ_MSG_SCRIPT_REQUEST, NULL, body);
+    bmq_envelope_t *answer = s_ask (req, &env, s_final_script, s_timeout (req));
+    if (!answer || answer->type != BMQ_MSG_SCRIPT_REPLY) rc = s_gateway_error (req, answer);
+    else {
+        const char *status = bmq_body_str (answer, "status");
+        int code = !strcmp (status, "refused") ? 409
+                 : !strcmp (status, "validated") || !strcmp (status, "sandboxed") || !strcmp (status, "applied") ? 200 : 422;
+        rc = bmq_http_reply_json (req, code, json_incref (answer->body));
+    }
+    bmq_envelope_destroy (&answer);
+    return rc;
 }
 
 /* ---- Server-Sent Events --------------------------------------------------------------- */
@@ -409,11 +439,12 @@ enum MHD_Result bmq_http_api_handle (bmq_http_req_t *req)
     if (!strcmp (url, "/api/plans/validate")) return post ? s_plans (req, true) : s_not_allowed (req, "POST");
     if (!strcmp (url, "/api/scene")) return get ? s_scene (req) : s_not_allowed (req, "GET");
     if (!strcmp (url, "/api/events")) return get ? s_events (req) : s_not_allowed (req, "GET");
-    if (!strcmp (url, "/api/scripts")) return post ? s_scripts (req) : s_not_allowed (req, "POST");
+    if (!strcmp (url, "/api/scripts")) return post ? s_scripts (req, NULL, 0) : s_not_allowed (req, "POST");
     if (!strcmp (url, "/api/audit")) return get ? s_audit (req) : s_not_allowed (req, "GET");
     if (!strncmp (url, "/api/scripts/", 13)) {
         const char *id = url + 13, *slash = strchr (id, '/');
-        if (slash && slash > id && !strcmp (slash, "/confirm")) return post ? s_scripts (req) : s_not_allowed (req, "POST");
+        if (slash && slash > id && slash - id <= BMQ_MAX_ID && !strcmp (slash, "/confirm"))
+            return post ? s_scripts (req, id, (size_t) (slash - id)) : s_not_allowed (req, "POST");
     }
     if (!strncmp (url, "/api/plans/", 11) && url[11] && !strchr (url + 11, '/'))
         return get ? s_plan_get (req, url + 11) : s_not_allowed (req, "GET");

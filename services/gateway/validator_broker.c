@@ -159,7 +159,7 @@ bmq_envelope_t *bmq_broker_on_message (bmq_broker_t *self)
     bmq_envelope_t *reply = NULL;
     if (w) {
         w->last_heard = bmq_mono_ms ();
-        bool answer = env->type == BMQ_MSG_VALIDATE_REPLY || env->type == BMQ_MSG_CAPABILITIES_REPLY
+        bool answer = env->type == BMQ_MSG_VALIDATE_REPLY || env->type == BMQ_MSG_CAPABILITIES_REPLY || env->type == BMQ_MSG_SCRIPT_REPLY
                    || env->type == BMQ_MSG_ERROR;
         if (answer && w->job && !strcmp (env->cid, w->job->req->cid)) {
             s_job_destroy (&w->job);

@@ -16,6 +16,7 @@
 #include "plan_validator.h"
 #include "rna_fetch.h"
 #include "service.h"
+#include "validator_script.h"
 #include "yaml_json.h"
 
 #include <unistd.h>
@@ -27,6 +28,7 @@ typedef struct {
     json_t          *rna_status;    /* published with capabilities: {state, …} */
     bmq_seal_key_t   key;
     bmq_audit_t     *audit;
+    bmq_vscript_t   *script;        /* script.request: extraction, static checks, seal (issue 8) */
     const char      *broker;
     zsock_t         *sock;
     int64_t          last_heard, last_sent;
@@ -203,6 +205,11 @@ static void s_on_broker (s_worker_t *w)
     if (!env || env->type == BMQ_MSG_HEARTBEAT) { }
     else if (env->type == BMQ_MSG_VALIDATE_REQUEST) s_validate (w, env);
     else if (env->type == BMQ_MSG_CAPABILITIES_REQUEST) s_capabilities (w, env);
+    else if (env->type == BMQ_MSG_SCRIPT_REQUEST) {
+        bmq_envelope_t *reply = bmq_vscript_handle (w->script, &w->key, w->audit, env);
+        bmq_bus_send_and_destroy (w->sock, NULL, &reply);
+        w->handled++;
+    }
     else {
         bmq_envelope_t *reply = bmq_envelope_error (env, "unsupported", "a validator does not handle %s",
                                                     bmq_msg_type_name (env->type));
@@ -220,6 +227,7 @@ int bmq_validator_worker_run (bmq_config_t *cfg)
     w.liveness = (int) bmq_config_int (cfg, "heartbeat.liveness");
     w.broker = bmq_config_str (cfg, "gateway.validator_broker");
     w.audit = bmq_audit_new_from_config (cfg);
+    w.script = bmq_vscript_new (cfg);
     s_connect (&w);
     if (!w.sock || !w.audit) goto done;
     s_rna_start (&w, cfg);
@@ -266,6 +274,7 @@ int bmq_validator_worker_run (bmq_config_t *cfg)
 done:
     bmq_rna_fetch_destroy (&w.rna);
     bmq_audit_destroy (&w.audit);
+    bmq_vscript_destroy (&w.script);
     zsock_destroy (&w.sock);
     bmq_palette_destroy (&w.palette);
     json_decref (w.doc);

@@ -15,7 +15,7 @@ static json_t *s_body_for (bmq_msg_type_t type)
 {
     json_t *body = json_object ();
     const char *strs[] = { "service", "state", "code", "message", "prompt", "plan_id", "source", "plan_hash", "seal",
-                           "status", "operation", "command", "kind", "text" };
+                           "status", "operation", "command", "kind", "text", "script", "script_id" };
     const char *ints[] = { "position", "steps_done", "steps_total", "step", "total", "seq" };
     for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) json_object_set_new (body, strs[i], json_string ("x"));
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) json_object_set_new (body, ints[i], json_integer (3));

@@ -114,6 +114,29 @@ def undo(redo=False):
         return bpy.ops.ed.redo() if redo else bpy.ops.ed.undo()
 
 
+def raw_calls(port, token, requests, out):
+    """A thread: hello, then each request in turn; the replies go to out (a list)."""
+    import socket
+    import struct
+    try:
+        sock = socket.create_connection(("127.0.0.1", port), timeout=60)
+        for req in [{"id": 1, "cmd": "hello", "args": {"token": token}}] + requests:
+            js = json.dumps(req).encode()
+            sock.sendall(struct.pack(">II", len(js), 0) + js)
+            head = b""
+            while len(head) < 8:
+                head += sock.recv(8 - len(head))
+            hlen, blen = struct.unpack(">II", head)
+            body = b""
+            while len(body) < hlen + blen:
+                body += sock.recv(hlen + blen - len(body))
+            out.append(json.loads(body[:hlen]))
+        sock.close()
+    except Exception as e:
+        out.append({"exception": str(e)})
+    out.append(None)
+
+
 def scenario():
     import blendmq.gateway_client as gateway_client
     import blendmq.gui as gui
@@ -129,6 +152,18 @@ def scenario():
         check(f.read().strip() == svc.token and len(svc.token) >= 32 and mode == 0o600,
               "a token was generated into the token file (0600)")
     check(gui.TOKEN_WHERE.startswith("new, saved to"), "the panel says where the token came from")
+
+    # -- malformed requests get error replies; the server (its I/O thread, its timer) lives on
+    replies = []
+    threading.Thread(target=raw_calls, daemon=True, args=(svc.server.port, svc.token, [
+        {"id": 2, "cmd": ["scene_info"]}, {"id": 3, "cmd": "scene_info", "args": []},
+        {"id": 4, "cmd": "object_info", "args": {"name": 5}}, {"id": "x", "cmd": "ping"},
+        {"id": 5, "cmd": "scene_info", "args": {"limit": "all"}}, {"id": 6, "cmd": "ping"}], replies)).start()
+    yield from wait(lambda: replies and replies[-1] is None, 60, "the malformed requests are answered")
+    errors = [r.get("error") for r in replies[1:-1]]
+    check(errors == ["unknown command ['scene_info']", "args must be an object", "object_info: name must be a string",
+                     "request id must be an integer", "limit must be an integer", None]
+          and replies[-2].get("result") == {"pong": True}, "malformed requests get error replies (%s)" % errors)
 
     # -- the whole stack, its executor connected to this Blender
     env = stack_env(svc.server.port, token_file)

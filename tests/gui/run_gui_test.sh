@@ -27,6 +27,12 @@ env -u BLENDMQ_TOKEN BLENDER_USER_SCRIPTS="$WORK/scripts" BLENDER_USER_CONFIG="$
     --zip "$ZIP" --bin-dir "$BIN_DIR" --work "$WORK" > "$WORK/blender.log" 2>&1
 rc=$?
 grep "^gui-test:" "$WORK/blender.log"
+# an ASan/UBSan build reports into the services' logs; any report fails the test
+if grep -l -E "ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:" "$WORK"/run/logs/*.log 2>/dev/null; then
+    echo "gui test FAILED: sanitizer reports in the logs above"
+    grep -h -A20 -E "ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:" "$WORK"/run/logs/*.log | head -60
+    exit 1
+fi
 if grep -q '^ "ok": true' "$WORK/result.json" 2>/dev/null; then
     [ -n "${BMQ_GUI_SHOTS:-}" ] && cp "$WORK"/panel*.png "$BMQ_GUI_SHOTS"/
     echo "gui test passed (Blender exit $rc)"

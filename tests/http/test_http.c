@@ -268,9 +268,11 @@ static void test_scene_scripts (void **state)
     s_expect ("GET", "/api/scene", NULL, 200, NULL);
     s_expect ("GET", "/api/scene?limit=abc", NULL, 400, "bad_request");
     s_expect ("GET", "/api/scene?limit=5000", NULL, 400, "bad_request");
+    /* the fake gateway serves no scripts: its "unsupported" is 501 (tests/e2e/test_e2e_script.c has the real flow) */
     s_expect ("POST", "/api/scripts", "{\"script\": \"import bpy\"}", 501, "not_available");
     s_expect ("POST", "/api/scripts/s-1/confirm", "{}", 501, "not_available");
     s_expect ("POST", "/api/scripts", "{", 400, "bad_json");
+    s_expect ("POST", "/api/scripts", "{\"script\": 5}", 400, "bad_request");
     s_expect ("GET", "/api/scripts", NULL, 405, "method_not_allowed");
 }
 

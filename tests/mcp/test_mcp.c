@@ -38,16 +38,18 @@ static void test_tool_list (void **state)
     const bmq_mcp_tools_t *tools = bmq_mcp_tools (s_mcp);
     json_t *list = json_object_get (bmq_mcp_tools_list (tools), "tools");
     const char *want[] = { "discover_capabilities", "inspect_tool", "validate_plan", "execute_plan", "chat",
-                           "get_scene_info", "get_object_info", "get_viewport_screenshot", "save_recipe", "list_recipes" };
-    assert_int_equal (json_array_size (list), 10);
-    for (size_t i = 0; i < 10; i++) {
+                           "get_scene_info", "get_object_info", "get_viewport_screenshot", "inject_bpy_script", "confirm_script",
+                           "save_recipe", "list_recipes" };
+    assert_int_equal (json_array_size (list), 12);
+    for (size_t i = 0; i < 12; i++) {
         json_t *t = json_array_get (list, i);
         assert_string_equal (json_string_value (json_object_get (t, "name")), want[i]);
         assert_true (json_is_object (json_object_get (t, "inputSchema")));
         assert_null (json_object_get (t, "_kind"));
     }
-    /* the script service is not in this build: hidden, and known as unavailable */
-    assert_false (bmq_mcp_tools_find (tools, "inject_bpy_script")->available);
+    /* the script service (script.request / script.confirm) is in this build */
+    assert_true (bmq_mcp_tools_find (tools, "inject_bpy_script")->available);
+    assert_true (bmq_mcp_tools_find (tools, "confirm_script")->available);
     assert_true (bmq_mcp_tools_find (tools, "save_recipe")->available);
     assert_null (bmq_mcp_tools_find (tools, "nope"));
     size_t bytes = bmq_mcp_tools_list_bytes (tools);
@@ -218,7 +220,7 @@ static void test_bad_arguments_and_unavailable_tools (void **state)
         "{\"name\":\"get_viewport_screenshot\",\"arguments\":{\"width\":100000}}",
         "{\"name\":\"discover_capabilities\",\"arguments\":{\"form\":\"tiny\"}}",
         "{\"name\":\"chat\",\"arguments\":[1]}",
-        "{\"name\":\"confirm_script\",\"arguments\":{\"script_id\":\"x\"}}",
+        "{\"name\":\"confirm_script\",\"arguments\":[\"x\"]}",
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         bmq_envelope_t *req;

@@ -1,6 +1,10 @@
 """commands — the command table and the one place a request becomes a reply (both runtimes)."""
+import builtins
+import io
 import json
+import sys
 import time
+import traceback
 
 from .args import CommandError
 from .bench import cmd_bench_direct
@@ -9,7 +13,7 @@ from .render import cmd_render_preview, cmd_save_blend, cmd_viewport_screenshot
 from .rna import cmd_rna_info
 from .scene import cmd_object_info, cmd_reset_scene, cmd_scene_info
 from .steps import cmd_run_step
-from .transaction import cmd_plan_begin, cmd_plan_commit, cmd_plan_rollback
+from .transaction import TXN, cmd_plan_begin, cmd_plan_commit, cmd_plan_rollback
 
 
 class s_Flags:
@@ -25,6 +29,83 @@ def cmd_shutdown(args):
     return {}, None
 
 
+# ---------------------------------------------------------------------------- run_script (issue 8)
+# A BPY script the validator sealed, the sandbox ran clean on a copy of this scene and a person
+# confirmed: run it live with the same run-time allowlists as services/executor/sandbox/
+# sandbox_runner.py (s_restricted and s_script_error are copied from there), inside a plan
+# transaction: an exception rolls back what the script created and touched.
+
+REAL_IMPORT = builtins.__import__
+SCRIPT_MAX = 1 << 20
+TOUCH_MAX = 500             # existing objects saved for a rollback (transforms, meshes, slots)
+
+
+def s_restricted(modules, allowed):
+    safe = {name: getattr(builtins, name) for name in allowed if hasattr(builtins, name)}
+
+    def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
+        if level != 0 or name.split(".")[0] not in modules:
+            raise ImportError("import of %r is not allowed" % name)
+        return REAL_IMPORT(name, globals, locals, fromlist, level)
+
+    safe["__import__"] = guarded_import
+    return safe
+
+
+def s_script_error(exc, source_lines):
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "<script>"]
+    lines = ["Traceback (most recent call last):"]
+    for f in frames:
+        lines.append('  line %d, in %s' % (f.lineno, f.name))
+        if 0 < f.lineno <= len(source_lines):
+            lines.append("    " + source_lines[f.lineno - 1].strip())
+    lines.extend(traceback.format_exception_only(type(exc), exc))
+    return "\n".join(l.rstrip("\n") for l in lines)[-4000:]
+
+
+def s_names(value, what):
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise CommandError("%s must be a list of names" % what)
+    return set(value)
+
+
+def cmd_run_script(args):
+    import bpy
+    script, plan_id = args.get("script"), args.get("plan_id")
+    if not isinstance(script, str) or not script or len(script) > SCRIPT_MAX:
+        raise CommandError("script must be a non-empty string of at most %d bytes" % SCRIPT_MAX)
+    modules, allowed = s_names(args.get("modules"), "modules"), s_names(args.get("builtins"), "builtins")
+    code = compile(script, "<script>", "exec", dont_inherit=True)
+    cmd_plan_begin({"plan_id": plan_id})
+    for o in list(bpy.data.objects)[:TOUCH_MAX]:
+        TXN.current.touch(o)
+    before = set(bpy.data.objects.keys())
+    glob = {"__name__": "__main__", "__builtins__": s_restricted(modules, allowed)}
+    out = io.StringIO()
+    saved = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = out
+    failure = None
+    t0 = time.perf_counter()
+    try:
+        exec(code, glob)
+    except BaseException as exc:            # SystemExit too: nothing escapes
+        failure = exc
+    finally:
+        sys.stdout, sys.stderr = saved
+    ms = (time.perf_counter() - t0) * 1000.0
+    if failure is not None:
+        tb = s_script_error(failure, script.splitlines())
+        try:
+            cmd_plan_rollback({"plan_id": plan_id})
+        except CommandError:
+            pass
+        raise CommandError("the script failed live and was rolled back:\n" + tb)
+    cmd_plan_commit({"plan_id": plan_id})
+    created = sorted(n for n in bpy.data.objects.keys() if n not in before)
+    return {"plan_id": plan_id, "objects_created": created[:500], "duration_ms": ms,
+            "output": out.getvalue()[-4000:]}, None
+
+
 COMMANDS = {
     "ping": cmd_ping, "run_step": cmd_run_step, "scene_info": cmd_scene_info,
     "object_info": cmd_object_info, "reset_scene": cmd_reset_scene,
@@ -34,6 +115,7 @@ COMMANDS = {
     "bench_direct": cmd_bench_direct,
     "plan_begin": cmd_plan_begin, "plan_commit": cmd_plan_commit, "plan_rollback": cmd_plan_rollback,
     "rna_info": cmd_rna_info,
+    "run_script": cmd_run_script,
 }
 
 # Commands that change nothing in the scene (a GUI Blender may answer them from its snapshot).

@@ -12,6 +12,7 @@ import time
 import bpy
 
 from . import settings, tokens, transaction
+from .background import write_port_file
 from .commands import READ_ONLY, handle_request, s_Flags
 from .log import log
 from .server import Server
@@ -26,7 +27,7 @@ HANDLERS = ("depsgraph_update_post", "undo_post", "redo_post", "load_post")
 
 
 class GuiService:
-    """One server in a GUI Blender. `started` / `error` / `server` are read by the panel."""
+    """One server in a GUI Blender; the panel reads `server` and `token`."""
 
     def __init__(self, host, port, token, port_file=None):
         s_Flags.shutdown = False
@@ -47,7 +48,6 @@ class GuiService:
         self.thread.start()
         bpy.app.timers.register(self.tick_fn, first_interval=TICK_S, persistent=True)
         if port_file:
-            from .background import write_port_file
             write_port_file(port_file, self.server.port)
         log("listening on %s:%d" % (host, self.server.port))
 
@@ -61,7 +61,7 @@ class GuiService:
             log("I/O thread failed: %s: %s" % (type(e).__name__, e))
 
     def _on_request(self, conn, req, blob, arrival):
-        if req.get("cmd") in READ_ONLY and self.queued == self.done:
+        if s_read_only(req) and self.queued == self.done:
             data = self.snapshot.fresh()
             if data is not None:
                 reply, rblob = handle_request(req, arrival, self.snapshot.table(data))
@@ -81,7 +81,7 @@ class GuiService:
         if req is CLIENT_LOST:
             transaction.end_undo_bracket()
             return
-        if req.get("cmd") in READ_ONLY:
+        if s_read_only(req):
             data = self.snapshot.fresh() or self.snapshot.rebuild()
             reply, rblob = handle_request(req, arrival, self.snapshot.table(data))
         else:
@@ -98,6 +98,8 @@ class GuiService:
                 break
             try:
                 self._run(conn, req, arrival)
+            except Exception as e:      # the timer must survive anything (it would be unregistered)
+                log("main-thread request failed: %s: %s" % (type(e).__name__, e))
             finally:
                 self.done += 1
             if s_Flags.shutdown:
@@ -129,6 +131,11 @@ class GuiService:
             SERVICE = None
         s_redraw_panels()
         log("stopped")
+
+
+def s_read_only(req):
+    cmd = req.get("cmd")
+    return isinstance(cmd, str) and cmd in READ_ONLY
 
 
 def s_change_handler(snapshot):

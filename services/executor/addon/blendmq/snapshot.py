@@ -8,11 +8,14 @@ not read-only) bumps `generation`; a snapshot is fresh while its generation is t
 A stale snapshot is rebuilt on the main thread: when a query finds it stale (the query then
 waits for the main thread, like any command) or, in an idle tick, ahead of the next query.
 The replies are the same as cmd_scene_info's and cmd_object_info's, key for key."""
+import json
+import struct
 import time
 
 import bpy
 
 from .args import CommandError
+from .protocol import MAX_JSON
 from .scene import s_object_info_dict, s_object_name, s_page
 
 
@@ -23,6 +26,43 @@ class SceneData:
         self.generation = generation
         self.objects = objects                      # [(name, scene_info dict, object_info dict)]
         self.by_name = {name: info for name, _entry, info in objects}
+        self.encoded = {}                           # (cmd, key) → result JSON bytes (I/O thread)
+
+    def reply_frame(self, req):
+        """The whole reply frame for a well-formed query, from results encoded once per
+        snapshot (encoding is most of a query's cost); None for anything else, which then
+        goes through handle_request and gets its usual reply or error. The bytes are what
+        protocol.encode makes of handle_request's reply."""
+        rid, cmd, args = req.get("id"), req.get("cmd"), req.get("args", {})
+        if not isinstance(rid, int) or isinstance(rid, bool) or "deadline_ms" in req and \
+                not isinstance(req["deadline_ms"], (int, float)):
+            return None
+        args = {} if args is None else args
+        if not isinstance(args, dict):
+            return None
+        t0 = time.perf_counter()
+        if cmd == "scene_info":
+            limit, offset = args.get("limit", 100), args.get("offset", 0)
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in (limit, offset)):
+                return None
+            key = (min(max(limit, 0), 1000), min(max(offset, 0), 1 << 31))
+            result = lambda: self.scene_info(args)[0]          # noqa: E731
+        elif cmd == "object_info":
+            key = args.get("name")
+            if not isinstance(key, str) or key not in self.by_name:
+                return None
+            result = lambda: self.by_name[key]                 # noqa: E731
+        else:
+            return None
+        text = self.encoded.get((cmd, key))
+        if text is None:
+            text = json.dumps(result(), separators=(",", ":"), allow_nan=False).encode("utf-8")
+            self.encoded[(cmd, key)] = text
+        if len(text) > MAX_JSON - 128:
+            return None
+        bpy_ms = (time.perf_counter() - t0) * 1000.0
+        js = b'{"id":%d,"ok":true,"result":%s,"bpy_ms":%s}' % (rid, text, repr(bpy_ms).encode("ascii"))
+        return struct.pack(">II", len(js), 0) + js
 
     def scene_info(self, args):
         limit, offset = s_page(args)

@@ -1,0 +1,136 @@
+/* cli_script — `blendmq script validate FILE | sandbox FILE | apply ID --confirm` (issue 8).
+ *
+ * validate: the validator's verdict (script.request with validate_only); exit 0 valid, 1 rejected.
+ * sandbox:  validate, then run in the sandbox on a copy of the live scene; prints the
+ *           script.reply (script_id, status, verdict, sandbox); exit 0 when the script may be
+ *           applied live (status "sandboxed"), 1 rejected statically or by the sandbox.
+ * apply:    script.confirm: live only with --confirm, only the sandboxed script, only while
+ *           the live scene is the one it was tested on; exit 0 applied, 1 refused or failed.
+ * Exit 2: usage, connection or protocol errors. */
+#include "bus.h"
+#include "cli.h"
+#include "peer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Send `req` (taken); the story's script.reply or error (caller owns), NULL when the gateway is silent. */
+static bmq_envelope_t *s_ask (bmq_config_t *cfg, bmq_envelope_t *req)
+{
+    const char *endpoint = bmq_config_str (cfg, "gateway.endpoint");
+    int interval = (int) bmq_config_int (cfg, "heartbeat.interval_ms");
+    bmq_peer_t *gw = bmq_peer_new ("gateway", endpoint, interval, (int) bmq_config_int (cfg, "heartbeat.liveness") + 1);
+    if (!gw) { bmq_envelope_destroy (&req); return NULL; }
+    char cid[BMQ_MAX_ID + 1];
+    snprintf (cid, sizeof cid, "%s", req->cid);
+    bmq_peer_send (gw, req);
+    bmq_envelope_destroy (&req);
+    int64_t started = bmq_mono_ms ();
+    bmq_envelope_t *answer = NULL;
+    zpoller_t *poller = zpoller_new (bmq_peer_sock (gw), NULL);
+    while (!answer && !zsys_interrupted) {
+        bmq_peer_tick (gw);
+        zsock_t *which = zpoller_wait (poller, interval / 2);
+        if (zpoller_terminated (poller)) break;
+        if (which) {
+            bmq_envelope_t *env = bmq_bus_recv (which, NULL);
+            if (env && !bmq_peer_heard (gw, env) && !strcmp (env->cid, cid)
+                && (env->type == BMQ_MSG_SCRIPT_REPLY || env->type == BMQ_MSG_ERROR)) answer = env;
+            else bmq_envelope_destroy (&env);       /* progress events: the reply says how it ended */
+        }
+        else if (!bmq_peer_alive (gw) && bmq_mono_ms () - started > (int64_t) interval * 4) {
+            fprintf (stderr, "blendmq: no answer from the gateway at %s (is the stack up? try `blendmq status`)\n", endpoint);
+            break;
+        }
+    }
+    zpoller_destroy (&poller);
+    bmq_peer_destroy (&gw);
+    return answer;
+}
+
+static char *s_read (const char *path, size_t *len)
+{
+    FILE *f = !strcmp (path, "-") ? stdin : fopen (path, "rb");
+    if (!f) return NULL;
+    size_t cap = 65536, n = 0;
+    char *buf = malloc (cap + 1);
+    for (size_t got; buf && (got = fread (buf + n, 1, cap - n, f)) > 0;) {
+        n += got;
+        if (n == cap) {
+            if (cap >= (4u << 20)) { free (buf); buf = NULL; break; }      /* over the bus body limit anyway */
+            char *bigger = realloc (buf, cap * 2 + 1);
+            if (!bigger) { free (buf); buf = NULL; break; }
+            buf = bigger;
+            cap *= 2;
+        }
+    }
+    if (f != stdin) fclose (f);
+    if (buf) buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+static void s_print (const json_t *value, bool json)
+{
+    char *text = json_dumps (value, (json ? JSON_COMPACT : JSON_INDENT (2)) | JSON_REAL_PRECISION (10));
+    if (text) printf ("%s\n", text);
+    free (text);
+}
+
+/* exit code for a script.reply status */
+static int s_code (const char *status)
+{
+    static const char *ok[] = { "validated", "sandboxed", "applied", NULL };
+    for (int i = 0; ok[i]; i++)
+        if (!strcmp (status, ok[i])) return 0;
+    return 1;
+}
+
+static int s_finish (bmq_envelope_t *answer, bool json, bool verdict_only)
+{
+    if (!answer) return 2;
+    int code;
+    if (answer->type == BMQ_MSG_SCRIPT_REPLY) {
+        const char *status = bmq_body_str (answer, "status");
+        json_t *verdict = json_object_get (answer->body, "verdict");
+        s_print (verdict_only && verdict ? verdict : answer->body, json);
+        code = s_code (status);
+        if (code && !json && bmq_body_str (answer, "message"))
+            fprintf (stderr, "blendmq: %s: %s\n", status, bmq_body_str (answer, "message"));
+    }
+    else {
+        if (json) s_print (answer->body, true);
+        else fprintf (stderr, "blendmq: %s: %s\n", bmq_body_str (answer, "code"), bmq_body_str (answer, "message"));
+        code = 2;
+    }
+    bmq_envelope_destroy (&answer);
+    return code;
+}
+
+int bmq_cli_script (const bmq_cli_opts_t *opts, const char *action, const char *arg)
+{
+    bool apply = !strcmp (action, "apply");
+    if (apply && !opts->confirm) {
+        fprintf (stderr, "blendmq: script apply changes the live scene: add --confirm to apply script %s "
+                         "(exactly the script that ran in the sandbox, on the scene it was tested on)\n", arg);
+        return 1;
+    }
+    json_t *body;
+    if (apply) body = json_pack ("{s:s}", "script_id", arg);
+    else {
+        size_t len;
+        char *text = s_read (arg, &len);
+        if (!text) { fprintf (stderr, "blendmq: cannot read %s (or it is over 4 MiB)\n", arg); return 2; }
+        body = json_pack ("{s:s%, s:s}", "script", text, len, "mode", "format-to-bpy");
+        free (text);
+        if (!body) { fprintf (stderr, "blendmq: %s is not UTF-8 text\n", arg); return 2; }
+        if (!strcmp (action, "validate")) json_object_set_new (body, "validate_only", json_true ());
+    }
+    bmq_config_t *cfg = bmq_cli_config (opts);
+    if (!cfg) { json_decref (body); return 2; }
+    bmq_envelope_t *req = bmq_envelope_new (apply ? BMQ_MSG_SCRIPT_CONFIRM : BMQ_MSG_SCRIPT_REQUEST, NULL, body);
+    int code = s_finish (s_ask (cfg, req), opts->json, !strcmp (action, "validate"));
+    bmq_config_destroy (&cfg);
+    return code;
+}

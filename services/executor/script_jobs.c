@@ -1,0 +1,372 @@
+/* script_jobs — sandbox runs and confirmed live runs of BPY scripts (see script_jobs.h). */
+#include "script_jobs.h"
+#include "blender_link.h"
+#include "bus.h"
+#include "log.h"
+#include "sandbox_pool.h"
+#include "script_rules.h"
+
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STORE_MAX 64            /* sandboxed scripts kept for a confirmation */
+
+/* One sandbox run, or one confirmation, in progress (keyed by its story's cid). */
+typedef struct {
+    char     cid[BMQ_MAX_ID + 1];
+    char     script_id[BMQ_MAX_ID + 1];
+    char     sender[BMQ_MAX_ID + 1];
+    zframe_t *rid;
+    char    *script;            /* sandbox: the sealed script */
+    size_t   len;
+    char     sha[BMQ_HEX_DIGEST];
+    json_t  *verdict;
+    unsigned char *blend;       /* the live scene's copy, for the worker */
+    size_t   blend_len;
+    json_t  *result;            /* set by the worker */
+    bool     saved_once;        /* sandbox: the first of two save_blend answers came */
+} s_run_t;
+
+/* A script that went through the sandbox. */
+typedef struct {
+    char    script_id[BMQ_MAX_ID + 1];
+    char   *script;
+    size_t  len;
+    char    sha[BMQ_HEX_DIGEST];
+    char    scene_sha[BMQ_HEX_DIGEST];
+    bool    ok, applied;
+    char    verdict[32];
+} s_entry_t;
+
+struct bmq_script_jobs_t {
+    bmq_seal_key_t key;
+    bmq_audit_t *audit;
+    zsock_t     *router, *pub;
+    zactor_t    *worker;
+    zhashx_t    *pending;       /* cid → s_run_t* */
+    zlistx_t    *store;         /* s_entry_t*, oldest first */
+    json_t      *modules, *builtins;    /* run-time allowlists: the script rules' defaults, as in the sandbox */
+};
+
+static void s_sha256_hex (const void *data, size_t len, char out[BMQ_HEX_DIGEST])
+{
+    unsigned char d[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256 (d, data, len);
+    sodium_bin2hex (out, BMQ_HEX_DIGEST, d, sizeof d);
+}
+
+static void s_run_free (void **item)
+{
+    s_run_t *run = *item;
+    if (!run) return;
+    zframe_destroy (&run->rid);
+    free (run->script);
+    free (run->blend);
+    json_decref (run->verdict);
+    json_decref (run->result);
+    free (run);
+    *item = NULL;
+}
+
+static void s_entry_free (void **item)
+{
+    s_entry_t *e = *item;
+    if (!e) return;
+    free (e->script);
+    free (e);
+    *item = NULL;
+}
+
+/* ---- the sandbox worker thread ---------------------------------------------------- */
+
+static void s_worker (zsock_t *pipe, void *args)
+{
+    bmq_sandbox_pool_t *pool = NULL;
+    char err[512] = "";
+    zsock_signal (pipe, 0);
+    while (true) {
+        zmsg_t *msg = zmsg_recv (pipe);
+        if (!msg) break;
+        char *cmd = zmsg_popstr (msg);
+        zframe_t *f = zmsg_pop (msg);
+        s_run_t *run = f && zframe_size (f) == sizeof (void *) ? *(s_run_t **) zframe_data (f) : NULL;
+        bool term = !cmd || !strcmp (cmd, "$TERM");
+        zframe_destroy (&f);
+        zmsg_destroy (&msg);
+        free (cmd);
+        if (term) break;
+        if (!run) continue;
+        if (!pool) {            /* started on the first script: a stack that runs none keeps no sandbox Blender */
+            bmq_sandbox_opts_t opts = { .warm = 1 };
+            pool = bmq_sandbox_pool_new (&opts, err, sizeof err);
+            if (!pool) bmq_error ("no sandbox: %s", err);
+        }
+        run->result = pool ? bmq_sandbox_pool_run (pool, run->script, run->len, run->blend, run->blend_len, NULL, NULL, NULL)
+                           : json_pack ("{s:b, s:s, s:s}", "ok", 0, "verdict", "unavailable", "message", err);
+        zsock_send (pipe, "sp", "DONE", run);
+    }
+    bmq_sandbox_pool_destroy (&pool);
+}
+
+bmq_script_jobs_t *bmq_script_jobs_new (const bmq_seal_key_t *key, bmq_audit_t *audit, zsock_t *router, zsock_t *pub)
+{
+    bmq_script_jobs_t *self = calloc (1, sizeof *self);
+    if (!self) return NULL;
+    self->key = *key;
+    self->audit = audit;
+    self->router = router;
+    self->pub = pub;
+    self->pending = zhashx_new ();
+    zhashx_set_destructor (self->pending, s_run_free);
+    self->store = zlistx_new ();
+    zlistx_set_destructor (self->store, s_entry_free);
+    json_t *rules = bmq_script_rules_default ();
+    self->modules = json_incref (json_object_get (rules, "modules"));
+    self->builtins = json_incref (json_object_get (rules, "builtins"));
+    json_decref (rules);
+    self->worker = zactor_new (s_worker, NULL);
+    return self;
+}
+
+void bmq_script_jobs_destroy (bmq_script_jobs_t **self_p)
+{
+    if (!self_p || !*self_p) return;
+    bmq_script_jobs_t *self = *self_p;
+    zactor_destroy (&self->worker);         /* first: a run in progress finishes, then nothing touches `pending` */
+    zhashx_destroy (&self->pending);
+    zlistx_destroy (&self->store);
+    json_decref (self->modules);
+    json_decref (self->builtins);
+    free (self);
+    *self_p = NULL;
+}
+
+zactor_t *bmq_script_jobs_worker (bmq_script_jobs_t *self) { return self->worker; }
+
+/* ---- answers ------------------------------------------------------------------------ */
+
+static void s_answer (bmq_script_jobs_t *self, zframe_t *rid, const char *cid, const char *script_id, const char *status,
+                      const char *message, json_t *verdict, json_t *sandbox)
+{
+    json_t *body = json_pack ("{s:s, s:s}", "script_id", script_id, "status", status);
+    if (message) json_object_set_new (body, "message", json_string (message));
+    if (verdict) json_object_set (body, "verdict", verdict);
+    if (sandbox) json_object_set (body, "sandbox", sandbox);
+    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_SCRIPT_REPLY, cid, body);
+    bmq_bus_send_and_destroy (self->router, rid, &env);
+}
+
+static s_entry_t *s_find (bmq_script_jobs_t *self, const char *script_id)
+{
+    for (s_entry_t *e = zlistx_first (self->store); e; e = zlistx_next (self->store))
+        if (!strcmp (e->script_id, script_id)) return e;
+    return NULL;
+}
+
+static void s_progress (bmq_script_jobs_t *self, const s_run_t *run, const char *status, const char *error)
+{
+    json_t *body = json_pack ("{s:s, s:s, s:i, s:i, s:s, s:s}", "event", "script", "plan_id", run->script_id, "step", 1,
+                              "total", 1, "status", status, "operation", "script");
+    if (error) json_object_set_new (body, "error", json_string (error));
+    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_PROGRESS, run->cid, body);
+    bmq_bus_send (self->router, run->rid, env);
+    bmq_bus_send (self->pub, NULL, env);
+    bmq_envelope_destroy (&env);
+}
+
+/* A Blender command for a script story: queued like a scene command. */
+static bmq_job_t *s_command (const s_run_t *run, bmq_msg_type_t type, const char *command, json_t *args)
+{
+    bmq_envelope_t *env = bmq_envelope_new (type, run->cid, json_pack ("{s:s, s:o}", "command", command, "args", args));
+    bmq_job_t *job = bmq_job_new_command (env, run->rid);
+    bmq_envelope_destroy (&env);
+    return job;
+}
+
+static bmq_envelope_t *s_on_script (bmq_script_jobs_t *self, const bmq_envelope_t *req, zframe_t *rid, zlistx_t *queue)
+{
+    json_t *script = json_object_get (req->body, "script");
+    json_t *verdict = json_object_get (req->body, "verdict");
+    const char *script_id = bmq_body_str (req, "script_id") ? bmq_body_str (req, "script_id") : req->cid;
+    const char *seal = bmq_body_str (req, "seal");
+    char sha[BMQ_HEX_DIGEST] = "", subject[128];
+    if (json_is_string (script)) s_sha256_hex (json_string_value (script), json_string_length (script), sha);
+    snprintf (subject, sizeof subject, "script:%s", sha);       /* what validator_script.c seals */
+    if (!json_is_string (script) || !seal || strcmp (sha, json_string_value (json_object_get (verdict, "sha256")) ?: "")
+        || !bmq_seal_verify (&self->key, subject, seal)) {
+        bmq_audit_record (self->audit, script_id, "script.sandbox",
+                          json_pack ("{s:s, s:s, s:s}", "script_id", script_id, "script_sha256", sha, "status", "unsealed"));
+        return bmq_envelope_reply (req, BMQ_MSG_SCRIPT_REPLY, json_pack ("{s:s, s:s, s:s}", "script_id", script_id,
+            "status", "rejected", "message", "the script does not carry a valid validator seal; nothing was run"));
+    }
+    if (zhashx_lookup (self->pending, req->cid) || zhashx_size (self->pending) >= STORE_MAX)
+        return bmq_envelope_error (req, "busy", "too many scripts in progress");
+    s_run_t *run = calloc (1, sizeof *run);
+    snprintf (run->cid, sizeof run->cid, "%s", req->cid);
+    snprintf (run->script_id, sizeof run->script_id, "%s", script_id);
+    run->rid = zframe_dup (rid);
+    run->len = json_string_length (script);
+    run->script = malloc (run->len + 1);
+    memcpy (run->script, json_string_value (script), run->len + 1);
+    snprintf (run->sha, sizeof run->sha, "%s", sha);
+    run->verdict = json_incref (verdict);
+    zhashx_insert (self->pending, run->cid, run);
+    /* Saved twice, the second copy used: Blender's first save after it starts writes different
+     * bytes (pointers of data it allocates while saving) than every later save of the same
+     * scene, and the confirmation compares the sha256 of a later save with this one. */
+    zlistx_add_end (queue, s_command (run, BMQ_MSG_SCRIPT_REQUEST, "save_blend", json_object ()));
+    zlistx_add_end (queue, s_command (run, BMQ_MSG_SCRIPT_REQUEST, "save_blend", json_object ()));
+    return NULL;
+}
+
+static bmq_envelope_t *s_on_confirm (bmq_script_jobs_t *self, const bmq_envelope_t *req, zframe_t *rid, zlistx_t *queue)
+{
+    const char *script_id = bmq_body_str (req, "script_id");
+    s_entry_t *e = s_find (self, script_id);
+    const char *why = !e ? "no sandbox run is known for this script id (run `script sandbox` first)"
+                    : !e->ok ? "the script did not run clean in the sandbox; it cannot be applied"
+                    : e->applied ? "the script was already applied; sandbox it again to apply it again" : NULL;
+    if (!why && zhashx_lookup (self->pending, req->cid)) why = "this confirmation is already in progress";
+    if (why) {
+        bmq_audit_record (self->audit, script_id, "script.confirm",
+            json_pack ("{s:s, s:s?, s:s, s:s, s:s, s:s}", "script_id", script_id, "script_sha256", e ? e->sha : NULL,
+                       "status", "refused", "reason", why, "client", req->sender, "confirm_cid", req->cid));
+        return bmq_envelope_reply (req, BMQ_MSG_SCRIPT_REPLY,
+                                   json_pack ("{s:s, s:s, s:s}", "script_id", script_id, "status", "refused", "message", why));
+    }
+    s_run_t *run = calloc (1, sizeof *run);
+    snprintf (run->cid, sizeof run->cid, "%s", req->cid);
+    snprintf (run->script_id, sizeof run->script_id, "%s", script_id);
+    snprintf (run->sender, sizeof run->sender, "%s", req->sender);
+    snprintf (run->sha, sizeof run->sha, "%s", e->sha);
+    run->rid = zframe_dup (rid);
+    zhashx_insert (self->pending, run->cid, run);
+    zlistx_add_end (queue, s_command (run, BMQ_MSG_SCRIPT_CONFIRM, "save_blend", json_object ()));
+    return NULL;
+}
+
+bmq_envelope_t *bmq_script_jobs_on_request (bmq_script_jobs_t *self, const bmq_envelope_t *req, zframe_t *rid,
+                                            zlistx_t *queue)
+{
+    return req->type == BMQ_MSG_SCRIPT_REQUEST ? s_on_script (self, req, rid, queue) : s_on_confirm (self, req, rid, queue);
+}
+
+bool bmq_script_jobs_owns (const bmq_job_t *job)
+{
+    return job->kind == BMQ_JOB_COMMAND && !strncmp (job->req_type, "script.", 7);
+}
+
+/* ---- Blender's answers ---------------------------------------------------------------- */
+
+static const char *s_link_error (int status, json_t *reply, const char *err)
+{
+    if (status == BMQ_LINK_OK) return json_string_value (json_object_get (reply, "error")) ?: "Blender reported an error";
+    return err && *err ? err : status == BMQ_LINK_TIMEOUT ? "Blender did not answer in time" : "Blender is not reachable";
+}
+
+void bmq_script_jobs_on_command (bmq_script_jobs_t *self, const bmq_job_t *job, int status, json_t *reply,
+                                 zframe_t *blob, const char *err, zlistx_t *queue)
+{
+    s_run_t *run = zhashx_lookup (self->pending, job->cid);
+    if (!run) return;
+    bool ok = status == BMQ_LINK_OK && json_is_true (json_object_get (reply, "ok"));
+    bool confirm = !strcmp (job->req_type, "script.confirm");
+    if (!strcmp (job->command, "save_blend") && !confirm) {
+        if (ok && !run->saved_once) { run->saved_once = true; return; }
+        if (!ok) {
+            char msg[700];
+            snprintf (msg, sizeof msg, "cannot copy the live scene for the sandbox: %s", s_link_error (status, reply, err));
+            bmq_audit_record (self->audit, run->script_id, "script.sandbox", json_pack ("{s:s, s:s, s:s, s:s}", "script_id",
+                              run->script_id, "script_sha256", run->sha, "status", "sandbox_failed", "message", msg));
+            s_answer (self, run->rid, run->cid, run->script_id, "sandbox_failed", msg, run->verdict, NULL);
+            zhashx_delete (self->pending, run->cid);
+            return;
+        }
+        run->blend_len = zframe_size (blob);
+        run->blend = malloc (run->blend_len ? run->blend_len : 1);
+        memcpy (run->blend, zframe_data (blob), run->blend_len);
+        zsock_send (self->worker, "sp", "RUN", run);
+        return;
+    }
+    s_entry_t *e = s_find (self, run->script_id);
+    if (!strcmp (job->command, "save_blend")) {           /* confirm: is the live scene the one tested? */
+        char scene[BMQ_HEX_DIGEST] = "";
+        if (ok) s_sha256_hex (zframe_data (blob), zframe_size (blob), scene);
+        const char *why = !ok ? s_link_error (status, reply, err)
+                        : !e ? "the sandbox run was forgotten (too many scripts since)"
+                        : strcmp (scene, e->scene_sha) ? "the live scene changed since the sandbox run; sandbox the script again"
+                        : NULL;
+        bmq_audit_record (self->audit, run->script_id, "script.confirm",
+            json_pack ("{s:s, s:s, s:s, s:s, s:s?, s:s, s:s}", "script_id", run->script_id, "script_sha256", run->sha,
+                       "scene_sha256", scene, "status", why ? "refused" : "confirmed", "reason", why, "client", run->sender,
+                       "confirm_cid", run->cid));
+        if (why) {
+            s_answer (self, run->rid, run->cid, run->script_id, "refused", why, NULL, NULL);
+            zhashx_delete (self->pending, run->cid);
+            return;
+        }
+        e->applied = true;          /* one confirmation, one live run */
+        json_t *args = json_pack ("{s:s%, s:s, s:O, s:O}", "script", e->script, e->len, "plan_id", run->script_id,
+                                  "modules", self->modules, "builtins", self->builtins);
+        zlistx_add_start (queue, s_command (run, BMQ_MSG_SCRIPT_CONFIRM, "run_script", args));    /* next: nothing runs between */
+        return;
+    }
+    /* run_script: the live result */
+    json_t *result = json_object_get (reply, "result");
+    const char *why = ok ? NULL : s_link_error (status, reply, err);
+    bmq_audit_record (self->audit, run->script_id, "script.live",
+        json_pack ("{s:s, s:s, s:s, s:s?, s:O*}", "script_id", run->script_id, "script_sha256", run->sha, "status",
+                   ok ? "applied" : "failed", "error", why, "result", result));
+    s_progress (self, run, ok ? "applied" : "failed", why);
+    json_t *live = ok && json_is_object (result) ? json_incref (result) : NULL;
+    json_t *body = json_pack ("{s:s, s:s}", "script_id", run->script_id, "status", ok ? "applied" : "failed");
+    if (why) json_object_set_new (body, "message", json_string (why));
+    if (live) json_object_set_new (body, "live", live);
+    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_SCRIPT_REPLY, run->cid, body);
+    bmq_bus_send_and_destroy (self->router, run->rid, &env);
+    bmq_info ("script %s %s live%s%.200s", run->script_id, ok ? "applied" : "failed", why ? ": " : "", why ? why : "");
+    zhashx_delete (self->pending, run->cid);
+}
+
+/* The worker finished a sandbox run. */
+void bmq_script_jobs_on_worker (bmq_script_jobs_t *self)
+{
+    char *cmd = NULL;
+    void *ptr = NULL;
+    if (zsock_recv (self->worker, "sp", &cmd, &ptr) == -1) return;
+    free (cmd);
+    s_run_t *run = ptr;
+    if (!run || zhashx_lookup (self->pending, run->cid) != run) return;
+    json_t *r = run->result;
+    bool ok = json_is_true (json_object_get (r, "ok"));
+    const char *verdict = json_string_value (json_object_get (r, "verdict")) ?: "error";
+    const char *status = ok ? "sandboxed" : !strcmp (verdict, "rejected") ? "rejected" : "sandbox_failed";
+    const char *scene = json_string_value (json_object_get (r, "scene_sha256"));
+    s_entry_t *e = s_find (self, run->script_id);
+    if (e) zlistx_delete (self->store, zlistx_find (self->store, e));
+    if (zlistx_size (self->store) >= STORE_MAX) {        /* bounded: the oldest is forgotten */
+        zlistx_first (self->store);
+        zlistx_delete (self->store, zlistx_cursor (self->store));
+    }
+    e = calloc (1, sizeof *e);
+    snprintf (e->script_id, sizeof e->script_id, "%s", run->script_id);
+    snprintf (e->sha, sizeof e->sha, "%s", run->sha);
+    snprintf (e->scene_sha, sizeof e->scene_sha, "%s", scene ? scene : "");
+    snprintf (e->verdict, sizeof e->verdict, "%s", verdict);
+    e->ok = ok && scene;
+    e->script = run->script;
+    e->len = run->len;
+    run->script = NULL;
+    zlistx_add_end (self->store, e);
+    bmq_audit_record (self->audit, run->script_id, "script.sandbox",
+        json_pack ("{s:s, s:s, s:s?, s:s, s:s, s:O, s:O, s:O, s:O, s:O}", "script_id", run->script_id, "script_sha256",
+                   run->sha, "scene_sha256", scene, "status", status, "verdict", verdict,
+                   "message", json_object_get (r, "message") ?: json_null (), "error", json_object_get (r, "error") ?: json_null (),
+                   "diff", json_object_get (r, "diff") ?: json_null (), "violations", json_object_get (r, "violations") ?: json_null (),
+                   "duration_ms", json_object_get (r, "duration_ms") ?: json_null ()));
+    bmq_info ("script %s sandbox: %s (%s)", run->script_id, status, json_string_value (json_object_get (r, "message")) ?: "");
+    s_answer (self, run->rid, run->cid, run->script_id, status, json_string_value (json_object_get (r, "message")),
+              run->verdict, r);
+    zhashx_delete (self->pending, run->cid);
+}
