@@ -206,6 +206,26 @@ def scenario():
           "redo brings the whole plan back")
     RESULT["plan_output"] = lines[-1] if lines else None
 
+    # -- the I/O thread's pre-encoded replies are, byte for byte, what handle_request would send
+    from blendmq.protocol import encode
+    odd = bpy.data.objects.new('W\u00fcrfel \u2603 "q"', None)
+    bpy.context.scene.collection.objects.link(odd)
+    data = svc.snapshot.rebuild()
+    for req in ({"id": 7, "cmd": "scene_info"}, {"id": 8, "cmd": "scene_info", "args": {"limit": 2, "offset": 1}},
+                {"id": 9, "cmd": "scene_info", "args": {"limit": -5, "offset": 99999}},
+                {"id": 10, "cmd": "scene_info", "args": None, "deadline_ms": 5000},
+                {"id": 2 ** 40, "cmd": "scene_info", "args": {"limit": 1000, "extra": 1}},
+                {"id": 11, "cmd": "object_info", "args": {"name": odd.name}},
+                {"id": 12, "cmd": "object_info", "args": {"name": "gui_hat"}}):
+        fast = data.reply_frame(req, time.monotonic())
+        slow = encode(*handle_request(req, time.monotonic(), svc.snapshot.table(data)))
+        same = fast is not None and fast[8:].split(b',"bpy_ms":')[0] == slow[8:].split(b',"bpy_ms":')[0]
+        check(same, "pre-encoded reply equals handle_request's for %s" % json.dumps(req))
+    for req in ({"id": 13, "cmd": "object_info", "args": {"name": "nothing"}},
+                {"id": 14, "cmd": "scene_info", "args": {"limit": "x"}}, {"id": True, "cmd": "scene_info"}):
+        check(data.reply_frame(req, time.monotonic()) is None, "errors are left to handle_request: %s" % json.dumps(req))
+    bpy.data.objects.remove(odd)
+
     # -- read-only queries answered by the I/O thread (no main-thread wait) once fresh
     before_io = svc.io_answers
     for _ in range(3):

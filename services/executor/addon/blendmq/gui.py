@@ -64,8 +64,11 @@ class GuiService:
         if s_read_only(req) and self.queued == self.done:
             data = self.snapshot.fresh()
             if data is not None:
-                reply, rblob = handle_request(req, arrival, self.snapshot.table(data))
-                conn.send(reply, rblob)
+                frame = data.reply_frame(req, arrival)
+                if frame is not None:
+                    conn.send_frame(frame)
+                else:       # malformed or unknown: handle_request words the error
+                    conn.send(*handle_request(req, arrival, self.snapshot.table(data)))
                 self.io_answers += 1
                 return
         self.queued += 1

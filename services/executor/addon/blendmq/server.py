@@ -49,21 +49,35 @@ class Connection:
         if self.closed or self.dead:
             return False
         try:
+            frame = encode(reply, blob)
+        except ValueError as e:
+            self._fail(e)
+            return False
+        return self.send_frame(frame, blob)
+
+    def send_frame(self, frame, blob=b""):
+        """Send an encoded reply (encode(), or snapshot.SceneData.reply_frame) and its blob."""
+        if self.closed or self.dead:
+            return False
+        try:
             with self.lock:
-                self.sock.sendall(encode(reply, blob))
+                self.sock.sendall(frame)
                 if blob:
                     self.sock.sendall(blob)
             return True
-        except (OSError, ValueError) as e:
-            # Only the reading side closes sockets (in the GUI that is another thread): shut
-            # the socket down so it sees EOF and drops us.
-            log("send failed, dropping client: %s" % e)
-            self.dead = True
-            try:
-                self.sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        except OSError as e:
+            self._fail(e)
             return False
+
+    def _fail(self, e):
+        # Only the reading side closes sockets (in the GUI that is another thread): shut
+        # the socket down so it sees EOF and drops us.
+        log("send failed, dropping client: %s" % e)
+        self.dead = True
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
     def _recv(self):
         now = time.monotonic()

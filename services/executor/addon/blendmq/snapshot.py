@@ -7,7 +7,9 @@ bpy. Every change notice (depsgraph update, undo, redo, file load, and every com
 not read-only) bumps `generation`; a snapshot is fresh while its generation is the current one.
 A stale snapshot is rebuilt on the main thread: when a query finds it stale (the query then
 waits for the main thread, like any command) or, in an idle tick, ahead of the next query.
-The replies are the same as cmd_scene_info's and cmd_object_info's, key for key."""
+The replies are the same as cmd_scene_info's and cmd_object_info's, key for key; the I/O
+thread sends a well-formed query's reply from results encoded once per snapshot (JSON encoding
+is most of what a query costs)."""
 import json
 import struct
 import time
@@ -17,6 +19,8 @@ import bpy
 from .args import CommandError
 from .protocol import MAX_JSON
 from .scene import s_object_info_dict, s_object_name, s_page
+
+ENCODED_MAX = 256       # encoded results kept per snapshot (pages and objects asked for)
 
 
 class SceneData:
@@ -28,14 +32,16 @@ class SceneData:
         self.by_name = {name: info for name, _entry, info in objects}
         self.encoded = {}                           # (cmd, key) → result JSON bytes (I/O thread)
 
-    def reply_frame(self, req):
+    def reply_frame(self, req, arrival):
         """The whole reply frame for a well-formed query, from results encoded once per
         snapshot (encoding is most of a query's cost); None for anything else, which then
         goes through handle_request and gets its usual reply or error. The bytes are what
         protocol.encode makes of handle_request's reply."""
-        rid, cmd, args = req.get("id"), req.get("cmd"), req.get("args", {})
-        if not isinstance(rid, int) or isinstance(rid, bool) or "deadline_ms" in req and \
-                not isinstance(req["deadline_ms"], (int, float)):
+        rid, cmd, args, deadline = req.get("id"), req.get("cmd"), req.get("args", {}), req.get("deadline_ms")
+        if not isinstance(rid, int) or isinstance(rid, bool):
+            return None
+        if isinstance(deadline, (int, float)) and not isinstance(deadline, bool) and deadline > 0 \
+                and time.monotonic() > arrival + deadline / 1000.0:
             return None
         args = {} if args is None else args
         if not isinstance(args, dict):
@@ -57,7 +63,8 @@ class SceneData:
         text = self.encoded.get((cmd, key))
         if text is None:
             text = json.dumps(result(), separators=(",", ":"), allow_nan=False).encode("utf-8")
-            self.encoded[(cmd, key)] = text
+            if len(self.encoded) < ENCODED_MAX:
+                self.encoded[(cmd, key)] = text
         if len(text) > MAX_JSON - 128:
             return None
         bpy_ms = (time.perf_counter() - t0) * 1000.0
