@@ -51,6 +51,10 @@ int bmq_cli_inspect (const bmq_cli_opts_t *opts, const char *name);
 int bmq_cli_mcp (const bmq_cli_opts_t *opts);
 /* `script validate FILE | sandbox FILE | apply ID --confirm` (BPY scripts, issue 8). */
 int bmq_cli_script (const bmq_cli_opts_t *opts, const char *action, const char *arg);
+/* Send `req` (taken) to the gateway and return the first answer of its story
+ * of type `want` (or any type but heartbeats for BMQ_MSG_UNKNOWN), or an
+ * error; caller owns it. NULL when the gateway does not answer. */
+bmq_envelope_t *bmq_cli_ask (bmq_config_t *cfg, bmq_envelope_t *req, bmq_msg_type_t want);
 /* One status.request to the gateway; NULL when it does not answer. */
 json_t *bmq_cli_fetch_status (bmq_config_t *cfg);
 

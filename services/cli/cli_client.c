@@ -341,3 +341,25 @@ json_t *bmq_cli_fetch_status (bmq_config_t *cfg)
     s_converse (cfg, bmq_envelope_new (BMQ_MSG_STATUS_REQUEST, NULL, NULL), s_keep_status, &status);
     return status;
 }
+
+/* ---- one question, one answer (inspect, capabilities, script) --------------- */
+
+typedef struct { bmq_msg_type_t want; bmq_envelope_t *answer; } s_ask_state_t;
+
+static int s_keep_answer (const bmq_envelope_t *env, void *arg)
+{
+    s_ask_state_t *st = arg;
+    if (st->want != BMQ_MSG_UNKNOWN && env->type != st->want && env->type != BMQ_MSG_ERROR)
+        return CONTINUE;                    /* e.g. progress events: the reply says how it ended */
+    st->answer = bmq_envelope_reply (env, env->type, json_deep_copy (env->body));
+    snprintf (st->answer->sender, sizeof st->answer->sender, "%s", env->sender);
+    if (env->blob_len) bmq_envelope_set_blob (st->answer, env->blob, env->blob_len);
+    return 0;
+}
+
+bmq_envelope_t *bmq_cli_ask (bmq_config_t *cfg, bmq_envelope_t *req, bmq_msg_type_t want)
+{
+    s_ask_state_t st = { .want = want };
+    s_converse (cfg, req, s_keep_answer, &st);
+    return st.answer;
+}

@@ -15,38 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Send `req` (taken); the story's script.reply or error (caller owns), NULL when the gateway is silent. */
+/* One question to the gateway, one answer (cli_client.c). */
 static bmq_envelope_t *s_ask (bmq_config_t *cfg, bmq_envelope_t *req)
 {
-    const char *endpoint = bmq_config_str (cfg, "gateway.endpoint");
-    int interval = (int) bmq_config_int (cfg, "heartbeat.interval_ms");
-    bmq_peer_t *gw = bmq_peer_new ("gateway", endpoint, interval, (int) bmq_config_int (cfg, "heartbeat.liveness") + 1);
-    if (!gw) { bmq_envelope_destroy (&req); return NULL; }
-    char cid[BMQ_MAX_ID + 1];
-    snprintf (cid, sizeof cid, "%s", req->cid);
-    bmq_peer_send (gw, req);
-    bmq_envelope_destroy (&req);
-    int64_t started = bmq_mono_ms ();
-    bmq_envelope_t *answer = NULL;
-    zpoller_t *poller = zpoller_new (bmq_peer_sock (gw), NULL);
-    while (!answer && !zsys_interrupted) {
-        bmq_peer_tick (gw);
-        zsock_t *which = zpoller_wait (poller, interval / 2);
-        if (zpoller_terminated (poller)) break;
-        if (which) {
-            bmq_envelope_t *env = bmq_bus_recv (which, NULL);
-            if (env && !bmq_peer_heard (gw, env) && !strcmp (env->cid, cid)
-                && (env->type == BMQ_MSG_SCRIPT_REPLY || env->type == BMQ_MSG_ERROR)) answer = env;
-            else bmq_envelope_destroy (&env);       /* progress events: the reply says how it ended */
-        }
-        else if (!bmq_peer_alive (gw) && bmq_mono_ms () - started > (int64_t) interval * 4) {
-            fprintf (stderr, "blendmq: no answer from the gateway at %s (is the stack up? try `blendmq status`)\n", endpoint);
-            break;
-        }
-    }
-    zpoller_destroy (&poller);
-    bmq_peer_destroy (&gw);
-    return answer;
+    return bmq_cli_ask (cfg, req, BMQ_MSG_SCRIPT_REPLY);
 }
 
 static char *s_read (const char *path, size_t *len)
