@@ -123,10 +123,13 @@ static void s_pump (s_exec_t *ex)
         default: {
             /* a target the plan named earlier means that step's object, whatever Blender called it */
             json_t *step = json_array_get (job->plan, job->step);
-            json_t *actual = json_object_get (job->names, json_string_value (json_object_get (step, "target")) ?
-                                              json_string_value (json_object_get (step, "target")) : "");
-            step = actual ? json_deep_copy (step) : json_incref (step);
+            const char *target = json_string_value (json_object_get (step, "target"));
+            const char *parent = json_string_value (json_object_get (json_object_get (step, "params"), "parent"));
+            json_t *actual = target ? json_object_get (job->names, target) : NULL;
+            json_t *actual_parent = parent ? json_object_get (job->names, parent) : NULL;
+            step = actual || actual_parent ? json_deep_copy (step) : json_incref (step);
             if (actual) json_object_set (step, "target", actual);
+            if (actual_parent) json_object_set (json_object_get (step, "params"), "parent", actual_parent);
             args = json_pack ("{s:o, s:s}", "step", step, "plan_id", job->plan_id);
         }
         }

@@ -197,6 +197,49 @@ static void test_transaction_rollback (void **state)
     bmq_blender_link_destroy (&link);
 }
 
+/* object.parent keeps the child where it is; object.modifier adds bounded
+ * modifiers; a rollback takes both away again from an existing object. */
+static void test_parent_and_modifiers (void **state)
+{
+    bmq_blender_link_t *link = s_connect ();
+    json_decref (s_call_ok (link, "reset_scene", NULL));
+    json_decref (s_call_ok (link, "run_step", "{\"step\": {\"operation\": \"bpy.ops.mesh.primitive_cube_add\", \"name\": \"body\","
+                                              " \"params\": {\"location\": [2, 0, 0]}}}"));
+    json_decref (s_call_ok (link, "plan_begin", "{\"plan_id\": \"pm\"}"));
+    json_decref (s_call_ok (link, "run_step", "{\"plan_id\": \"pm\", \"step\": {\"operation\": \"bpy.ops.mesh.primitive_uv_sphere_add\","
+                                              " \"name\": \"head\", \"params\": {\"location\": [2, 0, 2]}}}"));
+    json_t *r = s_call_ok (link, "run_step", "{\"plan_id\": \"pm\", \"step\": {\"operation\": \"object.parent\", \"target\": \"head\","
+                                             " \"params\": {\"parent\": \"body\"}}}");
+    assert_true (json_is_true (json_object_get (r, "ok")));
+    json_decref (r);
+    json_t *head = s_find_object (link, "head");          /* still where it was, in the world */
+    assert_true (json_number_value (json_array_get (json_object_get (head, "location"), 2)) > 1.99);
+    json_decref (head);
+    r = s_call_ok (link, "run_step", "{\"plan_id\": \"pm\", \"step\": {\"operation\": \"object.parent\", \"target\": \"body\","
+                                     " \"params\": {\"parent\": \"head\"}}}");
+    assert_false (json_is_true (json_object_get (r, "ok")));   /* a cycle */
+    json_decref (r);
+    r = s_call_ok (link, "run_step", "{\"plan_id\": \"pm\", \"step\": {\"operation\": \"object.modifier\", \"target\": \"body\","
+                                     " \"params\": {\"type\": \"ARRAY\", \"count\": 3}}}");
+    assert_true (json_is_true (json_object_get (r, "ok")));
+    json_decref (r);
+    r = s_call_ok (link, "object_info", "{\"name\": \"body\"}");
+    double width = json_number_value (json_array_get (json_object_get (json_object_get (r, "result"), "dimensions"), 0));
+    assert_true (width > 5.9);                              /* three cubes of 2 in a row */
+    json_decref (r);
+    r = s_call_ok (link, "run_step", "{\"plan_id\": \"pm\", \"step\": {\"operation\": \"object.modifier\", \"target\": \"body\","
+                                     " \"params\": {\"type\": \"SUBSURF\", \"levels\": 11}}}");
+    assert_false (json_is_true (json_object_get (r, "ok")));   /* bounded even here */
+    json_decref (r);
+    json_decref (s_call_ok (link, "plan_rollback", "{\"plan_id\": \"pm\"}"));
+    r = s_call_ok (link, "object_info", "{\"name\": \"body\"}");
+    width = json_number_value (json_array_get (json_object_get (json_object_get (r, "result"), "dimensions"), 0));
+    assert_true (width < 2.01);                             /* the array modifier went with the rollback */
+    json_decref (r);
+    assert_null (s_find_object (link, "head"));
+    bmq_blender_link_destroy (&link);
+}
+
 static void test_render_and_save (void **state)
 {
     bmq_blender_link_t *link = s_connect ();
@@ -288,6 +331,7 @@ int main (void)
         cmocka_unit_test (test_steps_and_scene),
         cmocka_unit_test (test_errors_keep_server_alive),
         cmocka_unit_test (test_transaction_rollback),
+        cmocka_unit_test (test_parent_and_modifiers),
         cmocka_unit_test (test_render_and_save),
         cmocka_unit_test (test_hostile_frames),
         cmocka_unit_test (test_killed_blender_is_down),

@@ -85,6 +85,8 @@ static double s_multiplier (const char *op, const json_t *params)
 {
     if (!strcmp (op, "bpy.ops.object.modifier_add")) return 36;
     if (!strcmp (op, "bpy.ops.object.subdivision_set")) return 6 * pow (4, s_num (params, "level", 1)) + 24;
+    /* object.modifier: the worst of subdivision at `levels` and an array of `count` */
+    if (!strcmp (op, "object.modifier")) return 6 * pow (4, s_num (params, "levels", 1)) + 24 + s_num (params, "count", 2);
     return 1;
 }
 
@@ -131,7 +133,7 @@ static json_t *s_wrong_value (const json_t *spec)
 {
     const char *type = json_string_value (json_object_get (spec, "type"));
     switch (s_pick (4)) {
-    case 0: return json_string ("12");
+    case 0: return strcmp (type, "string") ? json_string ("12") : json_integer (12);
     case 1: return strcmp (type, "bool") ? json_true () : json_integer (1);
     case 2: return json_pack ("{s:i}", "x", 1);
     default:

@@ -52,7 +52,77 @@ def s_builtin_setter(attr):
     return apply
 
 
+def s_builtin_parent(obj, p):
+    where = "object.parent"
+    s_only(p, ("parent",), where)
+    name = p.get("parent")
+    if not isinstance(name, str) or not name:
+        raise CommandError("%s: parent must be an object name" % where)
+    parent = bpy.context.view_layer.objects.get(name)
+    if parent is None:
+        raise CommandError("%s: no object named %s" % (where, name[:80]))
+    walk = parent
+    while walk is not None:         # a parent may not be the object or one of its children
+        if walk == obj:
+            raise CommandError("%s: %s cannot be parented to %s (a cycle)" % (where, obj.name, parent.name))
+        walk = walk.parent
+    world = obj.matrix_world.copy()
+    obj.parent = parent
+    obj.matrix_parent_inverse = parent.matrix_world.inverted()
+    obj.matrix_world = world
+
+
+MODIFIER_KEYS = ("type", "levels", "count", "offset", "width", "segments", "thickness", "axis")
+
+
+def s_int_in(p, key, default, lo, hi, where):
+    v = p.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise CommandError("%s: %s must be an integer in %d..%d" % (where, key, lo, hi))
+    return v
+
+
+def s_float_in(p, key, default, lo, hi, where):
+    v = p.get(key, default)
+    if not s_num(v) or not lo <= v <= hi:
+        raise CommandError("%s: %s must be a number in %g..%g" % (where, key, lo, hi))
+    return float(v)
+
+
+def s_builtin_modifier(obj, p):
+    """A modifier with bounded settings: the bounds repeat the palette's, so a step that
+    reached Blender some other way still cannot freeze it."""
+    where = "object.modifier"
+    s_only(p, MODIFIER_KEYS, where)
+    kind = p.get("type")
+    if kind not in ("BEVEL", "SUBSURF", "ARRAY", "MIRROR", "SOLIDIFY"):
+        raise CommandError("%s: type must be BEVEL, SUBSURF, ARRAY, MIRROR or SOLIDIFY" % where)
+    if obj.type != "MESH":
+        raise CommandError("%s: %s is a %s, not a mesh" % (where, obj.name, obj.type))
+    mod = obj.modifiers.new(name=kind.title(), type=kind)
+    if kind == "SUBSURF":
+        mod.levels = mod.render_levels = s_int_in(p, "levels", 1, 0, 3, where)
+    elif kind == "ARRAY":
+        mod.count = s_int_in(p, "count", 2, 1, 20, where)
+        off = p.get("offset", [1.0, 0.0, 0.0])
+        if not (isinstance(off, list) and len(off) == 3 and all(s_num(x) and -10 <= x <= 10 for x in off)):
+            raise CommandError("%s: offset must be [x, y, z] each in -10..10" % where)
+        mod.relative_offset_displace = [float(x) for x in off]
+    elif kind == "BEVEL":
+        mod.width = s_float_in(p, "width", 0.1, 0.0, 1.0, where)
+        mod.segments = s_int_in(p, "segments", 1, 1, 8, where)
+    elif kind == "SOLIDIFY":
+        mod.thickness = s_float_in(p, "thickness", 0.05, -1.0, 1.0, where)
+    elif kind == "MIRROR":
+        axis = p.get("axis", "X")
+        if axis not in ("X", "Y", "Z"):
+            raise CommandError("%s: axis must be X, Y or Z" % where)
+        mod.use_axis = [axis == "X", axis == "Y", axis == "Z"]
+
+
 BUILTINS = {
+    "object.parent": s_builtin_parent,
+    "object.modifier": s_builtin_modifier,
     "object.material": s_builtin_material,
     "object.location": s_builtin_setter("location"),
     "object.rotation": s_builtin_setter("rotation_euler"),

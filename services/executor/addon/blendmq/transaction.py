@@ -78,6 +78,8 @@ class s_Transaction:
             "location": obj.location.copy(), "rotation": obj.rotation_euler.copy(),
             "scale": obj.scale.copy(), "mesh": mesh,
             "slots": [(slot.link, slot.material) for slot in obj.material_slots],
+            "modifiers": [m.name for m in obj.modifiers],
+            "parent": obj.parent, "parent_inverse": obj.matrix_parent_inverse.copy(),
         }
 
     def touch_for_step(self, target):
@@ -99,6 +101,9 @@ class s_Transaction:
             obj = bpy.data.objects.get(name)
             if obj is None:
                 continue
+            for mod in [m for m in obj.modifiers if m.name not in st["modifiers"]]:
+                obj.modifiers.remove(mod)           # what object.modifier added
+            obj.parent, obj.matrix_parent_inverse = st["parent"], st["parent_inverse"]
             obj.location, obj.rotation_euler, obj.scale = st["location"], st["rotation"], st["scale"]
             if st["mesh"] is not None:
                 changed = obj.data
