@@ -57,5 +57,7 @@ int bmq_cli_script (const bmq_cli_opts_t *opts, const char *action, const char *
 bmq_envelope_t *bmq_cli_ask (bmq_config_t *cfg, bmq_envelope_t *req, bmq_msg_type_t want);
 /* One status.request to the gateway; NULL when it does not answer. */
 json_t *bmq_cli_fetch_status (bmq_config_t *cfg);
+/* `script list`: the scripts the sandbox has seen (pending ones can be applied). */
+int bmq_cli_script_list (const bmq_cli_opts_t *opts);
 
 #endif

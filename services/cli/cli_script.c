@@ -106,3 +106,33 @@ int bmq_cli_script (const bmq_cli_opts_t *opts, const char *action, const char *
     bmq_config_destroy (&cfg);
     return code;
 }
+
+/* `script list`: what the sandbox has seen, newest first: ID, state, lines, hash. */
+int bmq_cli_script_list (const bmq_cli_opts_t *opts)
+{
+    bmq_config_t *cfg = bmq_cli_config (opts);
+    if (!cfg) return 2;
+    bmq_envelope_t *answer = bmq_cli_ask (cfg, bmq_envelope_new (BMQ_MSG_SCRIPT_LIST, NULL, NULL), BMQ_MSG_SCRIPT_LISTING);
+    bmq_config_destroy (&cfg);
+    if (!answer) return 2;
+    int code = 0;
+    if (answer->type == BMQ_MSG_ERROR) {
+        fprintf (stderr, "blendmq: %s: %s\n", bmq_body_str (answer, "code"), bmq_body_str (answer, "message"));
+        code = 1;
+    }
+    else if (opts->json) {
+        char *text = json_dumps (answer->body, JSON_COMPACT);
+        printf ("%s\n", text);
+        free (text);
+    }
+    else {
+        size_t i;
+        json_t *e;
+        json_array_foreach (json_object_get (answer->body, "scripts"), i, e)
+            printf ("%s  %-10s  %4lld lines  %.12s\n", json_string_value (json_object_get (e, "script_id")),
+                    json_is_true (json_object_get (e, "applied")) ? "applied" : json_is_true (json_object_get (e, "ok")) ? "pending" : "refused",
+                    (long long) json_integer_value (json_object_get (e, "lines")), json_string_value (json_object_get (e, "sha256")));
+    }
+    bmq_envelope_destroy (&answer);
+    return code;
+}

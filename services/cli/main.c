@@ -26,6 +26,7 @@ static void s_usage (FILE *out)
         "  script sandbox FILE.py  validate, then run it in an isolated Blender on a copy of the live scene; prints\n"
         "                          the result with its script_id; exit 0 when it may be applied, 1 rejected, 2 error\n"
         "  script apply ID --confirm  apply exactly that sandboxed script to the live scene (refused if the scene changed)\n"
+        "  script list             the sandboxed scripts, newest first (pending ones can be applied)\n"
         "  capabilities [--compact]  the capability palette as JSON (operation -> parameters); --compact: one line each\n"
         "  inspect NAME            one Blender operator's description from its RNA (e.g. bpy.ops.mesh.primitive_cube_add)\n"
         "  watch                   print every progress event as it is published\n"
@@ -98,6 +99,7 @@ int main (int argc, char **argv)
     if (!strcmp (cmd, "plan") && nwords == 3 && (!strcmp (words[1], "validate") || !strcmp (words[1], "run")))
         return bmq_cli_plan (&opts, words[1], words[2]);
     if (!strcmp (cmd, "audit") && nwords >= 2) return bmq_cli_audit (&opts, nwords - 1, words + 1);
+    if (!strcmp (cmd, "script") && nwords == 2 && !strcmp (words[1], "list")) return bmq_cli_script_list (&opts);
     if (!strcmp (cmd, "script") && nwords == 3
         && (!strcmp (words[1], "validate") || !strcmp (words[1], "sandbox") || !strcmp (words[1], "apply")))
         return bmq_cli_script (&opts, words[1], words[2]);

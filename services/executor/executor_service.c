@@ -390,6 +390,7 @@ static void s_on_request (s_exec_t *ex)
     else if (env->type == BMQ_MSG_EXECUTE_REQUEST) reply = s_accept_plan (ex, env, rid);
     else if (env->type == BMQ_MSG_CANCEL_REQUEST) s_cancel (ex, env);
     else if (env->type == BMQ_MSG_INSPECT_REQUEST) reply = s_accept_inspect (ex, env, rid);
+    else if (env->type == BMQ_MSG_SCRIPT_LIST) reply = bmq_script_jobs_list (ex->scripts, env);
     else if (env->type == BMQ_MSG_SCRIPT_REQUEST || env->type == BMQ_MSG_SCRIPT_CONFIRM) {
         if (zlistx_size (ex->queue) >= QUEUE_MAX) reply = bmq_envelope_error (env, "busy", "the executor queue is full");
         else reply = bmq_script_jobs_on_request (ex->scripts, env, rid, ex->queue);

@@ -157,6 +157,13 @@ static void s_answer (bmq_script_jobs_t *self, zframe_t *rid, const char *cid, c
     bmq_bus_send_and_destroy (self->router, rid, &env);
 }
 
+static long s_lines (const char *text, size_t len)
+{
+    long n = len ? 1 : 0;
+    for (size_t i = 0; i < len; i++) n += text[i] == '\n' && i + 1 < len;
+    return n;
+}
+
 static s_entry_t *s_find (bmq_script_jobs_t *self, const char *script_id)
 {
     for (s_entry_t *e = zlistx_first (self->store); e; e = zlistx_next (self->store))
@@ -369,4 +376,14 @@ void bmq_script_jobs_on_worker (bmq_script_jobs_t *self)
     s_answer (self, run->rid, run->cid, run->script_id, status, json_string_value (json_object_get (r, "message")),
               run->verdict, r);
     zhashx_delete (self->pending, run->cid);
+}
+
+bmq_envelope_t *bmq_script_jobs_list (bmq_script_jobs_t *self, const bmq_envelope_t *req)
+{
+    json_t *scripts = json_array ();
+    for (s_entry_t *e = zlistx_last (self->store); e; e = zlistx_prev (self->store))
+        json_array_append_new (scripts, json_pack ("{s:s, s:s, s:b, s:b, s:s, s:I}", "script_id", e->script_id, "sha256", e->sha,
+                                                   "ok", e->ok, "applied", e->applied, "verdict", e->verdict,
+                                                   "lines", (json_int_t) s_lines (e->script, e->len)));
+    return bmq_envelope_reply (req, BMQ_MSG_SCRIPT_LISTING, json_pack ("{s:o}", "scripts", scripts));
 }

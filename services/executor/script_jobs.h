@@ -45,6 +45,8 @@ bmq_envelope_t *bmq_script_jobs_on_request (bmq_script_jobs_t *self, const bmq_e
 /* Is this command job one of ours? Then its Blender result goes to on_command
  * (the caller destroys the job afterwards). */
 bool bmq_script_jobs_owns (const bmq_job_t *job);
+/* script.list: what the sandbox has seen, newest first (script.listing). */
+bmq_envelope_t *bmq_script_jobs_list (bmq_script_jobs_t *self, const bmq_envelope_t *req);
 void bmq_script_jobs_on_command (bmq_script_jobs_t *self, const bmq_job_t *job, int status, json_t *reply,
                                  zframe_t *blob, const char *err, zlistx_t *queue);
 

@@ -188,7 +188,7 @@ static void s_on_downstream (s_gw_t *gw, bmq_peer_t *peer)
         env = NULL;
     }
     else if (env->type == BMQ_MSG_EXECUTE_RESULT || env->type == BMQ_MSG_SCENE_REPLY || env->type == BMQ_MSG_INSPECT_REPLY
-             || env->type == BMQ_MSG_RECIPE_REPLY || env->type == BMQ_MSG_SCRIPT_REPLY
+             || env->type == BMQ_MSG_RECIPE_REPLY || env->type == BMQ_MSG_SCRIPT_LISTING || env->type == BMQ_MSG_SCRIPT_REPLY
              || env->type == BMQ_MSG_ERROR) {
         const char *outcome = env->type == BMQ_MSG_EXECUTE_RESULT || env->type == BMQ_MSG_SCRIPT_REPLY ? bmq_body_str (env, "status")
                             : env->type == BMQ_MSG_ERROR ? bmq_body_str (env, "code") : "ok";
@@ -278,6 +278,7 @@ static void s_on_client (s_gw_t *gw)
     case BMQ_MSG_RECIPE_SAVE: case BMQ_MSG_RECIPE_LIST: kind = BMQ_REQ_SCENE; break;   /* the planner answers */
     case BMQ_MSG_SCRIPT_REQUEST: kind = BMQ_REQ_VALIDATE; break;           /* validator, then the executor's sandbox */
     case BMQ_MSG_SCRIPT_CONFIRM: kind = BMQ_REQ_SCENE; break;              /* the executor applies it live */
+    case BMQ_MSG_SCRIPT_LIST: kind = BMQ_REQ_SCENE; break;                 /* the executor knows its scripts */
     default: start = false; kind = BMQ_REQ_CHAT;
     }
     if (bmq_answer_heartbeat (gw->front, rid, env, "gateway", "ok")) { }

@@ -34,6 +34,7 @@ typedef bool (s_final_fn) (const bmq_envelope_t *env);
 
 static bool s_final_verdict (const bmq_envelope_t *env) { return env->type == BMQ_MSG_VALIDATE_REPLY || env->type == BMQ_MSG_ERROR; }
 static bool s_final_any (const bmq_envelope_t *env) { return env->type != BMQ_MSG_HEARTBEAT; }
+static bool s_final_listing (const bmq_envelope_t *env) { return env->type == BMQ_MSG_SCRIPT_LISTING || env->type == BMQ_MSG_ERROR; }
 static bool s_final_reply (const bmq_envelope_t *env)
 {
     return env->type == BMQ_MSG_SCENE_REPLY || env->type == BMQ_MSG_CAPABILITIES_REPLY || env->type == BMQ_MSG_AUDIT_RESULT
@@ -291,6 +292,18 @@ static bool s_final_script (const bmq_envelope_t *env) { return env->type == BMQ
 /* POST /api/scripts {script, mode?, attachment?, validate_only?}: script.request (validated, then
  * sandboxed); POST /api/scripts/{id}/confirm: script.confirm. The answer is the script.reply body:
  * 200 validated / sandboxed / applied, 409 refused, 422 rejected / sandbox_failed / failed. */
+/* GET /api/scripts: what the sandbox has seen, newest first, for "Apply to live". */
+static enum MHD_Result s_script_list (bmq_http_req_t *req)
+{
+    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_SCRIPT_LIST, NULL, NULL);
+    bmq_envelope_t *answer = s_ask (req, &env, s_final_listing, s_timeout (req));
+    enum MHD_Result rc;
+    if (!answer || answer->type != BMQ_MSG_SCRIPT_LISTING) rc = s_gateway_error (req, answer);
+    else rc = bmq_http_reply_json (req, 200, json_incref (answer->body));
+    bmq_envelope_destroy (&answer);
+    return rc;
+}
+
 static enum MHD_Result s_scripts (bmq_http_req_t *req, const char *confirm_id, size_t id_len)
 {
     enum MHD_Result rc;
@@ -439,7 +452,7 @@ enum MHD_Result bmq_http_api_handle (bmq_http_req_t *req)
     if (!strcmp (url, "/api/plans/validate")) return post ? s_plans (req, true) : s_not_allowed (req, "POST");
     if (!strcmp (url, "/api/scene")) return get ? s_scene (req) : s_not_allowed (req, "GET");
     if (!strcmp (url, "/api/events")) return get ? s_events (req) : s_not_allowed (req, "GET");
-    if (!strcmp (url, "/api/scripts")) return post ? s_scripts (req, NULL, 0) : s_not_allowed (req, "POST");
+    if (!strcmp (url, "/api/scripts")) return post ? s_scripts (req, NULL, 0) : get ? s_script_list (req) : s_not_allowed (req, "GET, POST");
     if (!strcmp (url, "/api/audit")) return get ? s_audit (req) : s_not_allowed (req, "GET");
     if (!strncmp (url, "/api/scripts/", 13)) {
         const char *id = url + 13, *slash = strchr (id, '/');

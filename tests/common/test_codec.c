@@ -30,6 +30,7 @@ static json_t *s_body_for (bmq_msg_type_t type)
     json_object_set_new (body, "tool", json_pack ("{s:s}", "name", "bpy.ops.mesh.primitive_cube_add"));
     json_object_set_new (body, "tool_name", json_string ("bpy.ops.mesh.primitive_cube_add"));
     json_object_set_new (body, "name", json_string ("my_recipe"));
+    json_object_set_new (body, "scripts", json_array ());
     json_object_set_new (body, "records", json_pack ("[{s:s}]", "kind", "step"));
     json_object_set_new (body, "filter", json_pack ("{s:s}", "kind", "plan.*"));
     json_object_set_new (body, "result", json_pack ("{s:i}", "count", 2));

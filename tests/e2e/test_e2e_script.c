@@ -102,6 +102,21 @@ static json_t *s_sandbox (const char *text, const char *status, int expect_code)
     return r;
 }
 
+/* `blendmq --json script list`: the entry for `id`, or NULL. */
+static json_t *s_list_entry (const char *id)
+{
+    int code;
+    json_t *lines = e2e_blendmq_json (s_dir, "script list", &code);
+    assert_int_equal (code, 0);
+    json_t *found = NULL;
+    size_t i;
+    json_t *e;
+    json_array_foreach (json_object_get (json_array_get (lines, 0), "scripts"), i, e)
+        if (!strcmp (json_string_value (json_object_get (e, "script_id")), id)) found = json_incref (e);
+    json_decref (lines);
+    return found;
+}
+
 static void test_seed_a_cube_sandboxed_then_applied (void **state)
 {
     const char *src = "import bpy\nbpy.ops.mesh.primitive_cube_add(size=2)\nbpy.context.active_object.name = 'seed_a_cube'\n";
@@ -136,9 +151,19 @@ static void test_seed_a_cube_sandboxed_then_applied (void **state)
     assert_false (s_has (names, "seed_a_cube"));
     json_decref (names);
 
+    /* the sandboxed script is listed as pending (what the panel shows for Apply to live) */
+    json_t *listing = s_list_entry (id);
+    assert_non_null (listing);
+    assert_true (json_is_true (json_object_get (listing, "ok")));
+    assert_false (json_is_true (json_object_get (listing, "applied")));
+    json_decref (listing);
+
     json_t *a = s_script ("apply", id, true, &code);
     assert_int_equal (code, 0);
     assert_string_equal (s_str (a, "status"), "applied");
+    listing = s_list_entry (id);
+    assert_true (json_is_true (json_object_get (listing, "applied")));
+    json_decref (listing);
     names = s_scene_names ();
     assert_true (s_has (names, "seed_a_cube"));              /* live */
     json_decref (names);

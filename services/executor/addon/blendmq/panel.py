@@ -3,13 +3,13 @@
   Blender link     listening or not, the executor connected or not, the plan running;
     Settings       host, port, token (hidden unless asked; new / copy), start with Blender
   Prompt           the gateway's address, a prompt box and Send, the plan's live progress
-  Pending scripts  scripts waiting for "Apply to live": listed once the script API exists
+  Pending scripts  sandboxed scripts from GET /api/scripts, each with "Apply to live"
 
 Drawing only reads module state (gui.SERVICE, gateway_client.PROMPT); operators change it."""
 import bpy
 from bpy.props import BoolProperty, FloatProperty, PointerProperty, StringProperty
 
-from . import gateway_client, gui, settings, tokens
+from . import gateway_client, gui, scripts_client, settings, tokens
 from .transaction import TXN
 
 
@@ -92,6 +92,38 @@ class BLENDMQ_OT_send_prompt(bpy.types.Operator):
         s = settings.current()
         ui.progress = 0.0
         gateway_client.send(s.gateway_url, s.gateway_token, ui.prompt.strip())
+        return {"FINISHED"}
+
+
+class BLENDMQ_OT_scripts_refresh(bpy.types.Operator):
+    bl_idname = "blendmq.scripts_refresh"
+    bl_label = "Refresh"
+    bl_description = "Ask the gateway which scripts its sandbox has run"
+
+    @classmethod
+    def poll(cls, context):
+        return not scripts_client.BUSY
+
+    def execute(self, context):
+        s = settings.current()
+        scripts_client.refresh(s.gateway_url, s.gateway_token)
+        return {"FINISHED"}
+
+
+class BLENDMQ_OT_script_apply(bpy.types.Operator):
+    bl_idname = "blendmq.script_apply"
+    bl_label = "Apply to live"
+    bl_description = ("Apply exactly this sandboxed script to this scene (refused if the script or the scene "
+                      "changed since the sandbox run); one undo step")
+    script_id: StringProperty()
+
+    @classmethod
+    def poll(cls, context):
+        return not scripts_client.BUSY
+
+    def execute(self, context):
+        s = settings.current()
+        scripts_client.apply(s.gateway_url, s.gateway_token, self.script_id)
         return {"FINISHED"}
 
 
@@ -231,14 +263,24 @@ class VIEW3D_PT_blendmq_scripts(s_Sidebar, bpy.types.Panel):
     bl_label = "Pending scripts"
 
     def draw(self, context):
-        col = self.layout.column(align=True)
-        col.label(text="None: not available yet", icon="INFO")
-        s_wrapped(col, "Scripts that passed validation and the sandbox will be listed here, each "
-                       "with Apply to live, once the gateway's script API exists.", s_chars(context))
+        layout = self.layout
+        layout.operator("blendmq.scripts_refresh", icon="FILE_REFRESH")
+        pending = [s for s in scripts_client.SCRIPTS if s.get("ok") and not s.get("applied")]
+        if not pending:
+            layout.label(text="None pending", icon="INFO")
+        for entry in pending:
+            box = layout.box().column(align=True)
+            box.label(text="%s  (%s lines)" % (entry.get("script_id", "?"), entry.get("lines", "?")), icon="TEXT")
+            box.label(text="sha256 %s…" % str(entry.get("sha256", ""))[:16], icon="BLANK1")
+            op = box.operator("blendmq.script_apply", icon="CHECKMARK")
+            op.script_id = entry.get("script_id", "")
+        if scripts_client.MESSAGE:
+            s_wrapped(layout, scripts_client.MESSAGE, s_chars(context), icon="INFO")
 
 
 CLASSES = (BLENDMQ_PG_ui, BLENDMQ_OT_server_start, BLENDMQ_OT_server_stop, BLENDMQ_OT_token_new,
-           BLENDMQ_OT_token_copy, BLENDMQ_OT_send_prompt, VIEW3D_PT_blendmq, VIEW3D_PT_blendmq_settings,
+           BLENDMQ_OT_token_copy, BLENDMQ_OT_send_prompt, BLENDMQ_OT_scripts_refresh, BLENDMQ_OT_script_apply,
+           VIEW3D_PT_blendmq, VIEW3D_PT_blendmq_settings,
            VIEW3D_PT_blendmq_prompt, VIEW3D_PT_blendmq_scripts)
 
 
