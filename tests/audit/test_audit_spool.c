@@ -160,13 +160,20 @@ static void test_full_disk (void **state)
     assert_true (!strncmp (state_seen, "degraded: ", 10));
     assert_non_null (strstr (state_seen, "full"));
     /* heartbeats carry the same state, so `blendmq status` shows it */
+    /* (a small batch can still fit in a freed page now and then, and a stored
+     * batch reports "ok" until the next one fails: ask a few times) */
     zsock_t *sock = bmq_bus_connect (ZMQ_DEALER, s_env.endpoint);
-    bmq_envelope_t *hb = bmq_envelope_new (BMQ_MSG_HEARTBEAT, NULL, json_pack ("{s:s}", "service", "test"));
-    bmq_bus_send_and_destroy (sock, NULL, &hb);
-    hb = bmq_bus_recv (sock, NULL);
-    assert_non_null (hb);
-    assert_int_equal (strncmp (bmq_body_str (hb, "state"), "degraded: ", 10), 0);
-    bmq_envelope_destroy (&hb);
+    bool degraded_hb = false;
+    for (int i = 0; i < 50 && !degraded_hb; i++) {
+        bmq_envelope_t *hb = bmq_envelope_new (BMQ_MSG_HEARTBEAT, NULL, json_pack ("{s:s}", "service", "test"));
+        bmq_bus_send_and_destroy (sock, NULL, &hb);
+        hb = bmq_bus_recv (sock, NULL);
+        assert_non_null (hb);
+        degraded_hb = !strncmp (bmq_body_str (hb, "state"), "degraded: ", 10);
+        bmq_envelope_destroy (&hb);
+        if (!degraded_hb) ah_sleep_ms (100);
+    }
+    assert_true (degraded_hb);
     zsock_destroy (&sock);
     char *log = s_file ("audit.log");
     assert_non_null (strstr (log, "AUDIT WRITE FAILED"));
