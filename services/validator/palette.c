@@ -1,4 +1,5 @@
 /* palette — load, check and query the capability palette. */
+#include "verdict_text.h"
 #include "palette.h"
 #include "yaml_json.h"
 
@@ -125,16 +126,6 @@ static const char *s_num (char *buf, size_t len, double d)
     return buf;
 }
 
-/* Hostile text quoted in a message: printable ASCII only (the verdict must
- * stay valid UTF-8 whatever the input held) and short. */
-static const char *s_clip (char *buf, size_t size, const char *s, size_t len)
-{
-    size_t keep = len < size - 4 ? len : size - 4, i;
-    for (i = 0; i < keep; i++)
-        buf[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
-    strcpy (buf + i, keep < len ? "..." : "");
-    return buf;
-}
 
 static const char *s_kind (const json_t *v)
 {
@@ -229,7 +220,7 @@ int bmq_palette_param_check (const bmq_palette_param_t *p, const json_t *v, char
         }
         if (json_is_string (v))
             return s_fail (reason, rlen, "'%s' is not one of: %s",
-                           s_clip (seen, sizeof seen, json_string_value (v), json_string_length (v)), list);
+                           bmq_verdict_clip (seen, sizeof seen, json_string_value (v), json_string_length (v)), list);
         return s_fail (reason, rlen, "expected one of: %s; got %s", list, s_kind (v));
     }
     case S_VEC3:

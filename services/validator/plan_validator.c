@@ -1,4 +1,5 @@
 /* plan_validator — whole-plan checking; see plan_validator.h for the rules. */
+#include "verdict_text.h"
 #include "plan_validator.h"
 
 #include <stdarg.h>
@@ -58,16 +59,6 @@ static void s_error (s_run_t *run, int step, const char *field, const char *fmt,
     va_end (ap);
 }
 
-/* Text from the plan quoted in a verdict: printable ASCII only (the verdict
- * must stay valid UTF-8 whatever the plan held) and short. */
-static const char *s_clip (char *buf, size_t size, const char *s, size_t len)
-{
-    size_t keep = len < size - 4 ? len : size - 4, i;
-    for (i = 0; i < keep; i++)
-        buf[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
-    strcpy (buf + i, keep < len ? "..." : "");
-    return buf;
-}
 
 static const char *s_kind (const json_t *v)
 {
@@ -126,7 +117,7 @@ static void s_check_keys (s_run_t *run, int i, const json_t *step)
             if (len == strlen (s_step_keys[k]) && !memcmp (key, s_step_keys[k], len)) break;
         if (k < 4) continue;
         char clipped[48];
-        s_clip (clipped, sizeof clipped, key, len);
+        bmq_verdict_clip (clipped, sizeof clipped, key, len);
         s_error (run, i, clipped, "unknown step key '%s'; a step has only operation, params, name and target", clipped);
     }
 }
@@ -147,7 +138,7 @@ static void s_check_params (s_run_t *run, int i, const bmq_palette_op_t *op, con
         if (p && bmq_palette_param_check (p, v, reason, sizeof reason) == 0)
             continue;                   /* the common case: nothing to format */
         char clipped[48], field[64];
-        s_clip (clipped, sizeof clipped, key, len);
+        bmq_verdict_clip (clipped, sizeof clipped, key, len);
         snprintf (field, sizeof field, "params.%s", clipped);
         if (!p)
             s_error (run, i, field, "unknown parameter '%s' for %s (allowed: %s)", clipped, opname,
@@ -177,7 +168,7 @@ static s_name_t *s_check_name (s_run_t *run, int i, const bmq_palette_op_t *op, 
     const char *s = json_string_value (name);
     size_t len = json_string_length (name);
     char clipped[80];
-    s_clip (clipped, sizeof clipped, s, len);
+    bmq_verdict_clip (clipped, sizeof clipped, s, len);
     int max = bmq_palette_max_name_len (run->palette);
     if (op_known && !bmq_palette_op_creates (op)) {
         s_error (run, i, "name", "%s creates no object, so it cannot name one; use target to act on '%s'",
@@ -226,7 +217,7 @@ static s_name_t *s_check_target (s_run_t *run, int i, const bmq_palette_op_t *op
     }
     char clipped[80];
     size_t len = json_string_length (target);
-    s_clip (clipped, sizeof clipped, json_string_value (target), len);
+    bmq_verdict_clip (clipped, sizeof clipped, json_string_value (target), len);
     s_name_t *slot = acts ? s_name_slot (run, json_string_value (target), len) : NULL;
     if (!acts)
         s_error (run, i, "target", "%s creates a new object and takes no target", bmq_palette_op_name (op));
@@ -288,7 +279,7 @@ static void s_check_step (s_run_t *run, int i, const json_t *step)
         s_error (run, i, "operation", "operation must be a string, got %s", s_kind (opv));
     else if (!(op = bmq_palette_op (run->palette, json_string_value (opv), json_string_length (opv)))) {
         char clipped[96];
-        s_clip (clipped, sizeof clipped, json_string_value (opv), json_string_length (opv));
+        bmq_verdict_clip (clipped, sizeof clipped, json_string_value (opv), json_string_length (opv));
         s_error (run, i, "operation", "operation %s is not in the capability palette", clipped);
     }
     const json_t *params = json_object_get (step, "params");
