@@ -3,7 +3,7 @@
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config
       libzmq3-dev libczmq-dev libmsgpack-dev libcurl4-openssl-dev libyaml-dev libcmocka-dev
-      libjansson-dev libsqlite3-dev libsodium-dev sqlite3 libmicrohttpd-dev
+      libjansson-dev libsqlite3-dev libsodium-dev libseccomp-dev sqlite3 libmicrohttpd-dev
       python3.11-dev libpython3-dev bubblewrap blender)
 # deploy/install-deps.sh --test adds what the test suite needs beyond that:
 # clang and its libFuzzer runtime for the fuzz targets.

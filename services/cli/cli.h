@@ -19,6 +19,7 @@ typedef struct {
     int         validators;          /* up --validators N */
     int         blenders;            /* up --blenders N: N headless Blenders, each with its executor */
     const char *target;              /* chat, plan run, scene: --target NAME, the Blender to use */
+    const char *sha256;              /* script apply --sha256 HEX: the script the person reviewed */
     bool        compact;             /* capabilities --compact */
     const char *since;               /* audit --since T */
     const char *plan;                /* audit --plan ID */

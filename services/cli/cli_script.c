@@ -1,11 +1,16 @@
-/* cli_script — `blendmq script validate FILE | sandbox FILE | apply ID --confirm` (issue 8).
+/* cli_script — `blendmq script validate FILE | sandbox FILE | apply ID --confirm --sha256 HEX` (issue 8).
  *
  * validate: the validator's verdict (script.request with validate_only); exit 0 valid, 1 rejected.
  * sandbox:  validate, then run in the sandbox on a copy of the live scene; prints the
- *           script.reply (script_id, status, verdict, sandbox); exit 0 when the script may be
- *           applied live (status "sandboxed"), 1 rejected statically or by the sandbox.
- * apply:    script.confirm: live only with --confirm, only the sandboxed script, only while
- *           the live scene is the one it was tested on; exit 0 applied, 1 refused or failed.
+ *           script.reply (script_id — the executor's, fresh for every submission — status,
+ *           verdict, sandbox with its script_sha256); exit 0 when the script may be applied
+ *           live (status "sandboxed"), 1 rejected statically or by the sandbox.
+ * apply:    script.confirm {script_id, sha256}: live only with --confirm and --sha256 (the
+ *           sha256 of the script the person reviewed: only exactly that script runs), only the
+ *           sandboxed script, only while the live scene is the one it was tested on; exit 0
+ *           applied, 1 refused or failed. Without --sha256 nothing is confirmed: the entry is
+ *           looked up (script.list {script_id}) and its id, sha256, status and line count are
+ *           printed with how to apply exactly it (exit 1; 2 when the id is unknown).
  * Exit 2: usage, connection or protocol errors. */
 #include "bus.h"
 #include "cli.h"
@@ -14,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
 
 /* One question to the gateway, one answer (cli_client.c). */
 static bmq_envelope_t *s_ask (bmq_config_t *cfg, bmq_envelope_t *req)
@@ -80,16 +86,69 @@ static int s_finish (bmq_envelope_t *answer, bool json, bool verdict_only)
     return code;
 }
 
+static const char *s_state (const json_t *e)
+{
+    return json_is_true (json_object_get (e, "applied")) ? "applied" : json_is_true (json_object_get (e, "ok")) ? "pending" : "refused";
+}
+
+/* `script apply ID` without --sha256: what would be confirmed, and how to confirm exactly it. */
+static int s_show_entry (const bmq_cli_opts_t *opts, const char *id)
+{
+    bmq_config_t *cfg = bmq_cli_config (opts);
+    if (!cfg) return 2;
+    bmq_envelope_t *answer = bmq_cli_ask (cfg, bmq_envelope_new (BMQ_MSG_SCRIPT_LIST, NULL, json_pack ("{s:s}", "script_id", id)),
+                                          BMQ_MSG_SCRIPT_LISTING);
+    bmq_config_destroy (&cfg);
+    if (!answer) return 2;
+    int code = 1;
+    json_t *e = NULL;
+    size_t i;
+    json_t *x;
+    json_array_foreach (json_object_get (answer->body, "scripts"), i, x)         /* an older executor lists them all */
+        if (!e && !strcmp (json_string_value (json_object_get (x, "script_id")) ?: "", id)) e = x;
+    if (answer->type == BMQ_MSG_ERROR) {
+        fprintf (stderr, "blendmq: %s: %s\n", bmq_body_str (answer, "code"), bmq_body_str (answer, "message"));
+        code = 2;
+    }
+    else if (!e) {
+        fprintf (stderr, "blendmq: no sandboxed script %s is known (see `blendmq script list`); nothing was applied\n", id);
+        code = 2;
+    }
+    else {
+        const char *sha = json_string_value (json_object_get (e, "sha256")) ?: "";
+        if (opts->json) {
+            json_t *out = json_deep_copy (e);
+            json_object_set_new (out, "status", json_string (s_state (e)));
+            s_print (out, true);
+            json_decref (out);
+        }
+        else {
+            printf ("script_id  %s\nsha256     %s\nstatus     %s\nlines      %lld\n", id, sha, s_state (e),
+                    (long long) json_integer_value (json_object_get (e, "lines")));
+        }
+        fprintf (stderr, "blendmq: nothing was applied: add --sha256 %s to apply exactly this script "
+                         "(blendmq script apply %s --confirm --sha256 %s)\n", sha, id, sha);
+    }
+    bmq_envelope_destroy (&answer);
+    return code;
+}
+
 int bmq_cli_script (const bmq_cli_opts_t *opts, const char *action, const char *arg)
 {
+    const char *sha256 = opts->sha256;
     bool apply = !strcmp (action, "apply");
+    if (!apply && sha256) {
+        fprintf (stderr, "blendmq: --sha256 goes with script apply ID --confirm\n");
+        return 2;
+    }
+    if (apply && !sha256) return s_show_entry (opts, arg);
     if (apply && !opts->confirm) {
         fprintf (stderr, "blendmq: script apply changes the live scene: add --confirm to apply script %s "
-                         "(exactly the script that ran in the sandbox, on the scene it was tested on)\n", arg);
+                         "(exactly the script with sha256 %s, on the scene it was tested on)\n", arg, sha256);
         return 1;
     }
     json_t *body;
-    if (apply) body = json_pack ("{s:s}", "script_id", arg);
+    if (apply) body = json_pack ("{s:s, s:s}", "script_id", arg, "sha256", sha256);
     else {
         size_t len;
         char *text = s_read (arg, &len);
@@ -129,8 +188,7 @@ int bmq_cli_script_list (const bmq_cli_opts_t *opts)
         size_t i;
         json_t *e;
         json_array_foreach (json_object_get (answer->body, "scripts"), i, e)
-            printf ("%s  %-10s  %4lld lines  %.12s\n", json_string_value (json_object_get (e, "script_id")),
-                    json_is_true (json_object_get (e, "applied")) ? "applied" : json_is_true (json_object_get (e, "ok")) ? "pending" : "refused",
+            printf ("%s  %-10s  %4lld lines  %s\n", json_string_value (json_object_get (e, "script_id")), s_state (e),
                     (long long) json_integer_value (json_object_get (e, "lines")), json_string_value (json_object_get (e, "sha256")));
     }
     bmq_envelope_destroy (&answer);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+
 static void s_usage (FILE *out)
 {
     fprintf (out,
@@ -24,9 +25,13 @@ static void s_usage (FILE *out)
         "  plan run FILE.json      validate and run an action plan\n"
         "  script validate FILE.py the static verdict on a bpy script as JSON; exit 0 valid, 1 rejected, 2 error\n"
         "  script sandbox FILE.py  validate, then run it in an isolated Blender on a copy of the live scene; prints\n"
-        "                          the result with its script_id; exit 0 when it may be applied, 1 rejected, 2 error\n"
-        "  script apply ID --confirm  apply exactly that sandboxed script to the live scene (refused if the scene changed)\n"
-        "  script list             the sandboxed scripts, newest first (pending ones can be applied)\n"
+        "                          the result with a new script_id and its sha256; exit 0 when it may be applied,\n"
+        "                          1 rejected, 2 error\n"
+        "  script apply ID         show that sandboxed script's sha256, status and line count; applies nothing\n"
+        "  script apply ID --confirm --sha256 HEX\n"
+        "                          apply that sandboxed script to the live scene, only if its sha256 is HEX (the\n"
+        "                          script you reviewed) and the scene did not change since the sandbox run\n"
+        "  script list             the sandboxed scripts, newest first: ID, state, lines, sha256 (pending ones can be applied)\n"
         "  capabilities [--compact]  the capability palette as JSON (operation -> parameters); --compact: one line each\n"
         "  inspect NAME            one Blender operator's description from its RNA (e.g. bpy.ops.mesh.primitive_cube_add)\n"
         "  watch                   print every progress event as it is published\n"
@@ -69,6 +74,7 @@ int main (int argc, char **argv)
         else if (!strcmp (a, "--kind") && i + 1 < argc) opts.kind = argv[++i];
         else if (!strcmp (a, "--format") && i + 1 < argc) opts.format = argv[++i];
         else if (!strcmp (a, "--limit") && i + 1 < argc) opts.limit = atoi (argv[++i]);
+        else if (!strcmp (a, "--sha256") && i + 1 < argc) opts.sha256 = argv[++i];
         else if (!strcmp (a, "--json")) opts.json = true;
         else if (!strcmp (a, "--compact")) opts.compact = true;
         else if (!strcmp (a, "--ipc")) opts.ipc = true;

@@ -104,7 +104,11 @@ static void s_pump (s_exec_t *ex)
             }
         }
         bmq_job_t *job = ex->current;
-        if (job->kind == BMQ_JOB_COMMAND) { s_call (ex, job->command, job->args, ex->command_timeout); return; }
+        if (job->kind == BMQ_JOB_COMMAND) {
+            int script_ms = ex->scripts ? bmq_script_jobs_link_timeout (ex->scripts, job) : 0;     /* run_script: its own */
+            s_call (ex, job->command, job->args, script_ms > 0 ? script_ms : ex->command_timeout);
+            return;
+        }
         const char *cmd = "run_step";
         json_t *args;
         if (job->phase == BMQ_PHASE_STEPS && job->cancel && !*job->fail_status) {
@@ -460,6 +464,7 @@ int bmq_executor_service_run (bmq_config_t *cfg)
     zlistx_set_destructor (ex.queue, bmq_job_free);
     int code = 1;
     ex.scripts = ex.router && ex.pub && ex.audit ? bmq_script_jobs_new (&ex.key, ex.audit, ex.router, ex.pub) : NULL;
+    if (ex.scripts) bmq_script_jobs_set_timeout (ex.scripts, (int) bmq_config_int (cfg, "executor.script_timeout_ms"));
     if (ex.router && ex.pub && ex.audit && ex.scripts) {
         ex.blender = bmq_blender_actor_new (&args);
         bmq_info ("executor ready on %s (events %s), Blender at %s:%d", bmq_config_str (cfg, "executor.endpoint"),

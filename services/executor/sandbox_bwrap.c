@@ -2,11 +2,13 @@
 #include "sandbox_bwrap.h"
 
 #include "config.h"
+#include "sandbox_seccomp.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +35,37 @@ void bmq_sandbox_limits_defaults (bmq_sandbox_limits_t *l)
     if (l->memory_mb <= 0) l->memory_mb = 4096;
     if (l->file_mb <= 0) l->file_mb = 64;
     if (l->processes <= 0) l->processes = 512;
+    if (!l->guard) {
+        static char guard[1024];
+        snprintf (guard, sizeof guard, "%s/services/executor/addon/blendmq/script_exec.py", bmq_data_dir ());
+        l->guard = guard;
+    }
+    if (l->uid == 0 || l->gid == 0) {
+        /* the dedicated id, only while nothing else (no user, no group) has it */
+        struct passwd pw, *pwp = NULL;
+        struct group gr, *grp = NULL;
+        char buf[4096];
+        const char *taken = NULL;
+        if (getpwuid_r (BMQ_SANDBOX_UID, &pw, buf, sizeof buf, &pwp) == 0 && pwp
+            && strcmp (pwp->pw_name, BMQ_SANDBOX_NAME) != 0)
+            taken = "user";
+        if (!taken && getgrgid_r (BMQ_SANDBOX_UID, &gr, buf, sizeof buf, &grp) == 0 && grp
+            && strcmp (grp->gr_name, BMQ_SANDBOX_NAME) != 0)
+            taken = "group";
+        if (!taken) {
+            l->uid = BMQ_SANDBOX_UID;
+            l->gid = BMQ_SANDBOX_UID;
+            snprintf (l->uid_note, sizeof l->uid_note, "uid/gid %d (dedicated to the sandbox)", BMQ_SANDBOX_UID);
+        }
+        else {
+            l->uid = S_NOBODY;
+            l->gid = S_NOBODY;
+            snprintf (l->uid_note, sizeof l->uid_note, "uid/gid nobody (fallback: id %d is another %s's)",
+                      BMQ_SANDBOX_UID, taken);
+        }
+    }
+    else if (!l->uid_note[0])
+        snprintf (l->uid_note, sizeof l->uid_note, "uid %u gid %u (configured)", (unsigned) l->uid, (unsigned) l->gid);
 }
 
 typedef struct {
@@ -85,8 +118,16 @@ static void s_isolation (s_args_t *a, const bmq_sandbox_limits_t *l)
     }
     s_add (a, "--proc"); s_add (a, "/proc");
     s_add (a, "--dev"); s_add (a, "/dev");
-    s_add (a, "--tmpfs"); s_add (a, "/tmp");
     s_add (a, "--tmpfs"); s_add (a, "/home");
+    s_add (a, "--seccomp"); s_add (a, "4");         /* s_spawn puts the filter there */
+}
+
+/* Last: nothing bwrap made may stay writable (the instance folders are binds). */
+static void s_read_only_tree (s_args_t *a)
+{
+    s_add (a, "--remount-ro"); s_add (a, "/home");
+    s_add (a, "--remount-ro"); s_add (a, "/dev");
+    s_add (a, "--remount-ro"); s_add (a, "/");
 }
 
 static void s_child_limits (const bmq_sandbox_limits_t *l, bool drop_root)
@@ -106,17 +147,26 @@ static void s_child_limits (const bmq_sandbox_limits_t *l, bool drop_root)
     r.rlim_cur = r.rlim_max = 1024;
     setrlimit (RLIMIT_NOFILE, &r);
     if (drop_root && geteuid () == 0) {
-        if (setgroups (0, NULL) < 0 || setgid (S_NOBODY) < 0 || setuid (S_NOBODY) < 0)
+        if (setgroups (0, NULL) < 0 || setgid (l->gid) < 0 || setuid (l->uid) < 0 || l->uid == 0
+            || geteuid () == 0)
             _exit (126);                /* never run as root by accident */
     }
 }
 
-/* fork + exec with fds 0/1/2/3 set up; everything else closed. */
-static pid_t s_spawn (const bmq_sandbox_limits_t *l, s_args_t *a, int ctrl_fd, int log_fd, bool drop_root)
+/* fork + exec with fds 0/1/2/3 set up and the seccomp program on fd 4;
+ * everything else closed. */
+static pid_t s_spawn (const bmq_sandbox_limits_t *l, s_args_t *a, int ctrl_fd, int log_fd, bool drop_root,
+                      char *err, size_t errlen)
 {
+    int filter = bmq_sandbox_seccomp_fd (err, errlen);
+    if (filter < 0)
+        return -1;                      /* never without the filter */
     int devnull = open ("/dev/null", O_RDWR | O_CLOEXEC);
-    if (devnull < 0)
+    if (devnull < 0) {
+        snprintf (err, errlen, "cannot start the sandbox: %s", strerror (errno));
+        close (filter);
         return -1;
+    }
     pid_t pid = fork ();
     if (pid == 0) {
         /* only async-signal-safe calls from here: the parent may have threads */
@@ -125,6 +175,9 @@ static pid_t s_spawn (const bmq_sandbox_limits_t *l, s_args_t *a, int ctrl_fd, i
         sigprocmask (SIG_SETMASK, &none, NULL);
         signal (SIGPIPE, SIG_DFL);
         int c = ctrl_fd >= 0 ? fcntl (ctrl_fd, F_DUPFD, 10) : -1;
+        int f = fcntl (filter, F_DUPFD, 10);
+        if (f < 0)
+            _exit (125);
         dup2 (devnull, 0);
         dup2 (log_fd >= 0 ? log_fd : devnull, 1);
         dup2 (log_fd >= 0 ? log_fd : devnull, 2);
@@ -132,25 +185,38 @@ static pid_t s_spawn (const bmq_sandbox_limits_t *l, s_args_t *a, int ctrl_fd, i
             dup2 (c, 3);
         else
             dup2 (devnull, 3);
-        for (int fd = 4; fd < 4096; fd++)
+        if (dup2 (f, 4) != 4)           /* not close-on-exec: bwrap --seccomp 4 reads it */
+            _exit (125);
+        for (int fd = 5; fd < 4096; fd++)
             close (fd);
         s_child_limits (l, drop_root);
         execvp (a->argv[0], (char *const *) a->argv);
         _exit (127);
     }
+    int saved = errno;
     close (devnull);
+    close (filter);
+    if (pid < 0)
+        snprintf (err, errlen, "cannot start the sandbox: %s", strerror (saved));
     return pid;
 }
 
-pid_t bmq_sandbox_spawn (const bmq_sandbox_limits_t *l, const char *inst_dir, int ctrl_fd, int log_fd,
-                         bool drop_root, char *err, size_t errlen)
+pid_t bmq_sandbox_spawn (const bmq_sandbox_limits_t *l, const char *inst_dir, const char *scene_path, int ctrl_fd,
+                         int log_fd, bool drop_root, char *err, size_t errlen)
 {
     s_args_t a = { .argc = 0 };
     s_isolation (&a, l);
+    s_add (&a, "--bind"); s_add (&a, s_keep (&a, "%s/tmp", inst_dir)); s_add (&a, "/tmp");
+    s_add (&a, "--bind"); s_add (&a, s_keep (&a, "%s/shm", inst_dir)); s_add (&a, "/dev/shm");
     s_add (&a, "--bind"); s_add (&a, s_keep (&a, "%s/home", inst_dir)); s_add (&a, "/home/sb");
     s_add (&a, "--bind"); s_add (&a, s_keep (&a, "%s/out", inst_dir)); s_add (&a, "/out");
     s_add (&a, "--ro-bind"); s_add (&a, s_keep (&a, "%s/job", inst_dir)); s_add (&a, "/job");
     s_add (&a, "--ro-bind"); s_add (&a, l->runner); s_add (&a, "/sandbox/runner.py");
+    s_add (&a, "--ro-bind"); s_add (&a, l->guard); s_add (&a, "/sandbox/script_exec.py");
+    if (scene_path && scene_path[0] == '/') {
+        s_add (&a, "--ro-bind"); s_add (&a, s_keep (&a, "%s/job/scene.blend", inst_dir)); s_add (&a, scene_path);
+    }
+    s_read_only_tree (&a);
     s_add (&a, "--chdir"); s_add (&a, "/home/sb");
     s_add (&a, "--");
     s_add (&a, l->blender);
@@ -159,19 +225,25 @@ pid_t bmq_sandbox_spawn (const bmq_sandbox_limits_t *l, const char *inst_dir, in
     s_add (&a, "--disable-autoexec");
     s_add (&a, "--python-exit-code"); s_add (&a, "1");
     s_add (&a, "--python"); s_add (&a, "/sandbox/runner.py");
-    pid_t pid = s_spawn (l, &a, ctrl_fd, log_fd, drop_root);
-    if (pid < 0)
-        snprintf (err, errlen, "cannot start the sandbox: %s", strerror (errno));
-    return pid;
+    if (a.argc >= S_MAX_ARGS - 1) {
+        snprintf (err, errlen, "cannot start the sandbox: too many arguments");
+        return -1;
+    }
+    return s_spawn (l, &a, ctrl_fd, log_fd, drop_root, err, errlen);
 }
 
-static int s_run_probe (const bmq_sandbox_limits_t *l, bool drop_root, int *status)
+int bmq_sandbox_run_isolated (const bmq_sandbox_limits_t *l, bool drop_root, const char *const *argv, int log_fd,
+                              int *status)
 {
+    char err[256];
     s_args_t a = { .argc = 0 };
     s_isolation (&a, l);
+    s_add (&a, "--tmpfs"); s_add (&a, "/tmp");
+    s_read_only_tree (&a);
     s_add (&a, "--");
-    s_add (&a, "/usr/bin/true");
-    pid_t pid = s_spawn (l, &a, -1, -1, drop_root);
+    for (; *argv; argv++)
+        s_add (&a, *argv);
+    pid_t pid = s_spawn (l, &a, -1, log_fd, drop_root, err, sizeof err);
     if (pid < 0)
         return -1;
     for (int waited = 0; waited < 10000; waited += 10) {
@@ -221,6 +293,10 @@ int bmq_sandbox_probe (bmq_sandbox_limits_t *l, bool *drop_root, char *err, size
         snprintf (err, errlen, "sandbox unavailable: the runner %s is missing", l->runner);
         return -1;
     }
+    if (access (l->guard, R_OK) != 0) {
+        snprintf (err, errlen, "sandbox unavailable: the run-time guard %s is missing", l->guard);
+        return -1;
+    }
     if (!s_in_path (l->blender, blender, sizeof l->resolved[1]) || strncmp (blender, "/usr/", 5) != 0) {
         snprintf (err, errlen, "sandbox unavailable: Blender (%s) is not installed under /usr, the only "
                   "system tree the sandbox sees", l->blender);
@@ -229,11 +305,14 @@ int bmq_sandbox_probe (bmq_sandbox_limits_t *l, bool *drop_root, char *err, size
     l->bwrap = bwrap;               /* absolute from now on: no PATH search as nobody */
     l->blender = blender;
     bool want_drop = geteuid () == 0 && !l->keep_root;
-    if (s_run_probe (l, want_drop, &status) == 0 && WIFEXITED (status) && WEXITSTATUS (status) == 0) {
+    const char *const true_argv[] = { "/usr/bin/true", NULL };
+    if (bmq_sandbox_run_isolated (l, want_drop, true_argv, -1, &status) == 0 && WIFEXITED (status)
+        && WEXITSTATUS (status) == 0) {
         *drop_root = want_drop;
         return 0;
     }
-    if (want_drop && s_run_probe (l, false, &status) == 0 && WIFEXITED (status) && WEXITSTATUS (status) == 0) {
+    if (want_drop && bmq_sandbox_run_isolated (l, false, true_argv, -1, &status) == 0 && WIFEXITED (status)
+        && WEXITSTATUS (status) == 0) {
         *drop_root = false;         /* no unprivileged user namespaces: bwrap as root, caps dropped */
         return 0;
     }

@@ -12,17 +12,33 @@
  *   --ro-bind /usr /usr and the merged-/usr symlinks, read-only binds of the few /etc
  *   files Blender needs (no /etc/shadow, no /root, no /home, no /run, no /var, no project
  *   tree: no ipc socket of the stack is reachable);
- *   --proc /proc, --dev /dev, --tmpfs /tmp;
- *   --bind INST/home /home/sb (private $HOME, so a private Blender config dir),
- *   --bind INST/out /out (the only folder a script may leave files in),
- *   --ro-bind INST/job /job (script and scene copy), --ro-bind RUNNER /sandbox/runner.py;
+ *   --proc /proc, --dev /dev, --tmpfs /home;
+ *   every writable place is a host folder under the instance dir, so that the pool can
+ *   list from the host, after the kill, everything a script wrote:
+ *     --bind INST/tmp /tmp, --bind INST/shm /dev/shm,
+ *     --bind INST/home /home/sb (private $HOME, so a private Blender config dir),
+ *     --bind INST/out /out (the only folder a script may leave files in);
+ *   --ro-bind INST/job /job (script and scene copy), --ro-bind RUNNER /sandbox/runner.py,
+ *   --ro-bind GUARD /sandbox/script_exec.py (the run-time guard shared with live);
+ *   when the live scene has a path, --ro-bind INST/job/scene.blend <that path>, so that
+ *   bpy.data.filepath is the same in the sandbox as live;
+ *   --remount-ro / /home /dev last: the tmpfs bwrap builds the tree on, /home and /dev
+ *   are writable otherwise;
+ *   --seccomp 4: the system-call filter of sandbox_seccomp.h, loaded by bwrap right
+ *   before it execs Blender;
  * then `blender -b --factory-startup --disable-autoexec --python /sandbox/runner.py`.
  *
  * In the child, before exec: its own process group; rlimits CPU seconds, address
- * space, file size, process count, no core dumps, open files; when started as
- * root (and drop_root), the uid/gid become nobody (65534), so the Blender
- * inside is unprivileged on the host too and RLIMIT_NPROC is enforced (the
- * kernel never enforces it for root). fd 3 is the control socket. */
+ * space, file size, process count, no core dumps, open files. The uid:
+ *   - started as root (and drop_root): the uid/gid become limits.uid/gid, by default the
+ *     dedicated 64511:64511 (BMQ_SANDBOX_UID), used only while no user or group other
+ *     than "blendmq-sandbox" has that id; otherwise nobody (65534) as a fallback. bwrap
+ *     then runs unprivileged and makes a user namespace (--unshare-all). The Blender
+ *     inside is unprivileged on the host, and RLIMIT_NPROC counts only sandboxes (the
+ *     kernel never enforces it for root; nobody is shared with other daemons);
+ *   - not root: the current user, in a user namespace of its own (--unshare-all);
+ *   - root without unprivileged user namespaces (probe fallback): root, caps dropped.
+ * fd 3 is the control socket, fd 4 the seccomp program (read by bwrap). */
 #ifndef BMQ_SANDBOX_BWRAP_H
 #define BMQ_SANDBOX_BWRAP_H
 
@@ -38,24 +54,39 @@ typedef struct {
     int memory_mb;              /* RLIMIT_AS (default 4096) */
     int file_mb;                /* RLIMIT_FSIZE (default 64) */
     int processes;              /* RLIMIT_NPROC (default 512; threads count) */
-    bool keep_root;             /* do not drop to nobody when root (default false) */
+    const char *guard;          /* script_exec.py on the host (default: data dir's add-on) */
+    bool keep_root;             /* do not drop privileges when root (default false) */
+    uid_t uid;                  /* the uid/gid the sandbox runs as when root drops privileges */
+    gid_t gid;                  /* (0: default, BMQ_SANDBOX_UID if unused, else nobody) */
     char resolved[2][512];      /* set by bmq_sandbox_probe: absolute bwrap and blender */
+    char uid_note[128];         /* set by bmq_sandbox_limits_defaults: why this uid */
 } bmq_sandbox_limits_t;
+
+#define BMQ_SANDBOX_UID 64511       /* dedicated uid/gid (unassigned in Debian's ranges) */
+#define BMQ_SANDBOX_NAME "blendmq-sandbox"
 
 /* Fill unset fields with the defaults. */
 void bmq_sandbox_limits_defaults (bmq_sandbox_limits_t *l);
 
-/* Start Blender in the sandbox. inst_dir holds home/, out/ and job/ (made by
- * the caller). ctrl_fd becomes fd 3 inside; log_fd receives Blender's stdout
- * and stderr. `uid` is the uid the sandbox runs as (see bmq_sandbox_probe).
+/* Start Blender in the sandbox. inst_dir holds home/, out/, tmp/, shm/ and job/
+ * (made by the caller; job/scene.blend must exist when scene_path is set).
+ * scene_path: NULL/"" or the absolute path at which job/scene.blend is bound.
+ * ctrl_fd becomes fd 3 inside; log_fd receives Blender's stdout and stderr.
+ * drop_root: run as l->uid/gid (see bmq_sandbox_probe).
  * Returns the child's pid (leader of its own process group), or -1 with err. */
-pid_t bmq_sandbox_spawn (const bmq_sandbox_limits_t *l, const char *inst_dir, int ctrl_fd, int log_fd,
-                         bool drop_root, char *err, size_t errlen);
+pid_t bmq_sandbox_spawn (const bmq_sandbox_limits_t *l, const char *inst_dir, const char *scene_path, int ctrl_fd,
+                         int log_fd, bool drop_root, char *err, size_t errlen);
 
-/* Can a sandbox start here? Runs bwrap with the same isolation around
+/* Run argv (absolute path, under /usr) in the same isolation as Blender (namespaces,
+ * seccomp, uid, rlimits; no instance folders), output to log_fd (or /dev/null), and
+ * wait up to 10 s: 0 with *status (waitpid's), or -1. For the probe and the tests. */
+int bmq_sandbox_run_isolated (const bmq_sandbox_limits_t *l, bool drop_root, const char *const *argv, int log_fd,
+                              int *status);
+
+/* Can a sandbox start here? Runs bwrap with the same isolation (seccomp too) around
  * /usr/bin/true; resolves l->bwrap and l->blender to absolute paths (kept in
- * l->resolved, so l must stay where it is). *drop_root tells whether it works as nobody (preferred when
- * root) or only as the current user. 0, or -1 with a reason fit for the user
+ * l->resolved, so l must stay where it is). *drop_root tells whether it works as
+ * l->uid (preferred when root) or only as the current user. 0, or -1 with a reason fit for the user
  * ("bubblewrap is not installed", "user namespaces are disabled", ...). */
 int bmq_sandbox_probe (bmq_sandbox_limits_t *l, bool *drop_root, char *err, size_t errlen);
 

@@ -9,10 +9,17 @@
  *
  * A run: take a ready instance (or start one: a cold start), put the script
  * and the scene copy (a .blend, e.g. the executor's save_blend bytes) in its
- * job folder, send the job, wait for the runner's report up to the wall-clock
- * limit, kill the instance's whole process group, check from the host what
- * it left in its private home and output folders, remove them, and start a
- * replacement. The result:
+ * job folder (0700 folders, 0600 files, owned by the sandbox's uid), note what
+ * is in every folder the sandbox can write (INST/tmp, shm, home, out), send the
+ * job (with the script's sha256 and the time limit, which the runner enforces
+ * through script_exec.run; the pool kills S_REPORT_GRACE_MS later), wait for
+ * the runner's report, kill the instance's whole process group, list those
+ * folders again from the host: anything new, changed or removed other than the
+ * declared outputs (out/preview.png when a preview was asked for) is a
+ * violation {"check": "files", "detail": "wrote <paths relative to the instance>"}
+ * and the verdict "rejected"; remove them, and start a replacement. Warm
+ * instances are started for the latest live scene path (the scene copy is
+ * bound there), a different path means a cold start. The result:
  *   {"ok": bool           true only when the script ran to the end with no violation:
  *                         the script may be proposed for live execution,
  *    "verdict": "ok" | "error" (the script raised) | "rejected" (violations)
@@ -23,7 +30,8 @@
  *    "violations": [{"check", "detail"}], "preview": {"width", "height", "bytes"} | null,
  *    "script_sha256", "scene_sha256" (bind a confirmation to exactly these),
  *    "duration_ms" (the script, inside Blender), "total_ms" (the whole verdict),
- *    "start": "warm" | "cold", "isolation": [the bwrap flags in force]}
+ *    "start": "warm" | "cold", "isolation": [the bwrap flags, seccomp filter and uid in force],
+ *    "blend_filepath": bpy.data.filepath as the script saw it (the live path, or "")}
  * Thread-safe: several threads may run scripts at once (one instance each). */
 #ifndef BMQ_SANDBOX_POOL_H
 #define BMQ_SANDBOX_POOL_H
@@ -46,6 +54,10 @@ typedef struct {
 typedef struct {
     int preview_width, preview_height;  /* 0: no preview */
     int timeout_ms;                     /* 0: the pool's */
+    const char *scene_path;             /* the live scene's bpy.data.filepath; "" or NULL when the
+                                         * live scene was never saved. When absolute, the scene copy
+                                         * is bound read-only at exactly this path inside the sandbox,
+                                         * so bpy.data.filepath is the same as live. */
 } bmq_sandbox_job_t;
 
 typedef struct bmq_sandbox_pool_t bmq_sandbox_pool_t;
@@ -66,7 +78,7 @@ json_t *bmq_sandbox_pool_run (bmq_sandbox_pool_t *self, const char *script, size
 /* Wait until `count` instances are ready (benchmarks, tests). 0 / -1 on timeout. */
 int bmq_sandbox_pool_wait_ready (bmq_sandbox_pool_t *self, int count, int timeout_ms);
 
-/* Are the instances run as nobody (root host with user namespaces)? */
+/* Are the instances run unprivileged (as limits.uid when root, else as the service's user)? */
 bool bmq_sandbox_pool_unprivileged (const bmq_sandbox_pool_t *self);
 
 #endif

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #define STORE_MAX 64            /* sandboxed scripts kept for a confirmation */
+#define LINK_MARGIN_MS 15000    /* run_script: the add-on's own limit (timeout_ms) answers first */
+#define ID_BYTES 16             /* script ids: 128 random bits, 32 lowercase hex chars */
 
 /* One sandbox run, or one confirmation, in progress (keyed by its story's cid). */
 typedef struct {
@@ -24,6 +26,8 @@ typedef struct {
     json_t  *verdict;
     unsigned char *blend;       /* the live scene's copy, for the worker */
     size_t   blend_len;
+    char    *scene_path;        /* the live scene's bpy.data.filepath ("" when never saved), for the worker */
+    int      timeout_ms;        /* the sandbox's wall-clock limit: the live one, so what passes has room live */
     json_t  *result;            /* set by the worker */
     bool     saved_once;        /* sandbox: the first of two save_blend answers came */
 } s_run_t;
@@ -47,7 +51,31 @@ struct bmq_script_jobs_t {
     zhashx_t    *pending;       /* cid → s_run_t* */
     zlistx_t    *store;         /* s_entry_t*, oldest first */
     json_t      *modules, *builtins;    /* run-time allowlists: the script rules' defaults, as in the sandbox */
+    int          timeout_ms;            /* run_script: the add-on's limit for a live run */
 };
+
+/* A fresh script id: 128 random bits as 32 lowercase hex chars. Never taken from a client,
+ * so an id names exactly one sandbox run of exactly one script. */
+static void s_new_id (char out[BMQ_MAX_ID + 1])
+{
+    unsigned char bytes[ID_BYTES];
+    randombytes_buf (bytes, sizeof bytes);
+    sodium_bin2hex (out, BMQ_MAX_ID + 1, bytes, sizeof bytes);
+}
+
+/* 64 hex digits? Lowered into out. */
+static bool s_sha_arg (const char *text, char out[BMQ_HEX_DIGEST])
+{
+    if (!text || strlen (text) != BMQ_HEX_DIGEST - 1) return false;
+    for (size_t i = 0; i < BMQ_HEX_DIGEST - 1; i++) {
+        char c = text[i];
+        if (c >= 'A' && c <= 'F') c = (char) (c - 'A' + 'a');
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+        out[i] = c;
+    }
+    out[BMQ_HEX_DIGEST - 1] = 0;
+    return true;
+}
 
 static void s_sha256_hex (const void *data, size_t len, char out[BMQ_HEX_DIGEST])
 {
@@ -63,6 +91,7 @@ static void s_run_free (void **item)
     zframe_destroy (&run->rid);
     free (run->script);
     free (run->blend);
+    free (run->scene_path);
     json_decref (run->verdict);
     json_decref (run->result);
     free (run);
@@ -102,7 +131,8 @@ static void s_worker (zsock_t *pipe, void *args)
             pool = bmq_sandbox_pool_new (&opts, err, sizeof err);
             if (!pool) bmq_error ("no sandbox: %s", err);
         }
-        run->result = pool ? bmq_sandbox_pool_run (pool, run->script, run->len, run->blend, run->blend_len, NULL, NULL, NULL)
+        bmq_sandbox_job_t job = { .scene_path = run->scene_path, .timeout_ms = run->timeout_ms };
+        run->result = pool ? bmq_sandbox_pool_run (pool, run->script, run->len, run->blend, run->blend_len, &job, NULL, NULL)
                            : json_pack ("{s:b, s:s, s:s}", "ok", 0, "verdict", "unavailable", "message", err);
         zsock_send (pipe, "sp", "DONE", run);
     }
@@ -111,8 +141,10 @@ static void s_worker (zsock_t *pipe, void *args)
 
 bmq_script_jobs_t *bmq_script_jobs_new (const bmq_seal_key_t *key, bmq_audit_t *audit, zsock_t *router, zsock_t *pub)
 {
+    if (sodium_init () < 0) return NULL;            /* randombytes_buf for the script ids */
     bmq_script_jobs_t *self = calloc (1, sizeof *self);
     if (!self) return NULL;
+    self->timeout_ms = BMQ_SCRIPT_TIMEOUT_MS_DEFAULT;
     self->key = *key;
     self->audit = audit;
     self->router = router;
@@ -143,6 +175,16 @@ void bmq_script_jobs_destroy (bmq_script_jobs_t **self_p)
 }
 
 zactor_t *bmq_script_jobs_worker (bmq_script_jobs_t *self) { return self->worker; }
+
+void bmq_script_jobs_set_timeout (bmq_script_jobs_t *self, int timeout_ms)
+{
+    if (timeout_ms > 0) self->timeout_ms = timeout_ms;
+}
+
+int bmq_script_jobs_link_timeout (const bmq_script_jobs_t *self, const bmq_job_t *job)
+{
+    return bmq_script_jobs_owns (job) && !strcmp (job->command, "run_script") ? self->timeout_ms + LINK_MARGIN_MS : 0;
+}
 
 /* ---- answers ------------------------------------------------------------------------ */
 
@@ -195,7 +237,8 @@ static bmq_envelope_t *s_on_script (bmq_script_jobs_t *self, const bmq_envelope_
 {
     json_t *script = json_object_get (req->body, "script");
     json_t *verdict = json_object_get (req->body, "verdict");
-    const char *script_id = bmq_body_str (req, "script_id") ? bmq_body_str (req, "script_id") : req->cid;
+    char script_id[BMQ_MAX_ID + 1];         /* ours, always: a client's (or the validator's) script_id is ignored */
+    s_new_id (script_id);
     const char *seal = bmq_body_str (req, "seal");
     char sha[BMQ_HEX_DIGEST] = "", subject[128];
     if (json_is_string (script)) s_sha256_hex (json_string_value (script), json_string_length (script), sha);
@@ -203,7 +246,8 @@ static bmq_envelope_t *s_on_script (bmq_script_jobs_t *self, const bmq_envelope_
     if (!json_is_string (script) || !seal || strcmp (sha, json_string_value (json_object_get (verdict, "sha256")) ?: "")
         || !bmq_seal_verify (&self->key, subject, seal)) {
         bmq_audit_record (self->audit, script_id, "script.sandbox",
-                          json_pack ("{s:s, s:s, s:s}", "script_id", script_id, "script_sha256", sha, "status", "unsealed"));
+                          json_pack ("{s:s, s:s, s:s, s:s}", "script_id", script_id, "script_sha256", sha, "status", "unsealed",
+                                     "request_cid", req->cid));
         return bmq_envelope_reply (req, BMQ_MSG_SCRIPT_REPLY, json_pack ("{s:s, s:s, s:s}", "script_id", script_id,
             "status", "rejected", "message", "the script does not carry a valid validator seal; nothing was run"));
     }
@@ -227,20 +271,32 @@ static bmq_envelope_t *s_on_script (bmq_script_jobs_t *self, const bmq_envelope_
     return NULL;
 }
 
+/* script.confirm {script_id, sha256}: the sha256 is the script the person reviewed; only exactly
+ * that script may run. */
 static bmq_envelope_t *s_on_confirm (bmq_script_jobs_t *self, const bmq_envelope_t *req, zframe_t *rid, zlistx_t *queue)
 {
     const char *script_id = bmq_body_str (req, "script_id");
-    s_entry_t *e = s_find (self, script_id);
-    const char *why = !e ? "no sandbox run is known for this script id (run `script sandbox` first)"
+    const char *given = bmq_body_str (req, "sha256");
+    char sha[BMQ_HEX_DIGEST] = "";
+    bool id_ok = script_id && *script_id && strlen (script_id) <= BMQ_MAX_ID;
+    s_entry_t *e = id_ok ? s_find (self, script_id) : NULL;
+    const char *why = !id_ok ? "script.confirm needs the script_id of a sandboxed script"
+                    : !e ? "no sandbox run is known for this script id (run `script sandbox` first)"
+                    : !given ? "script.confirm needs the sha256 of the script you reviewed (see `script list`); nothing was run"
+                    : !s_sha_arg (given, sha) ? "sha256 must be 64 hexadecimal digits (the script's sha256); nothing was run"
+                    : strcmp (sha, e->sha) ? "the script's sha256 differs from the one confirmed: what you reviewed is not what would run"
                     : !e->ok ? "the script did not run clean in the sandbox; it cannot be applied"
                     : e->applied ? "the script was already applied; sandbox it again to apply it again" : NULL;
     if (!why && zhashx_lookup (self->pending, req->cid)) why = "this confirmation is already in progress";
     if (why) {
-        bmq_audit_record (self->audit, script_id, "script.confirm",
-            json_pack ("{s:s, s:s?, s:s, s:s, s:s, s:s}", "script_id", script_id, "script_sha256", e ? e->sha : NULL,
-                       "status", "refused", "reason", why, "client", req->sender, "confirm_cid", req->cid));
+        const char *id = id_ok ? script_id : req->cid;
+        bmq_audit_record (self->audit, id, "script.confirm",
+            json_pack ("{s:s, s:s?, s:s?, s:s, s:s, s:s, s:s}", "script_id", id, "script_sha256", e ? e->sha : NULL,
+                       "confirmed_sha256", given, "status", "refused", "reason", why, "client", req->sender,
+                       "confirm_cid", req->cid));
+        bmq_info ("script %s: confirmation refused: %s", id, why);
         return bmq_envelope_reply (req, BMQ_MSG_SCRIPT_REPLY,
-                                   json_pack ("{s:s, s:s, s:s}", "script_id", script_id, "status", "refused", "message", why));
+                                   json_pack ("{s:s, s:s, s:s}", "script_id", id, "status", "refused", "message", why));
     }
     s_run_t *run = calloc (1, sizeof *run);
     snprintf (run->cid, sizeof run->cid, "%s", req->cid);
@@ -284,12 +340,16 @@ void bmq_script_jobs_on_command (bmq_script_jobs_t *self, const bmq_job_t *job, 
         if (!ok) {
             char msg[700];
             snprintf (msg, sizeof msg, "cannot copy the live scene for the sandbox: %s", s_link_error (status, reply, err));
-            bmq_audit_record (self->audit, run->script_id, "script.sandbox", json_pack ("{s:s, s:s, s:s, s:s}", "script_id",
-                              run->script_id, "script_sha256", run->sha, "status", "sandbox_failed", "message", msg));
+            bmq_audit_record (self->audit, run->script_id, "script.sandbox", json_pack ("{s:s, s:s, s:s, s:s, s:s}", "script_id",
+                              run->script_id, "script_sha256", run->sha, "status", "sandbox_failed", "message", msg,
+                              "request_cid", run->cid));
             s_answer (self, run->rid, run->cid, run->script_id, "sandbox_failed", msg, run->verdict, NULL);
             zhashx_delete (self->pending, run->cid);
             return;
         }
+        const char *path = json_string_value (json_object_get (json_object_get (reply, "result"), "filepath"));
+        run->scene_path = strdup (path ? path : "");
+        run->timeout_ms = self->timeout_ms;
         run->blend_len = zframe_size (blob);
         run->blend = malloc (run->blend_len ? run->blend_len : 1);
         memcpy (run->blend, zframe_data (blob), run->blend_len);
@@ -302,6 +362,8 @@ void bmq_script_jobs_on_command (bmq_script_jobs_t *self, const bmq_job_t *job, 
         if (ok) s_sha256_hex (zframe_data (blob), zframe_size (blob), scene);
         const char *why = !ok ? s_link_error (status, reply, err)
                         : !e ? "the sandbox run was forgotten (too many scripts since)"
+                        : strcmp (e->sha, run->sha) ? "the script's sha256 differs from the one confirmed: what you reviewed is not what would run"
+                        : e->applied ? "the script was already applied; sandbox it again to apply it again"
                         : strcmp (scene, e->scene_sha) ? "the live scene changed since the sandbox run; sandbox the script again"
                         : NULL;
         bmq_audit_record (self->audit, run->script_id, "script.confirm",
@@ -314,8 +376,11 @@ void bmq_script_jobs_on_command (bmq_script_jobs_t *self, const bmq_job_t *job, 
             return;
         }
         e->applied = true;          /* one confirmation, one live run */
-        json_t *args = json_pack ("{s:s%, s:s, s:O, s:O}", "script", e->script, e->len, "plan_id", run->script_id,
-                                  "modules", self->modules, "builtins", self->builtins);
+        /* sha256: the add-on checks it is the script it is given; timeout_ms: its own limit (the link
+         * waits LINK_MARGIN_MS longer, bmq_script_jobs_link_timeout, so that limit answers first) */
+        json_t *args = json_pack ("{s:s%, s:s, s:s, s:i, s:O, s:O}", "script", e->script, e->len, "plan_id", run->script_id,
+                                  "sha256", e->sha, "timeout_ms", self->timeout_ms, "modules", self->modules,
+                                  "builtins", self->builtins);
         zlistx_add_start (queue, s_command (run, BMQ_MSG_SCRIPT_CONFIRM, "run_script", args));    /* next: nothing runs between */
         return;
     }
@@ -350,13 +415,12 @@ void bmq_script_jobs_on_worker (bmq_script_jobs_t *self)
     const char *verdict = json_string_value (json_object_get (r, "verdict")) ?: "error";
     const char *status = ok ? "sandboxed" : !strcmp (verdict, "rejected") ? "rejected" : "sandbox_failed";
     const char *scene = json_string_value (json_object_get (r, "scene_sha256"));
-    s_entry_t *e = s_find (self, run->script_id);
-    if (e) zlistx_delete (self->store, zlistx_find (self->store, e));
+    /* a new entry every time, never an overwrite: the id is fresh (s_new_id) */
     if (zlistx_size (self->store) >= STORE_MAX) {        /* bounded: the oldest is forgotten */
         zlistx_first (self->store);
         zlistx_delete (self->store, zlistx_cursor (self->store));
     }
-    e = calloc (1, sizeof *e);
+    s_entry_t *e = calloc (1, sizeof *e);
     snprintf (e->script_id, sizeof e->script_id, "%s", run->script_id);
     snprintf (e->sha, sizeof e->sha, "%s", run->sha);
     snprintf (e->scene_sha, sizeof e->scene_sha, "%s", scene ? scene : "");
@@ -367,8 +431,9 @@ void bmq_script_jobs_on_worker (bmq_script_jobs_t *self)
     run->script = NULL;
     zlistx_add_end (self->store, e);
     bmq_audit_record (self->audit, run->script_id, "script.sandbox",
-        json_pack ("{s:s, s:s, s:s?, s:s, s:s, s:O, s:O, s:O, s:O, s:O}", "script_id", run->script_id, "script_sha256",
-                   run->sha, "scene_sha256", scene, "status", status, "verdict", verdict,
+        json_pack ("{s:s, s:s, s:s?, s:s, s:s, s:s, s:s, s:O, s:O, s:O, s:O, s:O}", "script_id", run->script_id, "script_sha256",
+                   run->sha, "scene_sha256", scene, "scene_path", run->scene_path ? run->scene_path : "", "request_cid", run->cid,
+                   "status", status, "verdict", verdict,
                    "message", json_object_get (r, "message") ?: json_null (), "error", json_object_get (r, "error") ?: json_null (),
                    "diff", json_object_get (r, "diff") ?: json_null (), "violations", json_object_get (r, "violations") ?: json_null (),
                    "duration_ms", json_object_get (r, "duration_ms") ?: json_null ()));
@@ -378,12 +443,26 @@ void bmq_script_jobs_on_worker (bmq_script_jobs_t *self)
     zhashx_delete (self->pending, run->cid);
 }
 
+static json_t *s_entry_json (const s_entry_t *e)
+{
+    return json_pack ("{s:s, s:s, s:b, s:b, s:s, s:I}", "script_id", e->script_id, "sha256", e->sha, "ok", e->ok,
+                      "applied", e->applied, "verdict", e->verdict, "lines", (json_int_t) s_lines (e->script, e->len));
+}
+
 bmq_envelope_t *bmq_script_jobs_list (bmq_script_jobs_t *self, const bmq_envelope_t *req)
 {
     json_t *scripts = json_array ();
-    for (s_entry_t *e = zlistx_last (self->store); e; e = zlistx_prev (self->store))
-        json_array_append_new (scripts, json_pack ("{s:s, s:s, s:b, s:b, s:s, s:I}", "script_id", e->script_id, "sha256", e->sha,
-                                                   "ok", e->ok, "applied", e->applied, "verdict", e->verdict,
-                                                   "lines", (json_int_t) s_lines (e->script, e->len)));
+    const char *one = bmq_body_str (req, "script_id");
+    if (one) {                  /* one entry, with its exact text: what a person reviews before confirming */
+        s_entry_t *e = s_find (self, one);
+        if (e) {
+            json_t *entry = s_entry_json (e);
+            json_object_set_new (entry, "script", json_stringn (e->script, e->len));
+            json_array_append_new (scripts, entry);
+        }
+    }
+    else
+        for (s_entry_t *e = zlistx_last (self->store); e; e = zlistx_prev (self->store))
+            json_array_append_new (scripts, s_entry_json (e));
     return bmq_envelope_reply (req, BMQ_MSG_SCRIPT_LISTING, json_pack ("{s:o}", "scripts", scripts));
 }

@@ -123,10 +123,10 @@ static void s_on_script_verdict (s_gw_t *gw, bmq_gw_request_t *r, const bmq_enve
         return;
     }
     r->state = BMQ_REQ_EXECUTING;
+    /* no script_id: the executor gives every sandbox run a fresh one (a validator's or client's is never used) */
     bmq_envelope_t *run = bmq_envelope_new (BMQ_MSG_SCRIPT_REQUEST, r->cid,
-        json_pack ("{s:O, s:O, s:O, s:O}", "script", json_object_get (verdict->body, "script"), "script_id",
-                   json_object_get (verdict->body, "script_id"), "verdict", json_object_get (verdict->body, "verdict"),
-                   "seal", json_object_get (verdict->body, "seal")));
+        json_pack ("{s:O, s:O, s:O}", "script", json_object_get (verdict->body, "script"),
+                   "verdict", json_object_get (verdict->body, "verdict"), "seal", json_object_get (verdict->body, "seal")));
     bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), run);
     bmq_envelope_destroy (&run);
 }

@@ -23,7 +23,7 @@ const char *bmq_http_api_route (const char *method, const char *url)
                                    "/api/plans/validate", "/api/scripts", "/api/scene", "/api/events", "/api/audit", NULL };
     for (int i = 0; fixed[i]; i++)
         if (!strcmp (url, fixed[i])) return fixed[i];
-    if (!strncmp (url, "/api/scripts/", 13)) return "/api/scripts/{id}/confirm";
+    if (!strncmp (url, "/api/scripts/", 13)) return strchr (url + 13, '/') ? "/api/scripts/{id}/confirm" : "/api/scripts/{id}";
     if (!strncmp (url, "/api/plans/", 11)) return "/api/plans/{id}";
     return "other";
 }
@@ -290,18 +290,36 @@ static enum MHD_Result s_audit (bmq_http_req_t *req)
 static bool s_final_script (const bmq_envelope_t *env) { return env->type == BMQ_MSG_SCRIPT_REPLY || env->type == BMQ_MSG_ERROR; }
 
 /* POST /api/scripts {script, mode?, attachment?, validate_only?}: script.request (validated, then
- * sandboxed); POST /api/scripts/{id}/confirm: script.confirm. The answer is the script.reply body:
+ * sandboxed; the script_id in the answer is the executor's, fresh for every submission);
+ * POST /api/scripts/{id}/confirm {sha256}: script.confirm, applied only when sha256 is the sha256
+ * of the sandboxed script (what the person reviewed). The answer is the script.reply body:
  * 200 validated / sandboxed / applied, 409 refused, 422 rejected / sandbox_failed / failed. */
-/* GET /api/scripts: what the sandbox has seen, newest first, for "Apply to live". */
-static enum MHD_Result s_script_list (bmq_http_req_t *req)
+/* GET /api/scripts: what the sandbox has seen, newest first, for "Apply to live" (each with its
+ * sha256); GET /api/scripts/{id}: that entry with its exact text in "script", for review. */
+static enum MHD_Result s_script_list (bmq_http_req_t *req, const char *id, size_t id_len)
 {
-    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_SCRIPT_LIST, NULL, NULL);
+    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_SCRIPT_LIST, NULL, id ? json_pack ("{s:s%}", "script_id", id, id_len) : NULL);
     bmq_envelope_t *answer = s_ask (req, &env, s_final_listing, s_timeout (req));
     enum MHD_Result rc;
     if (!answer || answer->type != BMQ_MSG_SCRIPT_LISTING) rc = s_gateway_error (req, answer);
-    else rc = bmq_http_reply_json (req, 200, json_incref (answer->body));
+    else if (!id) rc = bmq_http_reply_json (req, 200, json_incref (answer->body));
+    else {
+        json_t *entry = json_array_get (json_object_get (answer->body, "scripts"), 0);
+        if (json_is_object (entry)) rc = bmq_http_reply_json (req, 200, json_incref (entry));
+        else rc = bmq_http_reply_error (req, 404, "unknown_script", "no sandboxed script %.*s is known (the executor keeps "
+                                        "the 64 most recent)", (int) id_len, id);
+    }
     bmq_envelope_destroy (&answer);
     return rc;
+}
+
+static bool s_is_sha256 (const json_t *v)
+{
+    const char *s = json_string_value (v);
+    if (!s || strlen (s) != 64) return false;
+    for (const char *c = s; *c; c++)
+        if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f') || (*c >= 'A' && *c <= 'F'))) return false;
+    return true;
 }
 
 static enum MHD_Result s_scripts (bmq_http_req_t *req, const char *confirm_id, size_t id_len)
@@ -310,7 +328,15 @@ static enum MHD_Result s_scripts (bmq_http_req_t *req, const char *confirm_id, s
     json_t *in = s_body_json (req, &rc);             /* malformed bodies still get 400 */
     if (!in) return rc;
     json_t *body;
-    if (confirm_id) body = json_pack ("{s:s%}", "script_id", confirm_id, id_len);
+    if (confirm_id) {
+        json_t *sha = json_object_get (in, "sha256");
+        if (!json_is_object (in) || !s_is_sha256 (sha)) {
+            json_decref (in);
+            return bmq_http_reply_error (req, 400, "bad_request", "expected {\"sha256\": \"<64 hex digits>\"}: the sha256 of the "
+                                         "script you reviewed (GET /api/scripts/{id}); only exactly that script is applied");
+        }
+        body = json_pack ("{s:s%, s:O}", "script_id", confirm_id, id_len, "sha256", sha);
+    }
     else {
         json_t *script = json_object_get (in, "script"), *mode = json_object_get (in, "mode");
         json_t *att = json_object_get (in, "attachment"), *only = json_object_get (in, "validate_only");
@@ -452,12 +478,13 @@ enum MHD_Result bmq_http_api_handle (bmq_http_req_t *req)
     if (!strcmp (url, "/api/plans/validate")) return post ? s_plans (req, true) : s_not_allowed (req, "POST");
     if (!strcmp (url, "/api/scene")) return get ? s_scene (req) : s_not_allowed (req, "GET");
     if (!strcmp (url, "/api/events")) return get ? s_events (req) : s_not_allowed (req, "GET");
-    if (!strcmp (url, "/api/scripts")) return post ? s_scripts (req, NULL, 0) : get ? s_script_list (req) : s_not_allowed (req, "GET, POST");
+    if (!strcmp (url, "/api/scripts")) return post ? s_scripts (req, NULL, 0) : get ? s_script_list (req, NULL, 0) : s_not_allowed (req, "GET, POST");
     if (!strcmp (url, "/api/audit")) return get ? s_audit (req) : s_not_allowed (req, "GET");
     if (!strncmp (url, "/api/scripts/", 13)) {
         const char *id = url + 13, *slash = strchr (id, '/');
         if (slash && slash > id && slash - id <= BMQ_MAX_ID && !strcmp (slash, "/confirm"))
             return post ? s_scripts (req, id, (size_t) (slash - id)) : s_not_allowed (req, "POST");
+        if (!slash && *id && strlen (id) <= BMQ_MAX_ID) return get ? s_script_list (req, id, strlen (id)) : s_not_allowed (req, "GET");
     }
     if (!strncmp (url, "/api/plans/", 11) && url[11] && !strchr (url + 11, '/'))
         return get ? s_plan_get (req, url + 11) : s_not_allowed (req, "GET");

@@ -8,6 +8,16 @@
 
 typedef struct { const char *s; size_t len; } s_line_t;
 
+static bool s_blank (s_line_t l);
+
+static void s_drop (bmq_script_extracted_t *out, int line)
+{
+    if (out->ndropped < BMQ_SCRIPT_DROPPED_MAX)
+        out->dropped[out->ndropped] = line;
+    out->ndropped++;
+}
+
+
 static bool s_next_line (const char *text, size_t len, size_t *pos, s_line_t *line)
 {
     if (*pos >= len)
@@ -78,22 +88,28 @@ static void s_append (char **buf, size_t *len, size_t *cap, const char *s, size_
 
 /* Collect the fenced blocks; want_python: tagged ones, else untagged ones.
  * Returns the number of fences seen (0: no fence at all). */
-static int s_fenced (const char *text, size_t len, bool want_python, char **out, size_t *out_len, int *blocks)
+static int s_fenced (const char *text, size_t len, bool want_python, char **out, size_t *out_len, int *blocks,
+                     bmq_script_extracted_t *ex)
 {
     size_t pos = 0, cap = 256, olen = 0;
     char *buf = malloc (cap);
-    int fences = 0;
+    int fences = 0, line = 0;
     s_line_t l;
     if (!buf)
         return -1;
     buf[0] = 0;
     *blocks = 0;
+    ex->ndropped = 0;
     while (s_next_line (text, len, &pos, &l)) {
         char ch;
         const char *info;
         size_t info_len, n = s_fence (l, &ch, &info, &info_len);
-        if (!n)
+        line++;
+        if (!n) {
+            if (!s_blank (l))
+                s_drop (ex, line);          /* prose between blocks */
             continue;
+        }
         fences++;
         bool take = want_python ? s_is_python_tag (info, info_len) : info_len == 0;
         if (take)
@@ -103,12 +119,15 @@ static int s_fenced (const char *text, size_t len, bool want_python, char **out,
             char ch2;
             const char *info2;
             size_t info2_len, n2 = s_fence (l, &ch2, &info2, &info2_len);
+            line++;
             if (n2 >= n && ch2 == ch && info2_len == 0)
                 break;
             if (take) {
                 s_append (&buf, &olen, &cap, l.s, l.len);
                 s_append (&buf, &olen, &cap, "\n", 1);
             }
+            else if (!s_blank (l))
+                s_drop (ex, line);          /* a block in another language */
         }
     }
     *out = buf;
@@ -160,19 +179,33 @@ static bool s_blank (s_line_t l)
 static int s_plain (const char *text, size_t len, bmq_script_extracted_t *out)
 {
     size_t pos = 0, first = (size_t) -1, last_end = 0, prose_inside = 0, prose_pending = 0;
+    int line = 0, first_line = 0, last_line = 0;
     s_line_t l;
     while (s_next_line (text, len, &pos, &l)) {
+        line++;
         if (s_blank (l))
             continue;
         if (s_looks_like_code (l)) {
-            if (first == (size_t) -1)
+            if (first == (size_t) -1) {
                 first = (size_t) (l.s - text);
+                first_line = line;
+            }
             prose_inside += prose_pending;
             prose_pending = 0;
             last_end = (size_t) (l.s - text) + l.len;
+            last_line = line;
         }
         else if (first != (size_t) -1)
             prose_pending++;
+    }
+    /* the non-blank lines before the first and after the last code line */
+    out->ndropped = 0;
+    pos = 0;
+    line = 0;
+    while (s_next_line (text, len, &pos, &l)) {
+        line++;
+        if ((line < first_line || line > last_line) && !s_blank (l))
+            s_drop (out, line);
     }
     if (first == (size_t) -1) {
         snprintf (out->error, sizeof out->error, "the reply holds no Python code: %s", BMQ_SCRIPT_REFORMAT_HINT);
@@ -242,13 +275,13 @@ int bmq_script_extract (const char *mode, const char *text, size_t len, const ch
     char *buf = NULL;
     size_t blen = 0;
     int blocks = 0;
-    int fences = s_fenced (text, len, true, &buf, &blen, &blocks);
+    int fences = s_fenced (text, len, true, &buf, &blen, &blocks, out);
     if (fences < 0)
         return -1;
     if (fences > 0 && blocks == 0) {
         free (buf);
         buf = NULL;
-        if (s_fenced (text, len, false, &buf, &blen, &blocks) < 0)
+        if (s_fenced (text, len, false, &buf, &blen, &blocks, out) < 0)
             return -1;
     }
     if (fences > 0) {

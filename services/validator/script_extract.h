@@ -1,7 +1,8 @@
 /* script_extract — the Python script inside a planner's (LLM's) reply
  * (seed 003 FR-003), before static validation.
  *
- * Sources, in order of precedence:
+ * Sources, in order of precedence (the caller tries the whole reply as a
+ * script first: a reply that parses as Python is the script, untouched):
  *   attachment  a file attached to the request (name ending in .py): taken as is;
  *   fenced      Markdown code blocks (``` or ~~~, up to 3 spaces of indent).
  *               Blocks tagged python / py / python3 / bpy win; otherwise the
@@ -10,6 +11,8 @@
  *               to the end of the reply (a reply cut short);
  *   plain       no fence: the text is the script, minus prose lines before the
  *               first and after the last line that looks like Python.
+ * Every non-blank line left out (prose, fence markers' surroundings, blocks in
+ * other languages) is counted in ndropped and its number kept in dropped[].
  * Prose with no code, code blocks in other languages only, or prose mixed
  * into the middle of unfenced code is an error whose message tells the
  * planner how to reformat (FR-005: the planner retries at most twice).
@@ -24,8 +27,14 @@
 
 #define BMQ_SCRIPT_EXTRACT_MAX (1u << 20)
 
+/* Lines of the reply that are not part of the extracted script (1-based line
+ * numbers in the reply): listed back to the sender, never dropped silently. */
+#define BMQ_SCRIPT_DROPPED_MAX 64
+
 typedef struct {
     char *script;           /* malloc'd, NUL-terminated; NULL on error */
+    int dropped[BMQ_SCRIPT_DROPPED_MAX];    /* non-blank lines left out (first ones) */
+    size_t ndropped;        /* how many in all (may exceed BMQ_SCRIPT_DROPPED_MAX) */
     size_t len;
     const char *source;     /* "attachment" | "fenced" | "plain" */
     int blocks;             /* fenced blocks joined (0 otherwise) */

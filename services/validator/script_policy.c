@@ -70,11 +70,12 @@ int bmq_script_policy_init (bmq_script_policy_t *self, json_t *rules, json_t *rn
     self->subdivision_names = s_set (rules, "subdivision_names");
     self->count_names = s_set (rules, "count_names");
     self->resolution_names = s_set (rules, "resolution_names");
+    self->methods = s_set (rules, "methods");
     self->forbidden = self->builtins ? s_forbidden (rules, self->builtins) : NULL;
     if (!self->modules || !self->builtins || !self->denied_attributes || !self->bpy_roots
         || !self->data_collections || !self->context_attributes || !self->op_categories
         || !self->denied_ops || !self->subdivision_names || !self->count_names
-        || !self->resolution_names || !self->forbidden) {
+        || !self->resolution_names || !self->methods || !self->forbidden) {
         PyErr_Clear ();
         bmq_script_policy_clear (self);
         return -1;
@@ -96,6 +97,7 @@ void bmq_script_policy_clear (bmq_script_policy_t *self)
     Py_CLEAR (self->subdivision_names);
     Py_CLEAR (self->count_names);
     Py_CLEAR (self->resolution_names);
+    Py_CLEAR (self->methods);
     json_decref (self->denied_op_words);
     json_decref (self->denied_path_subtypes);
     json_decref (self->rules);

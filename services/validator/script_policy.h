@@ -11,7 +11,7 @@
 typedef struct {
     PyObject *modules, *builtins, *forbidden, *denied_attributes, *bpy_roots,
              *data_collections, *context_attributes, *op_categories, *denied_ops,
-             *subdivision_names, *count_names, *resolution_names;
+             *subdivision_names, *count_names, *resolution_names, *methods;
     json_t *denied_op_words;        /* array of strings */
     json_t *denied_path_subtypes;   /* array of strings */
     json_t *rules;                  /* the effective rules (for messages) */

@@ -58,7 +58,7 @@ static int s_intern_names (void)
     S_NAME (left) S_NAME (right) S_NAME (operand) S_NAME (elts) S_NAME (slice)
     S_NAME (handlers) S_NAME (ctx) S_NAME (generators) S_NAME (vararg) S_NAME (kwarg)
     S_NAME (kwonlyargs) S_NAME (posonlyargs) S_NAME (defaults) S_NAME (kw_defaults)
-    S_NAME (returns) S_NAME (annotation) S_NAME (keys) S_NAME (values) S_NAME (type_comment)
+    S_NAME (returns) S_NAME (annotation) S_NAME (keys) S_NAME (values) S_NAME (type_comment) S_NAME (type)
 #undef S_NAME
     return 0;
 }
@@ -173,7 +173,10 @@ static long s_long_attr (PyObject *obj, const char *name)
 PyObject *bmq_script_python_parse (const char *src, int *line, int *col, char *msg, size_t msglen)
 {
     PyCompilerFlags flags = _PyCompilerFlags_INIT;
-    flags.cf_flags = PyCF_ONLY_AST;
+    /* The text is decoded once, as UTF-8, and an encoding declaration never
+     * changes that (PyCF_IGNORE_COOKIE, as compile() does for a str): the
+     * sandbox and the live add-on compile the same str the same way. */
+    flags.cf_flags = PyCF_ONLY_AST | PyCF_IGNORE_COOKIE;
     PyObject *tree = Py_CompileStringExFlags (src, "<script>", Py_file_input, &flags, -1);
     *line = *col = 0;
     if (tree)

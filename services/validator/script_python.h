@@ -78,7 +78,7 @@ typedef struct {
              *orelse, *test, *decorator_list, *op, *left, *right, *operand, *elts,
              *slice, *handlers, *ctx, *generators, *vararg, *kwarg, *kwonlyargs,
              *posonlyargs, *defaults, *kw_defaults, *returns, *annotation, *keys,
-             *values, *type_comment;
+             *values, *type_comment, *type;
 } bmq_script_names_t;
 const bmq_script_names_t *bmq_script_names (void);
 

@@ -35,6 +35,7 @@ static const char *s_denied_attributes[] = {
     "file_slots", "file_format", "save", "save_render", "save_as_mainfile", "save_mainfile", "save_userpref",
     "pack", "unpack", "reload", "load", "write", "open", "libraries", "library", "system", "popen",
     "spawn", "fork", "new_movie", "new_sound", "new_image", "cache_directory", "sound", "image_user",
+    "use_disk_cache", "use_external", "image_output_path", "output_path", "cache_file", "bake_directory",
     /* the UI and window manager */
     "window_manager", "windows", "window", "screen", "screens", "area", "region", "workspace",
     /* frames, code objects, generators: the classic sandbox escapes */
@@ -69,6 +70,51 @@ static const char *s_denied_op_words[] = {
     "export", "import", "save", "load", "bake", "external", "script", "driver", "reload", "file",
     "url", "addon", "pref", "open", "exec", "run", NULL };
 
+/* Names that are also RNA properties a script assigns (count, seed, angle, weight,
+ * random…) are left out: a method name can never be assigned (script_walk). */
+static const char *s_methods[] = {
+    /* bpy collections and IDs (RNA functions a modelling script calls) */
+    "new", "remove", "link", "unlink", "get", "find", "foreach_get", "foreach_set", "move",
+    "update", "update_tag", "validate", "from_pydata", "calc_normals", "calc_normals_split",
+    "calc_loop_triangles", "calc_tangents", "select_set", "select_get", "hide_set", "hide_get",
+    "visible_get", "keyframe_insert", "keyframe_delete", "shape_key_add", "shape_key_remove",
+    "to_mesh", "to_mesh_clear", "to_curve", "evaluated_get", "evaluated_depsgraph_get",
+    "transform", "ray_cast", "closest_point_on_mesh", "frame_set", "new_from_object",
+    "animation_data_create", "animation_data_clear", "copy", "insert", "add",
+    "clear", "keys", "values", "items", "append", "pop", "flip_normals",
+    "normals_split_custom_set", "normals_split_custom_set_from_vertices", "create_normals_split",
+    "free_normals_split",
+    /* bmesh */
+    "free", "from_mesh", "from_object", "normal_update", "ensure_lookup_table", "index_update",
+    "sort", "select_flush", "select_flush_mode", "calc_center_median", "calc_center_bounds",
+    "calc_center_median_weighted", "calc_area", "calc_perimeter", "calc_length", "calc_volume",
+    "calc_face_angle", "calc_edge_angle", "calc_shell_factor", "calc_tangent_edge", "other_vert",
+    "other_edge", "copy_from", "copy_from_face_interp", "copy_from_vert_interp", "verify",
+    "clear_select", "is_valid",
+    /* mathutils */
+    "normalized", "normalize", "cross", "dot", "lerp", "slerp", "angle_signed", "rotate",
+    "rotate_axis", "rotation_difference", "to_track_quat", "to_euler", "to_matrix", "to_quaternion",
+    "to_3x3", "to_4x4", "to_translation", "to_scale", "to_2d", "to_3d", "to_4d", "to_tuple",
+    "decompose", "inverted", "inverted_safe", "invert", "invert_safe", "transposed", "transpose",
+    "freeze", "resized", "resize", "resize_2d", "resize_3d", "resize_4d", "project", "reflect",
+    "orthogonal", "negate", "zero", "identity", "conjugate", "conjugated", "make_compatible",
+    "to_axis_angle", "to_exponential_map", "cross_product", "dot_product", "lerp_matrix",
+    "Rotation", "Translation", "Scale", "Identity", "Diagonal", "OrthoProjection", "Shear",
+    "Fill", "Range", "Linspace", "Repeat", "LocRotScale",
+    /* str, list, dict, set, numbers */
+    "join", "split", "rsplit", "strip", "lstrip", "rstrip", "lower", "upper", "title",
+    "capitalize", "startswith", "endswith", "replace", "rfind", "index", "rindex",
+    "zfill", "ljust", "rjust", "center", "splitlines", "isdigit", "isalpha", "isalnum", "isspace",
+    "isupper", "islower", "isidentifier", "isnumeric", "partition", "rpartition", "casefold",
+    "swapcase", "removeprefix", "removesuffix", "extend", "reverse", "setdefault", "popitem",
+    "fromkeys", "discard", "union", "intersection", "difference", "symmetric_difference",
+    "issubset", "issuperset", "isdisjoint", "intersection_update", "difference_update",
+    "is_integer", "bit_length", "as_integer_ratio", "hex",
+    /* random.Random instances (random() and seed() are module functions: random.random();
+     * as method names they would collide with RNA properties a script assigns) */
+    "uniform", "randint", "randrange", "choice", "choices", "shuffle", "sample", "gauss", "triangular", "normalvariate", "lognormvariate", "expovariate", "betavariate",
+    "vonmisesvariate", "gammavariate", "paretovariate", "weibullvariate", NULL };
+
 static const char *s_denied_path_subtypes[] = { "FILE_PATH", "DIR_PATH", "FILE_NAME", "BYTE_STRING", NULL };
 
 static const char *s_subdivision_names[] = {
@@ -88,7 +134,7 @@ static const struct { const char *key; const char **list; } s_lists[] = {
     { "denied_ops", s_denied_ops }, { "denied_op_words", s_denied_op_words },
     { "denied_path_subtypes", s_denied_path_subtypes },
     { "subdivision_names", s_subdivision_names }, { "count_names", s_count_names },
-    { "resolution_names", s_resolution_names },
+    { "resolution_names", s_resolution_names }, { "methods", s_methods },
 };
 
 static const struct { const char *key; double value; } s_limits[] = {

@@ -22,6 +22,10 @@
  *   subdivision_names / count_names / resolution_names
  *                       keyword or attribute names whose literal values are capped by
  *                       limits.max_subdivision / max_array_count / max_resolution
+ *   methods             method names a call `EXPR.NAME(...)` may use (the rule of last
+ *                       resort: a call the walker cannot resolve to a checked operator,
+ *                       a builtin, a script function, a module function or one of these
+ *                       is refused)
  *   limits  {max_bytes, max_nodes, max_loop_depth, max_range, max_loop_iterations,
  *            max_subdivision, max_array_count, max_resolution, max_repeat,
  *            max_pow_bits, max_errors} */

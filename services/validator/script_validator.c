@@ -78,35 +78,68 @@ static size_t s_bad_utf8 (const unsigned char *s, size_t len)
     return 0;
 }
 
-/* A PEP 263 declaration on line 1 or 2 naming anything but UTF-8: its line, or 0. */
+/* Encoding declarations (PEP 263), found by CPython's own rule: a line that
+ * matches ^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+) on line 1 or 2. Checked more
+ * widely than CPython reads it, so that no reader of the text can find a
+ * declaration this misses: every line start in the first two lines (after
+ * '\n', and after a lone '\r' too), every "coding" hit on the line (not only
+ * the first), no length cap. Any hit naming anything but UTF-8 is refused.
+ * Returns the line (1 or 2) of the first foreign declaration, or 0. */
+static bool s_word_char (unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-'
+           || c == '.' || c >= 0x80;
+}
+
+static bool s_utf8_name (const char *p, size_t n)
+{
+    char enc[16];
+    if (n == 0 || n >= sizeof enc)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = p[i];
+        enc[i] = (char) (c >= 'A' && c <= 'Z' ? c + 32 : c == '_' ? '-' : c);
+    }
+    enc[n] = 0;
+    return !strcmp (enc, "utf-8") || !strcmp (enc, "utf8");
+}
+
+/* One line from `p` to `end` (no '\n' inside): the first foreign declaration? */
+static bool s_foreign_on_line (const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\f'))
+        p++;
+    if (p >= end || *p != '#')
+        return false;
+    for (const char *c = p + 1; c + 7 <= end; c++) {
+        if (memcmp (c, "coding", 6) != 0 || (c[6] != ':' && c[6] != '='))
+            continue;
+        const char *v = c + 7;
+        while (v < end && (*v == ' ' || *v == '\t'))
+            v++;
+        const char *e = v;
+        while (e < end && s_word_char ((unsigned char) *e))
+            e++;
+        if (e > v && !s_utf8_name (v, (size_t) (e - v)))
+            return true;
+    }
+    return false;
+}
+
 static int s_foreign_coding (const char *s, size_t len)
 {
-    size_t start = 0;
-    for (int line = 1; line <= 2 && start < len; line++) {
-        const char *nl = memchr (s + start, '\n', len - start);
-        size_t end = nl ? (size_t) (nl - s) : len;
-        char buf[256];
-        size_t n = end - start < sizeof buf - 1 ? end - start : sizeof buf - 1;
-        memcpy (buf, s + start, n);
-        buf[n] = 0;
-        char *p = buf + strspn (buf, " \t\f");
-        if (*p == '#') {
-            char *c = strstr (p, "coding");
-            if (c && (c[6] == ':' || c[6] == '=')) {
-                c += 7;
-                c += strspn (c, " \t");
-                char enc[32];
-                size_t el = strspn (c, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.");
-                snprintf (enc, sizeof enc, "%.*s", (int) (el < 31 ? el : 31), c);
-                for (char *e = enc; *e; e++)
-                    *e = (char) (*e >= 'A' && *e <= 'Z' ? *e + 32 : *e == '_' ? '-' : *e);
-                if (strcmp (enc, "utf-8") != 0 && strcmp (enc, "utf8") != 0 && strncmp (enc, "utf-8-", 6) != 0)
-                    return line;
-            }
-        }
-        else if (*p && *p != '\r')
-            return 0;               /* a declaration must come before any code */
-        start = end + 1;
+    const char *end = s + len;
+    const char *nl1 = memchr (s, '\n', len);
+    const char *line2 = nl1 ? nl1 + 1 : end;
+    const char *nl2 = line2 < end ? memchr (line2, '\n', (size_t) (end - line2)) : NULL;
+    const char *region_end = nl2 ? nl2 : end;
+    for (const char *p = s; p < region_end; p++) {
+        bool start = p == s || p[-1] == '\n' || p[-1] == '\r';
+        if (!start)
+            continue;
+        const char *eol = memchr (p, '\n', (size_t) (region_end - p));
+        if (s_foreign_on_line (p, eol ? eol : region_end))
+            return p < line2 ? 1 : 2;
     }
     return 0;
 }
@@ -142,6 +175,12 @@ json_t *bmq_script_validate (bmq_script_validator_t *self, const char *script, s
         bmq_script_report_error (report, 0, 0, "empty", "the script is empty");
     else if (len > l->max_bytes)
         bmq_script_report_error (report, 0, 0, "size", "the script is %zu bytes, over the cap of %zu", len, l->max_bytes);
+    else if (len >= 2 && (((unsigned char) script[0] == 0xff && (unsigned char) script[1] == 0xfe)
+                          || ((unsigned char) script[0] == 0xfe && (unsigned char) script[1] == 0xff)
+                          || (len >= 4 && !memcmp (script, "\0\0\xfe\xff", 4))))
+        bmq_script_report_error (report, 1, 1, "encoding", "the script starts with a UTF-16 or UTF-32 byte-order mark: send UTF-8 text");
+    else if (len >= 3 && !memcmp (script, "\xef\xbb\xbf", 3))
+        bmq_script_report_error (report, 1, 1, "encoding", "the script starts with a byte-order mark: the text checked and run never carries one (send it without)");
     else if (memchr (script, 0, len))
         bmq_script_report_error (report, 0, 0, "encoding", "the script contains a NUL byte");
     else if ((bad = s_bad_utf8 ((const unsigned char *) script, len)))
@@ -196,4 +235,30 @@ json_t *bmq_script_rna_load (const char *path, char *err, size_t errlen)
         return NULL;
     }
     return rna;
+}
+
+char *bmq_script_ast_dump (const char *text, size_t len, char *msg, size_t msglen)
+{
+    char *src = malloc (len + 1), *out = NULL;
+    if (!src)
+        return NULL;
+    memcpy (src, text, len);
+    src[len] = 0;
+    bmq_script_gil_t gil = bmq_script_python_lock ();
+    int line, col;
+    PyObject *tree = bmq_script_python_parse (src, &line, &col, msg, msglen);
+    PyObject *ast = tree ? PyImport_ImportModule ("ast") : NULL;
+    PyObject *dump = ast ? PyObject_CallMethod (ast, "dump", "O", tree) : NULL;
+    const char *utf8 = dump && PyUnicode_Check (dump) ? PyUnicode_AsUTF8 (dump) : NULL;
+    if (utf8)
+        out = strdup (utf8);
+    else if (tree)
+        snprintf (msg, msglen, "ast.dump failed");
+    Py_XDECREF (dump);
+    Py_XDECREF (ast);
+    Py_XDECREF (tree);
+    PyErr_Clear ();
+    bmq_script_python_unlock (gil);
+    free (src);
+    return out;
 }

@@ -42,6 +42,13 @@ json_t *bmq_script_validate (bmq_script_validator_t *self, const char *script, s
 /* The effective rules (borrowed): what a planner prompt can quote. */
 const json_t *bmq_script_validator_rules (const bmq_script_validator_t *self);
 
+/* ast.dump() of the tree the validator walks for `len` bytes of UTF-8 (the
+ * same parse as bmq_script_validate: PyCF_ONLY_AST | PyCF_IGNORE_COOKIE), for
+ * the differential test against the sandbox's and the add-on's compile.
+ * malloc'd, or NULL when the text does not parse (msg says why). Needs a
+ * validator to exist (the interpreter is up). Runs the stdlib's ast module. */
+char *bmq_script_ast_dump (const char *text, size_t len, char *msg, size_t msglen);
+
 /* Read an RNA table file (a JSON object). New reference, or NULL with err. */
 json_t *bmq_script_rna_load (const char *path, char *err, size_t errlen);
 

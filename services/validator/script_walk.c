@@ -17,6 +17,9 @@ typedef struct {
     bmq_script_report_t *r;
     PyObject *bound;            /* set: names the script binds anywhere */
     PyObject *aliases;          /* dict: name → "bpy" | "bpy.ops" | "bpy.data" | "bpy.context" */
+    PyObject *counts;           /* dict: name → number of binding sites, all scopes together */
+    PyObject *kinds;            /* dict: name → s_bind_kind_t of its first binding site */
+    PyObject *pinned;           /* set: names bound by an import or a def (must be bound once) */
     size_t nodes;
     bool over_nodes, too_deep, uses_bpy;
     int depth, loop_depth, line, col;
@@ -46,6 +49,14 @@ static void s_error (s_walk_t *w, const char *rule, const char *fmt, const char 
         bmq_script_position (w->at, &w->line, &w->col);
     bmq_script_report_error (w->r, w->line, w->col, rule, fmt, bmq_script_clip (ca, sizeof ca, a, 48),
                              bmq_script_clip (cb, sizeof cb, b ? b : "", 48));
+}
+
+/* A finding whose message the walker wrote itself (not clipped like quoted script text). */
+static void s_error_msg (s_walk_t *w, const char *rule, const char *msg)
+{
+    if (w->at)
+        bmq_script_position (w->at, &w->line, &w->col);
+    bmq_script_report_error (w->r, w->line, w->col, rule, "%s", msg);
 }
 
 static void s_children (s_walk_t *w, PyObject *node, void (*fn) (s_walk_t *, PyObject *))
@@ -93,10 +104,58 @@ static bmq_ast_kind_t s_kind_of_field (s_walk_t *w, PyObject *node, PyObject *fi
 
 /* ---------------------------------------------------------------- pass 1: bindings */
 
-static void s_bind (s_walk_t *w, PyObject *name)
+typedef enum { S_BIND_OTHER = 0, S_BIND_MODULE, S_BIND_FROM, S_BIND_DEF, S_BIND_LAMBDA } s_bind_kind_t;
+
+/* Record one binding site of `name`. Import and def bindings pin the name:
+ * it must then have exactly one binding site in the whole script. */
+static void s_bind_as (s_walk_t *w, PyObject *name, s_bind_kind_t kind)
 {
-    if (name && PyUnicode_Check (name) && PySet_Add (w->bound, name) < 0)
+    if (!name || !PyUnicode_Check (name))
+        return;
+    if (PySet_Add (w->bound, name) < 0)
         PyErr_Clear ();
+    PyObject *c = PyDict_GetItemWithError (w->counts, name);
+    long n = c ? PyLong_AsLong (c) + 1 : 1;
+    PyObject *nv = PyLong_FromLong (n);
+    if (!nv || PyDict_SetItem (w->counts, name, nv) < 0)
+        PyErr_Clear ();
+    Py_XDECREF (nv);
+    if (n == 1 && !PyDict_Contains (w->kinds, name)) {
+        PyObject *kv = PyLong_FromLong (kind);
+        if (!kv || PyDict_SetItem (w->kinds, name, kv) < 0)
+            PyErr_Clear ();
+        Py_XDECREF (kv);
+    }
+    if (kind == S_BIND_MODULE || kind == S_BIND_FROM || kind == S_BIND_DEF)
+        if (PySet_Add (w->pinned, name) < 0)
+            PyErr_Clear ();
+    PyErr_Clear ();
+}
+
+static void s_bind (s_walk_t *w, PyObject *name) { s_bind_as (w, name, S_BIND_OTHER); }
+
+static long s_count (s_walk_t *w, PyObject *name)
+{
+    PyObject *c = name ? PyDict_GetItemWithError (w->counts, name) : NULL;
+    PyErr_Clear ();
+    return c ? PyLong_AsLong (c) : 0;
+}
+
+static s_bind_kind_t s_first_kind (s_walk_t *w, PyObject *name)
+{
+    PyObject *k = name ? PyDict_GetItemWithError (w->kinds, name) : NULL;
+    PyErr_Clear ();
+    return k ? (s_bind_kind_t) PyLong_AsLong (k) : S_BIND_OTHER;
+}
+
+/* The kind of a name bound exactly once (S_BIND_OTHER otherwise). */
+static s_bind_kind_t s_single_kind (s_walk_t *w, PyObject *name)
+{
+    if (s_count (w, name) != 1)
+        return S_BIND_OTHER;
+    PyObject *k = PyDict_GetItemWithError (w->kinds, name);
+    PyErr_Clear ();
+    return k ? (s_bind_kind_t) PyLong_AsLong (k) : S_BIND_OTHER;
 }
 
 static void s_bind_alias (s_walk_t *w, PyObject *name, const char *chain)
@@ -120,7 +179,7 @@ static void s_collect_imports (s_walk_t *w, PyObject *node, bool from)
             PyErr_Clear ();
         }
         else if (asname && asname != Py_None) {
-            s_bind (w, asname);
+            s_bind_as (w, asname, from ? S_BIND_FROM : S_BIND_MODULE);
             if (!from && strcmp (full, "bpy") == 0)
                 s_bind_alias (w, asname, "bpy");
             else if (from && strcmp (module, "bpy") == 0) {
@@ -130,7 +189,7 @@ static void s_collect_imports (s_walk_t *w, PyObject *node, bool from)
             }
         }
         else if (from) {
-            s_bind (w, name);
+            s_bind_as (w, name, S_BIND_FROM);
             if (strcmp (module, "bpy") == 0) {
                 char chain[80];
                 snprintf (chain, sizeof chain, "bpy.%s", full);
@@ -140,7 +199,7 @@ static void s_collect_imports (s_walk_t *w, PyObject *node, bool from)
         else {                              /* import a.b binds a */
             const char *dot = strchr (full, '.');
             PyObject *root = PyUnicode_FromStringAndSize (full, dot ? dot - full : (Py_ssize_t) strlen (full));
-            s_bind (w, root);
+            s_bind_as (w, root, S_BIND_MODULE);
             if (root && strcmp (PyUnicode_AsUTF8 (root), "bpy") == 0)
                 s_bind_alias (w, root, "bpy");
             Py_XDECREF (root);
@@ -176,9 +235,28 @@ static void s_collect (s_walk_t *w, PyObject *node)
         break;
     case BMQ_AST_FunctionDef: case BMQ_AST_AsyncFunctionDef: case BMQ_AST_ClassDef:
         v = bmq_script_get (node, w->n->name);
-        s_bind (w, v);
+        s_bind_as (w, v, S_BIND_DEF);
         Py_XDECREF (v);
         break;
+    case BMQ_AST_Assign: {          /* f = lambda ...: a callable like a def, if bound once */
+        PyObject *t = bmq_script_get (node, w->n->targets);
+        v = bmq_script_get (node, w->n->value);
+        if (t && PyList_Check (t) && PyList_GET_SIZE (t) == 1 && v && bmq_script_ast_kind (v) == BMQ_AST_Lambda
+            && bmq_script_ast_kind (PyList_GET_ITEM (t, 0)) == BMQ_AST_Name) {
+            PyObject *id = bmq_script_get (PyList_GET_ITEM (t, 0), w->n->id);
+            if (id && PyUnicode_Check (id) && !PyDict_Contains (w->kinds, id)) {
+                PyObject *kv = PyLong_FromLong (S_BIND_LAMBDA);
+                if (!kv || PyDict_SetItem (w->kinds, id, kv) < 0)
+                    PyErr_Clear ();
+                Py_XDECREF (kv);
+            }
+            Py_XDECREF (id);
+        }
+        Py_XDECREF (t);
+        Py_XDECREF (v);
+        PyErr_Clear ();
+        break;
+    }
     case BMQ_AST_arg:
         v = bmq_script_get (node, w->n->arg);
         s_bind (w, v);
@@ -212,11 +290,14 @@ static void s_check_binding (s_walk_t *w, PyObject *name, bool is_import_of_alia
         s_error (w, "underscore", "names beginning with '_' are not allowed: %s%s", s, NULL);
     else if (s_has (w->p->forbidden, name))
         s_error (w, "builtin", "the builtin name '%s' may not be rebound%s", s, NULL);
+    else if (s_has (w->pinned, name) && s_count (w, name) > 1)
+        s_error (w, "rebind", "'%s' is bound by an import or a def, so it must be bound exactly once in the whole "
+                 "script; it is bound %s times (use another name)", s, s_count (w, name) == 2 ? "2" : "several");
     else if (!is_import_of_alias && s_is_alias (w, name))
         s_error (w, "bpy", "'%s' names the bpy module (or part of it) and may not be rebound%s", s, NULL);
 }
 
-static void s_name (s_walk_t *w, PyObject *node)
+static void s_name (s_walk_t *w, PyObject *node, bool head)
 {
     PyObject *id = bmq_script_get (node, w->n->id);
     const char *s = id && PyUnicode_Check (id) ? PyUnicode_AsUTF8 (id) : NULL;
@@ -231,6 +312,9 @@ static void s_name (s_walk_t *w, PyObject *node)
         s_error (w, "underscore", "names beginning with '_' are not allowed: %s%s", s, NULL);
     else if (s_is_alias (w, id))
         s_error (w, "bpy", "'%s' must be followed by an allowed attribute chain (bpy.ops.CATEGORY.OPERATOR(...), bpy.data.COLLECTION, bpy.context.ATTRIBUTE)%s", s, NULL);
+    else if (!head && s_first_kind (w, id) == S_BIND_MODULE)
+        s_error (w, "module", "'%s' names a module: use it only as the head of an attribute chain (math.sin(x)), "
+                 "never as a value%s", s, NULL);
     else if (s_has (w->bound, id))
         ;
     else if (s_has (w->p->builtins, id))
@@ -345,6 +429,24 @@ static void s_attribute (s_walk_t *w, PyObject *node, bool called, s_op_t *op)
         else
             Py_DECREF (cur);        /* cannot happen: count bounds nheld */
     }
+    /* A store or del: a method name is never assigned (an object with an instance
+     * dict — a def'd function, an exception, a random.Random — would otherwise
+     * carry any callable under an allowlisted method name), and what an import
+     * bound is read-only (math.sin = … would change what a module call means). */
+    if (s_kind_of_field (w, node, w->n->ctx) != BMQ_AST_Load && count > 0) {
+        w->at = node;
+        if (bmq_script_policy_has_str (w->p->methods, attrs[0]))
+            s_error (w, "attribute", "'.%s' names a method: it cannot be assigned or deleted%s", attrs[0], NULL);
+        else if (bmq_script_ast_kind (cur) == BMQ_AST_Name) {
+            PyObject *id = bmq_script_get (cur, w->n->id);
+            s_bind_kind_t k = s_first_kind (w, id);
+            if ((k == S_BIND_MODULE || k == S_BIND_FROM || k == S_BIND_DEF || k == S_BIND_LAMBDA) && !s_is_alias (w, id))
+                s_error (w, "attribute", "'%s' was bound by an import or a def: its attributes are read-only%s",
+                         bmq_script_get_str (cur, w->n->id), NULL);
+            Py_XDECREF (id);
+        }
+        w->at = saved_at;
+    }
     if (bmq_script_ast_kind (cur) == BMQ_AST_Attribute) {
         s_error (w, "size", "attribute chain longer than %s%s", "32", NULL);
         s_visit (w, cur);
@@ -367,7 +469,7 @@ static void s_attribute (s_walk_t *w, PyObject *node, bool called, s_op_t *op)
             s_bpy_chain (w, parts, n, called, op);
         }
         else
-            s_name (w, cur);
+            s_name (w, cur, true);
         Py_XDECREF (id);
     }
     else
@@ -532,6 +634,13 @@ static void s_import (s_walk_t *w, PyObject *node, bool from)
             s_error (w, "bpy", "'from bpy import %s' is not allowed (only ops, data, context)%s", name, NULL);
         if (asname && asname != Py_None)
             s_check_binding (w, asname, true);
+        else if (!from) {                   /* import a.b binds a */
+            PyObject *r = PyUnicode_FromString (root);
+            if (r)
+                s_check_binding (w, r, true);
+            Py_XDECREF (r);
+            PyErr_Clear ();
+        }
         else if (from) {
             PyObject *n = PyUnicode_FromString (name);
             if (n && name[0] != '_' && strcmp (name, "*") != 0)
@@ -551,6 +660,9 @@ static void s_global (s_walk_t *w, PyObject *node)
     PyObject *names = bmq_script_get (node, w->n->names);
     for (Py_ssize_t i = 0; names && PyList_Check (names) && i < PyList_GET_SIZE (names); i++) {
         PyObject *name = PyList_GET_ITEM (names, i);
+        if (s_has (w->pinned, name))
+            s_error (w, "rebind", "global/nonlocal '%s': a name bound by an import or a def may not be redeclared%s",
+                     PyUnicode_Check (name) ? PyUnicode_AsUTF8 (name) : "?", NULL);
         s_check_binding (w, name, false);
         if (!s_has (w->bound, name))
             s_error (w, "name", "global/nonlocal '%s' must name a variable the script assigns%s",
@@ -619,6 +731,124 @@ static void s_comprehension (s_walk_t *w, PyObject *node)
     Py_XDECREF (gens);
 }
 
+/* ---------------------------------------------------------------- callees (the rule of last resort) */
+
+/* Why `func` cannot be resolved to something checked, or NULL when it can:
+ *   a Name: an allowed builtin the script never binds, or a name bound exactly
+ *     once by a def, a `from M import name` or `name = lambda …`;
+ *   an Attribute chain: rooted at a bpy alias (operators are checked where
+ *     the chain is walked; any other bpy call must end in an allowed method
+ *     name), at a module or a from-imported name bound once (the allowed
+ *     modules' public API), or anything else ending in an allowed method name;
+ *   a Lambda, only where a callable is passed (`as_value`), never called in place;
+ *     where a callable is passed, a bound method (obj.meth) is refused too.
+ * Everything else (a variable, a parameter, a subscript, a call's result) is
+ * refused: the walker cannot know what it is. */
+static const char *s_callee_problem (s_walk_t *w, PyObject *func, bool as_value, char *why, size_t len)
+{
+    bmq_ast_kind_t k = bmq_script_ast_kind (func);
+    if (k == BMQ_AST_Lambda && as_value)
+        return NULL;
+    if (k == BMQ_AST_Name) {
+        PyObject *id = bmq_script_get (func, w->n->id);
+        const char *s = id && PyUnicode_Check (id) ? PyUnicode_AsUTF8 (id) : "?";
+        s_bind_kind_t kind = s_single_kind (w, id);
+        bool ok = !s_has (w->bound, id) || kind == S_BIND_DEF       /* unbound: an allowed builtin, or s_name reports it */
+                  || kind == S_BIND_FROM || kind == S_BIND_LAMBDA;
+        if (!ok)
+            snprintf (why, len, "'%.48s' is not a function the walker can resolve (an allowed builtin the script "
+                      "does not rebind, a def or a from-import bound exactly once)", s);
+        Py_XDECREF (id);
+        PyErr_Clear ();
+        return ok ? NULL : why;
+    }
+    if (k != BMQ_AST_Attribute) {
+        snprintf (why, len, "only named functions, module functions and methods may be called, not %s",
+                  k == BMQ_AST_Call ? "the result of a call" : k == BMQ_AST_Subscript ? "an item of a container"
+                  : k == BMQ_AST_Lambda ? "a lambda in place" : "this expression");
+        return why;
+    }
+    const char *last = bmq_script_get_str (func, w->n->attr);
+    const char *inner = last;           /* the attribute right after the chain's head */
+    PyObject *cur = func;
+    Py_INCREF (cur);
+    for (int i = 0; i < S_MAX_CHAIN && bmq_script_ast_kind (cur) == BMQ_AST_Attribute; i++) {
+        inner = bmq_script_get_str (cur, w->n->attr);     /* borrowed from cur's parent chain, alive via func */
+        PyObject *next = bmq_script_get (cur, w->n->value);
+        Py_DECREF (cur);
+        cur = next;
+        if (!cur)
+            break;
+    }
+    bool module_api = false;
+    if (cur && bmq_script_ast_kind (cur) == BMQ_AST_Name) {
+        PyObject *id = bmq_script_get (cur, w->n->id);
+        PyObject *chain = id ? PyDict_GetItemWithError (w->aliases, id) : NULL;
+        const char *prefix = chain && PyUnicode_Check (chain) ? PyUnicode_AsUTF8 (chain) : NULL;
+        if (prefix)     /* bpy: operator chains are judged where the chain is walked */
+            module_api = !strcmp (prefix, "bpy.ops") || (!strcmp (prefix, "bpy") && !strcmp (inner, "ops"));
+        else {
+            s_bind_kind_t kind = s_single_kind (w, id);
+            module_api = kind == S_BIND_MODULE || kind == S_BIND_FROM;
+        }
+        Py_XDECREF (id);
+        PyErr_Clear ();
+    }
+    Py_XDECREF (cur);
+    if (module_api || (!as_value && bmq_script_policy_has_str (w->p->methods, last)))
+        return NULL;
+    if (as_value) {             /* a bound method handed over is called where the walker cannot see it */
+        snprintf (why, len, "pass a lambda or a def'd function, not the method .%.48s", last);
+        return why;
+    }
+    snprintf (why, len, "the method .%.48s is not in the allowed method list (script rules: methods)", last);
+    return why;
+}
+
+/* Callables handed to builtins that call them: map/filter's function, iter's
+ * callable, and any key= argument. */
+static void s_check_passed_callables (s_walk_t *w, PyObject *node, PyObject *func)
+{
+    char why[200];
+    const char *fname = func && bmq_script_ast_kind (func) == BMQ_AST_Name ? bmq_script_get_str (func, w->n->id) : "";
+    PyObject *args = bmq_script_get (node, w->n->args);
+    Py_ssize_t nargs = args && PyList_Check (args) ? PyList_GET_SIZE (args) : 0;
+    bool first_is_fn = !strcmp (fname, "map") || !strcmp (fname, "filter") || (!strcmp (fname, "iter") && nargs == 2);
+    if (first_is_fn && nargs >= 1) {
+        PyObject *a = PyList_GET_ITEM (args, 0);
+        if (!(bmq_script_ast_kind (a) == BMQ_AST_Constant && !strcmp (fname, "filter"))   /* filter(None, …) */
+            && s_callee_problem (w, a, true, why, sizeof why)) {
+            char msg[300];
+            w->at = a;
+            snprintf (msg, sizeof msg, "%s() calls its argument: %s", fname, why);
+            s_error_msg (w, "call", msg);
+        }
+    }
+    Py_XDECREF (args);
+    PyObject *keywords = bmq_script_get (node, w->n->keywords);
+    for (Py_ssize_t i = 0; keywords && PyList_Check (keywords) && i < PyList_GET_SIZE (keywords); i++) {
+        PyObject *kw = PyList_GET_ITEM (keywords, i);
+        PyObject *arg = bmq_script_get (kw, w->n->arg);
+        const char *a = arg && PyUnicode_Check (arg) ? PyUnicode_AsUTF8 (arg) : NULL;
+        w->at = kw;
+        if (!strcmp (fname, "print") && (!a || !strcmp (a, "file")))
+            s_error (w, "call", "print() may only write to the script's output: no file= and no **keywords%s%s", "", NULL);
+        else if (a && !strcmp (a, "key")) {
+            PyObject *value = bmq_script_get (kw, w->n->value);
+            if (value && bmq_script_ast_kind (value) != BMQ_AST_Constant && s_callee_problem (w, value, true, why, sizeof why))
+            {
+                char msg[300];
+                snprintf (msg, sizeof msg, "key= is called: %s", why);
+                s_error_msg (w, "call", msg);
+            }
+            Py_XDECREF (value);
+        }
+        Py_XDECREF (arg);
+        PyErr_Clear ();
+    }
+    Py_XDECREF (keywords);
+}
+
 static void s_call (s_walk_t *w, PyObject *node)
 {
     s_op_t op = { 0 };
@@ -628,6 +858,13 @@ static void s_call (s_walk_t *w, PyObject *node)
         s_attribute (w, func, true, &op);
     else if (func)
         s_visit (w, func);
+    char why[200];
+    if (func && !op.is_op && s_callee_problem (w, func, false, why, sizeof why)) {
+        w->at = node;
+        s_error_msg (w, "call", why);
+    }
+    if (func)
+        s_check_passed_callables (w, node, func);
     Py_XDECREF (func);
     w->at = saved_at;
     if (op.is_op) {
@@ -705,7 +942,7 @@ static void s_visit (s_walk_t *w, PyObject *node)
     const bmq_script_names_t *n = w->n;
     PyObject *v;
     switch (kind) {
-    case BMQ_AST_Name: s_name (w, node); break;
+    case BMQ_AST_Name: s_name (w, node, false); break;
     case BMQ_AST_Attribute: { s_op_t op = { 0 }; s_attribute (w, node, false, &op); break; }
     case BMQ_AST_Call: s_call (w, node); break;
     case BMQ_AST_Subscript: s_subscript (w, node); break;
@@ -730,6 +967,20 @@ static void s_visit (s_walk_t *w, PyObject *node)
         s_visit_field (w, node, n->annotation);
         break;
     case BMQ_AST_ExceptHandler:
+        {
+            PyObject *t = bmq_script_get (node, n->type);
+            bmq_ast_kind_t tk = t ? bmq_script_ast_kind (t) : BMQ_AST_OTHER;
+            PyObject *elts = tk == BMQ_AST_Tuple ? bmq_script_get (t, n->elts) : NULL;
+            bool base = tk == BMQ_AST_Name && !strcmp (bmq_script_get_str (t, n->id), "BaseException");
+            for (Py_ssize_t i = 0; elts && PyList_Check (elts) && i < PyList_GET_SIZE (elts); i++)
+                base |= bmq_script_ast_kind (PyList_GET_ITEM (elts, i)) == BMQ_AST_Name
+                        && !strcmp (bmq_script_get_str (PyList_GET_ITEM (elts, i), n->id), "BaseException");
+            if (!t || t == Py_None || base)
+                s_error (w, "except", "%s is not allowed: name the exceptions (except Exception:)%s",
+                         base ? "catching BaseException" : "a bare 'except:'", NULL);
+            Py_XDECREF (elts);
+            Py_XDECREF (t);
+        }
         v = bmq_script_get (node, n->name);
         if (v && v != Py_None)
             s_check_binding (w, v, false);
@@ -772,7 +1023,10 @@ void bmq_script_walk (const bmq_script_policy_t *policy, PyObject *tree, bmq_scr
     s_walk_t w = { .p = policy, .n = bmq_script_names (), .r = report, .iterations = 1, .line = 0, .col = 0 };
     w.bound = PySet_New (NULL);
     w.aliases = PyDict_New ();
-    if (!w.bound || !w.aliases) {
+    w.counts = PyDict_New ();
+    w.kinds = PyDict_New ();
+    w.pinned = PySet_New (NULL);
+    if (!w.bound || !w.aliases || !w.counts || !w.kinds || !w.pinned) {
         PyErr_Clear ();
         bmq_script_report_error (report, 0, 0, "internal", "out of memory");
         goto done;
@@ -796,5 +1050,8 @@ void bmq_script_walk (const bmq_script_policy_t *policy, PyObject *tree, bmq_scr
 done:
     Py_XDECREF (w.bound);
     Py_XDECREF (w.aliases);
+    Py_XDECREF (w.counts);
+    Py_XDECREF (w.kinds);
+    Py_XDECREF (w.pinned);
     PyErr_Clear ();
 }

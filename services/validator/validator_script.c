@@ -4,6 +4,7 @@
 #include "script_extract.h"
 #include "script_validator.h"
 #include "service.h"
+#include "script_intake.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,7 @@ void bmq_vscript_destroy (bmq_vscript_t **self_p)
     *self_p = NULL;
 }
 
+
 bmq_envelope_t *bmq_vscript_handle (bmq_vscript_t *self, const bmq_seal_key_t *key, bmq_audit_t *audit,
                                     const bmq_envelope_t *req)
 {
@@ -57,28 +59,21 @@ bmq_envelope_t *bmq_vscript_handle (bmq_vscript_t *self, const bmq_seal_key_t *k
     json_t *att = json_object_get (req->body, "attachment");
     const char *att_text = json_string_value (json_object_get (att, "content"));
     const char *att_name = json_string_value (json_object_get (att, "name"));
+    const char *reply = json_string_value (text);
+    size_t reply_len = json_string_length (text);
     bmq_script_extracted_t ex;
-    json_t *verdict;
-    if (bmq_script_extract (mode, json_string_value (text), json_string_length (text), att_text,
-                            att_text ? json_string_length (json_object_get (att, "content")) : 0,
-                            att_name ? att_name : "attachment.py", &ex)) {
-        verdict = json_pack ("{s:b, s:[{s:i, s:i, s:s, s:s}], s:[], s:[], s:b, s:s}", "is_valid", 0, "errors", "line", 0,
-                             "col", 0, "rule", "extract", "message", ex.error, "warnings", "operator_list",
-                             "reformat", ex.reformat, "hint", BMQ_SCRIPT_REFORMAT_HINT);
-    }
-    else {
-        verdict = bmq_script_validate (self->validator, ex.script, ex.len);
-        if (!verdict) {
-            bmq_script_extracted_clear (&ex);
-            return bmq_envelope_error (req, "internal", "out of memory while checking the script");
-        }
-        json_object_set_new (verdict, "source", json_string (ex.source));
+    json_t *verdict = bmq_script_intake (self->validator, mode, reply, reply_len, att_text,
+                               att_text ? json_string_length (json_object_get (att, "content")) : 0,
+                               att_name ? att_name : "attachment.py", &ex);
+    if (!verdict) {
+        bmq_script_extracted_clear (&ex);
+        return bmq_envelope_error (req, "internal", "out of memory while checking the script");
     }
     bool valid = json_is_true (json_object_get (verdict, "is_valid"));
     const char *sha = json_string_value (json_object_get (verdict, "sha256"));
     bmq_audit_record (audit, req->cid, "script.request",
         json_pack ("{s:s, s:s, s:s?, s:I, s:s?}", "script_id", req->cid, "mode", mode, "source", ex.script ? ex.source : NULL,
-                   "bytes", (json_int_t) (ex.script ? ex.len : json_string_length (text)), "script_sha256", sha));
+                   "bytes", (json_int_t) (ex.script ? ex.len : reply_len), "script_sha256", sha));
     bmq_audit_record (audit, req->cid, "script.verdict",
         json_pack ("{s:s, s:s?, s:b, s:O, s:O*}", "script_id", req->cid, "script_sha256", sha, "is_valid", valid,
                    "errors", json_object_get (verdict, "errors"), "operator_list", json_object_get (verdict, "operator_list")));

@@ -270,7 +270,18 @@ static void test_scene_scripts (void **state)
     s_expect ("GET", "/api/scene?limit=5000", NULL, 400, "bad_request");
     /* the fake gateway serves no scripts: its "unsupported" is 501 (tests/e2e/test_e2e_script.c has the real flow) */
     s_expect ("POST", "/api/scripts", "{\"script\": \"import bpy\"}", 501, "not_available");
-    s_expect ("POST", "/api/scripts/s-1/confirm", "{}", 501, "not_available");
+    /* a confirmation names the sha256 of the script reviewed: 64 hex digits, else 400 before anything is asked */
+    s_expect ("POST", "/api/scripts/s-1/confirm", "{\"sha256\": \"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\"}",
+              501, "not_available");
+    s_expect ("POST", "/api/scripts/s-1/confirm", "{}", 400, "bad_request");
+    s_expect ("POST", "/api/scripts/s-1/confirm", "{\"sha256\": \"abc\"}", 400, "bad_request");
+    s_expect ("POST", "/api/scripts/s-1/confirm", "{\"sha256\": 5}", 400, "bad_request");
+    s_expect ("POST", "/api/scripts/s-1/confirm", "{\"sha256\": \"00112233445566778899aabbccddeeff00112233445566778899aabbccddeefg\"}",
+              400, "bad_request");
+    s_expect ("POST", "/api/scripts/s-1/confirm", "[]", 400, "bad_request");
+    s_expect ("GET", "/api/scripts/s-1/confirm", NULL, 405, "method_not_allowed");
+    s_expect ("GET", "/api/scripts/s-1", NULL, 501, "not_available");          /* one entry, with its text */
+    s_expect ("POST", "/api/scripts/s-1", "{}", 405, "method_not_allowed");
     s_expect ("POST", "/api/scripts", "{", 400, "bad_json");
     s_expect ("POST", "/api/scripts", "{\"script\": 5}", 400, "bad_request");
     s_expect ("GET", "/api/scripts", NULL, 501, "not_available");           /* the listing: GET is allowed now */

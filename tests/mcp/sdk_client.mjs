@@ -113,8 +113,12 @@ try {
   check("chat: prompt → plan → run", !r.isError && r.structuredContent?.status === "done" && Array.isArray(r.structuredContent.plan), r);
   check("chat: progress per step", chatProgress.length >= 3, chatProgress.length);
 
-  r = await client.callTool({ name: "confirm_script", arguments: { script_id: "x" } });
+  r = await client.callTool({ name: "confirm_script", arguments: { script_id: "x", sha256: "0".repeat(64) } });
   check("confirm_script of an unknown script id is refused", JSON.stringify(r).includes("refused"), r);
+  const confirmTool = tools.find((t) => t.name === "confirm_script");
+  check("confirm_script requires the reviewed script's sha256",
+        confirmTool?.inputSchema?.required?.includes("sha256") && confirmTool.inputSchema.properties?.sha256?.type === "string",
+        confirmTool?.inputSchema);
   const recipeName = "sdk_" + String(mode).replace(/[^a-z]/g, "") + "_" + Date.now();
   r = await client.callTool({ name: "save_recipe", arguments: { name: recipeName, plan: smallPlan } });
   check("save_recipe stores a valid plan", !r.isError, r);

@@ -210,6 +210,41 @@ static void test_rejection_error_deadline (void **state)
     json_decref (out);
 }
 
+/* confirm_script: sha256 is required in its schema and forwarded with the id (the executor refuses
+ * a confirmation without it, or with another script's). */
+static void test_confirm_script_forwards_sha256 (void **state)
+{
+    const bmq_mcp_tools_t *tools = bmq_mcp_tools (s_mcp);
+    json_t *schema = json_object_get (bmq_mcp_tools_find (tools, "confirm_script")->def, "inputSchema");
+    bool required = false;
+    size_t i;
+    json_t *r;
+    json_array_foreach (json_object_get (schema, "required"), i, r)
+        if (!strcmp (json_string_value (r), "sha256")) required = true;
+    assert_true (required);
+    assert_string_equal (json_string_value (json_object_get (json_object_get (json_object_get (schema, "properties"), "sha256"), "type")),
+                         "string");
+
+    const char *sha = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+    char params[512];
+    snprintf (params, sizeof params, "{\"name\":\"confirm_script\",\"arguments\":{\"script_id\":\"abc\",\"sha256\":\"%s\"}}", sha);
+    bmq_envelope_t *req;
+    json_t *resp, *out = json_array ();
+    bmq_mcp_call_t *call = s_call (params, 1, &req, &resp);
+    assert_non_null (call);
+    assert_int_equal (req->type, BMQ_MSG_SCRIPT_CONFIRM);
+    assert_string_equal (bmq_body_str (req, "script_id"), "abc");
+    assert_string_equal (bmq_body_str (req, "sha256"), sha);
+    assert_true (s_feed (call, req, BMQ_MSG_SCRIPT_REPLY, "{\"script_id\":\"abc\",\"status\":\"refused\",\"message\":\"the script's "
+                                                          "sha256 differs from the one confirmed\"}", out));
+    char *text = json_dumps (s_result (out), 0);
+    assert_non_null (strstr (text, "refused"));
+    free (text);
+    json_decref (out);
+    bmq_envelope_destroy (&req);
+    bmq_mcp_call_destroy (&call);
+}
+
 static void test_bad_arguments_and_unavailable_tools (void **state)
 {
     const char *cases[] = {
@@ -278,6 +313,7 @@ int main (void)
         cmocka_unit_test (test_execute_plan_progress_and_result),
         cmocka_unit_test (test_rejection_error_deadline),
         cmocka_unit_test (test_bad_arguments_and_unavailable_tools),
+        cmocka_unit_test (test_confirm_script_forwards_sha256),
         cmocka_unit_test (test_cancel_and_image),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 char *stu_read (const char *path, size_t *len)
@@ -34,29 +35,62 @@ static int s_cmp (const void *a, const void *b)
     return strcmp (*(char *const *) a, *(char *const *) b);
 }
 
+/* Appends every *.py under `dir`, descending into subfolders (the evil corpus
+ * keeps one folder per class of attack). */
+static void s_walk (const char *dir, char ***list, size_t *n, int depth)
+{
+    DIR *d = depth < 8 ? opendir (dir) : NULL;
+    struct dirent *e;
+    while (d && (e = readdir (d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        size_t l = strlen (e->d_name);
+        size_t pl = strlen (dir) + l + 2;
+        char *path = malloc (pl);
+        snprintf (path, pl, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (stat (path, &st) == 0 && S_ISDIR (st.st_mode)) {
+            s_walk (path, list, n, depth + 1);
+            free (path);
+            continue;
+        }
+        if (l < 4 || strcmp (e->d_name + l - 3, ".py") != 0 || !S_ISREG (st.st_mode)) {
+            free (path);
+            continue;
+        }
+        *list = realloc (*list, (*n + 1) * sizeof **list);
+        (*list)[(*n)++] = path;
+    }
+    if (d)
+        closedir (d);
+}
+
 char **stu_corpus (const char *which, size_t *count)
 {
     char dir[1024];
     snprintf (dir, sizeof dir, "%s/tests/script/corpus/%s", BMQ_SOURCE_DIR, which);
-    DIR *d = opendir (dir);
     char **list = NULL;
     size_t n = 0;
-    struct dirent *e;
-    while (d && (e = readdir (d))) {
-        size_t l = strlen (e->d_name);
-        if (l < 4 || strcmp (e->d_name + l - 3, ".py") != 0)
-            continue;
-        list = realloc (list, (n + 1) * sizeof *list);
-        size_t pl = strlen (dir) + l + 2;
-        list[n] = malloc (pl);
-        snprintf (list[n++], pl, "%s/%s", dir, e->d_name);
-    }
-    if (d)
-        closedir (d);
+    s_walk (dir, &list, &n, 0);
     if (n)
         qsort (list, n, sizeof *list, s_cmp);
     *count = n;
     return list;
+}
+
+const char *stu_corpus_class (const char *path, char *buf, size_t len)
+{
+    const char *p = strstr (path, "/tests/script/corpus/");
+    p = p ? p + strlen ("/tests/script/corpus/") : path;
+    const char *slash = strchr (p, '/');            /* past "evil/" or "good/" */
+    const char *start = slash ? slash + 1 : p;
+    const char *end = strchr (start, '/');
+    if (!end) {
+        snprintf (buf, len, "-");
+        return buf;
+    }
+    snprintf (buf, len, "%.*s", (int) (end - start), start);
+    return buf;
 }
 
 void stu_free_list (char **list, size_t count)
@@ -66,13 +100,26 @@ void stu_free_list (char **list, size_t count)
     free (list);
 }
 
+void stu_expect_len (const char *text, size_t len, char *kind, size_t kl, char *what, size_t wl)
+{
+    /* NULs dropped from the head, so a UTF-16/32 file (the encoding class) states its expectation too */
+    char head[4096];
+    size_t n = 0;
+    for (size_t i = 0; i < len && n + 1 < sizeof head; i++)
+        if (text[i])
+            head[n++] = text[i];
+    head[n] = 0;
+    const char *p = strstr (head, "# expect: ");
+    char k[32] = "", w[32] = "";
+    if (p)
+        sscanf (p + 10, "%31s %31s", k, w);
+    snprintf (kind, kl, "%s", k);
+    snprintf (what, wl, "%s", w);
+}
+
 void stu_expect (const char *text, char *kind, size_t kl, char *what, size_t wl)
 {
-    const char *p = strstr (text, "# expect: ");
-    kind[0] = what[0] = 0;
-    if (p)
-        sscanf (p + 10, "%31s %31s", kind, what);
-    (void) kl; (void) wl;
+    stu_expect_len (text, strlen (text), kind, kl, what, wl);
 }
 
 char *stu_script_of_lines (int lines, size_t *len)

@@ -1,9 +1,13 @@
 /* Extraction of the script from a planner's reply (FR-003). */
 #include "script_extract.h"
+#include "script_intake.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -108,6 +112,101 @@ static void test_bad_mode_and_nul (void **state)
     assert_int_equal (bmq_script_extract ("contextual", "import bpy\0os", 13, NULL, 0, NULL, &out), -1);
 }
 
+
+/* ---- intake: the whole reply first, nothing dropped silently, the exact text in the verdict ---- */
+
+static bmq_script_validator_t *s_validator (void)
+{
+    static bmq_script_validator_t *v;
+    static json_t *rna;
+    char err[256];
+    if (!v) {
+        rna = bmq_script_rna_load (BMQ_SOURCE_DIR "/" BMQ_SCRIPT_RNA_FIXTURE, err, sizeof err);
+        v = bmq_script_validator_new (NULL, rna, err, sizeof err);
+    }
+    assert_non_null (v);
+    return v;
+}
+
+static json_t *s_intake (const char *reply, bmq_script_extracted_t *ex)
+{
+    json_t *verdict = bmq_script_intake (s_validator (), "format-to-bpy", reply, strlen (reply), NULL, 0, NULL, ex);
+    assert_non_null (verdict);
+    return verdict;
+}
+
+static bool s_warned_line (json_t *verdict, int line)
+{
+    size_t i;
+    json_t *w;
+    json_array_foreach (json_object_get (verdict, "warnings"), i, w)
+        if (json_integer_value (json_object_get (w, "line")) == line
+            && !strcmp (json_string_value (json_object_get (w, "rule")), "extract"))
+            return true;
+    return false;
+}
+
+static void test_whole_script_keeps_a_final_bare_expression (void **state)
+{
+    /* the heuristic used to cut the last line (a bare expression): the whole text parses, so it is the script */
+    const char *text = "import bpy\nbpy.ops.mesh.primitive_cube_add()\nbpy.context.active_object";
+    bmq_script_extracted_t ex;
+    json_t *v = s_intake (text, &ex);
+    assert_string_equal (json_string_value (json_object_get (v, "source")), "whole");
+    assert_string_equal (json_string_value (json_object_get (v, "text")), text);
+    assert_int_equal (ex.len, strlen (text));
+    assert_int_equal (json_array_size (json_object_get (v, "warnings")), 0);
+    json_decref (v);
+    bmq_script_extracted_clear (&ex);
+}
+
+static void test_prose_lines_are_listed (void **state)
+{
+    const char *text = "Here is your chair:\nimport bpy\nbpy.ops.mesh.primitive_cube_add()\nEnjoy it!\n";
+    bmq_script_extracted_t ex;
+    json_t *v = s_intake (text, &ex);
+    assert_string_equal (json_string_value (json_object_get (v, "source")), "plain");
+    assert_true (s_warned_line (v, 1));
+    assert_true (s_warned_line (v, 4));
+    assert_false (s_warned_line (v, 2));
+    assert_string_equal (json_string_value (json_object_get (v, "text")),
+                         "import bpy\nbpy.ops.mesh.primitive_cube_add()\n");
+    json_decref (v);
+    bmq_script_extracted_clear (&ex);
+}
+
+static void test_fenced_reply_lists_what_is_outside (void **state)
+{
+    const char *text = "Sure.\n```python\nimport bpy\n```\nthen run:\n```bash\nrm -rf /\n```\n";
+    bmq_script_extracted_t ex;
+    json_t *v = s_intake (text, &ex);
+    assert_string_equal (json_string_value (json_object_get (v, "source")), "fenced");
+    assert_string_equal (json_string_value (json_object_get (v, "text")), "import bpy\n");
+    assert_true (s_warned_line (v, 1));
+    assert_true (s_warned_line (v, 5));
+    assert_true (s_warned_line (v, 7));         /* the bash block's body */
+    assert_false (s_warned_line (v, 3));
+    json_decref (v);
+    bmq_script_extracted_clear (&ex);
+}
+
+static void test_bom_is_removed_and_said (void **state)
+{
+    bmq_script_extracted_t ex;
+    json_t *v = s_intake ("\xef\xbb\xbfimport bpy\nbpy.ops.mesh.primitive_cube_add()\n", &ex);
+    assert_true (json_is_true (json_object_get (v, "is_valid")));
+    assert_string_equal (json_string_value (json_object_get (v, "text")), "import bpy\nbpy.ops.mesh.primitive_cube_add()\n");
+    json_t *w = json_array_get (json_object_get (v, "warnings"), 0);
+    assert_string_equal (json_string_value (json_object_get (w, "rule")), "encoding");
+    json_decref (v);
+    bmq_script_extracted_clear (&ex);
+    /* the core check never accepts a BOM: what is validated never carries one */
+    const char *bom = "\xef\xbb\xbfimport bpy\n";
+    v = bmq_script_validate (s_validator (), bom, strlen (bom));
+    assert_false (json_is_true (json_object_get (v, "is_valid")));
+    json_decref (v);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -120,6 +219,10 @@ int main (void)
         cmocka_unit_test (test_prose_only_asks_to_reformat),
         cmocka_unit_test (test_attachment),
         cmocka_unit_test (test_bad_mode_and_nul),
+        cmocka_unit_test (test_whole_script_keeps_a_final_bare_expression),
+        cmocka_unit_test (test_prose_lines_are_listed),
+        cmocka_unit_test (test_fenced_reply_lists_what_is_outside),
+        cmocka_unit_test (test_bom_is_removed_and_said),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -22,7 +22,7 @@ static int s_setup (void **state)
     char path[128], cmd[1024], err[256];
     snprintf (path, sizeof path, "/tmp/blendmq-rna-%d.json", (int) getpid ());
     snprintf (cmd, sizeof cmd, "blender -b --factory-startup --python %s/tests/script/fixtures/record_script_rna.py"
-              " -- %s mesh object transform > /dev/null 2>&1", BMQ_SOURCE_DIR, path);
+              " -- %s mesh object transform curve material collection uv texture world > /dev/null 2>&1", BMQ_SOURCE_DIR, path);
     if (system (cmd) != 0)
         return -1;
     s_live = bmq_script_rna_load (path, err, sizeof err);

@@ -137,34 +137,73 @@ static void test_good_corpus_is_accepted (void **state)
     stu_free_list (files, n);
 }
 
+/* The red-team corpus: the *.py files under corpus/evil/CLASS, each stating what stops it (see
+ * stu_expect_len): the validator with a given rule, the sandbox (valid here), or
+ * nothing because it is harmless (valid here). Counts are printed per class. */
+#define S_MAX_CLASSES 16
 static void test_evil_corpus (void **state)
 {
-    size_t n, rejected = 0, for_sandbox = 0;
+    size_t n, rejected = 0, for_sandbox = 0, harmless = 0, failed = 0;
+    struct { char name[32]; size_t files, rejected, sandbox, harmless; } cls[S_MAX_CLASSES];
+    size_t ncls = 0;
     char **files = stu_corpus ("evil", &n);
-    assert_true (n >= 40);
+    assert_true (n >= 170);
     for (size_t i = 0; i < n; i++) {
-        size_t len;
-        char kind[32], what[32];
+        size_t len, c;
+        char kind[32], what[32], name[32];
         char *src = stu_read (files[i], &len);
-        stu_expect (src, kind, sizeof kind, what, sizeof what);
+        assert_non_null (src);
+        stu_expect_len (src, len, kind, sizeof kind, what, sizeof what);
+        stu_corpus_class (files[i], name, sizeof name);
+        for (c = 0; c < ncls && strcmp (cls[c].name, name); c++) { }
+        if (c == ncls) {
+            assert_true (ncls < S_MAX_CLASSES);
+            memset (&cls[c], 0, sizeof cls[c]);
+            snprintf (cls[c].name, sizeof cls[c].name, "%s", name);
+            ncls++;
+        }
+        cls[c].files++;
         json_t *r = bmq_script_validate (s_v, src, len);
+        assert_non_null (r);
         bool valid = json_is_true (json_object_get (r, "is_valid"));
+        bool ok;
         if (strcmp (kind, "static") == 0) {
-            if (valid || !s_has_rule (r, what))
-                s_dump (files[i], r);
-            assert_false (valid);
-            assert_true (s_has_rule (r, what));
-            rejected++;
+            ok = !valid && s_has_rule (r, what);
+            rejected += ok;
+            cls[c].rejected += ok;
+        }
+        else if (strcmp (kind, "sandbox") == 0 || strcmp (kind, "pass") == 0) {
+            ok = valid;     /* the sandbox test (and e2e.script_corpus) run these */
+            if (kind[0] == 's') {
+                for_sandbox += ok;
+                cls[c].sandbox += ok;
+            }
+            else {
+                harmless += ok;
+                cls[c].harmless += ok;
+            }
         }
         else {
-            assert_string_equal (kind, "sandbox");      /* the sandbox test runs these */
-            assert_true (valid);
-            for_sandbox++;
+            fprintf (stderr, "%s: no '# expect: static RULE|sandbox VERDICT|pass harmless' line\n", files[i]);
+            ok = false;
+        }
+        if (!ok) {
+            fprintf (stderr, "UNEXPECTED (expected %s %s):\n", kind, what);
+            s_dump (files[i], r);
+            failed++;
         }
         json_decref (r);
         free (src);
     }
-    printf ("evil corpus: %zu files, %zu rejected statically, %zu left to the sandbox\n", n, rejected, for_sandbox);
+    for (size_t c = 0; c < ncls; c++) {
+        printf ("evil corpus class %-15s %3zu files: %3zu rejected statically, %2zu left to the sandbox, %2zu harmless\n",
+                cls[c].name, cls[c].files, cls[c].rejected, cls[c].sandbox, cls[c].harmless);
+        if (strcmp (cls[c].name, "-"))
+            assert_true (cls[c].files >= 15);
+    }
+    printf ("evil corpus: %zu files, %zu rejected statically, %zu left to the sandbox, %zu harmless, %zu unexpected\n",
+            n, rejected, for_sandbox, harmless, failed);
+    assert_int_equal (failed, 0);
     stu_free_list (files, n);
 }
 

@@ -6,18 +6,27 @@ reports what happened.
 
 Protocol on fd 3 (a socket from the pool), one JSON line each way:
   runner → pool   {"ready": true, "blender": "3.4.1"}        once Blender is up (warm)
-  pool → runner   {"nonce", "script": "/job/script.py", "blend": "/job/scene.blend" | null,
+  pool → runner   {"nonce", "script": "/job/script.py", "sha256": hex of the script's bytes,
+                   "blend": the scene copy to open | null (factory scene),
+                   "scene_path": the live scene's path ("" : never saved), "timeout_ms",
                    "out": "/out", "preview": [w, h] | null, "modules": [...], "builtins": [...]}
+  The scene copy is bound read-only at the live scene's path when it has one (blend ==
+  scene_path): opened there, bpy.data.filepath is the same as live. When the live scene
+  was never saved, blend is /job/scene.blend and it is read as the startup file, so that
+  bpy.data.filepath is "" as live.
   runner → pool   the result (below), then the process exits: an instance runs one script.
 
-Result: {"nonce", "ok", "verdict": "ok" | "error" | "rejected", "error": {"type", "message",
+Result: {"nonce", "ok", "verdict": "ok" | "error" | "rejected" | "timeout", "error": {"type", "message",
   "line"} | null, "traceback", "output" (the script's prints, tail), "duration_ms",
   "diff": {"added": [{"name", "type", "vertices"}], "removed": [...], "changed": [{"name",
-  "fields"}]}, "violations": [{"check", "detail"}], "preview": {"width", "height"} | null}
+  "fields"}]}, "violations": [{"check", "detail"}], "preview": {"width", "height"} | null,
+  "blend_filepath": bpy.data.filepath as the script saw it}
 
-The script runs with the same allowlist the static validator enforces, again at run time
-(defence in depth): builtins limited to the allowed names, imports limited to the allowed
-modules. Before and after it, the runner notes what a script must not leave behind:
+The script runs under the same run-time guard as live: /sandbox/script_exec.py (the add-on's
+services/executor/addon/blendmq/script_exec.py, bound read-only): the bytes are decoded as
+strict UTF-8, prepare() checks the text, the seal (sha256) and the bytecode and builds the
+restricted globals (refused: verdict "rejected"), run() executes it under the wall-clock
+limit (timed out: verdict "timeout"). Before and after it, the runner notes what a script must not leave behind:
 app handlers, timers, drivers and the driver namespace, registered classes and RNA
 properties, text blocks used as modules, preference changes, add-ons, Python threads,
 processes, and files anywhere writable except the output folder. Anything new is a
@@ -27,8 +36,6 @@ What runs here is untrusted: this file trusts nothing the script leaves behind, 
 isolation (no network, read-only system, private home, rlimits, a wall-clock kill) is
 bubblewrap's and the pool's job, not this file's. A script that escaped the static checks
 could forge this report; it still could not leave the sandbox."""
-import builtins
-import io
 import json
 import math
 import os
@@ -40,8 +47,11 @@ import traceback
 
 import bpy
 
+sys.path.insert(0, "/sandbox")
+import script_exec                      # noqa: E402  (the shared run-time guard)
+sys.path.pop(0)
+
 CTRL = socket.socket(fileno=3)
-REAL_IMPORT = builtins.__import__
 WRITABLE = ("/tmp", os.environ.get("HOME", "/home/sb"), "/dev/shm")
 
 
@@ -222,31 +232,6 @@ def s_diff(before, after):
 
 # ---------------------------------------------------------------------------- run
 
-def s_restricted(modules, allowed):
-    safe = {name: getattr(builtins, name) for name in allowed if hasattr(builtins, name)}
-
-    def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
-        if level != 0 or name.split(".")[0] not in modules:
-            raise ImportError("import of %r is not allowed" % name)
-        return REAL_IMPORT(name, globals, locals, fromlist, level)
-
-    safe["__import__"] = guarded_import
-    return safe
-
-
-def s_script_error(exc, source_lines):
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "<script>"]
-    lines = ["Traceback (most recent call last):"]
-    for f in frames:
-        lines.append('  line %d, in %s' % (f.lineno, f.name))
-        if 0 < f.lineno <= len(source_lines):
-            lines.append("    " + source_lines[f.lineno - 1].strip())
-    lines.extend(traceback.format_exception_only(type(exc), exc))
-    line = frames[-1].lineno if frames else getattr(exc, "lineno", None)
-    return ("\n".join(l.rstrip("\n") for l in lines)[-4000:],
-            {"type": type(exc).__name__, "message": str(exc)[:1000], "line": line})
-
-
 def s_preview(out, width, height):
     scene = bpy.context.scene
     r = scene.render
@@ -276,14 +261,41 @@ def s_preview(out, width, height):
     return {"width": width, "height": height}
 
 
+def s_open_scene(job):
+    blend = job.get("blend")
+    if not blend:
+        return
+    if job.get("scene_path"):
+        # bound at the live path: the same bpy.data.filepath as live
+        bpy.ops.wm.open_mainfile(filepath=blend, load_ui=False, use_scripts=False)
+    else:
+        # the live scene was never saved: read the copy as the startup file, filepath ""
+        bpy.ops.wm.read_homefile(filepath=blend, load_ui=False)
+
+
 def s_run(job):
     result = {"nonce": job.get("nonce"), "ok": False, "verdict": "error", "error": None,
               "traceback": None, "output": "", "duration_ms": 0.0, "diff": None,
               "violations": [], "preview": None}
     with open(job["script"], "rb") as f:
-        source = f.read()
-    if job.get("blend"):
-        bpy.ops.wm.open_mainfile(filepath=job["blend"], load_ui=False, use_scripts=False)
+        raw = f.read()
+    try:
+        source = raw.decode("utf-8", "strict")
+    except UnicodeDecodeError as exc:
+        result["verdict"] = "rejected"
+        result["error"] = {"type": "ScriptRefused", "line": None,
+                           "message": "the script is not valid UTF-8 (%s at byte %d)" % (exc.reason, exc.start)}
+        result["message"] = result["error"]["message"]
+        return result
+    try:
+        code, glob = script_exec.prepare(source, job.get("sha256"), job["modules"], job["builtins"])
+    except script_exec.ScriptRefused as exc:
+        result["verdict"] = "rejected"
+        result["error"] = {"type": "ScriptRefused", "message": str(exc)[:1000], "line": None}
+        result["message"] = "refused by the run-time guard: %s" % str(exc)[:1000]
+        return result
+    s_open_scene(job)
+    result["blend_filepath"] = bpy.data.filepath     # what the script sees: the live path, or ""
     timers = []
     real_register = bpy.app.timers.register
 
@@ -294,29 +306,22 @@ def s_run(job):
     bpy.app.timers.register = recording_register
     objects_before = s_objects()
     before = s_state()
-    code = compile(source, "<script>", "exec", dont_inherit=True)
-    glob = {"__name__": "__main__", "__builtins__": s_restricted(set(job["modules"]), job["builtins"])}
-    out = io.StringIO()
-    saved = sys.stdout, sys.stderr
-    sys.stdout = sys.stderr = out
-    t0 = time.perf_counter()
     try:
-        exec(code, glob)
-        failure = None
-    except BaseException as exc:            # SystemExit and KeyboardInterrupt too: nothing escapes
-        failure = exc
+        ran = script_exec.run(code, glob, int(job.get("timeout_ms") or 30000))
     finally:
-        result["duration_ms"] = (time.perf_counter() - t0) * 1000.0
-        sys.stdout, sys.stderr = saved
         bpy.app.timers.register = real_register
-    result["output"] = out.getvalue()[-4000:]
+    failure = ran["failure"]
+    result["duration_ms"] = ran["duration_ms"]
+    result["output"] = ran["output"][-4000:]
     if failure is not None:
-        result["traceback"], result["error"] = s_script_error(failure, source.decode("utf-8", "replace").splitlines())
+        result["traceback"], result["error"] = script_exec.format_error(failure, source)
     live_timers = [fn for fn in timers if bpy.app.timers.is_registered(fn)]
     after = s_state()
     result["violations"] = s_violations(before, after, live_timers)
     result["diff"] = s_diff(objects_before, s_objects())
-    if result["violations"]:
+    if ran["timed_out"]:
+        result["verdict"] = "timeout"
+    elif result["violations"]:
         result["verdict"] = "rejected"
     elif failure is None:
         result["verdict"], result["ok"] = "ok", True

@@ -1,11 +1,9 @@
 """commands — the command table and the one place a request becomes a reply (both runtimes)."""
-import builtins
-import io
 import json
-import sys
+import re
 import time
-import traceback
 
+from . import script_exec
 from .args import CommandError
 from .bench import cmd_bench_direct
 from .protocol import MAX_BLOB, MAX_JSON
@@ -14,6 +12,8 @@ from .rna import cmd_rna_info
 from .scene import cmd_object_info, cmd_reset_scene, cmd_scene_info
 from .steps import cmd_run_step
 from .transaction import TXN, cmd_plan_begin, cmd_plan_commit, cmd_plan_rollback
+
+script_exec.OP_FILTER = True        # live: bpy.ops shows only the allowed categories and operators
 
 
 class s_Flags:
@@ -31,79 +31,73 @@ def cmd_shutdown(args):
 
 # ---------------------------------------------------------------------------- run_script (issue 8)
 # A BPY script the validator sealed, the sandbox ran clean on a copy of this scene and a person
-# confirmed: run it live with the same run-time allowlists as services/executor/sandbox/
-# sandbox_runner.py (s_restricted and s_script_error are copied from there), inside a plan
-# transaction: an exception rolls back what the script created and touched.
+# confirmed: run it live through script_exec (the one run-time guard, shared with services/
+# executor/sandbox/sandbox_runner.py), inside a plan transaction: an exception or the time
+# limit rolls back what the script created and touched. The script must be exactly the one
+# that was checked (its sha256 is required) and the request may only narrow the fixed
+# allowlists, never widen them.
 
-REAL_IMPORT = builtins.__import__
 SCRIPT_MAX = 1 << 20
 TOUCH_MAX = 500             # existing objects saved for a rollback (transforms, meshes, slots)
-
-
-def s_restricted(modules, allowed):
-    safe = {name: getattr(builtins, name) for name in allowed if hasattr(builtins, name)}
-
-    def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
-        if level != 0 or name.split(".")[0] not in modules:
-            raise ImportError("import of %r is not allowed" % name)
-        return REAL_IMPORT(name, globals, locals, fromlist, level)
-
-    safe["__import__"] = guarded_import
-    return safe
-
-
-def s_script_error(exc, source_lines):
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "<script>"]
-    lines = ["Traceback (most recent call last):"]
-    for f in frames:
-        lines.append('  line %d, in %s' % (f.lineno, f.name))
-        if 0 < f.lineno <= len(source_lines):
-            lines.append("    " + source_lines[f.lineno - 1].strip())
-    lines.extend(traceback.format_exception_only(type(exc), exc))
-    return "\n".join(l.rstrip("\n") for l in lines)[-4000:]
+TIMEOUT_DEFAULT_MS, TIMEOUT_MIN_MS, TIMEOUT_MAX_MS = 20000, 100, 600000
+SHA256_HEX = re.compile(r"[0-9a-fA-F]{64}")
 
 
 def s_names(value, what):
+    """None: the fixed list; otherwise a list of names (script_exec narrows it)."""
+    if value is None:
+        return None
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise CommandError("%s must be a list of names" % what)
-    return set(value)
+    return value
+
+
+def s_timeout_ms(args):
+    v = args.get("timeout_ms", TIMEOUT_DEFAULT_MS)
+    if v is None:
+        v = TIMEOUT_DEFAULT_MS
+    if not isinstance(v, (int, float)) or isinstance(v, bool) or v != v:
+        raise CommandError("timeout_ms must be a number of milliseconds")
+    return int(min(max(v, TIMEOUT_MIN_MS), TIMEOUT_MAX_MS))
+
+
+def s_rollback(plan_id):
+    try:
+        cmd_plan_rollback({"plan_id": plan_id})
+    except CommandError:
+        pass
 
 
 def cmd_run_script(args):
     import bpy
-    script, plan_id = args.get("script"), args.get("plan_id")
+    script, plan_id, sha = args.get("script"), args.get("plan_id"), args.get("sha256")
     if not isinstance(script, str) or not script or len(script) > SCRIPT_MAX:
         raise CommandError("script must be a non-empty string of at most %d bytes" % SCRIPT_MAX)
+    if not isinstance(sha, str) or not SHA256_HEX.fullmatch(sha):
+        raise CommandError("refused: sha256 (hex) of the checked script is required")
     modules, allowed = s_names(args.get("modules"), "modules"), s_names(args.get("builtins"), "builtins")
-    code = compile(script, "<script>", "exec", dont_inherit=True)
+    timeout_ms = s_timeout_ms(args)
+    try:
+        code, glob = script_exec.prepare(script, sha256=sha, modules=modules, builtins=allowed)
+    except script_exec.ScriptRefused as e:       # nothing ran, no transaction was opened
+        raise CommandError("refused: %s" % e)
     cmd_plan_begin({"plan_id": plan_id})
     for o in list(bpy.data.objects)[:TOUCH_MAX]:
         TXN.current.touch(o)
     before = set(bpy.data.objects.keys())
-    glob = {"__name__": "__main__", "__builtins__": s_restricted(modules, allowed)}
-    out = io.StringIO()
-    saved = sys.stdout, sys.stderr
-    sys.stdout = sys.stderr = out
-    failure = None
-    t0 = time.perf_counter()
-    try:
-        exec(code, glob)
-    except BaseException as exc:            # SystemExit too: nothing escapes
-        failure = exc
-    finally:
-        sys.stdout, sys.stderr = saved
-    ms = (time.perf_counter() - t0) * 1000.0
-    if failure is not None:
-        tb = s_script_error(failure, script.splitlines())
-        try:
-            cmd_plan_rollback({"plan_id": plan_id})
-        except CommandError:
-            pass
+    res = script_exec.run(code, glob, timeout_ms)
+    if res["timed_out"]:
+        s_rollback(plan_id)
+        raise CommandError("timeout: the script ran longer than %d ms and was stopped; rolled back"
+                           % timeout_ms)
+    if res["failure"] is not None:
+        tb, _ = script_exec.format_error(res["failure"], script)
+        s_rollback(plan_id)
         raise CommandError("the script failed live and was rolled back:\n" + tb)
     cmd_plan_commit({"plan_id": plan_id})
     created = sorted(n for n in bpy.data.objects.keys() if n not in before)
-    return {"plan_id": plan_id, "objects_created": created[:500], "duration_ms": ms,
-            "output": out.getvalue()[-4000:]}, None
+    return {"plan_id": plan_id, "objects_created": created[:500], "duration_ms": res["duration_ms"],
+            "output": res["output"][-4000:], "timed_out": False}, None
 
 
 COMMANDS = {

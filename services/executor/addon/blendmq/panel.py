@@ -116,6 +116,7 @@ class BLENDMQ_OT_script_apply(bpy.types.Operator):
     bl_description = ("Apply exactly this sandboxed script to this scene (refused if the script or the scene "
                       "changed since the sandbox run); one undo step")
     script_id: StringProperty()
+    sha256: StringProperty()        # the listed script's: the executor applies only exactly that script
 
     @classmethod
     def poll(cls, context):
@@ -123,7 +124,7 @@ class BLENDMQ_OT_script_apply(bpy.types.Operator):
 
     def execute(self, context):
         s = settings.current()
-        scripts_client.apply(s.gateway_url, s.gateway_token, self.script_id)
+        scripts_client.apply(s.gateway_url, s.gateway_token, self.script_id, self.sha256)
         return {"FINISHED"}
 
 
@@ -274,6 +275,7 @@ class VIEW3D_PT_blendmq_scripts(s_Sidebar, bpy.types.Panel):
             box.label(text="sha256 %s…" % str(entry.get("sha256", ""))[:16], icon="BLANK1")
             op = box.operator("blendmq.script_apply", icon="CHECKMARK")
             op.script_id = entry.get("script_id", "")
+            op.sha256 = str(entry.get("sha256", ""))
         if scripts_client.MESSAGE:
             s_wrapped(layout, scripts_client.MESSAGE, s_chars(context), icon="INFO")
 

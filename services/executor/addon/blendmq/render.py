@@ -110,7 +110,9 @@ def cmd_save_blend(args):
             data = f.read()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return {"bytes": len(data)}, data
+    # filepath: the live scene's own path ("" when never saved; copy=True leaves it as it was):
+    # the sandbox runs its copy at that same path, so scripts see the same bpy.data.filepath.
+    return {"bytes": len(data), "filepath": bpy.data.filepath}, data
 
 
 # ---------------------------------------------------------------------------- viewport screenshot

@@ -1,3 +1,0 @@
-# expect: static bpy
-import bpy
-bpy = None

@@ -1,0 +1,3 @@
+# expect: static rebind
+import bpy
+bpy = None

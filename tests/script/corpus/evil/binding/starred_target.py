@@ -1,0 +1,5 @@
+# expect: static rebind
+# a starred assignment target
+import bpy
+import bmesh
+*bmesh, = [bpy.context.scene]

@@ -1,0 +1,4 @@
+# expect: static builtin
+# breakpoint() imports and calls whatever PYTHONBREAKPOINT names
+import bpy
+breakpoint()

@@ -1,0 +1,4 @@
+# expect: static call
+# a lambda called where it is written
+import bpy
+(lambda: bpy.ops.object.delete())()

@@ -1,0 +1,5 @@
+# expect: static call
+# print(file=...) smuggled through **kwargs
+import bpy
+opts = {'file': bpy.context.scene}
+print('import os', **opts)

@@ -1,0 +1,4 @@
+# expect: static operator
+# baking writes images
+import bpy
+bpy.ops.object.bake_image()

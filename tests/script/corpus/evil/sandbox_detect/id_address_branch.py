@@ -1,0 +1,8 @@
+# expect: pass harmless
+# object addresses differ between processes
+import bpy
+if id(bpy.context.scene) % 64 == 0:
+    bpy.ops.mesh.primitive_torus_add(location=(4, 0, 5))
+else:
+    bpy.ops.mesh.primitive_ico_sphere_add(radius=0.5, location=(4, 0, 5))
+bpy.context.active_object.name = 'detect_id'
