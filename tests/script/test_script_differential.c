@@ -78,7 +78,7 @@ static char **s_files (size_t *count)
         FILE *f = fopen (path, "wb");
         assert_non_null (f);
         size_t len = strlen (s_traps[i].text);
-        if (!strcmp (s_traps[i].name, "nul")) len = 21;     /* "import bpy\nx = '\0'\n": the NUL counts */
+        if (!strcmp (s_traps[i].name, "nul")) len = 19;     /* "import bpy\nx = '\0'\n": the NUL counts */
         fwrite (s_traps[i].text, 1, len, f);
         fclose (f);
         all[n++] = strdup (path);
