@@ -1,6 +1,26 @@
 /* bus — envelopes over czmq sockets. */
 #include "bus.h"
+#include "keys.h"
 #include "log.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#define BMQ_ZAP_DOMAIN "blendmq"
+
+/* The process's security settings; sockets are made from several threads. */
+static struct {
+    pthread_mutex_t lock;
+    bool      init;
+    bool      curve;
+    int64_t   max_msg;
+    char      keys_dir[1024];
+    char      self[64];
+    zhashx_t *certs;          /* name -> zcert_t (own keys with secret; servers public) */
+    zactor_t *auth;           /* zauth: the ZAP handler */
+    zactor_t *monitor;        /* logs refused handshakes */
+    int       monitors;       /* inproc endpoints handed out */
+} s_sec = { .lock = PTHREAD_MUTEX_INITIALIZER, .max_msg = BMQ_MAX_FRAME };
 
 static int s_send_bytes (zsock_t *sock, zframe_t *routing_id, unsigned char *buf, size_t len)
 {
@@ -47,6 +67,16 @@ bmq_envelope_t *bmq_bus_recv (zsock_t *sock, zframe_t **routing_id_out)
     else {
         zframe_t *f = zmsg_first (msg);
         env = bmq_envelope_decode (zframe_data (f), zframe_size (f), err, sizeof err);
+        if (env) {
+            /* the identity is what ZAP said about the key of this connection
+             * (zauth puts the trusted cert's metadata in its reply), never the body */
+            const char *name = zframe_meta (f, "name"), *role = zframe_meta (f, "role");
+            if (name && role && strlen (name) < sizeof env->auth_name && strlen (role) < sizeof env->auth_role
+                && bmq_keys_name_valid (name)) {
+                strcpy (env->auth_name, name);
+                strcpy (env->auth_role, role);
+            }
+        }
     }
     zmsg_destroy (&msg);
     if (!env) {
@@ -63,7 +93,216 @@ bmq_envelope_t *bmq_bus_recv (zsock_t *sock, zframe_t **routing_id_out)
     return env;
 }
 
-static zsock_t *s_socket (int type, const char *endpoint, bool bind)
+/* --- refused handshakes: one monitor actor for all bound sockets --- */
+
+typedef struct { zsock_t *pair; char endpoint[256]; int64_t last_ms; int suppressed; } s_mon_t;
+
+static void s_mon_event (s_mon_t *m)
+{
+    zmsg_t *msg = zmsg_recv (m->pair);
+    if (!msg) return;
+    zframe_t *ev = zmsg_first (msg);
+    zframe_t *addr = zmsg_next (msg);
+    if (ev && zframe_size (ev) == 6) {
+        uint16_t event;
+        uint32_t value;
+        memcpy (&event, zframe_data (ev), 2);
+        memcpy (&value, zframe_data (ev) + 2, 4);
+        char where[256] = "";
+        if (addr) snprintf (where, sizeof where, "%.*s", (int) zframe_size (addr), (char *) zframe_data (addr));
+        const char *why = event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH ? "its key is not trusted (unknown or revoked)"
+                        : event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? "a protocol error (a peer without CURVE, or the wrong server key?)"
+                        : event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL ? "the handshake failed (wrong keys or a non-CURVE peer)"
+                        : NULL;
+        if (event == ZMQ_EVENT_MONITOR_STOPPED) m->endpoint[0] = 0;
+        else if (why) {
+            int64_t now = zclock_mono ();
+            /* a refused peer reconnects every 100 ms: one line a second at most */
+            if (now - m->last_ms >= 1000) {
+                char detail[64];
+                if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) snprintf (detail, sizeof detail, "ZAP status %u", (unsigned) value);
+                else snprintf (detail, sizeof detail, "%s", event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL
+                               ? zmq_strerror ((int) value) : "ZMTP error");
+                if (m->suppressed)
+                    bmq_warn ("refused a connection on %s: %s (%s; %d more refusals not logged)",
+                              where, why, detail, m->suppressed);
+                else
+                    bmq_warn ("refused a connection on %s: %s (%s)", where, why, detail);
+                m->last_ms = now;
+                m->suppressed = 0;
+            }
+            else m->suppressed++;
+        }
+    }
+    zmsg_destroy (&msg);
+}
+
+static void s_monitor_actor (zsock_t *pipe, void *args)
+{
+    (void) args;
+    zsock_signal (pipe, 0);
+    zlistx_t *mons = zlistx_new ();
+    zpoller_t *poller = zpoller_new (pipe, NULL);
+    bool done = false;
+    while (!done) {
+        void *which = zpoller_wait (poller, -1);
+        if (which == pipe) {
+            zmsg_t *cmd = zmsg_recv (pipe);
+            char *verb = cmd ? zmsg_popstr (cmd) : NULL;
+            if (!verb || !strcmp (verb, "$TERM")) done = true;
+            else if (!strcmp (verb, "WATCH")) {
+                char *ep = zmsg_popstr (cmd), *label = zmsg_popstr (cmd);
+                s_mon_t *m = calloc (1, sizeof *m);
+                m->pair = zsock_new (ZMQ_PAIR);
+                if (ep && label && m->pair && zsock_connect (m->pair, "%s", ep) == 0) {
+                    snprintf (m->endpoint, sizeof m->endpoint, "%s", label);
+                    zpoller_add (poller, m->pair);
+                    zlistx_add_end (mons, m);
+                }
+                else { zsock_destroy (&m->pair); free (m); }
+                zsock_signal (pipe, 0);
+                free (ep);
+                free (label);
+            }
+            free (verb);
+            zmsg_destroy (&cmd);
+        }
+        else if (which) {
+            for (s_mon_t *m = zlistx_first (mons); m; m = zlistx_next (mons))
+                if ((void *) m->pair == which) {
+                    s_mon_event (m);
+                    if (!m->endpoint[0]) {           /* the socket was closed */
+                        zpoller_remove (poller, m->pair);
+                        zsock_destroy (&m->pair);
+                        zlistx_delete (mons, zlistx_cursor (mons));
+                        free (m);
+                    }
+                    break;
+                }
+        }
+        else if (zpoller_terminated (poller)) done = true;
+    }
+    for (s_mon_t *m = zlistx_first (mons); m; m = zlistx_next (mons)) { zsock_destroy (&m->pair); free (m); }
+    zlistx_destroy (&mons);
+    zpoller_destroy (&poller);
+}
+
+/* Watch a bound socket's handshakes (call with s_sec.lock held). */
+static void s_watch (zsock_t *sock, const char *endpoint)
+{
+    if (!s_sec.monitor) return;
+    char ep[64];
+    snprintf (ep, sizeof ep, "inproc://bmq-monitor-%d-%d", (int) getpid (), ++s_sec.monitors);
+    int events = ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
+               | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_MONITOR_STOPPED;
+    if (zmq_socket_monitor (zsock_resolve (sock), ep, events) == 0) {
+        zstr_sendx (s_sec.monitor, "WATCH", ep, endpoint, NULL);
+        zsock_wait (s_sec.monitor);
+    }
+}
+
+/* A cert of the keys dir, cached (call with s_sec.lock held). */
+static zcert_t *s_cert (const char *name, bool secret)
+{
+    char key[80];
+    snprintf (key, sizeof key, "%s%s", secret ? "+" : "", name);
+    zcert_t *cert = zhashx_lookup (s_sec.certs, key);
+    if (cert) return cert;
+    char err[512];
+    cert = secret ? bmq_keys_load (s_sec.keys_dir, name, err, sizeof err)
+                  : bmq_keys_load_public (s_sec.keys_dir, name, err, sizeof err);
+    if (!cert) { bmq_error ("%s", err); return NULL; }
+    zhashx_insert (s_sec.certs, key, cert);
+    return cert;
+}
+
+static void s_cert_free (void **item) { zcert_destroy ((zcert_t **) item); }
+
+void bmq_bus_security_shutdown (void)
+{
+    pthread_mutex_lock (&s_sec.lock);
+    zactor_destroy (&s_sec.auth);
+    zactor_destroy (&s_sec.monitor);
+    zhashx_destroy (&s_sec.certs);
+    s_sec.init = false;
+    s_sec.curve = false;
+    s_sec.keys_dir[0] = 0;
+    pthread_mutex_unlock (&s_sec.lock);
+}
+
+int bmq_bus_security_init (const bmq_config_t *cfg, const char *self_key, char *err, size_t errlen)
+{
+    static bool at_exit;
+    bmq_bus_security_shutdown ();
+    zsys_init ();
+    if (!at_exit) { atexit (bmq_bus_security_shutdown); at_exit = true; }   /* runs before czmq's own */
+    pthread_mutex_lock (&s_sec.lock);
+    int rc = -1;
+    int64_t max = bmq_config_int (cfg, "security.max_message_bytes");
+    s_sec.max_msg = max > 0 ? max : BMQ_MAX_FRAME;
+    s_sec.curve = bmq_config_bool (cfg, "security.curve");
+    snprintf (s_sec.keys_dir, sizeof s_sec.keys_dir, "%s", bmq_config_str (cfg, "security.keys_dir"));
+    snprintf (s_sec.self, sizeof s_sec.self, "%s", self_key ? self_key : "");
+    s_sec.certs = zhashx_new ();
+    zhashx_set_destructor (s_sec.certs, s_cert_free);
+    s_sec.init = true;
+    if (!s_sec.curve) {
+        bmq_warn ("security.curve is false: the bus is NOT authenticated nor encrypted (benchmarks only)");
+        rc = 0;
+        goto done;
+    }
+    if (!zsys_has_curve ()) { snprintf (err, errlen, "libzmq was built without CURVE"); goto done; }
+    if (!*s_sec.keys_dir) {
+        snprintf (err, errlen, "security.keys_dir is not set (blendmq keys init --keys-dir DIR, then set it)");
+        goto done;
+    }
+    if (bmq_keys_check_dir (s_sec.keys_dir, err, errlen)) goto done;
+    if (!s_cert (s_sec.self, true)) {
+        snprintf (err, errlen, "no key '%s' in %s (blendmq keys init --keys-dir %s)", s_sec.self, s_sec.keys_dir, s_sec.keys_dir);
+        goto done;
+    }
+    char trusted[1100];
+    snprintf (trusted, sizeof trusted, "%s/trusted", s_sec.keys_dir);
+    s_sec.auth = zactor_new (zauth, NULL);
+    if (!s_sec.auth) { snprintf (err, errlen, "cannot start the zauth actor"); goto done; }
+    zstr_sendx (s_sec.auth, "CURVE", trusted, NULL);
+    zsock_wait (s_sec.auth);
+    s_sec.monitor = zactor_new (s_monitor_actor, NULL);
+    rc = 0;
+done:
+    pthread_mutex_unlock (&s_sec.lock);
+    if (rc) bmq_bus_security_shutdown ();
+    return rc;
+}
+
+bool bmq_bus_curve (void) { return s_sec.init && s_sec.curve; }
+const char *bmq_bus_keys_dir (void) { return s_sec.keys_dir; }
+
+/* Options for every socket; CURVE as server (server NULL) or as client of `server`. */
+static int s_secure (zsock_t *sock, const char *self_key, const char *server, const char *endpoint)
+{
+    int rc = 0;
+    pthread_mutex_lock (&s_sec.lock);
+    zsock_set_maxmsgsize (sock, (int) (s_sec.max_msg > INT32_MAX ? INT32_MAX : s_sec.max_msg));
+    if (s_sec.init && s_sec.curve) {
+        zcert_t *own = s_cert (self_key && *self_key ? self_key : s_sec.self, true);
+        zcert_t *peer = server ? s_cert (server, false) : NULL;
+        if (!own || (server && !peer)) rc = -1;
+        else {
+            zcert_apply (own, sock);
+            if (server) zsock_set_curve_serverkey (sock, zcert_public_txt (peer));
+            else {
+                zsock_set_zap_domain (sock, BMQ_ZAP_DOMAIN);
+                zsock_set_curve_server (sock, 1);
+                s_watch (sock, endpoint);
+            }
+        }
+    }
+    pthread_mutex_unlock (&s_sec.lock);
+    return rc;
+}
+
+static zsock_t *s_socket (int type, const char *endpoint, bool bind, const char *self_key, const char *server)
 {
     if (!endpoint || !*endpoint) {
         bmq_error ("empty endpoint for a %s socket", zsys_sockname (type));
@@ -76,6 +315,16 @@ static zsock_t *s_socket (int type, const char *endpoint, bool bind)
     zsock_set_rcvhwm (sock, 10000);
     if (type == ZMQ_ROUTER) zsock_set_router_mandatory (sock, 0);
     if (type == ZMQ_SUB) zsock_set_subscribe (sock, "");
+    if (!bind && (!server || !*server) && bmq_bus_curve ()) {
+        bmq_error ("connecting a %s socket to %s: no server key named (a bug)", zsys_sockname (type), endpoint);
+        zsock_destroy (&sock);
+        return NULL;
+    }
+    if (s_secure (sock, self_key, bind ? NULL : server, endpoint)) {
+        bmq_error ("cannot set up CURVE for a %s socket on %s", zsys_sockname (type), endpoint);
+        zsock_destroy (&sock);
+        return NULL;
+    }
     int rc = bind ? zsock_bind (sock, "%s", endpoint) : zsock_connect (sock, "%s", endpoint);
     if (rc == -1) {
         bmq_error ("cannot %s %s socket to %s: %s", bind ? "bind" : "connect",
@@ -85,5 +334,31 @@ static zsock_t *s_socket (int type, const char *endpoint, bool bind)
     return sock;
 }
 
-zsock_t *bmq_bus_bind (int type, const char *endpoint) { return s_socket (type, endpoint, true); }
-zsock_t *bmq_bus_connect (int type, const char *endpoint) { return s_socket (type, endpoint, false); }
+zsock_t *bmq_bus_bind (int type, const char *endpoint) { return s_socket (type, endpoint, true, NULL, NULL); }
+zsock_t *bmq_bus_connect (int type, const char *endpoint, const char *server)
+{
+    return s_socket (type, endpoint, false, NULL, server);
+}
+zsock_t *bmq_bus_bind_as (int type, const char *endpoint, const char *self_key)
+{
+    return s_socket (type, endpoint, true, self_key, NULL);
+}
+zsock_t *bmq_bus_connect_as (int type, const char *endpoint, const char *server, const char *self_key)
+{
+    return s_socket (type, endpoint, false, self_key, server);
+}
+
+zsock_t *bmq_bus_client_socket (int type, const char *server)
+{
+    zsock_t *sock = zsock_new (type);
+    if (!sock) return NULL;
+    zsock_set_linger (sock, 500);
+    zsock_set_sndhwm (sock, 10000);
+    zsock_set_rcvhwm (sock, 10000);
+    if (type == ZMQ_SUB) zsock_set_subscribe (sock, "");
+    if (s_secure (sock, NULL, server, "")) {
+        bmq_error ("cannot set up CURVE for a %s socket to %s", zsys_sockname (type), server);
+        zsock_destroy (&sock);
+    }
+    return sock;
+}

@@ -38,6 +38,12 @@ typedef struct {
     json_t        *body;          /* always an object */
     unsigned char *blob;          /* may be NULL */
     size_t         blob_len;
+    /* Who sent it, as authenticated by CURVE (the ZAP metadata of the key that
+     * connected: its cert's `name` and `role`), set by bmq_bus_recv and never
+     * taken from the wire body. Empty when the socket has no CURVE
+     * (security.curve false) or the envelope was made locally. See auth.h. */
+    char           auth_name[64];
+    char           auth_role[16];
 } bmq_envelope_t;
 
 /* Name this process once; every envelope it creates carries it. */

@@ -15,7 +15,10 @@ struct bmq_peer_t {
 
 bmq_peer_t *bmq_peer_new (const char *name, const char *endpoint, int interval_ms, int liveness)
 {
-    zsock_t *sock = bmq_bus_connect (ZMQ_DEALER, endpoint);
+    /* the server's key is the service's: "executor:gui" is an executor */
+    char server[64];
+    snprintf (server, sizeof server, "%.*s", (int) strcspn (name, ":"), name);
+    zsock_t *sock = bmq_bus_connect (ZMQ_DEALER, endpoint, server);
     if (!sock) return NULL;
     bmq_peer_t *self = calloc (1, sizeof *self);
     self->name = strdup (name);

@@ -12,6 +12,8 @@
 
 typedef struct bmq_peer_t bmq_peer_t;
 
+/* `name` is the service ("gateway", "planner", "audit", "executor" or
+ * "executor:LABEL"): the part before ':' names the server key (bus.h). */
 bmq_peer_t *bmq_peer_new (const char *name, const char *endpoint, int interval_ms, int liveness);
 void     bmq_peer_destroy (bmq_peer_t **self_p);
 zsock_t *bmq_peer_sock (bmq_peer_t *self);

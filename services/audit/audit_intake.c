@@ -17,9 +17,16 @@ static bool s_name_ok (const char *s)
     return true;
 }
 
-int bmq_audit_intake (const bmq_envelope_t *env, bmq_audit_row_t *row, char **data_out, char *err, size_t errlen)
+const char *bmq_audit_intake_origin (const bmq_envelope_t *env)
+{
+    return env->auth_name[0] ? env->auth_name : env->sender;
+}
+
+int bmq_audit_intake (const bmq_envelope_t *env, bmq_audit_row_t *row, char **data_out, char **flag_out,
+                      char *err, size_t errlen)
 {
     *data_out = NULL;
+    *flag_out = NULL;
     memset (row, 0, sizeof *row);
     const char *kind = bmq_body_str (env, "kind");
     const char *origin = bmq_body_str (env, "origin");
@@ -43,9 +50,19 @@ int bmq_audit_intake (const bmq_envelope_t *env, bmq_audit_row_t *row, char **da
     char *text = json_dumps (data, JSON_COMPACT | JSON_SORT_KEYS);
     if (!text) { ERR ("cannot serialise record data"); return -1; }
     const char *plan_id = json_string_value (json_object_get (data, "plan_id"));
+    /* who sent it is what the key says; the body only names the process */
+    const char *real = bmq_audit_intake_origin (env);
+    if (!s_name_ok (real)) { free (text); ERR ("the sender has no usable identity"); return -1; }
+    size_t n = strlen (real);
+    bool own = !strncmp (origin, real, n) && (origin[n] == 0 || origin[n] == '-');
+    if (!own) {
+        size_t len = strlen (origin) + 64;
+        *flag_out = malloc (len);
+        if (*flag_out) snprintf (*flag_out, len, "forged_origin: the body claimed %s", origin);
+    }
     *row = (bmq_audit_row_t) {
-        .ts_ms = env->ts_ms, .cid = env->cid, .kind = kind, .sender = env->sender, .origin = origin,
-        .seq = seq, .plan_id = s_name_ok (plan_id) ? plan_id : NULL, .data = text,
+        .ts_ms = env->ts_ms, .cid = env->cid, .kind = kind, .sender = real, .origin = real, .instance = origin,
+        .seq = seq, .plan_id = s_name_ok (plan_id) ? plan_id : NULL, .data = text, .flag = *flag_out,
     };
     *data_out = text;
     return 0;

@@ -13,8 +13,19 @@
 
 #define BMQ_AUDIT_NAME_MAX 64
 
-/* Fill `row` from `env`. Its strings point into `env`, except row->data, which
- * is allocated and handed to *data_out (free it). 0, or -1 with err. */
-int bmq_audit_intake (const bmq_envelope_t *env, bmq_audit_row_t *row, char **data_out, char *err, size_t errlen);
+/* Fill `row` from `env`. Its strings point into `env`, except row->data and
+ * row->flag, which are allocated and handed to *data_out / *flag_out (free
+ * them). 0, or -1 with err.
+ *
+ * Origins (issue 12): row->origin and row->sender are the authenticated key
+ * name (env->auth_name), never the body's; with CURVE off (no identity) the
+ * envelope's sender stands in. The body's `origin` names the sending process
+ * (row->instance): it must be the key name or start with "<key name>-" (what
+ * bmq_audit_t makes); anything else is a claim to be someone else, and the
+ * record is kept under the real origin with row->flag "forged_origin: …". */
+int bmq_audit_intake (const bmq_envelope_t *env, bmq_audit_row_t *row, char **data_out, char **flag_out,
+                      char *err, size_t errlen);
+/* The authenticated origin of `env` (auth_name, else sender). */
+const char *bmq_audit_intake_origin (const bmq_envelope_t *env);
 
 #endif

@@ -15,6 +15,9 @@
 #include "bus.h"
 #include "log.h"
 #include "peer.h"
+#include "roles.h"
+
+#include <unistd.h>
 
 #define BATCH_MAX         512
 #define FAIL_LOG_EVERY_MS 10000
@@ -24,6 +27,7 @@ typedef struct {
     bmq_envelope_t *env;
     bmq_audit_row_t row;
     char           *data;
+    char           *flag;
 } s_item_t;
 
 typedef struct {
@@ -31,7 +35,10 @@ typedef struct {
     bmq_audit_store_t     *store;
     bmq_audit_retention_t *retention;
     zsock_t               *router;
-    int64_t                stored, duplicates, rejected, commits;
+    int64_t                stored, duplicates, rejected, commits, conflicts, refused, forged;
+    bool                   curve;              /* security.curve (roles.h) */
+    char                   instance[96];       /* this process, for its own records (alerts, refusals) */
+    int64_t                own_seq;
     char                   write_error[256];   /* "" while writes succeed */
     int64_t                failed_batches;
     int64_t                last_fail_log;
@@ -69,6 +76,32 @@ static void s_write_succeeded (s_audit_t *self)
     self->failed_batches = 0;
 }
 
+/* A record the audit service writes itself (origin "audit"): an alert or a
+ * refusal. Inside the caller's transaction. 1 / -1 with err. */
+static int s_put_own (s_audit_t *self, const char *cid, const char *kind, json_t *data, char *err, size_t errlen)
+{
+    char *text = json_dumps (data, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref (data);
+    if (!text) { snprintf (err, errlen, "cannot serialise an own record"); return -1; }
+    bmq_audit_row_t row = { .ts_ms = bmq_now_ms (), .cid = cid && *cid ? cid : "-", .kind = kind, .sender = "audit",
+                            .origin = "audit", .instance = self->instance, .seq = ++self->own_seq, .data = text };
+    int rc = bmq_audit_store_put (self->store, &row, err, errlen);
+    free (text);
+    return rc < 0 ? -1 : 1;
+}
+
+/* Two different records under one (origin, instance, seq): somebody reuses a
+ * name and numbers, maybe to have the real record ignored. Keep the evidence. */
+static json_t *s_conflict_alert (const s_item_t *item)
+{
+    json_t *received = json_loads (item->row.data, 0, NULL);
+    bmq_error ("AUDIT CONFLICT: %s (%s) seq %lld sent a record that differs from the one stored under the same numbers;"
+               " stored as an alert", item->row.origin, item->row.instance, (long long) item->row.seq);
+    return json_pack ("{s:s, s:s, s:s, s:I, s:s, s:s, s:o?, s:s?}", "alert", "conflicting_duplicate",
+                      "origin", item->row.origin, "instance", item->row.instance, "seq", (json_int_t) item->row.seq,
+                      "kind", item->row.kind, "cid", item->row.cid, "data", received, "flag", item->row.flag);
+}
+
 /* Store a batch in one transaction: one fsync for all. true when committed. */
 static bool s_store_batch (s_audit_t *self, s_item_t *items, int n)
 {
@@ -78,9 +111,15 @@ static bool s_store_batch (s_audit_t *self, s_item_t *items, int n)
         s_write_failed (self, err, n);
         return false;
     }
-    int added = 0;
+    int added = 0, conflicts = 0, forged = 0;
     for (int i = 0; i < n; i++) {
+        forged += items[i].row.flag != NULL;
         int rc = bmq_audit_store_put (self->store, &items[i].row, err, sizeof err);
+        if (rc == 2) {          /* a conflicting duplicate: an alert, never a silent ignore */
+            rc = s_put_own (self, items[i].row.cid, "alert", s_conflict_alert (&items[i]), err, sizeof err);
+            if (rc > 0) conflicts++;
+            rc = rc < 0 ? -1 : 0;
+        }
         if (rc < 0) {
             bmq_audit_store_rollback (self->store);
             s_write_failed (self, err, n);
@@ -94,8 +133,10 @@ static bool s_store_batch (s_audit_t *self, s_item_t *items, int n)
         s_write_failed (self, err, n);
         return false;
     }
-    self->stored += added;
-    self->duplicates += n - added;
+    self->stored += added + conflicts;
+    self->duplicates += n - added - conflicts;
+    self->conflicts += conflicts;
+    self->forged += forged;
     self->commits++;
     s_write_succeeded (self);
     return true;
@@ -106,11 +147,13 @@ static void s_finish_batch (s_audit_t *self, s_item_t *items, int n)
     bool stored = s_store_batch (self, items, n);
     for (int i = 0; i < n; i++) {
         if (stored) {
+            /* acknowledged under the name the sender gave it: its queue's key */
             bmq_envelope_t *ack = bmq_envelope_reply (items[i].env, BMQ_MSG_AUDIT_ACK,
-                json_pack ("{s:I, s:s}", "seq", (json_int_t) items[i].row.seq, "origin", items[i].row.origin));
+                json_pack ("{s:I, s:s}", "seq", (json_int_t) items[i].row.seq, "origin", items[i].row.instance));
             bmq_bus_send_and_destroy (self->router, items[i].rid, &ack);
         }
         free (items[i].data);
+        free (items[i].flag);
         zframe_destroy (&items[i].rid);
         bmq_envelope_destroy (&items[i].env);
     }
@@ -129,6 +172,30 @@ static void s_reject (s_audit_t *self, zframe_t *rid, const bmq_envelope_t *env,
     bmq_bus_send_and_destroy (self->router, rid, &r);
 }
 
+/* A refusal is audited here directly: this is the store. For an audit.record
+ * the answer names (origin, seq) so the sender drops it rather than resend. */
+static void s_refuse (s_audit_t *self, zframe_t *rid, const bmq_envelope_t *env, const bmq_principal_t *who, const char *why)
+{
+    char err[512];
+    self->refused++;
+    bmq_warn ("audit refused %s from '%s' (%s): %s", bmq_msg_type_name (env->type), env->auth_name, env->auth_role, why);
+    if (bmq_audit_store_begin (self->store) == 0) {
+        if (s_put_own (self, env->cid, "auth.refused", bmq_roles_refusal_record (env, "audit", who, why), err, sizeof err) < 0
+            || bmq_audit_store_commit (self->store)) {
+            bmq_audit_store_rollback (self->store);
+            bmq_error ("cannot store a refusal: %s", err);
+        }
+        else self->stored++;
+    }
+    bmq_envelope_t *r = bmq_roles_refusal (env, why);
+    if (!r) return;
+    if (env->type == BMQ_MSG_AUDIT_RECORD) {
+        json_object_set_new (r->body, "seq", json_integer (bmq_body_int (env, "seq", 0)));
+        if (bmq_body_str (env, "origin")) json_object_set_new (r->body, "origin", json_string (bmq_body_str (env, "origin")));
+    }
+    bmq_bus_send_and_destroy (self->router, rid, &r);
+}
+
 static void s_answer_query (s_audit_t *self, zframe_t *rid, const bmq_envelope_t *env)
 {
     char err[512];
@@ -143,8 +210,10 @@ static void s_answer_query (s_audit_t *self, zframe_t *rid, const bmq_envelope_t
 static void s_answer_status (s_audit_t *self, zframe_t *rid, const bmq_envelope_t *env)
 {
     bmq_envelope_t *r = bmq_envelope_reply (env, BMQ_MSG_STATUS_REPLY,
-        json_pack ("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:s}", "service", "audit", "state", s_state (self),
+        json_pack ("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "service", "audit", "state", s_state (self),
                    "records", (json_int_t) self->stored, "duplicates", (json_int_t) self->duplicates,
+                   "conflicts", (json_int_t) self->conflicts, "forged_origins", (json_int_t) self->forged,
+                   "refused", (json_int_t) self->refused,
                    "rejected", (json_int_t) self->rejected, "commits", (json_int_t) self->commits,
                    "pruned", (json_int_t) bmq_audit_retention_pruned (self->retention), "database", self->path));
     bmq_bus_send_and_destroy (self->router, rid, &r);
@@ -154,10 +223,13 @@ static void s_answer_status (s_audit_t *self, zframe_t *rid, const bmq_envelope_
 static bool s_handle (s_audit_t *self, zframe_t *rid, bmq_envelope_t *env, s_item_t *slot)
 {
     char err[512];
+    /* services write records, viewers read (roles.def, "audit") */
+    bmq_principal_t who;
+    if (bmq_roles_check (env, "audit", self->curve, 0, &who, err, sizeof err)) { s_refuse (self, rid, env, &who, err); return false; }
     if (bmq_answer_heartbeat (self->router, rid, env, "audit", s_state (self))) return false;
     switch (env->type) {
     case BMQ_MSG_AUDIT_RECORD:
-        if (bmq_audit_intake (env, &slot->row, &slot->data, err, sizeof err)) { s_reject (self, rid, env, err); return false; }
+        if (bmq_audit_intake (env, &slot->row, &slot->data, &slot->flag, err, sizeof err)) { s_reject (self, rid, env, err); return false; }
         slot->rid = rid;
         slot->env = env;
         return true;
@@ -184,6 +256,8 @@ static int s_open (s_audit_t *self, bmq_config_t *cfg)
     char err[512];
     self->path = bmq_config_str (cfg, "audit.database");
     self->window_ms = bmq_config_int (cfg, "audit.commit_window_ms");
+    self->curve = bmq_roles_curve (cfg);
+    snprintf (self->instance, sizeof self->instance, "audit-%d-%lld", (int) getpid (), (long long) bmq_now_ms ());
     self->store = bmq_audit_store_open (self->path, err, sizeof err);
     if (!self->store) { bmq_error ("%s", err); return -1; }
     int64_t max_mb = bmq_config_int (cfg, "audit.max_size_mb");

@@ -11,6 +11,7 @@ struct bmq_audit_store_t {
     sqlite3      *db;
     sqlite3_stmt *insert;
     sqlite3_stmt *prune;
+    sqlite3_stmt *same;
 };
 
 /* Migration N brings the schema from version N-1 to N. Never edit a released
@@ -40,6 +41,34 @@ static const char *s_migrations[BMQ_AUDIT_SCHEMA_VERSION + 1] = {
     "  WHERE json_valid (data) AND json_type (data, '$.plan_id') = 'text';"
     "DROP INDEX records_cid;"
     "CREATE INDEX records_cid ON records (cid, ts);"
+    "CREATE INDEX records_plan ON records (plan_id) WHERE plan_id IS NOT NULL;"
+    "CREATE INDEX records_stored ON records (stored_at);",
+    /* 3: origins are authenticated (issue 12). `origin` becomes the sender's
+     * key name, set by the audit service; the process's own name (what the
+     * body called origin) moves to `instance`, unique within its origin; a
+     * record whose body claimed another origin is kept, flagged. Rows from
+     * before keep their self-declared sender as origin. */
+    "CREATE TABLE records3 ("
+    "  id INTEGER PRIMARY KEY,"
+    "  stored_at INTEGER NOT NULL,"
+    "  ts INTEGER NOT NULL,"
+    "  cid TEXT NOT NULL,"
+    "  kind TEXT NOT NULL,"
+    "  sender TEXT NOT NULL,"
+    "  origin TEXT NOT NULL,"
+    "  instance TEXT NOT NULL DEFAULT '',"
+    "  seq INTEGER NOT NULL,"
+    "  data TEXT NOT NULL,"
+    "  plan_id TEXT,"
+    "  flag TEXT,"
+    "  UNIQUE (origin, instance, seq));"
+    "INSERT INTO records3 (id, stored_at, ts, cid, kind, sender, origin, instance, seq, data, plan_id)"
+    "  SELECT id, stored_at, ts, cid, kind, sender, sender, origin, seq, data, plan_id FROM records;"
+    "DROP TABLE records;"
+    "ALTER TABLE records3 RENAME TO records;"
+    "CREATE INDEX records_cid ON records (cid, ts);"
+    "CREATE INDEX records_ts ON records (ts);"
+    "CREATE INDEX records_kind ON records (kind, ts);"
     "CREATE INDEX records_plan ON records (plan_id) WHERE plan_id IS NOT NULL;"
     "CREATE INDEX records_stored ON records (stored_at);",
 };
@@ -89,8 +118,10 @@ static int s_migrate (sqlite3 *db, char *err, size_t errlen)
 static int s_prepare (bmq_audit_store_t *self, char *err, size_t errlen)
 {
     if (sqlite3_prepare_v2 (self->db, "INSERT OR IGNORE INTO records"
-                            " (stored_at, ts, cid, kind, sender, origin, seq, plan_id, data)"
-                            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &self->insert, NULL) != SQLITE_OK
+                            " (stored_at, ts, cid, kind, sender, origin, seq, plan_id, data, instance, flag)"
+                            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &self->insert, NULL) != SQLITE_OK
+        || sqlite3_prepare_v2 (self->db, "SELECT kind = ?4 AND cid = ?5 AND data = ?6 FROM records"
+                               " WHERE origin = ?1 AND instance = ?2 AND seq = ?3", -1, &self->same, NULL) != SQLITE_OK
         /* oldest first and by id, so each pass walks the index from its start */
         || sqlite3_prepare_v2 (self->db, "DELETE FROM records WHERE id IN"
                                " (SELECT id FROM records WHERE stored_at < ? ORDER BY stored_at LIMIT ?)",
@@ -135,6 +166,7 @@ void bmq_audit_store_close (bmq_audit_store_t **self_p)
     bmq_audit_store_t *self = *self_p;
     sqlite3_finalize (self->insert);
     sqlite3_finalize (self->prune);
+    sqlite3_finalize (self->same);
     sqlite3_close (self->db);
     free (self);
     *self_p = NULL;
@@ -184,12 +216,30 @@ int bmq_audit_store_put (bmq_audit_store_t *self, const bmq_audit_row_t *row, ch
     if (row->plan_id) sqlite3_bind_text (st, 8, row->plan_id, -1, SQLITE_STATIC);
     else sqlite3_bind_null (st, 8);
     sqlite3_bind_text (st, 9, row->data ? row->data : "{}", -1, SQLITE_STATIC);
+    sqlite3_bind_text (st, 10, row->instance ? row->instance : "", -1, SQLITE_STATIC);
+    if (row->flag) sqlite3_bind_text (st, 11, row->flag, -1, SQLITE_STATIC);
+    else sqlite3_bind_null (st, 11);
     int rc = sqlite3_step (st);
     /* unbind: the strings belong to the caller and die after this call */
     sqlite3_clear_bindings (st);
     sqlite3_reset (st);
     if (rc != SQLITE_DONE) { ERR ("cannot store audit record: %s", sqlite3_errmsg (self->db)); return -1; }
-    return sqlite3_changes (self->db) > 0 ? 1 : 0;
+    if (sqlite3_changes (self->db) > 0) return 1;
+    /* (origin, instance, seq) is taken: a resend of the same record, or another record under its name? */
+    st = self->same;
+    sqlite3_reset (st);
+    sqlite3_bind_text (st, 1, row->origin, -1, SQLITE_STATIC);
+    sqlite3_bind_text (st, 2, row->instance ? row->instance : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int64 (st, 3, row->seq);
+    sqlite3_bind_text (st, 4, row->kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text (st, 5, row->cid, -1, SQLITE_STATIC);
+    sqlite3_bind_text (st, 6, row->data ? row->data : "{}", -1, SQLITE_STATIC);
+    rc = sqlite3_step (st);
+    int same = rc == SQLITE_ROW ? sqlite3_column_int (st, 0) : -1;
+    sqlite3_clear_bindings (st);
+    sqlite3_reset (st);
+    if (same < 0) { ERR ("cannot compare a duplicate audit record: %s", sqlite3_errmsg (self->db)); return -1; }
+    return same ? 0 : 2;
 }
 
 int64_t bmq_audit_store_count (bmq_audit_store_t *self)

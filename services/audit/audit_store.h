@@ -1,7 +1,12 @@
 /* audit_store — the audit trail in SQLite (WAL).
  *
- * One row per record, unique on (origin, seq) so a record sent twice (after a
- * lost acknowledgement) is stored once. The schema is versioned with
+ * One row per record, unique on (origin, instance, seq) so a record sent twice
+ * (after a lost acknowledgement) is stored once. `origin` is the sender's
+ * authenticated key name, set by the audit service, never taken from the body;
+ * `instance` is the sending process as it names itself (the body's origin),
+ * meaningful only within its origin; `flag` marks a record whose body claimed
+ * another origin. A second record with the same (origin, instance, seq) but
+ * other content is a conflict: the caller stores an `alert` record. The schema is versioned with
  * PRAGMA user_version; migrations run at open, each in its own transaction.
  *
  * Durability: WAL with synchronous=FULL, so a committed transaction survives a
@@ -13,7 +18,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#define BMQ_AUDIT_SCHEMA_VERSION 2
+#define BMQ_AUDIT_SCHEMA_VERSION 3
 
 typedef struct bmq_audit_store_t bmq_audit_store_t;
 
@@ -23,8 +28,10 @@ typedef struct {
     const char *cid;
     const char *kind;
     const char *sender;
-    const char *origin;
+    const char *origin;       /* authenticated key name */
+    const char *instance;     /* the sender's process, as the body names it */
     int64_t     seq;
+    const char *flag;         /* NULL, or why the record is suspect ("forged_origin: …") */
     const char *plan_id;      /* may be NULL: the record names no plan */
     const char *data;         /* the record's data as compact JSON text */
 } bmq_audit_row_t;
@@ -38,7 +45,9 @@ int  bmq_audit_store_set_max_size (bmq_audit_store_t *self, int64_t bytes);
 int  bmq_audit_store_begin (bmq_audit_store_t *self);
 int  bmq_audit_store_commit (bmq_audit_store_t *self);
 void bmq_audit_store_rollback (bmq_audit_store_t *self);
-/* Insert one row (inside begin/commit). 1 stored, 0 duplicate, -1 error (err). */
+/* Insert one row (inside begin/commit). 1 stored, 0 duplicate (same kind,
+ * cid and data already stored), 2 conflict (the stored one differs: nothing
+ * stored, the caller records an alert), -1 error (err). */
 int  bmq_audit_store_put (bmq_audit_store_t *self, const bmq_audit_row_t *row, char *err, size_t errlen);
 int64_t bmq_audit_store_count (bmq_audit_store_t *self);
 /* Delete at most `max_rows` rows stored before `cutoff_ms`, in one short

@@ -27,10 +27,21 @@ typedef struct {
     const char *format;              /* audit export --format jsonl */
     int         limit;               /* audit list --limit N (-1: not given) */
     bool        confirm;             /* script apply --confirm: yes, change the live scene */
+    const char *key_name;            /* --key NAME: the bus key to use (default cli; `mcp` uses mcp) */
+    const char *keys_dir;            /* --keys-dir DIR (default security.keys_dir, else run_dir/keys) */
+    const char *role;                /* keys add-client --role ROLE */
+    bool        open_browser;        /* web --open: xdg-open the page */
 } bmq_cli_opts_t;
 
-/* Config for talking to a stack: --config, else run_dir/blendmq.yaml, else defaults. */
+/* Config for talking to a stack: --config, else run_dir/blendmq.yaml, else
+ * defaults. Also starts the bus security with the key opts->key_name (cli)
+ * from the keys dir (bmq_cli_keys_dir); NULL with a message when it cannot. */
 bmq_config_t *bmq_cli_config (const bmq_cli_opts_t *opts);
+/* The keys dir: --keys-dir, else security.keys_dir of `cfg` (may be NULL),
+ * else run_dir/keys. */
+const char *bmq_cli_keys_dir (const bmq_cli_opts_t *opts, const bmq_config_t *cfg, char *buf, size_t len);
+/* `keys init | add-client NAME --role ROLE | revoke NAME | list` (cli_keys.c). */
+int bmq_cli_keys (const bmq_cli_opts_t *opts, int nwords, const char **words);
 
 int bmq_cli_up (bmq_cli_opts_t *opts);
 int bmq_cli_down (const bmq_cli_opts_t *opts);
@@ -48,6 +59,12 @@ int bmq_cli_audit (const bmq_cli_opts_t *opts, int nwords, const char **words);
 int bmq_cli_capabilities (const bmq_cli_opts_t *opts);
 /* `inspect NAME`: one Blender operator's description from its RNA. */
 int bmq_cli_inspect (const bmq_cli_opts_t *opts, const char *name);
+/* `web [--open]`: print the page's URL with the `web` token (cli_web.c). */
+int bmq_cli_web (const bmq_cli_opts_t *opts);
+/* NAME.token from the keys dir into token: 0, or -1 with a message on stderr. */
+int bmq_cli_read_token (const bmq_cli_opts_t *opts, const bmq_config_t *cfg, const char *name, char *token, size_t len);
+/* The running stack's HTTP base URL (from `status`): 0, or -1 with a message. */
+int bmq_cli_http_base (bmq_config_t *cfg, char *url, size_t len);
 /* `mcp`: an MCP server on stdin/stdout (one JSON-RPC message per line; logs on stderr). */
 int bmq_cli_mcp (const bmq_cli_opts_t *opts);
 /* `script validate FILE | sandbox FILE | apply ID --confirm` (BPY scripts, issue 8). */

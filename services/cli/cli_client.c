@@ -23,7 +23,13 @@ bmq_config_t *bmq_cli_config (const bmq_cli_opts_t *opts)
         if (zsys_file_exists (path)) use = path;
     }
     bmq_config_t *cfg = bmq_config_load (use, err, sizeof err);
-    if (!cfg) fprintf (stderr, "blendmq: %s\n", err);
+    if (!cfg) { fprintf (stderr, "blendmq: %s\n", err); return NULL; }
+    char keys[1100];
+    bmq_config_set (cfg, "security.keys_dir", bmq_cli_keys_dir (opts, cfg, keys, sizeof keys));
+    if (bmq_bus_security_init (cfg, opts->key_name ? opts->key_name : "cli", err, sizeof err)) {
+        fprintf (stderr, "blendmq: %s\n", err);
+        bmq_config_destroy (&cfg);
+    }
     return cfg;
 }
 
@@ -294,7 +300,7 @@ int bmq_cli_watch (const bmq_cli_opts_t *opts)
 {
     bmq_config_t *cfg = bmq_cli_config (opts);
     if (!cfg) return 2;
-    zsock_t *sub = bmq_bus_connect (ZMQ_SUB, bmq_config_str (cfg, "gateway.events"));
+    zsock_t *sub = bmq_bus_connect (ZMQ_SUB, bmq_config_str (cfg, "gateway.events"), "gateway");
     bmq_config_destroy (&cfg);
     if (!sub) return 2;
     fprintf (stderr, "watching progress events (Ctrl+C to stop)\n");

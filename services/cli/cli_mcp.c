@@ -2,244 +2,274 @@
  * that start their servers as processes (Claude Desktop, Claude Code, Gemini
  * CLI, Cursor: {"command": "blendmq", "args": ["mcp"]}).
  *
- * One JSON-RPC message per line each way; stdout carries nothing else (logs
- * go to stderr). One loop polls stdin and one heartbeated DEALER to the
- * gateway, so several tool calls run at once, ping answers while a plan runs,
- * and notifications/cancelled stops the call it names. Tool calls are the
- * gateway requests every other client sends (mcp_server, mcp_call). */
-#include "bus.h"
+ * A bridge to the gateway's MCP Streamable HTTP endpoint (/mcp), so that a
+ * stdio client is exactly as trusted as an HTTP one: every message goes with
+ * the `mcp` client's token from the keys dir (<run dir>/keys/mcp.token, role
+ * operator), and the gateway applies that role to each tool and asks a person
+ * (elicitation) before confirm_script. One JSON-RPC message per line each way;
+ * stdout carries nothing else (logs go to stderr). Each message is one POST
+ * on a thread of its own, so several tool calls run at once, ping answers
+ * while a plan runs, notifications/cancelled reaches the call it names, and
+ * the answer to an elicitation/create goes back while its tool call waits.
+ * A call's SSE answer (progress, log messages, the server's questions, the
+ * result) is written to stdout message by message.
+ *
+ * BLENDMQ_MCP_URL overrides the endpoint (else the running stack's, as
+ * `blendmq status` finds it); BLENDMQ_MCP_TOKEN_NAME the key's name (mcp). */
 #include "cli.h"
 #include "log.h"
-#include "mcp_server.h"
-#include "peer.h"
 
+#include <curl/curl.h>
 #include <errno.h>
+#include <jansson.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
-#define MAX_LINE   (16u << 20)      /* one message; longer lines are refused */
-#define MAX_CALLS  64               /* tool calls in flight */
+#define MAX_INFLIGHT 64
 
-typedef struct {
-    bmq_mcp_call_t *call;
-    int64_t         started;
-} s_inflight_t;
+static pthread_mutex_t s_out_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t s_session_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int s_inflight;
+static char s_url[600], s_auth[400], s_session[128], s_version[32];
 
-typedef struct {
-    bmq_mcp_t        *mcp;
-    bmq_mcp_session_t session;
-    bmq_peer_t       *gateway;
-    const char       *endpoint;
-    int               interval;
-    zhashx_t         *calls;         /* cid → s_inflight_t* */
-    char             *line;          /* bytes read, not yet a whole line */
-    size_t            len;
-    bool              skipping;      /* inside an oversized line */
-    bool              out_broken;
-} s_stdio_t;
-
-static void s_inflight_free (void **item)
+static void s_write_line (const char *text, size_t len)
 {
-    s_inflight_t *f = *item;
-    if (!f) return;
-    bmq_mcp_call_destroy (&f->call);
-    free (f);
-    *item = NULL;
+    pthread_mutex_lock (&s_out_lock);
+    if (fwrite (text, 1, len, stdout) != len || fputc ('\n', stdout) == EOF || fflush (stdout) == EOF)
+        bmq_warn ("stdout closed: %s", strerror (errno));
+    pthread_mutex_unlock (&s_out_lock);
 }
 
-static void s_write (s_stdio_t *st, const json_t *msg)
+static void s_write_json (json_t *msg)
 {
-    char *text = json_dumps (msg, BMQ_MCP_JSON_FLAGS);
-    if (!text) return;
-    if (!st->out_broken && (fputs (text, stdout) == EOF || fputc ('\n', stdout) == EOF || fflush (stdout) == EOF)) {
-        bmq_warn ("stdout closed: %s", strerror (errno));
-        st->out_broken = true;
-    }
+    char *text = json_dumps (msg, JSON_COMPACT);
+    if (text) s_write_line (text, strlen (text));
     free (text);
 }
 
-/* Send what a call produced; forget the call when it is over. */
-static void s_flush (s_stdio_t *st, json_t *out, const char *cid, bool over)
+static void s_error_for (const json_t *id, int code, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
+static void s_error_for (const json_t *id, int code, const char *fmt, ...)
 {
-    size_t i;
-    json_t *m;
-    json_array_foreach (out, i, m) s_write (st, m);
-    json_array_clear (out);
-    if (over && cid) zhashx_delete (st->calls, cid);
+    if (!id) return;                       /* notifications get no answer */
+    char text[1024];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (text, sizeof text, fmt, ap);
+    va_end (ap);
+    json_t *err = json_pack ("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code", code, "message", text);
+    s_write_json (err);
+    json_decref (err);
 }
 
-static void s_cancel (s_stdio_t *st, const json_t *id)
+typedef struct {
+    char   *body;            /* the message as read */
+    json_t *id;              /* its id when it is a request */
+    bool    initialize;
+    /* the answer */
+    bool    sse;
+    long    status;
+    char   *buf;             /* JSON body, or SSE not yet split */
+    size_t  len;
+    bool    wrote;           /* a message went to stdout */
+    char    session[128], version[32];
+} s_post_t;
+
+static size_t s_on_header (char *p, size_t size, size_t n, void *arg)
 {
-    for (s_inflight_t *f = zhashx_first (st->calls); f; f = zhashx_next (st->calls)) {
-        if (!json_equal ((json_t *) bmq_mcp_call_id (f->call), (json_t *) id)) continue;
-        bmq_envelope_t *cancel = bmq_mcp_call_cancel (f->call);
-        if (cancel) bmq_peer_send (st->gateway, cancel);
-        bmq_envelope_destroy (&cancel);
-        bmq_info ("tool call %s cancelled by the client", bmq_mcp_call_tool (f->call));
-        zhashx_delete (st->calls, bmq_mcp_call_cid (f->call));
-        return;                      /* the cursor is invalid now */
+    s_post_t *post = arg;
+    size_t len = size * n;
+    char line[256];
+    snprintf (line, sizeof line, "%.*s", (int) (len < 255 ? len : 255), p);
+    line[strcspn (line, "\r\n")] = 0;
+    if (!strncasecmp (line, "content-type:", 13) && strcasestr (line, "text/event-stream")) post->sse = true;
+    if (!strncasecmp (line, "mcp-session-id:", 15)) snprintf (post->session, sizeof post->session, "%s", line + 15 + strspn (line + 15, " "));
+    return len;
+}
+
+/* Write each complete SSE event's data as one line. */
+static void s_drain_sse (s_post_t *post, bool end)
+{
+    for (;;) {
+        char *sep = post->len ? strstr (post->buf, "\n\n") : NULL;
+        if (!sep && !end) return;
+        size_t evlen = sep ? (size_t) (sep - post->buf) : post->len;
+        if (!evlen && !sep) return;
+        char *data = calloc (1, evlen + 1);
+        size_t dlen = 0;
+        for (char *line = post->buf; line < post->buf + evlen; ) {
+            char *nl = memchr (line, '\n', (size_t) (post->buf + evlen - line));
+            size_t ll = nl ? (size_t) (nl - line) : (size_t) (post->buf + evlen - line);
+            if (ll && line[ll - 1] == '\r') ll--;
+            if (ll >= 5 && !strncmp (line, "data:", 5)) {
+                size_t skip = 5 + (ll > 5 && line[5] == ' ');
+                if (dlen) data[dlen++] = '\n';
+                memcpy (data + dlen, line + skip, ll - skip);
+                dlen += ll - skip;
+            }
+            line += (nl ? (size_t) (nl - line) + 1 : ll + 1);
+        }
+        if (dlen) { s_write_line (data, dlen); post->wrote = true; }
+        free (data);
+        size_t used = sep ? evlen + 2 : post->len;
+        memmove (post->buf, post->buf + used, post->len - used + 1);
+        post->len -= used;
+        if (!sep) return;
     }
 }
 
-static void s_on_message (s_stdio_t *st, const char *text, size_t len)
+static size_t s_on_body (char *p, size_t size, size_t n, void *arg)
+{
+    s_post_t *post = arg;
+    size_t len = size * n;
+    post->buf = realloc (post->buf, post->len + len + 1);
+    memcpy (post->buf + post->len, p, len);
+    post->len += len;
+    post->buf[post->len] = 0;
+    if (post->sse) s_drain_sse (post, false);
+    return len;
+}
+
+static void s_post (s_post_t *post)
+{
+    CURL *c = curl_easy_init ();
+    struct curl_slist *h = NULL;
+    char line[300];
+    h = curl_slist_append (h, "Content-Type: application/json");
+    h = curl_slist_append (h, "Accept: application/json, text/event-stream");
+    h = curl_slist_append (h, s_auth);
+    pthread_mutex_lock (&s_session_lock);
+    if (*s_session) { snprintf (line, sizeof line, "Mcp-Session-Id: %s", s_session); h = curl_slist_append (h, line); }
+    if (*s_version) { snprintf (line, sizeof line, "MCP-Protocol-Version: %s", s_version); h = curl_slist_append (h, line); }
+    pthread_mutex_unlock (&s_session_lock);
+    curl_easy_setopt (c, CURLOPT_URL, s_url);
+    curl_easy_setopt (c, CURLOPT_POSTFIELDS, post->body);
+    curl_easy_setopt (c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt (c, CURLOPT_HEADERFUNCTION, s_on_header);
+    curl_easy_setopt (c, CURLOPT_HEADERDATA, post);
+    curl_easy_setopt (c, CURLOPT_WRITEFUNCTION, s_on_body);
+    curl_easy_setopt (c, CURLOPT_WRITEDATA, post);
+    curl_easy_setopt (c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt (c, CURLOPT_CONNECTTIMEOUT, 10L);
+    CURLcode rc = curl_easy_perform (c);
+    curl_easy_getinfo (c, CURLINFO_RESPONSE_CODE, &post->status);
+    if (post->sse) s_drain_sse (post, true);
+    else if (rc == CURLE_OK && post->len) {
+        json_t *msg = json_loadb (post->buf, post->len, 0, NULL);
+        if (json_object_get (msg, "jsonrpc")) {
+            if (json_is_null (json_object_get (msg, "id")) && post->id) json_object_set (msg, "id", post->id);
+            s_write_json (msg);
+            post->wrote = true;
+        }
+        else if (post->status >= 400) {          /* 401, 403: {"error": {"code", "message"}} */
+            const char *m = json_string_value (json_object_get (json_object_get (msg, "error"), "message"));
+            s_error_for (post->id, -32001, "blendmq gateway refused (HTTP %ld): %s", post->status, m ? m : post->buf);
+            post->wrote = true;
+        }
+        json_decref (msg);
+    }
+    if (rc != CURLE_OK && !post->wrote)
+        s_error_for (post->id, -32000, "the blendmq gateway at %s does not answer (%s); start the stack with `blendmq up`",
+                     s_url, curl_easy_strerror (rc));
+    else if (!post->wrote && post->status >= 400)
+        s_error_for (post->id, -32000, "the blendmq gateway answered HTTP %ld", post->status);
+    curl_slist_free_all (h);
+    curl_easy_cleanup (c);
+}
+
+static void s_post_free (s_post_t *post)
+{
+    free (post->body);
+    free (post->buf);
+    json_decref (post->id);
+    free (post);
+}
+
+static void *s_thread (void *arg)
+{
+    s_post (arg);
+    s_post_free (arg);
+    atomic_fetch_sub (&s_inflight, 1);
+    return NULL;
+}
+
+static void s_on_line (char *text, size_t len)
 {
     json_error_t jerr;
-    json_t *msg = json_loadb (text, len, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *msg = json_loadb (text, len, 0, &jerr);
     if (!msg) {
-        char why[300];
-        snprintf (why, sizeof why, "Parse error: %s (line %d, column %d)", jerr.text, jerr.line, jerr.column);
-        json_t *err = bmq_mcp_error (NULL, -32700, why);
-        s_write (st, err);
-        json_decref (err);
+        json_t *null_id = json_null ();
+        s_error_for (null_id, -32700, "Parse error: %s (line %d, column %d)", jerr.text, jerr.line, jerr.column);
+        json_decref (null_id);
         return;
     }
-    bmq_mcp_outcome_t out;
-    if (json_is_object (msg) && bmq_mcp_is_request (msg) && zhashx_size (st->calls) >= MAX_CALLS
-        && !strcmp (json_string_value (json_object_get (msg, "method")), "tools/call"))
-        out = (bmq_mcp_outcome_t) { .response = bmq_mcp_error (json_object_get (msg, "id"), -32000, "too many tool calls in flight") };
-    else bmq_mcp_handle (st->mcp, &st->session, msg, &out);
-    if (out.response) s_write (st, out.response);
-    json_decref (out.response);
-    if (out.cancel_id) s_cancel (st, out.cancel_id);
-    json_decref (out.cancel_id);
-    if (out.call) {
-        s_inflight_t *f = calloc (1, sizeof *f);
-        f->call = out.call;
-        f->started = bmq_mono_ms ();
-        if (out.request) {
-            bmq_peer_send (st->gateway, out.request);
-            bmq_envelope_destroy (&out.request);
-        }
-        zhashx_insert (st->calls, bmq_mcp_call_cid (f->call), f);
+    s_post_t *post = calloc (1, sizeof *post);
+    post->body = strndup (text, len);
+    json_t *id = json_object_get (msg, "id");
+    const char *method = json_string_value (json_object_get (msg, "method"));
+    if (method && (json_is_string (id) || json_is_integer (id))) post->id = json_incref (id);
+    post->initialize = method && !strcmp (method, "initialize");
+    if (post->initialize) {                  /* first, and alone: it opens the session the rest goes to */
+        const char *v = json_string_value (json_object_get (json_object_get (msg, "params"), "protocolVersion"));
+        pthread_mutex_lock (&s_session_lock);
+        s_session[0] = 0;
+        s_version[0] = 0;
+        pthread_mutex_unlock (&s_session_lock);
+        s_post (post);
+        pthread_mutex_lock (&s_session_lock);
+        snprintf (s_session, sizeof s_session, "%s", post->session);
+        snprintf (s_version, sizeof s_version, "%s", v ? v : "");
+        pthread_mutex_unlock (&s_session_lock);
+        s_post_free (post);
+    }
+    else if (atomic_load (&s_inflight) >= MAX_INFLIGHT) {
+        s_error_for (post->id, -32000, "too many requests in flight");
+        s_post_free (post);
+    }
+    else {
+        atomic_fetch_add (&s_inflight, 1);
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init (&attr);
+        pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+        if (pthread_create (&t, &attr, s_thread, post)) { atomic_fetch_sub (&s_inflight, 1); s_post (post); s_post_free (post); }
+        pthread_attr_destroy (&attr);
     }
     json_decref (msg);
 }
 
-/* Read what stdin has; handle each complete line. Returns -1 at end of input. */
-static int s_read_stdin (s_stdio_t *st)
-{
-    char buf[65536];
-    ssize_t n = read (STDIN_FILENO, buf, sizeof buf);
-    if (n == 0) return -1;
-    if (n < 0) return errno == EINTR || errno == EAGAIN ? 0 : -1;
-    for (ssize_t i = 0; i < n; i++) {
-        if (buf[i] == '\n') {
-            if (st->skipping) {
-                json_t *err = bmq_mcp_error (NULL, -32600, "message too large");
-                s_write (st, err);
-                json_decref (err);
-            }
-            else if (st->len) s_on_message (st, st->line, st->len);
-            st->len = 0;
-            st->skipping = false;
-        }
-        else if (!st->skipping) {
-            if (st->len == MAX_LINE) { st->skipping = true; st->len = 0; continue; }
-            if (st->len % 65536 == 0) st->line = realloc (st->line, st->len + 65536);
-            st->line[st->len++] = buf[i];
-        }
-    }
-    return 0;
-}
-
-static void s_on_gateway (s_stdio_t *st, json_t *out)
-{
-    bmq_envelope_t *env = bmq_bus_recv (bmq_peer_sock (st->gateway), NULL);
-    if (!env) return;
-    if (!bmq_peer_heard (st->gateway, env)) {
-        s_inflight_t *f = zhashx_lookup (st->calls, env->cid);
-        if (f) s_flush (st, out, env->cid, bmq_mcp_call_feed (f->call, env, out));
-    }
-    bmq_envelope_destroy (&env);
-}
-
-/* Deadlines, scripted notifications, and calls waiting on a silent gateway. */
-static void s_tick (s_stdio_t *st, json_t *out)
-{
-    int64_t now = bmq_mono_ms ();
-    zlistx_t *done = zlistx_new ();
-    bool gone = !bmq_peer_alive (st->gateway);
-    for (s_inflight_t *f = zhashx_first (st->calls); f; f = zhashx_next (st->calls)) {
-        bool over = bmq_mcp_call_tick (f->call, now, out);
-        if (!over && gone && bmq_mcp_call_on_bus (f->call) && now - f->started > (int64_t) st->interval * 4) {
-            char why[400];
-            snprintf (why, sizeof why, "the blendmq gateway at %s does not answer (start the stack with `blendmq up`)", st->endpoint);
-            bmq_mcp_call_fail (f->call, why, out);
-            over = true;
-        }
-        size_t i;
-        json_t *m;
-        json_array_foreach (out, i, m) s_write (st, m);
-        json_array_clear (out);
-        if (over) zlistx_add_end (done, (void *) zhashx_cursor (st->calls));
-    }
-    for (const char *key = zlistx_first (done); key; key = zlistx_next (done)) zhashx_delete (st->calls, key);
-    zlistx_destroy (&done);
-}
-
-static int64_t s_next_wakeup (s_stdio_t *st)
-{
-    int64_t next = bmq_mono_ms () + st->interval / 2;
-    for (s_inflight_t *f = zhashx_first (st->calls); f; f = zhashx_next (st->calls))
-        if (bmq_mcp_call_wakeup (f->call) < next) next = bmq_mcp_call_wakeup (f->call);
-    return next;
-}
-
 int bmq_cli_mcp (const bmq_cli_opts_t *opts)
 {
+    signal (SIGPIPE, SIG_IGN);
     bmq_config_t *cfg = bmq_cli_config (opts);
     if (!cfg) return 2;
-    signal (SIGPIPE, SIG_IGN);
-    char err[512];
-    bmq_mcp_options_t mo = { .test_tools = bmq_config_bool (cfg, "gateway.mcp_test_tools"),
-                             .request_timeout_ms = (int) bmq_config_int (cfg, "gateway.request_timeout_ms") + 5000 };
-    s_stdio_t st = { .interval = (int) bmq_config_int (cfg, "heartbeat.interval_ms") };
-    if (st.interval <= 0) st.interval = 1000;
-    st.mcp = bmq_mcp_new (&mo, err, sizeof err);
-    st.endpoint = bmq_config_str (cfg, "gateway.endpoint");
-    st.gateway = bmq_peer_new ("gateway", st.endpoint, st.interval, (int) bmq_config_int (cfg, "heartbeat.liveness") + 1);
-    if (!st.mcp || !st.gateway) {
-        fprintf (stderr, "blendmq mcp: %s\n", st.mcp ? "cannot reach the gateway endpoint" : err);
-        bmq_mcp_destroy (&st.mcp);
-        bmq_peer_destroy (&st.gateway);
-        bmq_config_destroy (&cfg);
-        return 2;
-    }
-    bmq_mcp_session_init (&st.session);
-    st.calls = zhashx_new ();
-    zhashx_set_destructor (st.calls, s_inflight_free);
-    bmq_info ("MCP on stdio; gateway %s; %zu tools (%zu bytes)", st.endpoint,
-              json_array_size (json_object_get (bmq_mcp_tools_list (bmq_mcp_tools (st.mcp)), "tools")),
-              bmq_mcp_tools_list_bytes (bmq_mcp_tools (st.mcp)));
-    json_t *out = json_array ();
-    bool input_open = true;
-    while (!zsys_interrupted && !st.out_broken && (input_open || zhashx_size (st.calls))) {
-        bmq_peer_tick (st.gateway);
-        zmq_pollitem_t items[] = {
-            { zsock_resolve (bmq_peer_sock (st.gateway)), 0, ZMQ_POLLIN, 0 },
-            { NULL, STDIN_FILENO, ZMQ_POLLIN, 0 },
-        };
-        int64_t wait = s_next_wakeup (&st) - bmq_mono_ms ();
-        int rc = zmq_poll (items, input_open ? 2 : 1, wait < 0 ? 0 : (long) wait);
-        if (rc < 0 && zmq_errno () != EINTR) break;
-        if (rc > 0 && (items[0].revents & ZMQ_POLLIN)) s_on_gateway (&st, out);
-        if (rc > 0 && input_open && (items[1].revents & (ZMQ_POLLIN | ZMQ_POLLERR))) {
-            if (s_read_stdin (&st) < 0) {
-                /* The client went away. As over HTTP, a disconnection is not a
-                 * cancellation: plans already started run to their end. */
-                input_open = false;
-                zhashx_purge (st.calls);
-            }
-        }
-        s_tick (&st, out);
-    }
-    json_decref (out);
-    zhashx_destroy (&st.calls);
-    free (st.line);
-    bmq_peer_destroy (&st.gateway);
-    bmq_mcp_destroy (&st.mcp);
+    const char *name = getenv ("BLENDMQ_MCP_TOKEN_NAME") && *getenv ("BLENDMQ_MCP_TOKEN_NAME") ? getenv ("BLENDMQ_MCP_TOKEN_NAME") : "mcp";
+    char token[300], base[500];
+    if (bmq_cli_read_token (opts, cfg, name, token, sizeof token)) { bmq_config_destroy (&cfg); return 2; }
+    if (getenv ("BLENDMQ_MCP_URL") && *getenv ("BLENDMQ_MCP_URL")) snprintf (s_url, sizeof s_url, "%s", getenv ("BLENDMQ_MCP_URL"));
+    else if (bmq_cli_http_base (cfg, base, sizeof base) == 0) snprintf (s_url, sizeof s_url, "%s/mcp", base);
+    else { bmq_config_destroy (&cfg); return 2; }
     bmq_config_destroy (&cfg);
-    return 0;
+    snprintf (s_auth, sizeof s_auth, "Authorization: Bearer %s", token);
+    memset (token, 0, sizeof token);
+    curl_global_init (CURL_GLOBAL_DEFAULT);
+    bmq_info ("MCP on stdio, bridged to %s as client '%s'", s_url, name);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while ((n = getline (&line, &cap, stdin)) >= 0) {
+        while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
+        if (n) s_on_line (line, (size_t) n);
+    }
+    free (line);
+    /* The client went away. As over HTTP, a disconnection is not a cancellation:
+     * plans already started run to their end. Answers still coming have no reader. */
+    pthread_mutex_lock (&s_out_lock);
+    memset (s_auth, 0, sizeof s_auth);
+    _exit (0);
 }

@@ -3,8 +3,11 @@
  * stop them all, leaving nothing behind. Everything lives in the run dir:
  *   blendmq.yaml  effective configuration   logs/NAME.log  each process's log
  *   pids/NAME.pid  process ids              verdict.key, blender.token  secrets (0600) */
+#include "bus.h"
 #include "cli.h"
+#include "keys.h"
 #include "plan_seal.h"
+#include "service.h"
 
 #include <czmq.h>
 #include <dirent.h>
@@ -47,7 +50,7 @@ static pid_t s_spawn (const bmq_cli_opts_t *opts, const char *name, char *const 
     if (pid == 0) {
         setsid ();
         int in = open ("/dev/null", O_RDONLY);
-        int out = open (log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+        int out = open (log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
         if (in >= 0) dup2 (in, 0);
         if (out >= 0) { dup2 (out, 1); dup2 (out, 2); }
         for (int fd = 3; fd < 1024; fd++) close (fd);
@@ -68,22 +71,49 @@ static pid_t s_spawn (const bmq_cli_opts_t *opts, const char *name, char *const 
         _exit (127);
     }
     if (pid < 0) { fprintf (stderr, "blendmq: cannot fork: %s\n", strerror (errno)); return -1; }
-    FILE *f = fopen (pidfile, "w");
-    if (f) { fprintf (f, "%d\n", (int) pid); fclose (f); }
+    int pfd = open (pidfile, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (pfd >= 0) { dprintf (pfd, "%d\n", (int) pid); close (pfd); }
     return pid;
 }
 
-static bool s_is_ours (pid_t pid)
+/* Is pid a process `up` started from this run dir? Ours (same uid), a blendmq
+ * service or Blender (by /proc/PID/exe, else argv[0]), and its command line
+ * names the run dir (--config RUN/blendmq.yaml, --port-file RUN/...). A pid
+ * file that points anywhere else is never acted on; why says what was wrong. */
+static bool s_is_ours (pid_t pid, const char *run_dir, char *why, size_t whylen)
 {
-    char path[64], cmd[4096] = "";
-    snprintf (path, sizeof path, "/proc/%d/cmdline", (int) pid);
+    char path[64], cmd[8192] = "", exe[1024] = "", line[256];
+    snprintf (path, sizeof path, "/proc/%d/status", (int) pid);
     FILE *f = fopen (path, "r");
-    if (!f) return false;
+    if (!f) { snprintf (why, whylen, "no such process"); return false; }
+    int uid = -1;
+    while (fgets (line, sizeof line, f)) if (sscanf (line, "Uid: %d", &uid) == 1) break;
+    fclose (f);
+    if (uid != (int) getuid ()) { snprintf (why, whylen, "it belongs to uid %d, not to you", uid); return false; }
+    snprintf (path, sizeof path, "/proc/%d/cmdline", (int) pid);
+    f = fopen (path, "r");
+    if (!f) { snprintf (why, whylen, "its command line cannot be read"); return false; }
     size_t n = fread (cmd, 1, sizeof cmd - 1, f);
     fclose (f);
-    for (size_t i = 0; i < n; i++) if (!cmd[i]) cmd[i] = ' ';
     cmd[n] = 0;
-    return strstr (cmd, "blendmq") || strstr (cmd, "blender");
+    char argv0[1024];
+    snprintf (argv0, sizeof argv0, "%s", cmd);            /* up to the first NUL */
+    for (size_t i = 0; i < n; i++) if (!cmd[i]) cmd[i] = ' ';
+    snprintf (path, sizeof path, "/proc/%d/exe", (int) pid);
+    ssize_t el = readlink (path, exe, sizeof exe - 1);
+    exe[el > 0 ? el : 0] = 0;
+    const char *base = *exe ? strrchr (exe, '/') : strrchr (argv0, '/');
+    base = base ? base + 1 : *exe ? exe : argv0;
+    bool known = !strncmp (base, "blendmq-", 8) || !strncmp (base, "blender", 7);
+    if (!known && *exe) {               /* e.g. a wrapper: judge argv[0] too */
+        const char *b0 = strrchr (argv0, '/');
+        b0 = b0 ? b0 + 1 : argv0;
+        known = !strncmp (b0, "blendmq-", 8) || !strncmp (b0, "blender", 7);
+    }
+    if (!known) known = strstr (cmd, "/blendmq-") != NULL;     /* under BLENDMQ_WRAPPER (valgrind ...) */
+    if (!known) { snprintf (why, whylen, "it is %.200s, not a blendmq service or Blender", *exe ? exe : argv0); return false; }
+    if (!strstr (cmd, run_dir)) { snprintf (why, whylen, "it was not started for %.300s", run_dir); return false; }
+    return true;
 }
 
 static bool s_running (pid_t pid)
@@ -102,6 +132,12 @@ int bmq_cli_down (const bmq_cli_opts_t *opts)
 {
     char dir[1200];
     snprintf (dir, sizeof dir, "%s/pids", opts->run_dir);
+    char rerr[1400];
+    struct stat rst;
+    if (lstat (opts->run_dir, &rst) == 0 && bmq_run_dir_check (opts->run_dir, rerr, sizeof rerr)) {
+        fprintf (stderr, "blendmq: %s\n", rerr);     /* its pid files cannot be trusted */
+        return 2;
+    }
     DIR *d = opendir (dir);
     if (!d) { printf ("nothing running in %s\n", opts->run_dir); return 0; }
     pid_t pids[128];
@@ -114,8 +150,13 @@ int bmq_cli_down (const bmq_cli_opts_t *opts)
         FILE *f = fopen (files[n], "r");
         int pid = 0;
         if (f) { if (fscanf (f, "%d", &pid) != 1) pid = 0; fclose (f); }
-        if (pid > 1 && s_running (pid) && s_is_ours (pid)) { pids[n] = pid; kill (pid, SIGTERM); }
-        else pids[n] = 0;
+        char why[400] = "";
+        if (pid > 1 && s_running (pid) && s_is_ours (pid, opts->run_dir, why, sizeof why)) { pids[n] = pid; kill (pid, SIGTERM); }
+        else {
+            if (pid > 1 && *why && s_running (pid))
+                fprintf (stderr, "blendmq: not stopping pid %d from %s: %s\n", pid, files[n], why);
+            pids[n] = 0;
+        }
         n++;
     }
     closedir (d);
@@ -141,15 +182,15 @@ int bmq_cli_down (const bmq_cli_opts_t *opts)
 static int s_random_token (const char *path)
 {
     unsigned char bytes[24];
-    char hex[49];
+    char hex[49], err[600];
     if (sodium_init () < 0) return -1;
     randombytes_buf (bytes, sizeof bytes);
     sodium_bin2hex (hex, sizeof hex, bytes, sizeof bytes);
-    int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0) return -1;
-    int ok = write (fd, hex, strlen (hex)) == (ssize_t) strlen (hex);
-    close (fd);
-    return ok ? 0 : -1;
+    sodium_memzero (bytes, sizeof bytes);
+    int rc = bmq_secret_file_write (path, hex, strlen (hex), true, err, sizeof err);     /* O_EXCL|O_NOFOLLOW 0600 */
+    sodium_memzero (hex, sizeof hex);
+    if (rc) fprintf (stderr, "blendmq: %s\n", err);
+    return rc;
 }
 
 /* Headless Blender with the add-on on a free port; returns the port or -1. */
@@ -259,12 +300,14 @@ static int s_wait_healthy (bmq_config_t *cfg, bool want_blender)
 
 int bmq_cli_up (bmq_cli_opts_t *opts)
 {
-    char path[1300], bindir[1024], err[512];
+    char path[1300], bindir[1024], err[512], why[400];
+    /* the run dir holds secrets and pid files: ours, 0700, not a symlink (issue 12) */
+    if (bmq_run_dir_check (opts->run_dir, path, sizeof path)) { fprintf (stderr, "blendmq: %s\n", path); return 2; }
     snprintf (path, sizeof path, "%s/pids/gateway.pid", opts->run_dir);
     FILE *f = fopen (path, "r");
     int old = 0;
     if (f) { if (fscanf (f, "%d", &old) != 1) old = 0; fclose (f); }
-    if (old > 1 && s_running (old) && s_is_ours (old)) {
+    if (old > 1 && s_running (old) && s_is_ours (old, opts->run_dir, why, sizeof why)) {
         fprintf (stderr, "blendmq: a stack is already running in %s (blendmq down first)\n", opts->run_dir);
         return 1;
     }
@@ -285,8 +328,26 @@ int bmq_cli_up (bmq_cli_opts_t *opts)
     }
 
     snprintf (path, sizeof path, "%s/verdict.key", opts->run_dir);
+    if (unlink (path) != 0 && errno != ENOENT) { fprintf (stderr, "blendmq: cannot replace %s: %s\n", path, strerror (errno)); bmq_config_destroy (&cfg); return 2; }
     if (bmq_seal_key_create (path, err, sizeof err)) { fprintf (stderr, "blendmq: %s\n", err); bmq_config_destroy (&cfg); return 2; }
     bmq_config_set (cfg, "security.verdict_key_file", path);
+    {   /* CURVE keys: made on first use, so the demo stays two commands */
+        char keys[1100];
+        int created = 0;
+        bmq_cli_keys_dir (opts, cfg, keys, sizeof keys);
+        if (bmq_config_bool (cfg, "security.curve") && bmq_keys_init (keys, &created, err, sizeof err)) {
+            fprintf (stderr, "blendmq: %s\n", err);
+            bmq_config_destroy (&cfg);
+            return 2;
+        }
+        if (created && !opts->json) printf ("made %d key(s) in %s\n", created, keys);
+        bmq_config_set (cfg, "security.keys_dir", keys);
+        if (bmq_bus_security_init (cfg, opts->key_name ? opts->key_name : "cli", err, sizeof err)) {
+            fprintf (stderr, "blendmq: %s\n", err);
+            bmq_config_destroy (&cfg);
+            return 2;
+        }
+    }
     const char *db = bmq_config_str (cfg, "audit.database");
     if (db[0] != '/') {
         char state_dir[1100], dbpath[1300];

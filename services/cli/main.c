@@ -35,12 +35,21 @@ static void s_usage (FILE *out)
         "  capabilities [--compact]  the capability palette as JSON (operation -> parameters); --compact: one line each\n"
         "  inspect NAME            one Blender operator's description from its RNA (e.g. bpy.ops.mesh.primitive_cube_add)\n"
         "  watch                   print every progress event as it is published\n"
+        "  web [--open]            print the web page's address with a token (the `web` client's); --open opens it\n"
         "  mcp                     an MCP server on stdin/stdout for AI assistants ({\"command\": \"blendmq\", \"args\": [\"mcp\"]});\n"
         "                          Streamable HTTP is served by the gateway (`status` prints its URL)\n"
         "  scene [info|save FILE.blend|render FILE.png|reset]\n"
         "                          the live scene: objects as JSON, a saved copy, a Workbench preview, or emptied\n"
         "  audit list [--since T] [--plan ID] [--kind K] [--limit N] | audit show CID | audit export [--format jsonl]\n"
-        "                          the audit trail: recent records, one story in order, or everything as JSON lines\n\n"
+        "                          the audit trail: recent records, one story in order, or everything as JSON lines\n"
+        "  keys init               make the deployment's keys in the keys dir (one per service; clients cli, web,\n"
+        "                          panel: admin, mcp: operator, each with an HTTP token); keeps existing ones\n"
+        "  keys add-client NAME --role viewer|operator|reviewer|admin\n"
+        "                          a new client key and HTTP token, trusted by every server\n"
+        "  keys revoke NAME        stop trusting a client (its cert and token are removed)\n"
+        "  keys list               every key: name, role, public key, trusted, token\n"
+        "                          (--keys-dir DIR, default security.keys_dir, else RUN_DIR/keys;\n"
+        "                          --key NAME: talk to the stack with another client key than cli)\n\n"
         "The run directory (default $BLENDMQ_RUN_DIR, else $XDG_RUNTIME_DIR/blendmq or /tmp/blendmq-UID)\n"
         "holds the running stack's configuration, logs, keys and pids.\n");
 }
@@ -75,12 +84,16 @@ int main (int argc, char **argv)
         else if (!strcmp (a, "--format") && i + 1 < argc) opts.format = argv[++i];
         else if (!strcmp (a, "--limit") && i + 1 < argc) opts.limit = atoi (argv[++i]);
         else if (!strcmp (a, "--sha256") && i + 1 < argc) opts.sha256 = argv[++i];
+        else if (!strcmp (a, "--key") && i + 1 < argc) opts.key_name = argv[++i];
+        else if (!strcmp (a, "--keys-dir") && i + 1 < argc) opts.keys_dir = argv[++i];
+        else if (!strcmp (a, "--role") && i + 1 < argc) opts.role = argv[++i];
         else if (!strcmp (a, "--json")) opts.json = true;
         else if (!strcmp (a, "--compact")) opts.compact = true;
         else if (!strcmp (a, "--ipc")) opts.ipc = true;
         else if (!strcmp (a, "--no-blender")) opts.no_blender = true;
         else if (!strcmp (a, "--keep-partial")) opts.keep_partial = true;
         else if (!strcmp (a, "--confirm")) opts.confirm = true;
+        else if (!strcmp (a, "--open")) opts.open_browser = true;
         else if (a[0] == '-' && a[1] == '-') { fprintf (stderr, "blendmq: unknown option %s (try --help)\n", a); return 2; }
         else if (nwords < 4) words[nwords++] = a;
         else { fprintf (stderr, "blendmq: too many arguments\n"); return 2; }
@@ -93,11 +106,14 @@ int main (int argc, char **argv)
     zsys_init ();
     zsys_set_logstream (NULL);
     const char *cmd = words[0];
+    if (!strcmp (cmd, "mcp") && !opts.key_name) opts.key_name = "mcp";
+    if (!strcmp (cmd, "keys")) return bmq_cli_keys (&opts, nwords - 1, words + 1);
     if (!strcmp (cmd, "up") && nwords == 1) return bmq_cli_up (&opts);
     if (!strcmp (cmd, "down") && nwords == 1) return bmq_cli_down (&opts);
     if (!strcmp (cmd, "status") && nwords == 1) return bmq_cli_status (&opts);
     if (!strcmp (cmd, "watch") && nwords == 1) return bmq_cli_watch (&opts);
     if (!strcmp (cmd, "mcp") && nwords == 1) return bmq_cli_mcp (&opts);
+    if (!strcmp (cmd, "web") && nwords == 1) return bmq_cli_web (&opts);
     if (!strcmp (cmd, "capabilities") && nwords == 1) return bmq_cli_capabilities (&opts);
     if (!strcmp (cmd, "inspect") && nwords == 2) return bmq_cli_inspect (&opts, words[1]);
     if (!strcmp (cmd, "chat") && nwords == 2) return bmq_cli_chat (&opts, words[1], NULL, 0);

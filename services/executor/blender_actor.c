@@ -4,6 +4,8 @@
 #include "codec.h"
 #include "log.h"
 
+#include <sodium.h>
+
 typedef struct {
     bmq_blender_actor_args_t args;
     bmq_blender_link_t *link;
@@ -109,6 +111,12 @@ static void s_actor (zsock_t *pipe, void *arg)
     s_actor_t self = { .args = *(bmq_blender_actor_args_t *) arg, .pipe = pipe, .backoff_ms = 250 };
     free (arg);
     self.link = bmq_blender_link_new (self.args.host, self.args.port, self.args.token);
+    sodium_memzero (self.args.token, sizeof self.args.token);     /* the link holds its own copy */
+    char perr[512];
+    if (!*self.args.palette)
+        bmq_warn ("no palette file given: the add-on will refuse every run_step");
+    else if (bmq_blender_link_load_palette (self.link, self.args.palette, perr, sizeof perr))
+        bmq_error ("%s; the add-on will refuse every run_step", perr);
     zsock_signal (pipe, 0);
     s_try_connect (&self);       /* the owner starts from "disconnected" */
     while (true) {

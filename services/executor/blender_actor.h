@@ -20,6 +20,7 @@ typedef struct {
     char host[256];
     int  port;
     char token[256];
+    char palette[1024];      /* palette file: its operation names go to the add-on at hello */
     int  interval_ms;        /* idle ping period */
     int  connect_timeout_ms;
     int  reconnect_max_ms;

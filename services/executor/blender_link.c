@@ -1,5 +1,6 @@
 /* blender_link — framed, authenticated request/reply with the Blender add-on. */
 #include "blender_link.h"
+#include "yaml_json.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -8,6 +9,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sodium.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,9 +24,15 @@ struct bmq_blender_link_t {
     char   *host;
     int     port;
     char   *token;
+    json_t *operations;     /* palette operation names sent at hello */
     int     fd;
     int64_t next_id;
 };
+
+#define LINK_VERSION  2
+#define NONCE_BYTES   32
+#define CLIENT_LABEL  "blendmq-link-client"
+#define SERVER_LABEL  "blendmq-link-server"
 
 static int64_t s_now_ms (void)
 {
@@ -40,6 +48,7 @@ bmq_blender_link_t *bmq_blender_link_new (const char *host, int port, const char
     self->host = strdup (host);
     self->port = port;
     self->token = strdup (token ? token : "");
+    self->operations = json_array ();
     self->fd = -1;
     self->next_id = 1;
     return self;
@@ -55,7 +64,9 @@ void bmq_blender_link_destroy (bmq_blender_link_t **self_p)
     if (!self_p || !*self_p) return;
     bmq_blender_link_close (*self_p);
     free ((*self_p)->host);
+    if ((*self_p)->token) sodium_memzero ((*self_p)->token, strlen ((*self_p)->token));
     free ((*self_p)->token);
+    json_decref ((*self_p)->operations);
     free (*self_p);
     *self_p = NULL;
 }
@@ -208,14 +219,97 @@ static int s_open (const char *host, int port, int timeout_ms, char *err, size_t
     return fd;
 }
 
-int bmq_blender_link_connect (bmq_blender_link_t *self, int timeout_ms, char *err, size_t errlen)
+int bmq_blender_link_set_operations (bmq_blender_link_t *self, const json_t *names)
 {
-    bmq_blender_link_close (self);
-    self->fd = s_open (self->host, self->port, timeout_ms, err, errlen);
-    if (self->fd < 0) return -1;
-    json_t *args = json_pack ("{s:s}", "token", self->token);
+    if (!json_is_array (names)) return -1;
+    size_t i;
+    json_t *v;
+    json_array_foreach (names, i, v)
+        if (!json_is_string (v)) return -1;
+    json_decref (self->operations);
+    self->operations = json_deep_copy (names);
+    return self->operations ? 0 : -1;
+}
+
+int bmq_blender_link_load_palette (bmq_blender_link_t *self, const char *path, char *err, size_t errlen)
+{
+    char yerr[256] = "";
+    json_t *doc = bmq_yaml_load_file (path, yerr, sizeof yerr);
+    json_t *ops = json_object_get (doc, "operations");
+    if (!json_is_object (ops) || !json_object_size (ops)) {
+        ERR ("cannot read the palette's operations from %s: %s", path, doc ? "no operations mapping" : yerr);
+        json_decref (doc);
+        return -1;
+    }
+    json_t *names = json_array ();
+    const char *name;
+    json_t *v;
+    json_object_foreach (ops, name, v) json_array_append_new (names, json_string (name));
+    int rc = bmq_blender_link_set_operations (self, names);
+    json_decref (names);
+    json_decref (doc);
+    if (rc) ERR ("out of memory");
+    return rc;
+}
+
+/* HMAC-SHA256(token, label || a || b), both nonces raw bytes. */
+static void s_proof (const char *token, const char *label, const unsigned char *a, const unsigned char *b,
+                     unsigned char out[crypto_auth_hmacsha256_BYTES])
+{
+    crypto_auth_hmacsha256_state st;
+    crypto_auth_hmacsha256_init (&st, (const unsigned char *) token, strlen (token));
+    crypto_auth_hmacsha256_update (&st, (const unsigned char *) label, strlen (label));
+    crypto_auth_hmacsha256_update (&st, a, NONCE_BYTES);
+    crypto_auth_hmacsha256_update (&st, b, NONCE_BYTES);
+    crypto_auth_hmacsha256_final (&st, out);
+    sodium_memzero (&st, sizeof st);
+}
+
+static bool s_unhex (const char *hex, unsigned char *out, size_t len)
+{
+    size_t got = 0;
+    return hex && strlen (hex) == 2 * len && sodium_hex2bin (out, len, hex, 2 * len, NULL, &got, NULL) == 0 && got == len;
+}
+
+/* The challenge-response (see blender_link.h). 0, or -1 with err set. */
+static int s_handshake (bmq_blender_link_t *self, int timeout_ms, char *err, size_t errlen)
+{
+    if (!*self->token) { ERR ("no Blender token: cannot authenticate the link"); return -1; }
+    int64_t deadline = s_now_ms () + timeout_ms;
+    json_t *msg = NULL;
+    char rerr[256] = "";
+    int rc = s_recv_frame (self->fd, deadline, &msg, NULL, NULL, rerr, sizeof rerr);
+    if (rc == BMQ_LINK_TIMEOUT) {
+        ERR ("Blender at %s:%d sent no challenge within %d ms (an add-on older than link version %d?)",
+             self->host, self->port, timeout_ms, LINK_VERSION);
+        return -1;
+    }
+    if (rc) { ERR ("%s", *rerr ? rerr : "connection to Blender lost before the challenge"); json_decref (msg); return -1; }
+    json_t *challenge = json_object_get (msg, "challenge");
+    unsigned char ns[NONCE_BYTES], nc[NONCE_BYTES];
+    if (!json_is_true (json_object_get (msg, "ok")) || !json_is_object (challenge)) {
+        const char *e = json_string_value (json_object_get (msg, "error"));
+        ERR ("Blender refused the connection: %s", e ? e : "its first frame is not a challenge");
+        json_decref (msg);
+        return -1;
+    }
+    if (json_integer_value (json_object_get (challenge, "link")) != LINK_VERSION
+        || !s_unhex (json_string_value (json_object_get (challenge, "nonce")), ns, sizeof ns)) {
+        ERR ("Blender's challenge is not link version %d with a %d-byte nonce", LINK_VERSION, NONCE_BYTES);
+        json_decref (msg);
+        return -1;
+    }
+    json_decref (msg);
+    randombytes_buf (nc, sizeof nc);
+    unsigned char mac[crypto_auth_hmacsha256_BYTES], expect[crypto_auth_hmacsha256_BYTES], got[crypto_auth_hmacsha256_BYTES];
+    char nc_hex[2 * NONCE_BYTES + 1], mac_hex[2 * sizeof mac + 1];
+    s_proof (self->token, CLIENT_LABEL, ns, nc, mac);
+    sodium_bin2hex (nc_hex, sizeof nc_hex, nc, sizeof nc);
+    sodium_bin2hex (mac_hex, sizeof mac_hex, mac, sizeof mac);
+    json_t *args = json_pack ("{s:s, s:s, s:O}", "nonce", nc_hex, "mac", mac_hex, "operations", self->operations);
     json_t *reply = NULL;
-    int rc = bmq_blender_link_call (self, "hello", args, timeout_ms, &reply, NULL, NULL, err, errlen);
+    int64_t left = deadline - s_now_ms ();
+    rc = bmq_blender_link_call (self, "hello", args, left > 0 ? (int) left : 1, &reply, NULL, NULL, err, errlen);
     json_decref (args);
     if (rc != BMQ_LINK_OK || !json_is_true (json_object_get (reply, "ok"))) {
         if (rc == BMQ_LINK_OK)
@@ -224,10 +318,28 @@ int bmq_blender_link_connect (bmq_blender_link_t *self, int timeout_ms, char *er
         else if (rc == BMQ_LINK_TIMEOUT)
             ERR ("Blender did not answer hello within %d ms", timeout_ms);
         json_decref (reply);
-        bmq_blender_link_close (self);
         return -1;
     }
+    s_proof (self->token, SERVER_LABEL, nc, ns, expect);
+    bool ok = s_unhex (json_string_value (json_object_get (json_object_get (reply, "result"), "mac")), got, sizeof got)
+              && sodium_memcmp (got, expect, sizeof got) == 0;
     json_decref (reply);
+    sodium_memzero (expect, sizeof expect);
+    if (!ok) {
+        ERR ("the server at %s:%d failed the challenge (it does not know the Blender token): refused, nothing sent",
+             self->host, self->port);
+        return -1;
+    }
+    return 0;
+}
+
+int bmq_blender_link_connect (bmq_blender_link_t *self, int timeout_ms, char *err, size_t errlen)
+{
+    if (sodium_init () < 0) { ERR ("libsodium failed to initialise"); return -1; }
+    bmq_blender_link_close (self);
+    self->fd = s_open (self->host, self->port, timeout_ms, err, errlen);
+    if (self->fd < 0) return -1;
+    if (s_handshake (self, timeout_ms, err, errlen)) { bmq_blender_link_close (self); return -1; }
     return 0;
 }
 

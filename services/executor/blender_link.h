@@ -2,9 +2,19 @@
  *
  * TCP; every frame (both ways) is: u32 BE JSON length, u32 BE blob length,
  * the JSON object, the blob. Requests carry an id; replies echo it, so a late
- * reply to a call that timed out is recognised and discarded. The first
- * request on a connection is `hello` with the shared token. Lengths from the
- * peer are bounded before anything is allocated. */
+ * reply to a call that timed out is recognised and discarded. Lengths from the
+ * peer are bounded before anything is allocated.
+ *
+ * Handshake (link version 2, mutual challenge-response; the shared token never
+ * crosses the wire, see addon/blendmq/protocol.py):
+ *   add-on → {"id":0, "ok":true, "challenge":{"link":2, "nonce": hex Ns}}
+ *   client → hello {"nonce": hex Nc, "operations": [palette names],
+ *                   "mac": hex HMAC-SHA256(token, "blendmq-link-client"||Ns||Nc)}
+ *   add-on → {"ok":true, "result":{..., "mac": hex HMAC-SHA256(token,
+ *                   "blendmq-link-server"||Nc||Ns)}}
+ * Nonces are 32 random bytes (raw in the HMAC input). The client checks the
+ * add-on's mac (constant time) before any command: a process squatting on the
+ * port that does not know the token is refused, and learns nothing about it. */
 #ifndef BMQ_BLENDER_LINK_H
 #define BMQ_BLENDER_LINK_H
 
@@ -20,7 +30,15 @@ typedef enum { BMQ_LINK_OK = 0, BMQ_LINK_TIMEOUT = 1, BMQ_LINK_DOWN = 2, BMQ_LIN
 
 bmq_blender_link_t *bmq_blender_link_new (const char *host, int port, const char *token);
 void bmq_blender_link_destroy (bmq_blender_link_t **self_p);
-/* Connect (with a timeout) and authenticate. 0, or -1 with a message in err. */
+/* The palette's operation names sent at hello; the add-on refuses run_step of
+ * any other operation (none set: every run_step is refused). `names` is a
+ * JSON array of strings, copied. 0, or -1 when it is not such an array. */
+int  bmq_blender_link_set_operations (bmq_blender_link_t *self, const json_t *names);
+/* The same from a palette file (proto/palette.yaml: the keys of "operations").
+ * 0, or -1 with a message in err. */
+int  bmq_blender_link_load_palette (bmq_blender_link_t *self, const char *path, char *err, size_t errlen);
+/* Connect (with a timeout) and authenticate both ways. 0, or -1 with a
+ * message in err. */
 int  bmq_blender_link_connect (bmq_blender_link_t *self, int timeout_ms, char *err, size_t errlen);
 bool bmq_blender_link_connected (const bmq_blender_link_t *self);
 void bmq_blender_link_close (bmq_blender_link_t *self);

@@ -15,6 +15,8 @@
 #include "peer.h"
 #include "plan_seal.h"
 #include "script_jobs.h"
+#include "roles.h"
+#include "service.h"
 
 #define QUEUE_MAX 1000
 
@@ -25,6 +27,8 @@ typedef struct {
     bmq_audit_t   *audit;
     bmq_script_jobs_t *scripts;       /* BPY scripts: sandbox runs, confirmed live runs (issue 8) */
     bmq_seal_key_t key;
+    bmq_seal_guard_t *seals;          /* nonces of accepted seals, until they expire (issue 12) */
+    const char    *name;              /* executor.name: seals must be made for it */
     zlistx_t      *queue;
     bmq_job_t     *current;
     bool           waiting;           /* a CALL is outstanding */
@@ -317,12 +321,16 @@ static void s_on_actor (s_exec_t *ex)
 static bmq_envelope_t *s_accept_plan (s_exec_t *ex, const bmq_envelope_t *req, zframe_t *rid)
 {
     json_t *plan = json_object_get (req->body, "plan");
-    char hash[BMQ_HEX_DIGEST];
-    if (bmq_plan_hash (plan, hash) || strcmp (hash, bmq_body_str (req, "plan_hash"))
-        || !bmq_seal_verify (&ex->key, hash, bmq_body_str (req, "seal"))) {
+    char hash[BMQ_HEX_DIGEST], why[300] = "the plan does not match its hash";
+    bmq_seal_status_t sealed = BMQ_SEAL_INVALID;
+    if (!bmq_plan_hash (plan, hash) && !strcmp (hash, bmq_body_str (req, "plan_hash")))
+        sealed = bmq_seal_check (&ex->key, hash, bmq_body_str (req, "seal"), ex->name, bmq_seal_now_ms (), ex->seals,
+                                 why, sizeof why);
+    if (sealed != BMQ_SEAL_OK) {
         bmq_audit_record (ex->audit, req->cid, "plan.refused",
-                          json_pack ("{s:s, s:s}", "plan_id", bmq_body_str (req, "plan_id"), "reason", "seal"));
-        return bmq_envelope_error (req, "unsealed", "the plan does not carry a valid validator seal; nothing was run");
+                          json_pack ("{s:s, s:s, s:s, s:s}", "plan_id", bmq_body_str (req, "plan_id"), "reason", "seal",
+                                     "seal", bmq_seal_status_name (sealed), "detail", why));
+        return bmq_envelope_error (req, "unsealed", "the plan does not carry a valid validator seal (%s); nothing was run", why);
     }
     if (zlistx_size (ex->queue) >= QUEUE_MAX)
         return bmq_envelope_error (req, "busy", "the executor queue is full (%d plans)", QUEUE_MAX);
@@ -390,7 +398,9 @@ static void s_on_request (s_exec_t *ex)
     bmq_envelope_t *env = bmq_bus_recv (ex->router, &rid);
     if (!env) { zframe_destroy (&rid); return; }
     bmq_envelope_t *reply = NULL;
-    if (bmq_answer_heartbeat (ex->router, rid, env, "executor", s_state (ex))) { }
+    /* the gateway for a client of the right role; planner and validators for RNA (roles.def) */
+    if (bmq_roles_refused (ex->router, rid, env, "executor", bmq_roles_curve (ex->cfg), 0, ex->audit)) { }
+    else if (bmq_answer_heartbeat (ex->router, rid, env, "executor", s_state (ex))) { }
     else if (env->type == BMQ_MSG_EXECUTE_REQUEST) reply = s_accept_plan (ex, env, rid);
     else if (env->type == BMQ_MSG_CANCEL_REQUEST) s_cancel (ex, env);
     else if (env->type == BMQ_MSG_INSPECT_REQUEST) reply = s_accept_inspect (ex, env, rid);
@@ -453,6 +463,7 @@ int bmq_executor_service_run (bmq_config_t *cfg)
         .reconnect_max_ms = (int) bmq_config_int (cfg, "blender.reconnect_max_ms"),
     };
     snprintf (args.host, sizeof args.host, "%s", bmq_config_str (cfg, "blender.host"));
+    bmq_service_path (bmq_config_str (cfg, "validator.palette"), "proto/palette.yaml", args.palette, sizeof args.palette);
     if (s_read_token (bmq_config_str (cfg, "blender.token_file"), args.token, sizeof args.token)) {
         bmq_error ("cannot read the Blender token from blender.token_file '%s'", bmq_config_str (cfg, "blender.token_file"));
         return 1;
@@ -464,7 +475,12 @@ int bmq_executor_service_run (bmq_config_t *cfg)
     zlistx_set_destructor (ex.queue, bmq_job_free);
     int code = 1;
     ex.scripts = ex.router && ex.pub && ex.audit ? bmq_script_jobs_new (&ex.key, ex.audit, ex.router, ex.pub) : NULL;
+    ex.name = *bmq_config_str (cfg, "executor.name") ? bmq_config_str (cfg, "executor.name") : "local";
+    int64_t seal_ttl = bmq_config_int (cfg, "security.seal_ttl_ms") > 0 ? bmq_config_int (cfg, "security.seal_ttl_ms")
+                                                                         : BMQ_SEAL_TTL_DEFAULT_MS;
+    ex.seals = bmq_seal_guard_new (100000, seal_ttl);
     if (ex.scripts) bmq_script_jobs_set_timeout (ex.scripts, (int) bmq_config_int (cfg, "executor.script_timeout_ms"));
+    if (ex.scripts) bmq_script_jobs_set_seals (ex.scripts, ex.name, ex.seals);
     if (ex.router && ex.pub && ex.audit && ex.scripts) {
         ex.blender = bmq_blender_actor_new (&args);
         bmq_info ("executor ready on %s (events %s), Blender at %s:%d", bmq_config_str (cfg, "executor.endpoint"),
@@ -492,6 +508,7 @@ int bmq_executor_service_run (bmq_config_t *cfg)
         code = 0;
     }
     bmq_script_jobs_destroy (&ex.scripts);
+    bmq_seal_guard_destroy (&ex.seals);
     bmq_job_destroy (&ex.current);
     zlistx_destroy (&ex.queue);
     bmq_audit_destroy (&ex.audit);

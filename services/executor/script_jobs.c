@@ -52,6 +52,8 @@ struct bmq_script_jobs_t {
     zlistx_t    *store;         /* s_entry_t*, oldest first */
     json_t      *modules, *builtins;    /* run-time allowlists: the script rules' defaults, as in the sandbox */
     int          timeout_ms;            /* run_script: the add-on's limit for a live run */
+    const char  *name;                  /* this executor (executor.name): seals must be for it */
+    bmq_seal_guard_t *seals;            /* the executor's replay guard (borrowed) */
 };
 
 /* A fresh script id: 128 random bits as 32 lowercase hex chars. Never taken from a client,
@@ -176,6 +178,12 @@ void bmq_script_jobs_destroy (bmq_script_jobs_t **self_p)
 
 zactor_t *bmq_script_jobs_worker (bmq_script_jobs_t *self) { return self->worker; }
 
+void bmq_script_jobs_set_seals (bmq_script_jobs_t *self, const char *name, bmq_seal_guard_t *guard)
+{
+    self->name = name;
+    self->seals = guard;
+}
+
 void bmq_script_jobs_set_timeout (bmq_script_jobs_t *self, int timeout_ms)
 {
     if (timeout_ms > 0) self->timeout_ms = timeout_ms;
@@ -243,13 +251,17 @@ static bmq_envelope_t *s_on_script (bmq_script_jobs_t *self, const bmq_envelope_
     char sha[BMQ_HEX_DIGEST] = "", subject[128];
     if (json_is_string (script)) s_sha256_hex (json_string_value (script), json_string_length (script), sha);
     snprintf (subject, sizeof subject, "script:%s", sha);       /* what validator_script.c seals */
-    if (!json_is_string (script) || !seal || strcmp (sha, json_string_value (json_object_get (verdict, "sha256")) ?: "")
-        || !bmq_seal_verify (&self->key, subject, seal)) {
+    char why[300] = "the script text does not match its verdict";
+    bmq_seal_status_t sealed = BMQ_SEAL_INVALID;
+    if (json_is_string (script) && !strcmp (sha, json_string_value (json_object_get (verdict, "sha256")) ?: ""))
+        sealed = bmq_seal_check (&self->key, subject, seal, self->name ? self->name : "local", bmq_seal_now_ms (), self->seals,
+                                 why, sizeof why);
+    if (sealed != BMQ_SEAL_OK) {
         bmq_audit_record (self->audit, script_id, "script.sandbox",
-                          json_pack ("{s:s, s:s, s:s, s:s}", "script_id", script_id, "script_sha256", sha, "status", "unsealed",
-                                     "request_cid", req->cid));
-        return bmq_envelope_reply (req, BMQ_MSG_SCRIPT_REPLY, json_pack ("{s:s, s:s, s:s}", "script_id", script_id,
-            "status", "rejected", "message", "the script does not carry a valid validator seal; nothing was run"));
+                          json_pack ("{s:s, s:s, s:s, s:s, s:s, s:s}", "script_id", script_id, "script_sha256", sha, "status", "unsealed",
+                                     "request_cid", req->cid, "seal", bmq_seal_status_name (sealed), "reason", why));
+        return bmq_envelope_reply (req, BMQ_MSG_SCRIPT_REPLY, json_pack ("{s:s, s:s, s:s++}", "script_id", script_id,
+            "status", "rejected", "message", "the script does not carry a valid validator seal (", why, "); nothing was run"));
     }
     if (zhashx_lookup (self->pending, req->cid) || zhashx_size (self->pending) >= STORE_MAX)
         return bmq_envelope_error (req, "busy", "too many scripts in progress");

@@ -47,6 +47,9 @@ bmq_script_jobs_t *bmq_script_jobs_new (const bmq_seal_key_t *key, bmq_audit_t *
 void bmq_script_jobs_destroy (bmq_script_jobs_t **self_p);
 /* The add-on's limit for a live run (run_script's timeout_ms; executor.script_timeout_ms). */
 void bmq_script_jobs_set_timeout (bmq_script_jobs_t *self, int timeout_ms);
+/* Seals must be for executor `name` (kept, not copied) and are remembered in
+ * `guard` (borrowed) so none is used twice (issue 12). */
+void bmq_script_jobs_set_seals (bmq_script_jobs_t *self, const char *name, bmq_seal_guard_t *guard);
 /* The link timeout for one of our Blender commands: timeout_ms + 15 s for run_script (the
  * add-on's own limit answers first), 0 for anything else (the caller's default). */
 int bmq_script_jobs_link_timeout (const bmq_script_jobs_t *self, const bmq_job_t *job);

@@ -21,6 +21,8 @@ typedef struct {
     bool      keep_partial;              /* the client asked to keep a failed plan's work */
     int64_t   deadline;                  /* monotonic ms */
     double    accepted_us;               /* when the gateway received it */
+    char      client_name[64];           /* the client's authenticated identity (roles.h): */
+    char      client_role[16];           /* forwarded downstream in body.on_behalf_of ("" with CURVE off) */
 } bmq_gw_request_t;
 
 bmq_gw_request_t *bmq_gw_request_new (bmq_req_kind_t kind, const bmq_envelope_t *req, zframe_t *rid, int timeout_ms);

@@ -8,6 +8,7 @@
 #include "http_server.h"
 #include "log.h"
 #include "peer.h"
+#include "roles.h"
 #include "validator_broker.h"
 #include "executor_set.h"
 
@@ -27,7 +28,15 @@ typedef struct {
     zhashx_t     *requests;           /* cid → bmq_gw_request_t* */
     int           timeout_ms;
     bmq_http_server_t *http;          /* REST, SSE, MCP over HTTP; NULL when disabled */
+    bool          curve;              /* security.curve: an unauthenticated peer is refused */
 } s_gw_t;
+
+/* Everything the gateway sends downstream for a client carries who the client
+ * is (body.on_behalf_of), replacing anything the client put there itself. */
+static void s_for_client (const bmq_gw_request_t *r, bmq_envelope_t *env)
+{
+    bmq_roles_set_on_behalf_of (env->body, r->client_name, r->client_role);
+}
 
 static void s_to_client (s_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t *env)
 {
@@ -76,7 +85,10 @@ static void s_validate_with (s_gw_t *gw, bmq_gw_request_t *r, json_t *scene_obje
 {
     r->state = BMQ_REQ_VALIDATING;
     bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_VALIDATE_REQUEST, r->cid, json_pack ("{s:O}", "plan", r->plan));
+    /* the seal names the executor it is for (issue 12) */
+    json_object_set_new (req->body, "target", json_string (bmq_executor_set_name (gw->executors, (size_t) r->executor)));
     if (scene_objects) json_object_set_new (req->body, "scene_objects", scene_objects);
+    s_for_client (r, req);
     if (bmq_broker_submit (gw->broker, &req))
         s_fail (gw, r, "busy", "the validator queue is full; try again shortly");
     else if (!bmq_broker_workers (gw->broker))
@@ -89,6 +101,7 @@ static void s_validate (s_gw_t *gw, bmq_gw_request_t *r)
     r->state = BMQ_REQ_LOOKING;
     bmq_envelope_t *look = bmq_envelope_new (BMQ_MSG_SCENE_REQUEST, r->cid,
         json_pack ("{s:s, s:{s:i}}", "command", "scene_info", "args", "limit", 1000));
+    s_for_client (r, look);
     bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), look);
     bmq_envelope_destroy (&look);
 }
@@ -127,6 +140,7 @@ static void s_on_script_verdict (s_gw_t *gw, bmq_gw_request_t *r, const bmq_enve
     bmq_envelope_t *run = bmq_envelope_new (BMQ_MSG_SCRIPT_REQUEST, r->cid,
         json_pack ("{s:O, s:O, s:O}", "script", json_object_get (verdict->body, "script"),
                    "verdict", json_object_get (verdict->body, "verdict"), "seal", json_object_get (verdict->body, "seal")));
+    s_for_client (r, run);
     bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), run);
     bmq_envelope_destroy (&run);
 }
@@ -155,6 +169,7 @@ static void s_on_verdict (s_gw_t *gw, bmq_envelope_t *verdict)
         json_pack ("{s:s, s:O, s:O, s:O, s:b}", "plan_id", r->plan_id, "plan", r->plan,
                    "plan_hash", json_object_get (verdict->body, "plan_hash"),
                    "seal", json_object_get (verdict->body, "seal"), "keep_partial", r->keep_partial));
+    s_for_client (r, exec);
     bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), exec);
     bmq_envelope_destroy (&exec);
 }
@@ -231,14 +246,15 @@ static json_t *s_status (s_gw_t *gw)
  * plan being run is the executor's to stop (after its current step, rolled
  * back); the gateway asks it in a story of its own, so an executor that
  * cannot cancel answers nothing this request would take for its end. */
-static void s_cancel (s_gw_t *gw, const bmq_envelope_t *env)
+static void s_cancel (s_gw_t *gw, const bmq_envelope_t *env, const bmq_principal_t *who)
 {
     bmq_gw_request_t *r = zhashx_lookup (gw->requests, env->cid);
     if (!r) return;
-    bmq_audit_record (gw->audit, r->cid, "request.cancel", json_pack ("{s:s, s:s, s:s}", "plan_id", r->plan_id,
-                      "state", bmq_gw_request_state_name (r->state), "client", env->sender));
+    bmq_audit_record (gw->audit, r->cid, "request.cancel", json_pack ("{s:s, s:s, s:s, s:s, s:s}", "plan_id", r->plan_id,
+                      "state", bmq_gw_request_state_name (r->state), "client", env->sender, "name", who->name, "role", who->role));
     if (r->state == BMQ_REQ_EXECUTING) {
         bmq_envelope_t *stop = bmq_envelope_new (BMQ_MSG_CANCEL_REQUEST, NULL, json_pack ("{s:s}", "plan_id", r->plan_id));
+        bmq_roles_set_on_behalf_of (stop->body, who->name, who->role);
         bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), stop);
         bmq_envelope_destroy (&stop);
     }
@@ -265,6 +281,20 @@ static void s_on_client (s_gw_t *gw)
     bmq_envelope_t *env = bmq_bus_recv (gw->front, &rid);
     if (!env) { zframe_destroy (&rid); return; }
     bmq_envelope_t *reply = NULL;
+    /* who is asking, from the key (or, from this process's own HTTP/MCP
+     * threads, the token they checked), and may they? (roles.def) */
+    bmq_principal_t who;
+    char why[512];
+    if (bmq_roles_check (env, "gateway", gw->curve, BMQ_ROLES_TRUST_LOCAL, &who, why, sizeof why)) {
+        bmq_warn ("refused %s from '%s' (%s): %s", bmq_msg_type_name (env->type), who.name[0] ? who.name : env->auth_name,
+                  who.role[0] ? who.role : env->auth_role, why);
+        bmq_audit_record (gw->audit, env->cid, "auth.refused", bmq_roles_refusal_record (env, "gateway", &who, why));
+        reply = bmq_roles_refusal (env, why);
+        if (reply) bmq_bus_send_and_destroy (gw->front, rid, &reply);
+        zframe_destroy (&rid);
+        bmq_envelope_destroy (&env);
+        return;
+    }
     bmq_req_kind_t kind;
     bool start = true;
     switch (env->type) {
@@ -283,7 +313,7 @@ static void s_on_client (s_gw_t *gw)
     }
     if (bmq_answer_heartbeat (gw->front, rid, env, "gateway", "ok")) { }
     else if (env->type == BMQ_MSG_STATUS_REQUEST) reply = bmq_envelope_reply (env, BMQ_MSG_STATUS_REPLY, s_status (gw));
-    else if (env->type == BMQ_MSG_CANCEL_REQUEST) s_cancel (gw, env);
+    else if (env->type == BMQ_MSG_CANCEL_REQUEST) s_cancel (gw, env, &who);
     else if (!start) reply = bmq_envelope_error (env, "unsupported", "the gateway does not accept %s", bmq_msg_type_name (env->type));
     else if (zhashx_lookup (gw->requests, env->cid)) reply = bmq_envelope_error (env, "duplicate", "request %s is already in progress", env->cid);
     else if (zhashx_size (gw->requests) >= MAX_REQUESTS) reply = bmq_envelope_error (env, "busy", "too many requests in progress");
@@ -296,9 +326,16 @@ static void s_on_client (s_gw_t *gw)
         bool named = s_plan_id_ok (gw, bmq_body_str (env, "plan_id"));
         bmq_gw_request_t *r = bmq_gw_request_new (kind, env, rid, gw->timeout_ms);
         r->executor = bmq_executor_set_find (gw->executors, bmq_body_str (env, "target"));
+        snprintf (r->client_name, sizeof r->client_name, "%s", who.name);
+        snprintf (r->client_role, sizeof r->client_role, "%s", who.role);
+        s_for_client (r, env);          /* forwarded as is below: the client's own on_behalf_of never passes */
         if (named) snprintf (r->plan_id, sizeof r->plan_id, "%s", bmq_body_str (env, "plan_id"));
         zhashx_insert (gw->requests, r->cid, r);
         json_t *what = json_deep_copy (env->body);
+        json_object_del (what, BMQ_ON_BEHALF_OF);
+        if (who.authenticated)
+            json_object_set_new (what, "identity", json_pack ("{s:s, s:s, s:s}", "name", who.name, "role", who.role,
+                                                              "key", who.transport));
         json_object_set_new (what, "request", json_string (bmq_msg_type_name (env->type)));
         json_object_set_new (what, "client", json_string (env->sender));
         json_object_set_new (what, "transport", json_string (!strcmp (env->sender, "http") ? "http" : !strcmp (env->sender, "mcp") ? "mcp" : "zmq"));
@@ -310,6 +347,7 @@ static void s_on_client (s_gw_t *gw)
             r->state = BMQ_REQ_PLANNING;
             bmq_envelope_t *pr = bmq_envelope_new (BMQ_MSG_PLAN_REQUEST, r->cid,
                                                    json_pack ("{s:O}", "prompt", json_object_get (env->body, "prompt")));
+            s_for_client (r, pr);
             bmq_peer_send (gw->planner, pr);
             bmq_envelope_destroy (&pr);
         }
@@ -326,6 +364,8 @@ static void s_on_client (s_gw_t *gw)
             r->state = BMQ_REQ_VALIDATING;
             if (env->type == BMQ_MSG_SCRIPT_REQUEST) r->plan = json_incref (env->body);     /* validate_only */
             bmq_envelope_t *req = bmq_envelope_reply (env, env->type, json_incref (env->body));
+            if (env->type == BMQ_MSG_SCRIPT_REQUEST)        /* the seal names the executor it is for (issue 12) */
+                json_object_set_new (req->body, "target", json_string (bmq_executor_set_name (gw->executors, (size_t) r->executor)));
             if (bmq_broker_submit (gw->broker, &req)) s_fail (gw, r, "busy", "the validator queue is full; try again shortly");
         }
         else {
@@ -363,20 +403,21 @@ static void s_forward_events (s_gw_t *gw)
 
 int bmq_gateway_service_run (bmq_config_t *cfg)
 {
-    s_gw_t gw = { .cfg = cfg, .timeout_ms = (int) bmq_config_int (cfg, "gateway.request_timeout_ms") };
+    s_gw_t gw = { .cfg = cfg, .timeout_ms = (int) bmq_config_int (cfg, "gateway.request_timeout_ms"),
+                  .curve = bmq_config_bool (cfg, "security.curve") };
     int interval = (int) bmq_config_int (cfg, "heartbeat.interval_ms");
     int liveness = (int) bmq_config_int (cfg, "heartbeat.liveness");
     gw.front = bmq_bus_bind (ZMQ_ROUTER, bmq_config_str (cfg, "gateway.endpoint"));
     if (gw.front && zsock_bind (gw.front, "%s", FRONT_INPROC) == -1) zsock_destroy (&gw.front);
     gw.pub = bmq_bus_bind (ZMQ_PUB, bmq_config_str (cfg, "gateway.events"));
-    gw.sub = zsock_new (ZMQ_SUB);             /* connected to every executor's events by the set */
-    zsock_set_subscribe (gw.sub, "");
+    gw.sub = bmq_bus_client_socket (ZMQ_SUB, "executor");   /* connected to every executor's events by the set */
     char err[512] = "";
     gw.executors = bmq_executor_set_new (cfg, gw.sub, err, sizeof err);
     if (!gw.executors) bmq_error ("executors: %s", err);
     gw.broker = bmq_broker_new (bmq_config_str (cfg, "gateway.validator_broker"), interval, liveness);
     gw.planner = bmq_peer_new ("planner", bmq_config_str (cfg, "planner.endpoint"), interval, liveness);
     gw.audit = bmq_audit_new_from_config (cfg);
+    if (gw.broker) bmq_broker_set_auth (gw.broker, gw.curve, gw.audit);
     gw.requests = zhashx_new ();
     zhashx_set_destructor (gw.requests, bmq_gw_request_free);
     int code = 1;
@@ -422,6 +463,7 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
                 s_on_verdict (&gw, failed);
             bmq_audit_tick (gw.audit);
             bmq_http_server_tick (gw.http);
+            bmq_http_server_audit (gw.http, gw.audit);     /* refused HTTP requests: "http.refused" records */
             s_expire (&gw);
         }
         bmq_info ("gateway stopping (%zu requests in progress)", zhashx_size (gw.requests));

@@ -1,6 +1,7 @@
 /* http_api — REST routes, SSE progress, health and metrics. */
 #include "http_api.h"
 #include "mcp_tools.h"
+#include "mcp_call.h"
 #include "http_bus.h"
 #include "http_metrics.h"
 #include "http_plans.h"
@@ -17,14 +18,28 @@
 #define KEEPALIVE_MS   15000
 #define SSE_CHUNK      (64u << 10)
 
+bmq_role_t bmq_http_api_role (const char *method, const char *url)
+{
+    bool read = !strcmp (method, "GET") || !strcmp (method, "HEAD");
+    if (!strcmp (method, "OPTIONS") || (read && !strcmp (url, "/healthz"))) return BMQ_ROLE_NONE;
+    if (!strcmp (url, "/mcp")) return BMQ_ROLE_VIEWER;          /* then per tool */
+    if (read) return BMQ_ROLE_VIEWER;
+    if (!strncmp (url, "/api/scripts/", 13) && strchr (url + 13, '/')) return BMQ_ROLE_REVIEWER;
+    if (!strcmp (url, "/api/chat") || !strcmp (url, "/api/plans") || !strcmp (url, "/api/plans/validate")
+        || !strcmp (url, "/api/scripts") || (!strncmp (url, "/api/plans/", 11) && strstr (url + 11, "/cancel")))
+        return BMQ_ROLE_OPERATOR;
+    if (!strncmp (url, "/api/scene", 10)) return BMQ_ROLE_ADMIN;
+    return BMQ_ROLE_VIEWER;          /* a route that does not exist: 404 for anyone with a token */
+}
+
 const char *bmq_http_api_route (const char *method, const char *url)
 {
-    static const char *fixed[] = { "/mcp", "/healthz", "/metrics", "/api/mcp/capabilities", "/api/chat", "/api/plans",
-                                   "/api/plans/validate", "/api/scripts", "/api/scene", "/api/events", "/api/audit", NULL };
+    static const char *fixed[] = { "/", "/mcp", "/healthz", "/metrics", "/api/mcp/capabilities", "/api/chat", "/api/plans",
+                                   "/api/plans/validate", "/api/scripts", "/api/scene", "/api/events", "/api/audit", "/api/whoami", NULL };
     for (int i = 0; fixed[i]; i++)
         if (!strcmp (url, fixed[i])) return fixed[i];
     if (!strncmp (url, "/api/scripts/", 13)) return strchr (url + 13, '/') ? "/api/scripts/{id}/confirm" : "/api/scripts/{id}";
-    if (!strncmp (url, "/api/plans/", 11)) return "/api/plans/{id}";
+    if (!strncmp (url, "/api/plans/", 11)) return strchr (url + 11, '/') ? "/api/plans/{id}/cancel" : "/api/plans/{id}";
     return "other";
 }
 
@@ -48,6 +63,10 @@ static bmq_envelope_t *s_ask (bmq_http_req_t *req, bmq_envelope_t **env_p, s_fin
     bmq_envelope_t *env = *env_p;
     *env_p = NULL;
     snprintf (env->sender, sizeof env->sender, "http");
+    if (req->who.role != BMQ_ROLE_NONE) {           /* who asked: the gateway and the services check and audit it */
+        if (!env->body) env->body = json_object ();
+        json_object_set_new (env->body, "on_behalf_of", json_pack ("{s:s, s:s}", "name", req->who.name, "role", bmq_role_name (req->who.role)));
+    }
     bmq_http_bus_t *bus = bmq_http_req_bus (req);
     char cid[BMQ_MAX_ID + 1];
     snprintf (cid, sizeof cid, "%s", env->cid);
@@ -357,6 +376,7 @@ static enum MHD_Result s_scripts (bmq_http_req_t *req, const char *confirm_id, s
     if (!answer || answer->type != BMQ_MSG_SCRIPT_REPLY) rc = s_gateway_error (req, answer);
     else {
         const char *status = bmq_body_str (answer, "status");
+        if (!confirm_id) bmq_mcp_note_script (answer->body);       /* what confirm_script shows a person */
         int code = !strcmp (status, "refused") ? 409
                  : !strcmp (status, "validated") || !strcmp (status, "sandboxed") || !strcmp (status, "applied") ? 200 : 422;
         rc = bmq_http_reply_json (req, code, json_incref (answer->body));
@@ -437,6 +457,52 @@ static enum MHD_Result s_events (bmq_http_req_t *req)
     return bmq_http_reply (req, 200, resp);
 }
 
+/* POST /api/plans/{id}/cancel: stop that plan (its story's cancel.request; the executor rolls it back). */
+static enum MHD_Result s_plan_cancel (bmq_http_req_t *req, const char *id, size_t id_len)
+{
+    char plan_id[128];
+    snprintf (plan_id, sizeof plan_id, "%.*s", (int) id_len, id);
+    json_t *rec = bmq_http_plans_get (bmq_http_server_plans (req->server), plan_id);
+    const char *cid = json_string_value (json_object_get (rec, "cid"));
+    if (!cid) {
+        json_decref (rec);
+        return bmq_http_reply_error (req, 404, "unknown_plan", "no plan %s is known here", plan_id);
+    }
+    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_CANCEL_REQUEST, cid, json_pack ("{s:s}", "plan_id", plan_id));
+    snprintf (env->sender, sizeof env->sender, "http");
+    json_object_set_new (env->body, "on_behalf_of", json_pack ("{s:s, s:s}", "name", req->who.name, "role", bmq_role_name (req->who.role)));
+    bmq_http_bus_t *bus = bmq_http_req_bus (req);
+    int rc = bus ? bmq_http_bus_send (bus, env) : -1;
+    bmq_envelope_destroy (&env);
+    json_decref (rec);
+    if (rc) return bmq_http_reply_error (req, 502, "gateway_error", "the gateway is not reachable");
+    return bmq_http_reply_json (req, 202, json_pack ("{s:s, s:s}", "plan_id", plan_id, "state", "cancelling"));
+}
+
+/* ---- the page ---------------------------------------------------------------------------- */
+
+static const char s_page[] =
+    "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>blendmq</title>"
+    "<meta name=\"referrer\" content=\"no-referrer\"></head><body><h1>blendmq</h1>"
+    "<p>Signed in as <b id=\"who\"></b>. The full page comes with its own issue; the API is under <code>/api</code>.</p>"
+    "<script>fetch('/api/whoami').then(r=>r.json()).then(j=>{document.getElementById('who').textContent=j.name+' ('+j.role+')'})</script>"
+    "</body></html>";
+
+static enum MHD_Result s_index (bmq_http_req_t *req)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer (strlen (s_page), (void *) s_page, MHD_RESPMEM_PERSISTENT);
+    MHD_add_response_header (resp, "Content-Type", "text/html; charset=utf-8");
+    MHD_add_response_header (resp, "Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline' 'self'; frame-ancestors 'none'");
+    MHD_add_response_header (resp, "X-Frame-Options", "DENY");
+    return bmq_http_reply (req, 200, resp);
+}
+
+/* GET /api/whoami: the name and role of the token (or the page's session). */
+static enum MHD_Result s_whoami (bmq_http_req_t *req)
+{
+    return bmq_http_reply_json (req, 200, json_pack ("{s:s, s:s}", "name", req->who.name, "role", bmq_role_name (req->who.role)));
+}
+
 /* ---- health and metrics ------------------------------------------------------------------ */
 
 static enum MHD_Result s_health (bmq_http_req_t *req)
@@ -471,6 +537,8 @@ enum MHD_Result bmq_http_api_handle (bmq_http_req_t *req)
     const char *url = req->url, *m = req->method;
     bool get = !strcmp (m, "GET") || !strcmp (m, "HEAD"), post = !strcmp (m, "POST");
     if (!strcmp (url, "/healthz")) return get ? s_health (req) : s_not_allowed (req, "GET");
+    if (!strcmp (url, "/")) return get ? s_index (req) : s_not_allowed (req, "GET");
+    if (!strcmp (url, "/api/whoami")) return get ? s_whoami (req) : s_not_allowed (req, "GET");
     if (!strcmp (url, "/metrics")) return get ? s_metrics (req) : s_not_allowed (req, "GET");
     if (!strcmp (url, "/api/mcp/capabilities")) return get ? s_capabilities (req) : s_not_allowed (req, "GET");
     if (!strcmp (url, "/api/chat")) return post ? s_chat (req) : s_not_allowed (req, "POST");
@@ -488,5 +556,8 @@ enum MHD_Result bmq_http_api_handle (bmq_http_req_t *req)
     }
     if (!strncmp (url, "/api/plans/", 11) && url[11] && !strchr (url + 11, '/'))
         return get ? s_plan_get (req, url + 11) : s_not_allowed (req, "GET");
+    if (!strncmp (url, "/api/plans/", 11) && url[11] && strchr (url + 11, '/') && !strcmp (strchr (url + 11, '/'), "/cancel")
+        && strchr (url + 11, '/') - (url + 11) <= 64)
+        return post ? s_plan_cancel (req, url + 11, (size_t) (strchr (url + 11, '/') - (url + 11))) : s_not_allowed (req, "POST");
     return bmq_http_reply_error (req, 404, "not_found", "no such route: %.200s %.200s", m, url);
 }

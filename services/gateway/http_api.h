@@ -9,8 +9,10 @@
  *                                      → 202 {"plan_id", "verdict"} once validated and queued; 422 when rejected
  *   POST /api/plans/validate           the verdict, 200 {accepted, errors, plan_hash, …}
  *   GET  /api/plans/{id}               what is known of a plan (http_plans); 404 for an unknown id
- *   POST /api/scripts, POST /api/scripts/{id}/confirm
- *                                      501 not_available until the script service exists in this build
+ *   POST /api/plans/{id}/cancel        stop that plan (cancel.request for its story) → 202
+ *   GET  /                             the page (placeholder); GET /?token=T sets the session cookie → 303 /
+ *   POST /api/scripts, POST /api/scripts/{id}/confirm, GET /api/scripts[/{id}]
+ *                                      submit, confirm (sha256), list scripts
  *   GET  /api/scene                    objects in the live scene (?limit, ?offset)
  *   GET  /api/events                   Server-Sent Events of every progress event (?plan_id= filters;
  *                                      Last-Event-ID header or ?last_event_id= resumes)
@@ -20,6 +22,16 @@
 
 #include "http_server.h"
 
+/* The least role a request needs (http_auth.h), BMQ_ROLE_NONE for none:
+ *   GET /healthz, OPTIONS                                   none
+ *   GET anything else (/, /metrics, /api/scene, /api/audit, /api/events,
+ *       /api/mcp/capabilities, /api/scripts[/{id}], /api/plans/{id}), /mcp   viewer
+ *   POST /api/chat, /api/plans, /api/plans/validate, /api/scripts,
+ *        /api/plans/{id}/cancel                             operator
+ *   POST /api/scripts/{id}/confirm                          reviewer (a person; + the sha256)
+ *   anything else that changes the scene (POST /api/scene…) admin
+ * /mcp: each tool then needs its own role (mcp_tools.json "_role"). */
+bmq_role_t bmq_http_api_role (const char *method, const char *url);
 /* The metrics label of a path (a fixed set: ids are not labels). */
 const char *bmq_http_api_route (const char *method, const char *url);
 /* Serve a request whose body is complete. */

@@ -8,7 +8,7 @@ struct bmq_http_bus_t {
 
 bmq_http_bus_t *bmq_http_bus_new (const char *endpoint)
 {
-    zsock_t *sock = bmq_bus_connect (ZMQ_DEALER, endpoint);
+    zsock_t *sock = bmq_bus_connect (ZMQ_DEALER, endpoint, "gateway");
     if (!sock) return NULL;
     bmq_http_bus_t *self = calloc (1, sizeof *self);
     self->sock = sock;

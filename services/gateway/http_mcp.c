@@ -42,6 +42,7 @@ struct s_stream_t {
     atomic_bool        cancelled;
     bool               over;
     json_t            *out;              /* messages not yet written */
+    json_t            *answer;           /* the client's answer to our elicitation (under the owner's lock) */
     char              *pending;
     size_t             len, off;
     int64_t            last_write;
@@ -163,6 +164,23 @@ static void s_step (s_stream_t *st)
         st->over = true;
         return;
     }
+    pthread_mutex_lock (&st->owner->lock);
+    json_t *answer = st->answer;
+    st->answer = NULL;
+    pthread_mutex_unlock (&st->owner->lock);
+    if (answer) {
+        bmq_envelope_t *request = NULL;
+        st->over = bmq_mcp_call_answer (st->call, answer, st->out, &request);
+        json_decref (answer);
+        if (request && (!st->bus || bmq_http_bus_send (st->bus, request)))
+            bmq_mcp_call_fail (st->call, "the gateway is not reachable", st->out), st->over = true;
+        bmq_envelope_destroy (&request);
+        if (st->over) {
+            json_t *last = json_array_get (st->out, json_array_size (st->out) - 1);
+            bmq_http_metrics_tool (bmq_http_server_metrics (st->server), bmq_mcp_call_tool (st->call), s_outcome (last));
+            return;
+        }
+    }
     int64_t wait = bmq_mcp_call_wakeup (st->call) - bmq_mono_ms ();
     if (wait > SLICE_MS) wait = SLICE_MS;
     if (wait < 0) wait = 0;
@@ -191,6 +209,7 @@ static void s_stream_free (void *cls)
     }
     pthread_mutex_unlock (&self->lock);
     bmq_mcp_call_destroy (&st->call);
+    json_decref (st->answer);
     json_decref (st->out);
     free (st->pending);
     free (st);
@@ -309,10 +328,29 @@ static enum MHD_Result s_post (bmq_http_mcp_t *self, bmq_http_req_t *req)
         json_decref (msg);
         return s_reply_rpc_error (req, 404, -32001, "Session not found: initialize a new session");
     }
+    if (init) {
+        snprintf (session->state.who, sizeof session->state.who, "%s", req->who.name);
+        session->state.role = req->who.role;
+    }
+    else if (strcmp (session->state.who, req->who.name)) {      /* a session is its token's: another token does not find it */
+        pthread_mutex_unlock (&self->lock);
+        json_decref (msg);
+        return s_reply_rpc_error (req, 404, -32001, "Session not found: initialize a new session");
+    }
+    else session->state.role = req->who.role;                      /* the role as the keys dir says now */
     session->last_used = bmq_mono_ms ();
+    session->state.can_ask = accept && strcasestr (accept, "text/event-stream");
     bmq_mcp_outcome_t out;
     bmq_mcp_handle (self->mcp, &session->state, msg, &out);
-    if (init) bmq_info ("MCP session %.8s… opened by %s (protocol %s)", session->id, session->state.client, session->state.version);
+    if (out.answer) {                   /* the answer to a question a call asked: hand it to that call's stream */
+        json_t *rid = json_object_get (out.answer, "id");
+        for (s_stream_t *st = zlistx_first (session->streams); st; st = zlistx_next (session->streams))
+            if (bmq_mcp_call_awaits (st->call, rid) && !st->answer) { st->answer = json_incref (out.answer); break; }
+        json_decref (out.answer);
+    }
+    if (init) bmq_info ("MCP session %.8s… opened by %s (protocol %s, token %s, role %s%s)", session->id, session->state.client,
+                        session->state.version, req->who.name, bmq_role_name (req->who.role),
+                        session->state.elicitation ? ", elicitation" : "");
     if (out.cancel_id) {
         for (s_stream_t *st = zlistx_first (session->streams); st; st = zlistx_next (session->streams))
             if (json_equal ((json_t *) bmq_mcp_call_id (st->call), out.cancel_id)) atomic_store (&st->cancelled, true);
@@ -334,9 +372,10 @@ enum MHD_Result bmq_http_mcp_handle (bmq_http_mcp_t *self, bmq_http_req_t *req)
         const char *sid = bmq_http_req_header (req, "Mcp-Session-Id");
         if (!sid) return s_reply_rpc_error (req, 400, -32000, "Bad Request: Mcp-Session-Id header is required");
         pthread_mutex_lock (&self->lock);
-        bool known = zhashx_lookup (self->sessions, sid) != NULL;
+        s_session_t *found = zhashx_lookup (self->sessions, sid);
+        bool known = found && !strcmp (found->state.who, req->who.name);
         if (known) {
-            s_session_t *s = zhashx_lookup (self->sessions, sid);
+            s_session_t *s = found;
             for (s_stream_t *st = zlistx_first (s->streams); st; st = zlistx_next (s->streams)) atomic_store (&st->cancelled, true);
             zhashx_delete (self->sessions, sid);
         }

@@ -1,5 +1,6 @@
 /* http_server — libmicrohttpd daemon, access checks, bodies, dispatch, hooks. */
 #include "http_server.h"
+#include "audit_client.h"
 #include "mcp_tools.h"
 #include "http_access.h"
 #include "http_api.h"
@@ -19,10 +20,12 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #define PLANS_KEPT 1000
+#define REFUSALS_KEPT 1000          /* refusals waiting for the audit; more are only logged */
 
 struct bmq_http_server_t {
     bmq_http_options_t  opts;
@@ -31,6 +34,10 @@ struct bmq_http_server_t {
     int                 port;
     char                url[320];
     bmq_http_access_t  *access;
+    bmq_http_auth_t    *auth;
+    pthread_mutex_t     refusals_lock;
+    json_t             *refusals;           /* not yet audited */
+    size_t              refusals_dropped;
     bmq_sse_ring_t     *events;
     bmq_http_plans_t   *plans;
     bmq_http_metrics_t *metrics;
@@ -62,6 +69,60 @@ bmq_sse_ring_t     *bmq_http_server_events (bmq_http_server_t *self) { return se
 bmq_http_plans_t   *bmq_http_server_plans (bmq_http_server_t *self) { return self->plans; }
 bmq_http_metrics_t *bmq_http_server_metrics (bmq_http_server_t *self) { return self->metrics; }
 bmq_http_mcp_t     *bmq_http_server_mcp (bmq_http_server_t *self) { return self->mcp; }
+bmq_http_auth_t    *bmq_http_server_auth (bmq_http_server_t *self) { return self->auth; }
+
+/* ---- refusals, for the audit ------------------------------------------------------ */
+
+void bmq_http_server_refused (bmq_http_server_t *self, bmq_http_req_t *req, int status, const char *code, const char *why)
+{
+    const char *agent = bmq_http_req_header (req, "User-Agent");
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info (req->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    char peer[64] = "?";
+    if (ci && ci->client_addr) {
+        const struct sockaddr *sa = ci->client_addr;
+        if (sa->sa_family == AF_INET) inet_ntop (AF_INET, &((const struct sockaddr_in *) sa)->sin_addr, peer, sizeof peer);
+        else if (sa->sa_family == AF_INET6) inet_ntop (AF_INET6, &((const struct sockaddr_in6 *) sa)->sin6_addr, peer, sizeof peer);
+    }
+    json_t *rec = json_pack ("{s:s, s:s, s:i, s:s, s:s, s:s, s:I}", "method", req->method, "path", req->route ? req->route : "other",
+                             "status", status, "code", code, "reason", why, "peer", peer, "ts", (json_int_t) bmq_now_ms ());
+    if (req->who.role != BMQ_ROLE_NONE)
+        json_object_set_new (rec, "who", json_pack ("{s:s, s:s}", "name", req->who.name, "role", bmq_role_name (req->who.role)));
+    if (agent) json_object_set_new (rec, "user_agent", json_stringn (agent, strnlen (agent, 200)));
+    bmq_warn ("http: refused %s %s from %s%s%s: %d %s", req->method, req->route ? req->route : "other", peer,
+              req->who.role != BMQ_ROLE_NONE ? " token " : "", req->who.role != BMQ_ROLE_NONE ? req->who.name : "", status, code);
+    pthread_mutex_lock (&self->refusals_lock);
+    if (json_array_size (self->refusals) < REFUSALS_KEPT) json_array_append (self->refusals, rec);
+    else self->refusals_dropped++;
+    pthread_mutex_unlock (&self->refusals_lock);
+    json_decref (rec);
+}
+
+json_t *bmq_http_server_take_refusals (bmq_http_server_t *self)
+{
+    pthread_mutex_lock (&self->refusals_lock);
+    json_t *taken = self->refusals;
+    self->refusals = json_array ();
+    pthread_mutex_unlock (&self->refusals_lock);
+    return taken;
+}
+
+void bmq_http_server_audit (bmq_http_server_t *self, bmq_audit_t *audit)
+{
+    if (!self || !audit) return;
+    pthread_mutex_lock (&self->refusals_lock);
+    bool none = !json_array_size (self->refusals);
+    pthread_mutex_unlock (&self->refusals_lock);
+    if (none) return;
+    json_t *taken = bmq_http_server_take_refusals (self);
+    size_t i;
+    json_t *rec;
+    json_array_foreach (taken, i, rec) {
+        char cid[48];
+        snprintf (cid, sizeof cid, "http-refused-%lld-%zu", (long long) bmq_now_ms (), i);
+        bmq_audit_record (audit, cid, "http.refused", json_incref (rec));
+    }
+    json_decref (taken);
+}
 bool bmq_http_server_stopping (const bmq_http_server_t *self) { return atomic_load (&self->stopping); }
 int64_t bmq_http_server_loop_age_ms (const bmq_http_server_t *self) { return bmq_mono_ms () - atomic_load (&self->last_tick); }
 
@@ -180,26 +241,84 @@ static enum MHD_Result s_preflight (bmq_http_req_t *req)
     return bmq_http_reply (req, 204, resp);
 }
 
+static enum MHD_Result s_unauthorized (bmq_http_server_t *self, bmq_http_req_t *req, const char *why)
+{
+    bmq_http_server_refused (self, req, 401, "unauthorized", why);
+    char message[600];
+    snprintf (message, sizeof message, "%s. Send \"Authorization: Bearer TOKEN\" with a token from the keys dir "
+              "(<run dir>/keys/NAME.token), or open the URL `blendmq web` prints (it carries a token).", why);
+    struct MHD_Response *resp = s_json_response (json_pack ("{s:{s:s, s:s}}", "error", "code", "unauthorized", "message", message));
+    MHD_add_response_header (resp, "WWW-Authenticate", "Bearer realm=\"blendmq\"");
+    return bmq_http_reply (req, 401, resp);
+}
+
+/* GET /?token=T: a session for the page, in a cookie, and back to / without the token in the address. */
+static enum MHD_Result s_exchange (bmq_http_server_t *self, bmq_http_req_t *req, const char *token)
+{
+    char sid[80];
+    if (!bmq_http_auth_session_new (self->auth, token, sid, sizeof sid))
+        return s_unauthorized (self, req, "the token in the address is not valid (wrong, or revoked)");
+    char cookie[200];
+    snprintf (cookie, sizeof cookie, BMQ_HTTP_SESSION_COOKIE "=%s; HttpOnly; SameSite=Strict; Path=/; Max-Age=43200", sid);
+    sodium_memzero (sid, sizeof sid);
+    struct MHD_Response *resp = MHD_create_response_from_buffer (0, "", MHD_RESPMEM_PERSISTENT);
+    MHD_add_response_header (resp, "Set-Cookie", cookie);
+    MHD_add_response_header (resp, "Location", "/");
+    MHD_add_response_header (resp, "Referrer-Policy", "no-referrer");
+    sodium_memzero (cookie, sizeof cookie);
+    return bmq_http_reply (req, 303, resp);
+}
+
+/* Who sent the request: a bearer token, else the page's session cookie. */
+static bool s_identify (bmq_http_server_t *self, bmq_http_req_t *req, const char **why)
+{
+    const char *authorization = bmq_http_req_header (req, "Authorization");
+    if (authorization) {
+        if (strncasecmp (authorization, "Bearer ", 7)) { *why = "only bearer tokens are accepted"; return false; }
+        if (bmq_http_auth_token (self->auth, authorization + 7, &req->who)) return true;
+        *why = "the bearer token is not valid (wrong, or revoked)";
+        return false;
+    }
+    const char *sid = MHD_lookup_connection_value (req->conn, MHD_COOKIE_KIND, BMQ_HTTP_SESSION_COOKIE);
+    if (sid) {
+        if (bmq_http_auth_session (self->auth, sid, &req->who)) return true;
+        *why = "the page's session has expired or its token was revoked";
+        return false;
+    }
+    *why = "a token is required";
+    return false;
+}
+
 /* First call for a request: checks that need no body. MHD_YES to read on, or an answer. */
 static enum MHD_Result s_begin (bmq_http_server_t *self, s_request_t *r, bool *answered)
 {
     bmq_http_req_t *req = &r->req;
     const char *origin = bmq_http_req_header (req, "Origin");
     const char *code, *message;
-    int status = bmq_http_access_check (self->access, bmq_http_req_header (req, "Host"), origin,
-                                        bmq_http_req_header (req, "Authorization"),
-                                        strcmp (req->url, "/healthz") && strcmp (req->method, "OPTIONS"), &code, &message);
+    int status = bmq_http_access_check (self->access, bmq_http_req_header (req, "Host"), origin, NULL, false, &code, &message);
     *answered = true;
     if (status) {
-        if (status == 401) {
-            struct MHD_Response *resp = s_json_response (json_pack ("{s:{s:s, s:s}}", "error", "code", code, "message", message));
-            MHD_add_response_header (resp, "WWW-Authenticate", "Bearer realm=\"blendmq\"");
-            return bmq_http_reply (req, 401, resp);
-        }
+        bmq_http_server_refused (self, req, status, code, message);
         return bmq_http_reply_error (req, status, code, "%s", message);
     }
     if (origin) req->origin = origin;
     if (!strcmp (req->method, "OPTIONS")) return s_preflight (req);
+    const char *page_token = !strcmp (req->url, "/") && !strcmp (req->method, "GET") ? bmq_http_req_query (req, "token") : NULL;
+    if (page_token) return s_exchange (self, req, page_token);
+    bmq_role_t need = bmq_http_api_role (req->method, req->url);
+    if (need != BMQ_ROLE_NONE) {
+        const char *why = NULL;
+        if (!s_identify (self, req, &why)) return s_unauthorized (self, req, why);
+        if (!bmq_role_allows (req->who.role, need)) {
+            char text[300];
+            snprintf (text, sizeof text, "%s %s needs role %s; the token %s has role %s", req->method, req->route, bmq_role_name (need),
+                      req->who.name, bmq_role_name (req->who.role));
+            bmq_http_server_refused (self, req, 403, "forbidden", text);
+            json_t *body = json_pack ("{s:{s:s, s:s, s:s, s:s}}", "error", "code", "forbidden", "message", text,
+                                      "needs_role", bmq_role_name (need), "role", bmq_role_name (req->who.role));
+            return bmq_http_reply_json (req, 403, body);
+        }
+    }
     const char *length = bmq_http_req_header (req, "Content-Length");
     if (length && strtoull (length, NULL, 10) > self->opts.max_body)
         return bmq_http_reply_error (req, 413, "too_large", "the request body is larger than %zu bytes (gateway.http_max_body_kb)",
@@ -288,7 +407,13 @@ bmq_http_server_t *bmq_http_server_new (const bmq_http_options_t *opts, char *er
     if (!self->opts.max_body) self->opts.max_body = 1u << 20;
     pthread_mutex_init (&self->caps_lock, NULL);
     atomic_store (&self->last_tick, bmq_mono_ms ());
-    self->access = bmq_http_access_new (self->bind, self->token, self->origins);
+    self->access = bmq_http_access_new (self->bind, "", self->origins);
+    self->auth = bmq_http_auth_new (opts->keys_dir, self->token);
+    pthread_mutex_init (&self->refusals_lock, NULL);
+    self->refusals = json_array ();
+    if (!bmq_http_auth_tokens (self->auth))
+        bmq_warn ("http: no tokens (keys dir '%s'): every route but /healthz answers 401 until `blendmq keys init` makes them",
+                  opts->keys_dir ? opts->keys_dir : "");
     self->events = bmq_sse_ring_new ((size_t) (opts->event_buffer > 0 ? opts->event_buffer : 4096));
     self->plans = bmq_http_plans_new (PLANS_KEPT);
     self->metrics = bmq_http_metrics_new ();
@@ -333,6 +458,11 @@ void bmq_http_server_destroy (bmq_http_server_t **self_p)
     bmq_http_plans_destroy (&self->plans);
     bmq_sse_ring_destroy (&self->events);
     bmq_http_access_destroy (&self->access);
+    bmq_http_auth_destroy (&self->auth);
+    if (self->refusals) {
+        json_decref (self->refusals);
+        pthread_mutex_destroy (&self->refusals_lock);
+    }
     for (int i = 0; i < 2; i++) free (self->caps[i]);
     pthread_mutex_destroy (&self->caps_lock);
     if (self->token) sodium_memzero (self->token, strlen (self->token));
@@ -395,12 +525,14 @@ int bmq_http_server_start (bmq_config_t *cfg, const char *gateway_endpoint, bmq_
         .capabilities_cache_ms = (int) bmq_config_int (cfg, "gateway.capabilities_cache_ms"),
         .mcp_test_tools = bmq_config_bool (cfg, "gateway.mcp_test_tools"),
         .gateway_endpoint = gateway_endpoint,
+        .keys_dir = bmq_config_str (cfg, "security.keys_dir"),
     };
     *server = bmq_http_server_new (&opts, err, sizeof err);
     sodium_memzero (token, sizeof token);
     if (!*server) { bmq_error ("http: %s", err); return -1; }
-    bmq_info ("HTTP on %s (MCP at %s/mcp, live progress at %s/api/events)%s", (*server)->url, (*server)->url, (*server)->url,
-              bmq_http_access_has_token ((*server)->access) ? "; bearer token required" : "");
+    bmq_info ("HTTP on %s (MCP at %s/mcp, live progress at %s/api/events); %zu token(s) from the keys dir, required on every "
+              "route but /healthz (`blendmq web` prints a URL for the page)", (*server)->url, (*server)->url, (*server)->url,
+              bmq_http_auth_tokens ((*server)->auth));
     return 0;
 }
 

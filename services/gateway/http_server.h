@@ -17,6 +17,7 @@
 
 #include "codec.h"
 #include "config.h"
+#include "http_auth.h"
 #include <jansson.h>
 #include <microhttpd.h>
 #include <stdbool.h>
@@ -26,7 +27,8 @@ typedef struct bmq_http_server_t bmq_http_server_t;
 typedef struct {
     const char *bind;                   /* listening address (127.0.0.1) */
     int         port;                   /* 0: any free port */
-    const char *token;                  /* bearer token ("" for none) */
+    const char *token;                  /* one more bearer token, role admin ("" for none: gateway.http_token) */
+    const char *keys_dir;               /* tokens and roles (security.keys_dir; http_auth.h) */
     const char *allowed_origins;        /* extra browser origins, comma-separated */
     size_t      max_body;               /* bytes */
     int         max_connections;
@@ -61,6 +63,12 @@ void bmq_http_server_on_request (bmq_http_server_t *self, const char *plan_id, c
 void bmq_http_server_on_answer (bmq_http_server_t *self, const char *plan_id, const bmq_envelope_t *env);
 /* The gateway loop is alive (for /healthz). */
 void bmq_http_server_tick (bmq_http_server_t *self);
+/* Audit the refusals (401, 403) HTTP answered since the last call, with the
+ * gateway's audit client (kind "http.refused"); call from the gateway loop. */
+typedef struct bmq_audit_t bmq_audit_t;
+void bmq_http_server_audit (bmq_http_server_t *self, bmq_audit_t *audit);
+/* The refusals not yet audited, taken (a JSON array; for tests). */
+json_t *bmq_http_server_take_refusals (bmq_http_server_t *self);
 
 /* ---- for the route modules (http_api, http_mcp) ------------------------------ */
 
@@ -81,6 +89,7 @@ typedef struct {
     int                    status;          /* what was answered (metrics) */
     double                 started_us;
     void                  *conn_state;      /* the connection's (its bus) */
+    bmq_http_who_t         who;             /* the token's name and role (role NONE: /healthz, preflight) */
 } bmq_http_req_t;
 
 const bmq_http_options_t *bmq_http_server_options (const bmq_http_server_t *self);
@@ -88,6 +97,9 @@ bmq_sse_ring_t     *bmq_http_server_events (bmq_http_server_t *self);
 bmq_http_plans_t   *bmq_http_server_plans (bmq_http_server_t *self);
 bmq_http_metrics_t *bmq_http_server_metrics (bmq_http_server_t *self);
 bmq_http_mcp_t     *bmq_http_server_mcp (bmq_http_server_t *self);
+bmq_http_auth_t    *bmq_http_server_auth (bmq_http_server_t *self);
+/* Note a refusal for the audit (and the log): what was asked, by whom, why. */
+void bmq_http_server_refused (bmq_http_server_t *self, bmq_http_req_t *req, int status, const char *code, const char *why);
 bool                bmq_http_server_stopping (const bmq_http_server_t *self);
 /* Milliseconds since the gateway loop last ticked. */
 int64_t             bmq_http_server_loop_age_ms (const bmq_http_server_t *self);

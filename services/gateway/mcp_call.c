@@ -1,14 +1,21 @@
 /* mcp_call — one MCP tools/call: arguments → bus request → answers → result. */
 #include "mcp_call.h"
 
+#include <pthread.h>
 #include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define MAX_PROMPT      16000
 #define MAX_TEXT_ERRORS 20
+#define ELICIT_MS       (10 * 60 * 1000)    /* a person has this long to answer */
+#define BOOK_MAX        64                  /* scripts remembered for confirm_script */
+#define SHOWN_SCRIPT    6000                /* bytes of the script text shown to the person */
+
+typedef enum { S_CONFIRM_NONE, S_CONFIRM_LISTING, S_CONFIRM_ASKING, S_CONFIRM_APPLYING } s_confirm_phase_t;
 
 struct bmq_mcp_call_t {
     const bmq_mcp_tool_t *tool;
@@ -23,7 +30,53 @@ struct bmq_mcp_call_t {
     bool     sent;               /* a bus request went out */
     size_t   script_next;        /* test tools: next scripted notification */
     json_t  *run;                /* execute/chat: what the result will say */
+    json_t  *on_behalf_of;       /* {name, role} of the token, or NULL */
+    char     client[96];
+    /* confirm_script */
+    s_confirm_phase_t phase;
+    char     script_id[BMQ_MAX_ID + 1];
+    char     sha256[65];
+    json_t  *elicit_id;          /* id of our elicitation/create */
 };
+
+/* ---- what script.reply told, for confirm_script -------------------------------- */
+
+static pthread_mutex_t s_book_lock = PTHREAD_MUTEX_INITIALIZER;
+static json_t *s_book;           /* script_id → {sha256, operators, diff}; insertion order */
+
+void bmq_mcp_note_script (const json_t *body)
+{
+    const char *id = json_string_value (json_object_get (body, "script_id"));
+    json_t *verdict = json_object_get (body, "verdict"), *sandbox = json_object_get (body, "sandbox");
+    if (!id || (!verdict && !sandbox)) return;
+    json_t *entry = json_object ();
+    json_t *sha = json_object_get (verdict, "script_sha256"), *ops = json_object_get (verdict, "operator_list");
+    json_t *diff = json_object_get (sandbox, "diff");
+    if (json_is_string (sha)) json_object_set (entry, "sha256", sha);
+    if (json_is_array (ops)) json_object_set (entry, "operators", ops);
+    if (json_is_object (diff)) json_object_set (entry, "diff", diff);
+    pthread_mutex_lock (&s_book_lock);
+    if (!s_book) s_book = json_object ();
+    json_t *old = json_object_get (s_book, id);
+    if (old) json_object_update (old, entry);        /* validate_only, then the sandbox run: both count */
+    else {
+        while (json_object_size (s_book) >= BOOK_MAX) {
+            void *it = json_object_iter (s_book);
+            json_object_del (s_book, json_object_iter_key (it));
+        }
+        json_object_set (s_book, id, entry);
+    }
+    pthread_mutex_unlock (&s_book_lock);
+    json_decref (entry);
+}
+
+static json_t *s_book_get (const char *id)
+{
+    pthread_mutex_lock (&s_book_lock);
+    json_t *e = s_book ? json_deep_copy (json_object_get (s_book, id)) : NULL;
+    pthread_mutex_unlock (&s_book_lock);
+    return e;
+}
 
 static const char *s_levels[] = { "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency" };
 
@@ -191,14 +244,37 @@ static json_t *s_body (const bmq_mcp_call_t *self, const json_t *args, char *err
         return json_pack ("{s:s, s:{s:i, s:i}}", "command", "render_preview", "args", "width", a, "height", b);
     case BMQ_TOOL_FORWARD:
         return json_deep_copy (args);
+    case BMQ_TOOL_CONFIRM:
+        return json_pack ("{s:O, s:O}", "script_id", json_object_get (args, "script_id"), "sha256", json_object_get (args, "sha256"));
     case BMQ_TOOL_TEST:
         break;
     }
     return NULL;
 }
 
-bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const json_t *id, const json_t *params,
-                                    int log_level, int timeout_ms, json_t **response, bmq_envelope_t **request)
+/* Where a person can confirm when this MCP client cannot ask one. */
+#define S_WHERE_TO_CONFIRM "A person can confirm it on the blendmq web page (`blendmq web` prints its address), with " \
+    "`blendmq script apply %s --confirm --sha256 %s`, or with Apply to live in the Blender panel."
+
+static bool s_is_hex64 (const char *s)
+{
+    if (!s || strlen (s) != 64) return false;
+    for (; *s; s++)
+        if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') || (*s >= 'A' && *s <= 'F'))) return false;
+    return true;
+}
+
+static bool s_may_call (const bmq_mcp_tool_t *tool, const bmq_mcp_caller_t *caller)
+{
+    if (!caller || !caller->name) return true;
+    if (tool->kind == BMQ_TOOL_CONFIRM)          /* a model may ask; a person decides (elicitation) */
+        return caller->role == BMQ_ROLE_OPERATOR || caller->role == BMQ_ROLE_REVIEWER || caller->role == BMQ_ROLE_ADMIN;
+    return bmq_role_allows (caller->role, tool->role);
+}
+
+bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const bmq_mcp_caller_t *caller, const json_t *id,
+                                    const json_t *params, int log_level, int timeout_ms, json_t **response,
+                                    bmq_envelope_t **request)
 {
     *response = NULL;
     *request = NULL;
@@ -220,6 +296,30 @@ bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const json_t *
                                                     "(bus message %s) is not part of it yet", tool->name, tool->request_name));
         return NULL;
     }
+    if (!s_may_call (tool, caller)) {
+        *response = s_response (id, s_result_error ("%s needs a token with role %s; this one (%s) has role %s. Ask the "
+                                                    "admin for a token with that role (`blendmq keys add-client NAME --role %s`).",
+                                                    tool->name, tool->kind == BMQ_TOOL_CONFIRM ? "operator or reviewer" : bmq_role_name (tool->role),
+                                                    caller->name, bmq_role_name (caller->role), bmq_role_name (tool->role)));
+        return NULL;
+    }
+    if (tool->kind == BMQ_TOOL_CONFIRM) {
+        const char *sid = json_string_value (json_object_get (args, "script_id"));
+        const char *sha = json_string_value (json_object_get (args, "sha256"));
+        if (!sid || !*sid || strlen (sid) > BMQ_MAX_ID || !s_is_hex64 (sha)) {
+            *response = s_response (id, s_result_error ("%s: script_id (from inject_bpy_script) and sha256 (its script_sha256, "
+                                                        "64 hex digits) are required", tool->name));
+            return NULL;
+        }
+        if (!caller || !caller->elicitation || !caller->can_ask) {
+            *response = s_response (id, s_result_error (
+                "%s: nothing was applied. A person must confirm a script, and this MCP client %s, so blendmq cannot ask its "
+                "user. " S_WHERE_TO_CONFIRM, tool->name,
+                caller && caller->elicitation ? "did not accept an event stream for this call (Accept: text/event-stream)"
+                                              : "did not declare the elicitation capability at initialize", sid, sha));
+            return NULL;
+        }
+    }
     json_t *no_args = json_object ();
     if (!args || json_is_null (args)) args = no_args;
     bmq_mcp_call_t *self = calloc (1, sizeof *self);
@@ -228,6 +328,9 @@ bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const json_t *
     json_t *token = json_object_get (json_object_get (params, "_meta"), "progressToken");
     if (json_is_string (token) || json_is_integer (token)) self->token = json_incref (token);
     self->log_level = log_level;
+    if (caller && caller->name)
+        self->on_behalf_of = json_pack ("{s:s, s:s}", "name", caller->name, "role", bmq_role_name (caller->role));
+    snprintf (self->client, sizeof self->client, "%s", caller && caller->client ? caller->client : "?");
     self->started = bmq_mono_ms ();
     self->deadline = self->started + (timeout_ms > 0 ? timeout_ms : 120000);
     if (tool->kind == BMQ_TOOL_TEST) {          /* served here: a local story id */
@@ -247,7 +350,17 @@ bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const json_t *
         bmq_mcp_call_destroy (&self);
         return NULL;
     }
-    bmq_envelope_t *env = bmq_envelope_new (tool->request, NULL, body);
+    if (self->on_behalf_of) json_object_set (body, "on_behalf_of", self->on_behalf_of);
+    bmq_msg_type_t type = tool->request;
+    if (tool->kind == BMQ_TOOL_CONFIRM) {       /* first what the executor knows of the script */
+        type = bmq_msg_type_from_name ("script.list");
+        snprintf (self->script_id, sizeof self->script_id, "%s", json_string_value (json_object_get (body, "script_id")));
+        snprintf (self->sha256, sizeof self->sha256, "%s", json_string_value (json_object_get (body, "sha256")));
+        for (char *c = self->sha256; *c; c++) if (*c >= 'A' && *c <= 'F') *c = (char) (*c - 'A' + 'a');
+        json_object_del (body, "sha256");
+        self->phase = S_CONFIRM_LISTING;
+    }
+    bmq_envelope_t *env = bmq_envelope_new (type, NULL, body);
     snprintf (env->sender, sizeof env->sender, "mcp");
     snprintf (self->cid, sizeof self->cid, "%s", env->cid);
     if (tool->kind == BMQ_TOOL_EXECUTE || tool->kind == BMQ_TOOL_CHAT) {
@@ -266,6 +379,8 @@ void bmq_mcp_call_destroy (bmq_mcp_call_t **self_p)
     json_decref (self->id);
     json_decref (self->token);
     json_decref (self->run);
+    json_decref (self->on_behalf_of);
+    json_decref (self->elicit_id);
     free (self);
     *self_p = NULL;
 }
@@ -273,7 +388,7 @@ void bmq_mcp_call_destroy (bmq_mcp_call_t **self_p)
 const char   *bmq_mcp_call_cid (const bmq_mcp_call_t *self) { return self->cid; }
 const json_t *bmq_mcp_call_id (const bmq_mcp_call_t *self) { return self->id; }
 const char   *bmq_mcp_call_tool (const bmq_mcp_call_t *self) { return self->tool->name; }
-bool          bmq_mcp_call_on_bus (const bmq_mcp_call_t *self) { return self->sent; }
+bool          bmq_mcp_call_on_bus (const bmq_mcp_call_t *self) { return self->sent && self->phase != S_CONFIRM_ASKING; }
 
 /* ---- answers → result ------------------------------------------------------ */
 
@@ -428,6 +543,148 @@ static json_t *s_image_result (const bmq_envelope_t *env)
     return r;
 }
 
+/* ---- confirm_script: the executor's listing → elicitation → script.confirm ------------- */
+
+static void s_names (json_t *list, const char *key, char *buf, size_t len)
+{
+    size_t used = 0, i;
+    json_t *v;
+    buf[0] = 0;
+    json_array_foreach (list, i, v) {
+        const char *name = json_is_string (v) ? json_string_value (v) : json_string_value (json_object_get (v, key));
+        if (i == 40) { snprintf (buf + used, len - used, ", … %zu more", json_array_size (list) - i); return; }
+        int n = snprintf (buf + used, len - used, "%s%s", i ? ", " : "", name ? name : "?");
+        if (n < 0 || (size_t) n >= len - used) return;
+        used += (size_t) n;
+    }
+    if (!used) snprintf (buf, len, "none");
+}
+
+/* What the person reads before deciding. */
+static char *s_elicit_message (bmq_mcp_call_t *self, const json_t *entry)
+{
+    json_t *known = s_book_get (self->script_id);
+    json_t *ops = json_object_get (known, "operators"), *diff = json_object_get (known, "diff");
+    char op_text[2048], added[1024], removed[1024], changed[1024];
+    if (json_is_array (ops)) s_names (ops, "name", op_text, sizeof op_text);
+    else snprintf (op_text, sizeof op_text, "(not known to this gateway: review the script on the blendmq web page)");
+    s_names (json_object_get (diff, "added"), "name", added, sizeof added);
+    s_names (json_object_get (diff, "removed"), "name", removed, sizeof removed);
+    s_names (json_object_get (diff, "changed"), "name", changed, sizeof changed);
+    const char *script = json_string_value (json_object_get (entry, "script"));
+    size_t slen = script ? strlen (script) : 0;
+    char *text = NULL;
+    if (asprintf (&text,
+                  "An AI assistant (MCP client %s, token %s) asks to apply a script to the LIVE Blender scene.\n\n"
+                  "script_id: %s\nsha256: %s\nlines: %lld\n"
+                  "Blender operators it calls: %s\n"
+                  "Sandbox run on a copy of the scene: %s%s%s%s%s%s%s\n\n"
+                  "The script%s:\n%.*s%s\n\n"
+                  "Apply it only if this is what you want done.",
+                  self->client, self->on_behalf_of ? json_string_value (json_object_get (self->on_behalf_of, "name")) : "-",
+                  self->script_id, self->sha256, (long long) json_integer_value (json_object_get (entry, "lines")), op_text,
+                  json_is_object (diff) ? "added: " : "(its changes are not known to this gateway)",
+                  json_is_object (diff) ? added : "", json_is_object (diff) ? "; removed: " : "",
+                  json_is_object (diff) ? removed : "", json_is_object (diff) ? "; changed: " : "",
+                  json_is_object (diff) ? changed : "", "",
+                  slen > SHOWN_SCRIPT ? " (the beginning)" : "", (int) (slen > SHOWN_SCRIPT ? SHOWN_SCRIPT : slen),
+                  script ? script : "", slen > SHOWN_SCRIPT ? "\n…" : "") < 0)
+        text = NULL;
+    json_decref (known);
+    return text;
+}
+
+static bool s_feed_confirm (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t *out)
+{
+    if (self->phase == S_CONFIRM_LISTING && env->type == bmq_msg_type_from_name ("script.listing")) {
+        json_t *entry = json_array_get (json_object_get (env->body, "scripts"), 0);
+        const char *sha = json_string_value (json_object_get (entry, "sha256"));
+        if (!json_is_object (entry)) {
+            s_finish (self, s_result_error ("%s: no sandboxed script %s is known (the executor keeps the 64 most recent; "
+                                            "submit it again with inject_bpy_script)", self->tool->name, self->script_id), out);
+            return true;
+        }
+        if (!sha || strcasecmp (sha, self->sha256)) {
+            s_finish (self, s_result_error ("%s: nothing was applied: sha256 %s is not the sha256 of script %s (%s). Confirm "
+                                            "exactly the script that was reviewed.", self->tool->name, self->sha256,
+                                            self->script_id, sha ? sha : "?"), out);
+            return true;
+        }
+        if (json_is_true (json_object_get (entry, "applied")) || !json_is_true (json_object_get (entry, "ok"))) {
+            s_finish (self, s_result_error ("%s: script %s %s", self->tool->name, self->script_id,
+                                            json_is_true (json_object_get (entry, "applied")) ? "was already applied"
+                                            : "did not pass its sandbox run, so it cannot be applied"), out);
+            return true;
+        }
+        char *message = s_elicit_message (self, entry);
+        char eid[BMQ_MAX_ID + 16];
+        snprintf (eid, sizeof eid, "elicit-%s", self->cid);
+        self->elicit_id = json_string (eid);
+        json_array_append_new (out, json_pack (
+            "{s:s, s:O, s:s, s:{s:s, s:{s:s, s:{s:{s:s, s:s, s:s, s:b}}, s:[s]}}}", "jsonrpc", "2.0", "id", self->elicit_id,
+            "method", "elicitation/create", "params", "message", message ? message : "apply the script?",
+            "requestedSchema", "type", "object", "properties", "confirm", "type", "boolean", "title", "Apply to the live scene",
+            "description", "Yes: run this exact script (this sha256) in the live Blender scene.", "default", 0,
+            "required", "confirm"));
+        free (message);
+        s_log (self, out, 1, "asking the user to confirm script %s (sha256 %.12s…)", self->script_id, self->sha256);
+        self->phase = S_CONFIRM_ASKING;
+        self->deadline = bmq_mono_ms () + ELICIT_MS;
+        return false;
+    }
+    if (self->phase == S_CONFIRM_APPLYING && env->type == BMQ_MSG_SCRIPT_REPLY) {
+        const char *status = bmq_body_str (env, "status");
+        bool applied = status && !strcmp (status, "applied");
+        char summary[1024];
+        snprintf (summary, sizeof summary, "%s: script %s %s%s%s", applied ? "applied" : "not applied", self->script_id,
+                  status ? status : "?", bmq_body_str (env, "message") ? ": " : "",
+                  bmq_body_str (env, "message") ? bmq_body_str (env, "message") : "");
+        s_finish (self, s_result_structured (json_deep_copy (env->body), summary, !applied), out);
+        return true;
+    }
+    return false;
+}
+
+bool bmq_mcp_call_awaits (const bmq_mcp_call_t *self, const json_t *id)
+{
+    return self->phase == S_CONFIRM_ASKING && self->elicit_id && id && json_equal (self->elicit_id, (json_t *) id);
+}
+
+bool bmq_mcp_call_answer (bmq_mcp_call_t *self, const json_t *response, json_t *out, bmq_envelope_t **request)
+{
+    *request = NULL;
+    if (self->over || self->phase != S_CONFIRM_ASKING) return self->over;
+    json_t *result = json_object_get (response, "result");
+    const char *action = json_string_value (json_object_get (result, "action"));
+    json_t *confirm = json_object_get (json_object_get (result, "content"), "confirm");
+    if (!result || !action || strcmp (action, "accept") || !json_is_true (confirm)) {
+        const char *why = json_object_get (response, "error") ? "the client could not ask its user"
+                        : !action ? "the client's answer had no action"
+                        : !strcmp (action, "accept") ? "the user did not tick confirm"
+                        : !strcmp (action, "decline") ? "the user declined" : "the user dismissed the question";
+        s_log (self, out, 3, "script %s not applied: %s", self->script_id, why);
+        s_finish (self, s_result_error ("%s: nothing was applied: %s (action %s).", self->tool->name, why, action ? action : "none"), out);
+        return true;
+    }
+    /* A person said yes through this MCP client: the gateway vouches for that, and says so. */
+    json_t *body = json_pack ("{s:s, s:s}", "script_id", self->script_id, "sha256", self->sha256);
+    json_t *who = self->on_behalf_of ? json_deep_copy (self->on_behalf_of) : json_object ();
+    json_object_set_new (who, "token_role", json_incref (json_object_get (who, "role") ? json_object_get (who, "role") : json_null ()));
+    json_object_set_new (who, "role", json_string ("reviewer"));
+    json_object_set_new (who, "confirmed_by", json_string ("person"));
+    json_object_set_new (who, "via", json_string ("mcp-elicitation"));
+    json_object_set_new (who, "mcp_client", json_string (self->client));
+    json_object_set_new (body, "on_behalf_of", who);
+    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_SCRIPT_CONFIRM, NULL, body);
+    snprintf (env->sender, sizeof env->sender, "mcp");
+    snprintf (self->cid, sizeof self->cid, "%s", env->cid);      /* a new story: the listing's has ended */
+    self->phase = S_CONFIRM_APPLYING;
+    self->deadline = bmq_mono_ms () + 130000;                     /* the gateway's own timeout, and a little more */
+    s_log (self, out, 1, "the user confirmed script %s: applying it", self->script_id);
+    *request = env;
+    return false;
+}
+
 bool bmq_mcp_call_feed (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t *out)
 {
     if (self->over) return true;
@@ -467,8 +724,11 @@ bool bmq_mcp_call_feed (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t 
         if (env->type != BMQ_MSG_SCENE_REPLY) return false;
         s_finish (self, s_image_result (env), out);
         return true;
+    case BMQ_TOOL_CONFIRM:
+        return s_feed_confirm (self, env, out);
     case BMQ_TOOL_FORWARD:
         if (env->type != t->reply) return false;
+        if (env->type == BMQ_MSG_SCRIPT_REPLY) bmq_mcp_note_script (body);
         if (t->structured) s_finish (self, s_result_structured (json_deep_copy (body), NULL, false), out);
         else {
             char *text = json_dumps (body, BMQ_MCP_JSON_FLAGS);
@@ -504,7 +764,8 @@ bool bmq_mcp_call_tick (bmq_mcp_call_t *self, int64_t now_ms, json_t *out)
     }
     if (now_ms < self->deadline) return false;
     char why[256];
-    snprintf (why, sizeof why, "no answer from blendmq within %lld s", (long long) (self->deadline - self->started) / 1000);
+    if (self->phase == S_CONFIRM_ASKING) snprintf (why, sizeof why, "the user did not answer within %d minutes; nothing was applied", ELICIT_MS / 60000);
+    else snprintf (why, sizeof why, "no answer from blendmq within %lld s", (long long) (self->deadline - self->started) / 1000);
     bmq_mcp_call_fail (self, why, out);
     return true;
 }

@@ -23,13 +23,23 @@
 
 typedef struct bmq_mcp_call_t bmq_mcp_call_t;
 
+/* Who is calling, as the transport knows it. */
+typedef struct {
+    const char *name;           /* the token's name in the keys dir ("mcp"); NULL: not authenticated (stdio tests) */
+    bmq_role_t  role;           /* the token's role; BMQ_ROLE_NONE with name NULL skips role checks */
+    const char *client;         /* clientInfo "name version", for the audit */
+    bool        elicitation;    /* the client declared the elicitation capability at initialize */
+    bool        can_ask;        /* this transport can carry a request to the client now (an SSE answer, stdio) */
+} bmq_mcp_caller_t;
+
 /* Start tools/call `params` ({name, arguments, _meta}) for request `id`.
  * NULL when the call ended at once: *response holds the JSON-RPC response
  * (an unknown tool is a protocol error; bad arguments or a tool this build
  * cannot serve are isError results). Otherwise the call runs: when *request
  * is set, the owner sends it to the gateway (and destroys it). */
-bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const json_t *id, const json_t *params,
-                                    int log_level, int timeout_ms, json_t **response, bmq_envelope_t **request);
+bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const bmq_mcp_caller_t *caller, const json_t *id,
+                                    const json_t *params, int log_level, int timeout_ms, json_t **response,
+                                    bmq_envelope_t **request);
 void bmq_mcp_call_destroy (bmq_mcp_call_t **self_p);
 
 const char   *bmq_mcp_call_cid (const bmq_mcp_call_t *self);    /* its story on the bus */
@@ -50,6 +60,20 @@ void bmq_mcp_call_fail (bmq_mcp_call_t *self, const char *why, json_t *out);
 /* The client cancelled: no response is due. Returns the cancel.request to
  * send to the gateway (caller destroys), or NULL when there is nothing to stop. */
 bmq_envelope_t *bmq_mcp_call_cancel (bmq_mcp_call_t *self);
+
+/* confirm_script asked the client (elicitation/create) and waits for the
+ * answer: true when `id` is the id of that request. */
+bool bmq_mcp_call_awaits (const bmq_mcp_call_t *self, const json_t *id);
+/* The client's JSON-RPC response to our elicitation/create. Appends what to
+ * send to `out` like feed; sets *request to the bus request to send now (the
+ * script.confirm, only when the person accepted with confirm: true).
+ * Returns true when the call is over. */
+bool bmq_mcp_call_answer (bmq_mcp_call_t *self, const json_t *response, json_t *out, bmq_envelope_t **request);
+
+/* Remember what a script.reply told (sha256, operators, sandbox diff) so that
+ * confirm_script can show it to the person. Any transport may feed it (the
+ * REST POST /api/scripts too). Thread-safe, bounded. */
+void bmq_mcp_note_script (const json_t *script_reply_body);
 
 /* Log levels of notifications/message (RFC 5424 order): 0 debug … 7 emergency. */
 int         bmq_mcp_log_level (const char *name);      /* -1 when unknown */

@@ -79,6 +79,7 @@ static json_t *s_initialize (bmq_mcp_session_t *session, const json_t *id, const
     const char *asked = json_string_value (json_object_get (params, "protocolVersion"));
     if (!json_is_object (params) || !asked) return bmq_mcp_error (id, -32602, "initialize needs params.protocolVersion");
     snprintf (session->version, sizeof session->version, "%s", bmq_mcp_version_supported (asked) ? asked : BMQ_MCP_LATEST_VERSION);
+    session->elicitation = json_is_object (json_object_get (json_object_get (params, "capabilities"), "elicitation"));
     json_t *info = json_object_get (params, "clientInfo");
     snprintf (session->client, sizeof session->client, "%.60s %.30s",
               json_string_value (json_object_get (info, "name")) ? json_string_value (json_object_get (info, "name")) : "?",
@@ -112,7 +113,11 @@ void bmq_mcp_handle (bmq_mcp_t *self, bmq_mcp_session_t *session, const json_t *
     const char *method = json_string_value (json_object_get (msg, "method"));
     json_t *id = json_object_get (msg, "id");
     json_t *params = json_object_get (msg, "params");
-    if (!method) return;                                   /* a response to us: we never ask anything */
+    if (!method) {                                         /* a response to us: an elicitation's answer */
+        if ((json_is_string (id) || json_is_integer (id)) && (json_object_get (msg, "result") || json_object_get (msg, "error")))
+            out->answer = json_incref ((json_t *) msg);
+        return;
+    }
     if (!id) { s_notification (session, method, params, out); return; }
     if (!json_is_string (id) && !json_is_integer (id)) {
         out->response = bmq_mcp_error (NULL, -32600, "Invalid Request: id must be a string or an integer");
@@ -132,7 +137,9 @@ void bmq_mcp_handle (bmq_mcp_t *self, bmq_mcp_session_t *session, const json_t *
     }
     else if (!strcmp (method, "tools/call")) {
         if (!params) { out->response = bmq_mcp_error (id, -32602, "tools/call needs params"); return; }
-        out->call = bmq_mcp_call_start (self->tools, id, params, session->log_level, self->opts.request_timeout_ms,
+        bmq_mcp_caller_t caller = { .name = session->who[0] ? session->who : NULL, .role = session->role,
+                                    .client = session->client, .elicitation = session->elicitation, .can_ask = session->can_ask };
+        out->call = bmq_mcp_call_start (self->tools, &caller, id, params, session->log_level, self->opts.request_timeout_ms,
                                         &out->response, &out->request);
     }
     else {

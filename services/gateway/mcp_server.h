@@ -29,6 +29,10 @@ typedef struct {
     bool initialized;           /* notifications/initialized seen */
     int  log_level;             /* notifications/message at this level and above */
     char client[96];            /* clientInfo name and version, for logs */
+    bool elicitation;           /* the client declared capabilities.elicitation */
+    char who[64];               /* the token that opened the session ("" unauthenticated) */
+    bmq_role_t role;            /* its role */
+    bool can_ask;               /* set by the transport per message: it can carry a request to the client */
 } bmq_mcp_session_t;
 
 /* What handling one message asks of the transport. */
@@ -37,6 +41,8 @@ typedef struct {
     bmq_mcp_call_t *call;       /* a tools/call now running: drive it (owned by the caller) */
     bmq_envelope_t *request;    /* send this to the gateway for `call` (owned by the caller) */
     json_t         *cancel_id;  /* notifications/cancelled: the request id to stop (owned) */
+    json_t         *answer;     /* a response from the client to a request of ours (elicitation): route it to
+                                   the call that awaits its id (bmq_mcp_call_awaits, _answer) (owned) */
 } bmq_mcp_outcome_t;
 
 typedef struct bmq_mcp_t bmq_mcp_t;

@@ -24,7 +24,26 @@ static const struct { const char *name; bmq_mcp_tool_kind_t kind; } s_kinds[] = 
     { "capabilities", BMQ_TOOL_CAPABILITIES }, { "inspect", BMQ_TOOL_INSPECT }, { "validate", BMQ_TOOL_VALIDATE },
     { "execute", BMQ_TOOL_EXECUTE }, { "chat", BMQ_TOOL_CHAT }, { "scene_info", BMQ_TOOL_SCENE_INFO },
     { "object_info", BMQ_TOOL_OBJECT_INFO }, { "screenshot", BMQ_TOOL_SCREENSHOT }, { "forward", BMQ_TOOL_FORWARD },
+    { "confirm", BMQ_TOOL_CONFIRM },
 };
+
+static const char *s_roles[] = { "none", "viewer", "operator", "reviewer", "admin" };
+
+bmq_role_t bmq_role_parse (const char *name)
+{
+    for (int i = 1; name && i <= BMQ_ROLE_ADMIN; i++)
+        if (!strcmp (name, s_roles[i])) return (bmq_role_t) i;
+    return BMQ_ROLE_NONE;
+}
+
+const char *bmq_role_name (bmq_role_t role) { return role >= 0 && role <= BMQ_ROLE_ADMIN ? s_roles[role] : "none"; }
+
+bool bmq_role_allows (bmq_role_t have, bmq_role_t need)
+{
+    if (have == BMQ_ROLE_NONE) return need == BMQ_ROLE_NONE;
+    if (have == BMQ_ROLE_ADMIN || need <= BMQ_ROLE_VIEWER) return true;
+    return have == need;                 /* operator and reviewer are separate: a model is not a person */
+}
 
 /* Replace every string "@key" by a copy of doc[key] (shared schema fragments). */
 static int s_resolve (json_t *node, const json_t *doc, char *err, size_t errlen)
@@ -77,6 +96,9 @@ static int s_add (bmq_mcp_tools_t *self, json_t *def, bool test, char *err, size
     t->name = name;
     t->def = def;
     t->structured = json_is_object (json_object_get (def, "outputSchema"));
+    const char *role = json_string_value (json_object_get (def, "_role"));
+    t->role = role ? bmq_role_parse (role) : test ? BMQ_ROLE_VIEWER : BMQ_ROLE_OPERATOR;
+    if (t->role == BMQ_ROLE_NONE) { snprintf (err, errlen, "tool %s: unknown _role %s", name, role); return -1; }
     if (test) {
         t->kind = BMQ_TOOL_TEST;
         t->available = true;
@@ -92,6 +114,8 @@ static int s_add (bmq_mcp_tools_t *self, json_t *def, bool test, char *err, size
     const char *reply = json_string_value (json_object_get (def, "_reply"));
     t->reply = reply ? bmq_msg_type_from_name (reply) : BMQ_MSG_UNKNOWN;
     t->available = t->request != BMQ_MSG_UNKNOWN && (t->kind != BMQ_TOOL_FORWARD || t->reply != BMQ_MSG_UNKNOWN);
+    if (t->kind == BMQ_TOOL_CONFIRM)     /* asks the executor's listing first, then confirms */
+        t->available = t->available && bmq_msg_type_from_name ("script.list") != BMQ_MSG_UNKNOWN;
     return 0;
 }
 

@@ -21,8 +21,20 @@
 
 typedef enum {
     BMQ_TOOL_CAPABILITIES, BMQ_TOOL_INSPECT, BMQ_TOOL_VALIDATE, BMQ_TOOL_EXECUTE, BMQ_TOOL_CHAT,
-    BMQ_TOOL_SCENE_INFO, BMQ_TOOL_OBJECT_INFO, BMQ_TOOL_SCREENSHOT, BMQ_TOOL_FORWARD, BMQ_TOOL_TEST
+    BMQ_TOOL_SCENE_INFO, BMQ_TOOL_OBJECT_INFO, BMQ_TOOL_SCREENSHOT, BMQ_TOOL_FORWARD, BMQ_TOOL_TEST,
+    BMQ_TOOL_CONFIRM                    /* confirm_script: a person confirms through MCP elicitation */
 } bmq_mcp_tool_kind_t;
+
+/* Who may do what over HTTP and MCP (issue 12). A token's role comes from the
+ * keys dir (the cert's metadata). viewer: watch, scene, audit; operator:
+ * viewer + chat, plans, script submit; reviewer: viewer + confirm scripts (a
+ * person); admin: everything. */
+typedef enum { BMQ_ROLE_NONE = 0, BMQ_ROLE_VIEWER, BMQ_ROLE_OPERATOR, BMQ_ROLE_REVIEWER, BMQ_ROLE_ADMIN } bmq_role_t;
+
+bmq_role_t  bmq_role_parse (const char *name);            /* BMQ_ROLE_NONE when unknown */
+const char *bmq_role_name (bmq_role_t role);
+/* `have` may do what needs `need`. */
+bool        bmq_role_allows (bmq_role_t have, bmq_role_t need);
 
 typedef struct {
     const char          *name;
@@ -32,6 +44,7 @@ typedef struct {
     bmq_msg_type_t       reply;          /* FORWARD: the reply that ends it */
     const char          *request_name;   /* as written in the tool file */
     bool                 structured;     /* has an outputSchema: results carry structuredContent */
+    bmq_role_t           role;           /* "_role": the least role that may call it (default operator) */
     const json_t        *def;            /* the whole entry, private keys included */
 } bmq_mcp_tool_t;
 

@@ -3,6 +3,8 @@
 #include "validator_broker.h"
 #include "bus.h"
 #include "log.h"
+#include "audit_client.h"
+#include "roles.h"
 
 typedef struct {
     bmq_envelope_t *req;
@@ -26,8 +28,16 @@ struct bmq_broker_t {
     zlistx_t *failed;               /* bmq_envelope_t* replies made here */
     int       interval, liveness, deadline;
     int64_t   last_beat;
-    int64_t   dispatched, verdicts, requeued, expired, failures;
+    int64_t   dispatched, verdicts, requeued, expired, failures, refused;
+    bool      curve;
+    bmq_audit_t *audit;
 };
+
+void bmq_broker_set_auth (bmq_broker_t *self, bool curve, struct bmq_audit_t *audit)
+{
+    self->curve = curve;
+    self->audit = audit;
+}
 
 static void s_job_destroy (s_job_t **job_p)
 {
@@ -145,6 +155,20 @@ bmq_envelope_t *bmq_broker_on_message (bmq_broker_t *self)
     zframe_t *rid = NULL;
     bmq_envelope_t *env = bmq_bus_recv (self->sock, &rid);
     if (!env) { zframe_destroy (&rid); return NULL; }
+    bmq_principal_t who;
+    char why[512];
+    if (bmq_roles_check (env, "broker", self->curve, 0, &who, why, sizeof why)) {
+        /* not a validator key: it joins nothing, and its answers are not verdicts */
+        self->refused++;
+        bmq_warn ("validator broker refused %s from '%s' (%s): %s", bmq_msg_type_name (env->type), env->auth_name,
+                  env->auth_role, why);
+        bmq_audit_record (self->audit, env->cid, "auth.refused", bmq_roles_refusal_record (env, "broker", &who, why));
+        bmq_envelope_t *r = bmq_roles_refusal (env, why);
+        if (r) bmq_bus_send_and_destroy (self->sock, rid, &r);
+        zframe_destroy (&rid);
+        bmq_envelope_destroy (&env);
+        return NULL;
+    }
     char *key = zframe_strhex (rid);
     s_worker_t *w = zhashx_lookup (self->workers, key);
     if (!w && env->type == BMQ_MSG_WORKER_READY && zhashx_size (self->workers) < BMQ_BROKER_QUEUE_MAX) {
@@ -229,7 +253,8 @@ json_t *bmq_broker_status (const bmq_broker_t *self)
         json_array_append_new (pool, json_pack ("{s:I, s:b, s:I}", "pid", (json_int_t) w->pid, "busy", w->job != NULL,
             "held_ms", (json_int_t) (w->job ? now - (w->job->deadline - self->deadline) : 0)));
     }
-    return json_pack ("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:o}", "workers", (json_int_t) zhashx_size (self->workers),
+    return json_pack ("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:o}", "workers", (json_int_t) zhashx_size (self->workers),
+                      "refused", (json_int_t) self->refused,
                       "busy", (json_int_t) busy, "queued", (json_int_t) zlistx_size (self->queue),
                       "dispatched", (json_int_t) self->dispatched, "verdicts", (json_int_t) self->verdicts,
                       "requeued", (json_int_t) self->requeued, "expired", (json_int_t) self->expired,

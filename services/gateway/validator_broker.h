@@ -33,6 +33,11 @@ bmq_broker_t *bmq_broker_new (const char *endpoint, int interval_ms, int livenes
 void     bmq_broker_destroy (bmq_broker_t **self_p);
 /* How long a worker may hold one request (ms, > 0). */
 void     bmq_broker_set_deadline (bmq_broker_t *self, int deadline_ms);
+/* Authorization (roles.def, "broker"): only validator keys may join the pool
+ * and answer; a refusal is answered `forbidden` and audited to `audit` (may be
+ * NULL). With curve false an unauthenticated worker is accepted. */
+struct bmq_audit_t;
+void     bmq_broker_set_auth (bmq_broker_t *self, bool curve, struct bmq_audit_t *audit);
 zsock_t *bmq_broker_sock (bmq_broker_t *self);
 /* Queue a request (taken). -1 when the queue is full (caller answers busy). */
 int      bmq_broker_submit (bmq_broker_t *self, bmq_envelope_t **req_p);

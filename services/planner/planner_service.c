@@ -18,6 +18,7 @@
 #include "planner_offline.h"
 #include "planner_prompts.h"
 #include "planner_settings.h"
+#include "roles.h"
 #include "service.h"
 
 #define MAX_PROMPT 4096
@@ -32,6 +33,7 @@ typedef struct {
     bmq_audit_t           *audit;
     zpoller_t             *poller;
     zlistx_t              *jobs;            /* bmq_plan_job_t * */
+    bool                   curve;           /* security.curve (roles.h) */
 } s_planner_t;
 
 static void s_send (s_planner_t *p, zframe_t *rid, bmq_envelope_t **env)
@@ -237,6 +239,8 @@ static void s_on_router (s_planner_t *p)
 {
     zframe_t *rid = NULL;
     bmq_envelope_t *env = bmq_bus_recv (p->router, &rid);
+    /* only the gateway, for a client of the right role (roles.def) */
+    if (env && bmq_roles_refused (p->router, rid, env, "planner", p->curve, 0, p->audit)) bmq_envelope_destroy (&env);
     if (env && !bmq_answer_heartbeat (p->router, rid, env, "planner", p->state)) {
         if (env->type == BMQ_MSG_PLAN_REQUEST) s_on_plan_request (p, env, rid);
         else if (env->type == BMQ_MSG_RECIPE_SAVE || env->type == BMQ_MSG_RECIPE_LIST) s_on_recipe (p, env, rid);
@@ -290,6 +294,7 @@ int bmq_planner_service_run (bmq_config_t *cfg)
     bmq_http_global_init ();
     p.router = bmq_bus_bind (ZMQ_ROUTER, bmq_config_str (cfg, "planner.endpoint"));
     p.audit = bmq_audit_new_from_config (cfg);
+    p.curve = bmq_roles_curve (cfg);
     p.jobs = zlistx_new ();
     if (!p.router || !p.audit || !p.jobs) { s_free (&p); return 1; }
     p.poller = zpoller_new (p.router, bmq_audit_sock (p.audit), NULL);

@@ -178,7 +178,7 @@ json_t *bmq_tools_discover (bmq_tools_t *self)
 static int s_ask_executor (bmq_tools_t *self, const char *tool_name, json_t **tool, char *why, size_t whylen)
 {
     if (!self->executor) { snprintf (why, whylen, "no executor is configured"); return -1; }
-    if (!self->dealer && !(self->dealer = bmq_bus_connect (ZMQ_DEALER, self->executor))) {
+    if (!self->dealer && !(self->dealer = bmq_bus_connect (ZMQ_DEALER, self->executor, "executor"))) {
         snprintf (why, whylen, "cannot connect to the executor at %s", self->executor);
         return -1;
     }

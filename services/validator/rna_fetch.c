@@ -89,7 +89,7 @@ static void s_end_round (bmq_rna_fetch_t *self)
 static void s_start_round (bmq_rna_fetch_t *self)
 {
     self->rounds++;
-    self->sock = bmq_bus_connect (ZMQ_DEALER, self->endpoint);
+    self->sock = bmq_bus_connect (ZMQ_DEALER, self->endpoint, "executor");
     if (!self->sock) { snprintf (self->detail, sizeof self->detail, "cannot connect to %s", self->endpoint); s_end_round (self); return; }
     self->probing = true;
     self->due = bmq_mono_ms () + self->opts.round_ms;

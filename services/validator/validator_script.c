@@ -13,6 +13,8 @@ struct bmq_vscript_t {
     json_t                 *rna;
     bmq_script_validator_t *validator;
     char                    error[600];      /* why there is no validator */
+    int64_t                 seal_ttl_ms;     /* security.seal_ttl_ms */
+    char                    target[129];     /* executor.name: the seal's target when the request names none */
 };
 
 void bmq_script_seal_subject (const char *sha256, char *out, size_t len)
@@ -25,6 +27,10 @@ bmq_vscript_t *bmq_vscript_new (bmq_config_t *cfg)
     bmq_vscript_t *self = calloc (1, sizeof *self);
     if (!self) return NULL;
     char path[1024], err[512] = "";
+    self->seal_ttl_ms = bmq_config_int (cfg, "security.seal_ttl_ms") > 0 ? bmq_config_int (cfg, "security.seal_ttl_ms")
+                                                                          : BMQ_SEAL_TTL_DEFAULT_MS;
+    snprintf (self->target, sizeof self->target, "%s",
+              *bmq_config_str (cfg, "executor.name") ? bmq_config_str (cfg, "executor.name") : "local");
     bmq_service_path (bmq_config_str (cfg, "validator.script_rna"), BMQ_SCRIPT_RNA_FIXTURE, path, sizeof path);
     self->rna = bmq_script_rna_load (path, err, sizeof err);
     if (self->rna) self->validator = bmq_script_validator_new (NULL, self->rna, err, sizeof err);
@@ -81,10 +87,11 @@ bmq_envelope_t *bmq_vscript_handle (bmq_vscript_t *self, const bmq_seal_key_t *k
                               "verdict", verdict);
     if (ex.script) json_object_set_new (body, "script", json_stringn (ex.script, ex.len));
     if (valid && sha) {
-        char subject[128], seal[BMQ_HEX_DIGEST];
+        char subject[128], seal[BMQ_SEAL_MAX];      /* for one executor, expiring, single-use (issue 12) */
+        const char *target = bmq_body_str (req, "target") && *bmq_body_str (req, "target") ? bmq_body_str (req, "target") : self->target;
         bmq_script_seal_subject (sha, subject, sizeof subject);
-        bmq_seal_sign (key, subject, seal);
-        json_object_set_new (body, "seal", json_string (seal));
+        if (bmq_seal_make (key, subject, target, self->seal_ttl_ms, seal) == 0)
+            json_object_set_new (body, "seal", json_string (seal));
     }
     bmq_script_extracted_clear (&ex);
     return bmq_envelope_reply (req, BMQ_MSG_SCRIPT_REPLY, body);

@@ -15,6 +15,7 @@
 #include "plan_seal.h"
 #include "plan_validator.h"
 #include "rna_fetch.h"
+#include "roles.h"
 #include "service.h"
 #include "validator_script.h"
 #include "yaml_json.h"
@@ -34,12 +35,15 @@ typedef struct {
     int64_t          last_heard, last_sent;
     int              interval, liveness;
     int64_t          handled;
+    bool             curve;         /* security.curve (roles.h) */
+    int64_t          seal_ttl_ms;   /* security.seal_ttl_ms: how long a seal is valid */
+    char             target[129];   /* executor.name: the seal's target when the request names none */
 } s_worker_t;
 
 static void s_connect (s_worker_t *w)
 {
     zsock_destroy (&w->sock);
-    w->sock = bmq_bus_connect (ZMQ_DEALER, w->broker);
+    w->sock = bmq_bus_connect (ZMQ_DEALER, w->broker, "gateway");
     bmq_envelope_t *ready = bmq_envelope_new (BMQ_MSG_WORKER_READY, NULL,
         json_pack ("{s:s, s:I, s:I}", "service", "validator", "operations", (json_int_t) bmq_palette_count (w->palette),
                    "pid", (json_int_t) getpid ()));
@@ -60,9 +64,11 @@ static void s_validate (s_worker_t *w, const bmq_envelope_t *req)
     json_object_set_new (verdict, "plan_hash", json_string (hash));
     json_object_set_new (verdict, "validate_us", json_real (us));
     if (json_is_true (json_object_get (verdict, "accepted"))) {
-        char seal[BMQ_HEX_DIGEST];
-        bmq_seal_sign (&w->key, hash, seal);
-        json_object_set_new (verdict, "seal", json_string (seal));
+        char seal[BMQ_SEAL_MAX];        /* for the executor the gateway resolved ("target"), expiring, single-use */
+        const char *target = bmq_body_str (req, "target") && *bmq_body_str (req, "target") ? bmq_body_str (req, "target") : w->target;
+        if (bmq_seal_make (&w->key, hash, target, w->seal_ttl_ms, seal) == 0)
+            json_object_set_new (verdict, "seal", json_string (seal));
+        else bmq_warn ("plan %s: cannot seal for executor '%.64s' (not a valid executor name)", req->cid, target);
     }
     bmq_audit_record (w->audit, req->cid, "verdict",
         json_pack ("{s:O, s:s, s:O, s:f}", "accepted", json_object_get (verdict, "accepted"),
@@ -195,6 +201,9 @@ static int s_load (s_worker_t *w, bmq_config_t *cfg)
         bmq_error ("no verdict key: %s", *keypath ? err : "security.verdict_key_file is not set");
         return -1;
     }
+    w->seal_ttl_ms = bmq_config_int (cfg, "security.seal_ttl_ms") > 0 ? bmq_config_int (cfg, "security.seal_ttl_ms")
+                                                                       : BMQ_SEAL_TTL_DEFAULT_MS;
+    snprintf (w->target, sizeof w->target, "%s", *bmq_config_str (cfg, "executor.name") ? bmq_config_str (cfg, "executor.name") : "local");
     return 0;
 }
 
@@ -202,7 +211,16 @@ static void s_on_broker (s_worker_t *w)
 {
     bmq_envelope_t *env = bmq_bus_recv (w->sock, NULL);
     w->last_heard = bmq_mono_ms ();
-    if (!env || env->type == BMQ_MSG_HEARTBEAT) { }
+    /* This DEALER talks to the broker only, whose server key the CURVE
+     * handshake pinned: the sender is the gateway's key (a client socket gets
+     * no ZAP metadata). What it hands us must be for a client whose role may
+     * ask it (roles.def, "validator"). */
+    if (env && w->curve && !env->auth_name[0]) {
+        snprintf (env->auth_name, sizeof env->auth_name, "gateway");
+        snprintf (env->auth_role, sizeof env->auth_role, "service");
+    }
+    if (env && env->type != BMQ_MSG_HEARTBEAT && bmq_roles_refused (w->sock, NULL, env, "validator", w->curve, 0, w->audit)) { }
+    else if (!env || env->type == BMQ_MSG_HEARTBEAT) { }
     else if (env->type == BMQ_MSG_VALIDATE_REQUEST) s_validate (w, env);
     else if (env->type == BMQ_MSG_CAPABILITIES_REQUEST) s_capabilities (w, env);
     else if (env->type == BMQ_MSG_SCRIPT_REQUEST) {
@@ -227,6 +245,7 @@ int bmq_validator_worker_run (bmq_config_t *cfg)
     w.liveness = (int) bmq_config_int (cfg, "heartbeat.liveness");
     w.broker = bmq_config_str (cfg, "gateway.validator_broker");
     w.audit = bmq_audit_new_from_config (cfg);
+    w.curve = bmq_roles_curve (cfg);
     w.script = bmq_vscript_new (cfg);
     s_connect (&w);
     if (!w.sock || !w.audit) goto done;

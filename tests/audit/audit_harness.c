@@ -1,6 +1,7 @@
 /* audit_harness — process and database helpers for the audit tests. */
 #include "audit_harness.h"
 #include "bus.h"
+#include "keys.h"
 #include "peer.h"
 
 #include <fcntl.h>
@@ -33,6 +34,10 @@ void ah_setup (ah_env_t *env)
     setenv ("BLENDMQ_AUDIT_SPOOL_DIR", env->spool, 1);
     setenv ("BLENDMQ_HEARTBEAT_INTERVAL_MS", "250", 1);
     setenv ("BLENDMQ_HEARTBEAT_LIVENESS", "4", 1);
+    /* CURVE: keys in the temp dir (children inherit BLENDMQ_SECURITY_KEYS_DIR); the test writes records, as the planner would */
+    char keys[400], err[512];
+    snprintf (keys, sizeof keys, "%s/keys", env->dir);
+    if (bmq_keys_setup_process (keys, "planner", err, sizeof err)) { fprintf (stderr, "keys: %s\n", err); exit (1); }
 }
 
 void ah_teardown (ah_env_t *env)
@@ -95,7 +100,7 @@ int ah_stop (pid_t pid, int sig, int timeout_ms)
 
 json_t *ah_status (ah_env_t *env, int timeout_ms)
 {
-    zsock_t *sock = bmq_bus_connect (ZMQ_DEALER, env->endpoint);
+    zsock_t *sock = bmq_bus_connect (ZMQ_DEALER, env->endpoint, "audit");
     if (!sock) return NULL;
     bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_STATUS_REQUEST, NULL, NULL);
     bmq_bus_send_and_destroy (sock, NULL, &req);
@@ -185,10 +190,10 @@ bool ah_db_exactly_once (ah_env_t *env, const char *origin, int64_t emitted)
     sqlite3 *db;
     if (sqlite3_open_v2 (env->database, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) { sqlite3_close (db); return false; }
     sqlite3_busy_timeout (db, 5000);
-    int64_t count = s_db_int (db, "SELECT count(*) FROM records WHERE origin = ?", origin);
-    int64_t distinct = s_db_int (db, "SELECT count(DISTINCT seq) FROM records WHERE origin = ?", origin);
-    int64_t lo = s_db_int (db, "SELECT min(seq) FROM records WHERE origin = ?", origin);
-    int64_t hi = s_db_int (db, "SELECT max(seq) FROM records WHERE origin = ?", origin);
+    int64_t count = s_db_int (db, "SELECT count(*) FROM records WHERE instance = ?", origin);
+    int64_t distinct = s_db_int (db, "SELECT count(DISTINCT seq) FROM records WHERE instance = ?", origin);
+    int64_t lo = s_db_int (db, "SELECT min(seq) FROM records WHERE instance = ?", origin);
+    int64_t hi = s_db_int (db, "SELECT max(seq) FROM records WHERE instance = ?", origin);
     sqlite3_close (db);
     bool ok = count == emitted && distinct == emitted && (emitted == 0 || (lo == 1 && hi == emitted));
     if (!ok)

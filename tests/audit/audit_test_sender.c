@@ -87,6 +87,14 @@ int main (int argc, char **argv)
     bmq_envelope_set_sender (a.name);
     zsys_init ();
     zsys_set_logstream (NULL);
+    /* CURVE: the key named like the sender when there is one (a service), else the planner's */
+    const char *key = getenv ("BLENDMQ_TEST_KEY");
+    if (!key) {
+        char path[1200];
+        snprintf (path, sizeof path, "%s/%s.cert_secret", bmq_config_str (cfg, "security.keys_dir"), a.name);
+        key = zsys_file_exists (path) ? a.name : "planner";
+    }
+    if (bmq_bus_security_init (cfg, key, err, sizeof err)) { fprintf (stderr, "security: %s\n", err); bmq_config_destroy (&cfg); return 2; }
     bmq_audit_t *audit = bmq_audit_new_from_config (cfg);
     bmq_config_destroy (&cfg);
     if (!audit) return 2;

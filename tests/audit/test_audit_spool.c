@@ -162,7 +162,7 @@ static void test_full_disk (void **state)
     /* heartbeats carry the same state, so `blendmq status` shows it */
     /* (a small batch can still fit in a freed page now and then, and a stored
      * batch reports "ok" until the next one fails: ask a few times) */
-    zsock_t *sock = bmq_bus_connect (ZMQ_DEALER, s_env.endpoint);
+    zsock_t *sock = bmq_bus_connect (ZMQ_DEALER, s_env.endpoint, "audit");
     bool degraded_hb = false;
     for (int i = 0; i < 50 && !degraded_hb; i++) {
         bmq_envelope_t *hb = bmq_envelope_new (BMQ_MSG_HEARTBEAT, NULL, json_pack ("{s:s}", "service", "test"));
@@ -237,7 +237,7 @@ static void test_refused_records (void **state)
     pid_t audit = ah_start_audit (&s_env, NULL);
     assert_true (audit > 0);
     bmq_envelope_set_sender ("tester");
-    zsock_t *sock = bmq_bus_connect (ZMQ_DEALER, s_env.endpoint);
+    zsock_t *sock = bmq_bus_connect_as (ZMQ_DEALER, s_env.endpoint, "audit", "planner");   /* records come from services */
 
     size_t big = BMQ_AUDIT_DATA_MAX + 512 * 1024;
     char *pad = malloc (big + 1);

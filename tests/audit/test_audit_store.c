@@ -104,9 +104,11 @@ static void test_migrate_from_v1 (void **state)
     sqlite3_close (db);
 
     bmq_audit_store_t *store = s_open ();
-    assert_int_equal (bmq_audit_store_version (store), 2);
+    assert_int_equal (bmq_audit_store_version (store), BMQ_AUDIT_SCHEMA_VERSION);
     assert_int_equal (bmq_audit_store_count (store), 3);
     bmq_audit_store_close (&store);
+    /* 3: the old self-declared sender is the origin, the old origin the instance */
+    assert_int_equal (s_scalar ("SELECT count(*) FROM records WHERE origin = 'executor' AND instance = 'e-1'"), 2);
     assert_int_equal (s_scalar ("SELECT count(*) FROM records WHERE plan_id = 'p-1'"), 1);
     /* a plan_id that is not a string is not indexed */
     assert_int_equal (s_scalar ("SELECT count(*) FROM records WHERE plan_id IS NULL"), 2);
@@ -229,14 +231,18 @@ static bmq_envelope_t *s_record (const char *origin, int64_t seq, const char *ki
 {
     json_t *body = json_pack ("{s:s, s:o, s:I}", "kind", kind, "data", data, "seq", (json_int_t) seq);
     if (origin) json_object_set_new (body, "origin", json_string (origin));
-    return bmq_envelope_new (BMQ_MSG_AUDIT_RECORD, "story", body);
+    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_AUDIT_RECORD, "story", body);
+    /* as bmq_bus_recv sets it from the CURVE key */
+    snprintf (env->auth_name, sizeof env->auth_name, "gw");
+    snprintf (env->auth_role, sizeof env->auth_role, "service");
+    return env;
 }
 
 static void s_expect_reject (bmq_envelope_t *env, const char *why)
 {
     bmq_audit_row_t row;
-    char *data = NULL, err[512] = "";
-    assert_int_equal (bmq_audit_intake (env, &row, &data, err, sizeof err), -1);
+    char *data = NULL, *flag = NULL, err[512] = "";
+    assert_int_equal (bmq_audit_intake (env, &row, &data, &flag, err, sizeof err), -1);
     assert_null (data);
     if (!strstr (err, why)) fail_msg ("expected '%s' in '%s'", why, err);
     bmq_envelope_destroy (&env);
@@ -245,10 +251,12 @@ static void s_expect_reject (bmq_envelope_t *env, const char *why)
 static void test_intake (void **state)
 {
     bmq_audit_row_t row;
-    char *data = NULL, err[512];
+    char *data = NULL, *flag = NULL, err[512];
     bmq_envelope_t *env = s_record ("gw-1-1", 7, "plan.start", json_pack ("{s:s}", "plan_id", "p-1"));
-    assert_int_equal (bmq_audit_intake (env, &row, &data, err, sizeof err), 0);
-    assert_string_equal (row.origin, "gw-1-1");
+    assert_int_equal (bmq_audit_intake (env, &row, &data, &flag, err, sizeof err), 0);
+    assert_string_equal (row.origin, "gw");             /* the key, not the body */
+    assert_string_equal (row.instance, "gw-1-1");
+    assert_null (flag);
     assert_int_equal (row.seq, 7);
     assert_string_equal (row.plan_id, "p-1");
     assert_string_equal (row.data, "{\"plan_id\":\"p-1\"}");
@@ -429,6 +437,72 @@ static void test_query_page_bounds (void **state)
     bmq_audit_store_close (&store);
 }
 
+/* Issue 12: the origin is the authenticated key; a body claiming another is
+ * kept under the real one, flagged, and cannot shadow the other's records. */
+static void test_forged_origin (void **state)
+{
+    (void) state;
+    char err[512];
+    bmq_audit_store_t *store = s_open ();
+    /* the executor's real record 1 */
+    bmq_envelope_t *real = s_record ("executor-10-1", 1, "plan.end", json_pack ("{s:s}", "plan_id", "p-9"));
+    snprintf (real->auth_name, sizeof real->auth_name, "executor");
+    /* a validator key claims to be that executor instance, same seq */
+    bmq_envelope_t *fake = s_record ("executor-10-1", 1, "plan.end", json_pack ("{s:s}", "plan_id", "p-forged"));
+    snprintf (fake->auth_name, sizeof fake->auth_name, "validator");
+    bmq_audit_row_t row;
+    char *data = NULL, *flag = NULL;
+    assert_int_equal (bmq_audit_intake (fake, &row, &data, &flag, err, sizeof err), 0);
+    assert_string_equal (row.origin, "validator");
+    assert_string_equal (row.sender, "validator");
+    assert_non_null (flag);
+    assert_non_null (strstr (flag, "forged_origin"));
+    assert_int_equal (bmq_audit_store_begin (store), 0);
+    assert_int_equal (bmq_audit_store_put (store, &row, err, sizeof err), 1);
+    free (data); free (flag);
+    /* the real record is not shadowed by the forgery: it is stored too */
+    assert_int_equal (bmq_audit_intake (real, &row, &data, &flag, err, sizeof err), 0);
+    assert_null (flag);
+    assert_int_equal (bmq_audit_store_put (store, &row, err, sizeof err), 1);
+    assert_int_equal (bmq_audit_store_commit (store), 0);
+    free (data); free (flag);
+    assert_int_equal (s_scalar ("SELECT count(*) FROM records WHERE origin = 'executor' AND flag IS NULL"), 1);
+    assert_int_equal (s_scalar ("SELECT count(*) FROM records WHERE origin = 'validator' AND flag LIKE 'forged_origin%'"), 1);
+    /* a body origin merely starting with the key's name is still forged */
+    bmq_envelope_t *near = s_record ("executorX-1-1", 2, "k", json_object ());
+    snprintf (near->auth_name, sizeof near->auth_name, "executor");
+    assert_int_equal (bmq_audit_intake (near, &row, &data, &flag, err, sizeof err), 0);
+    assert_non_null (flag);
+    free (data); free (flag);
+    bmq_envelope_destroy (&near);
+    bmq_envelope_destroy (&real);
+    bmq_envelope_destroy (&fake);
+    bmq_audit_store_close (&store);
+}
+
+/* Same (origin, instance, seq), same content: a resend (0). Other content: a
+ * conflict (2) that the service stores as an alert. */
+static void test_conflicting_duplicate (void **state)
+{
+    (void) state;
+    char err[512];
+    bmq_audit_store_t *store = s_open ();
+    bmq_audit_row_t a = { .ts_ms = 1, .cid = "c", .kind = "plan.end", .sender = "executor", .origin = "executor",
+                          .instance = "executor-1-1", .seq = 5, .data = "{\"ok\":true}" };
+    bmq_audit_row_t b = a;
+    b.data = "{\"ok\":false}";
+    assert_int_equal (bmq_audit_store_begin (store), 0);
+    assert_int_equal (bmq_audit_store_put (store, &a, err, sizeof err), 1);
+    assert_int_equal (bmq_audit_store_put (store, &a, err, sizeof err), 0);
+    assert_int_equal (bmq_audit_store_put (store, &b, err, sizeof err), 2);
+    /* another instance of the same key numbers on its own */
+    b.instance = "executor-2-2";
+    assert_int_equal (bmq_audit_store_put (store, &b, err, sizeof err), 1);
+    assert_int_equal (bmq_audit_store_commit (store), 0);
+    assert_int_equal (s_scalar ("SELECT count(*) FROM records"), 2);
+    bmq_audit_store_close (&store);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -439,6 +513,8 @@ int main (void)
         cmocka_unit_test_setup_teardown (test_failed_write, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown (test_prune_injected_clock, s_setup, s_teardown),
         cmocka_unit_test (test_intake),
+        cmocka_unit_test_setup_teardown (test_forged_origin, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_conflicting_duplicate, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown (test_query, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown (test_query_page_bounds, s_setup, s_teardown),
     };

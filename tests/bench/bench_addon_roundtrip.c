@@ -101,6 +101,7 @@ static int s_bench_gui (void)
     pid_t pid = s_gui_start (dir, &port);
     bmq_blender_link_t *link = port > 0 ? bmq_blender_link_new ("127.0.0.1", port, GUI_TOKEN) : NULL;
     char err[256];
+    if (link) bmq_blender_link_load_palette (link, BMQ_SOURCE_DIR "/proto/palette.yaml", err, sizeof err);   /* run_step needs it */
     if (link && bmq_blender_link_connect (link, 10000, err, sizeof err) == 0) {
         json_t *reply = NULL;
         for (int i = 0; i < GUI_OBJECTS; i++) {     /* something to list */
@@ -158,6 +159,7 @@ int main (void)
     token[strcspn (token, "\r\n")] = 0;
     bmq_blender_link_t *link = bmq_blender_link_new ("127.0.0.1", (int) bmq_config_int (st.cfg, "blender.port"), token);
     char err[256];
+    bmq_blender_link_load_palette (link, BMQ_SOURCE_DIR "/proto/palette.yaml", err, sizeof err);   /* run_step needs it */
     int ok = 0;
     for (int tries = 0; tries < 50 && !ok; tries++) {
         ok = bmq_blender_link_connect (link, 2000, err, sizeof err) == 0;

@@ -1,20 +1,26 @@
 /* bench first_step_latency: a plan sent to the gateway → its first step's
  * progress event back at the client (so: validation, sealing, routing, the
- * plan transaction's start and the bpy call itself). */
+ * plan transaction's start and the bpy call itself).
+ *
+ *   bench_first_step_latency [runs]      (default 40) */
 #include "bench_util.h"
 #include <stdio.h>
+#include <stdlib.h>
 
 #define RUNS 40
+#define RUNS_MAX 1000
 
-int main (void)
+int main (int argc, char **argv)
 {
+    int runs = argc > 1 ? atoi (argv[1]) : RUNS;
+    if (runs < 10 || runs > RUNS_MAX) { fprintf (stderr, "usage: bench_first_step_latency [10..%d]\n", RUNS_MAX); return 2; }
     bmq_envelope_set_sender ("bench");
     bench_stack_t st;
     if (bench_stack_up (&st, 1)) { fprintf (stderr, "cannot start the stack\n"); return 1; }
-    zsock_t *gw = bmq_bus_connect (ZMQ_DEALER, bmq_config_str (st.cfg, "gateway.endpoint"));
-    double lat[RUNS];
+    zsock_t *gw = bmq_bus_connect (ZMQ_DEALER, bmq_config_str (st.cfg, "gateway.endpoint"), "gateway");
+    static double lat[RUNS_MAX];
     int n = 0;
-    for (int r = 0; r < RUNS; r++) {
+    for (int r = 0; r < runs; r++) {
         if (r % 10 == 0)
             json_decref (bench_request (gw, bmq_envelope_new (BMQ_MSG_SCENE_REQUEST, NULL,
                          json_pack ("{s:s}", "command", "reset_scene")), NULL, 30000));
@@ -31,5 +37,5 @@ int main (void)
     }
     zsock_destroy (&gw);
     bench_stack_down (&st);
-    return n == RUNS ? 0 : 1;
+    return n == runs ? 0 : 1;
 }

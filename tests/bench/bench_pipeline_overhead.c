@@ -12,7 +12,7 @@ int main (void)
     bmq_envelope_set_sender ("bench");
     bench_stack_t st;
     if (bench_stack_up (&st, 1)) { fprintf (stderr, "cannot start the stack\n"); return 1; }
-    zsock_t *gw = bmq_bus_connect (ZMQ_DEALER, bmq_config_str (st.cfg, "gateway.endpoint"));
+    zsock_t *gw = bmq_bus_connect (ZMQ_DEALER, bmq_config_str (st.cfg, "gateway.endpoint"), "gateway");
     double direct[ROUNDS], pipeline[ROUNDS], executor_ms[ROUNDS];
     int ok = 1;
     for (int r = 0; r < ROUNDS && ok; r++) {

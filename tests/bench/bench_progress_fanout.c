@@ -15,11 +15,11 @@ int main (void)
     zsock_t *subs[SUBS];
     zmq_pollitem_t items[SUBS];
     for (int i = 0; i < SUBS; i++) {
-        subs[i] = bmq_bus_connect (ZMQ_SUB, bmq_config_str (st.cfg, "gateway.events"));
+        subs[i] = bmq_bus_connect (ZMQ_SUB, bmq_config_str (st.cfg, "gateway.events"), "gateway");
         items[i] = (zmq_pollitem_t) { .socket = zsock_resolve (subs[i]), .events = ZMQ_POLLIN };
     }
     zclock_sleep (500);                       /* let every subscription reach the publisher */
-    zsock_t *gw = bmq_bus_connect (ZMQ_DEALER, bmq_config_str (st.cfg, "gateway.endpoint"));
+    zsock_t *gw = bmq_bus_connect (ZMQ_DEALER, bmq_config_str (st.cfg, "gateway.endpoint"), "gateway");
     bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_RUN_REQUEST, NULL, json_pack ("{s:o}", "plan", bench_cube_plan (STEPS)));
     char cid[BMQ_MAX_ID + 1];
     snprintf (cid, sizeof cid, "%s", req->cid);

@@ -1,5 +1,6 @@
 /* bench_util — shared benchmark plumbing. */
 #include "bench_util.h"
+#include "bus.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,10 @@ int bench_stack_up (bench_stack_t *st, int validators)
     if (system (cmd) != 0) return -1;
     snprintf (path, sizeof path, "%s/blendmq.yaml", st->dir);
     st->cfg = bmq_config_load (path, NULL, 0);
-    return st->cfg ? 0 : -1;
+    if (!st->cfg) return -1;
+    char err[512];          /* CURVE: `up` made the keys in the run dir; the bench is the cli client */
+    if (bmq_bus_security_init (st->cfg, "cli", err, sizeof err)) { fprintf (stderr, "bench: %s\n", err); return -1; }
+    return 0;
 }
 
 void bench_stack_down (bench_stack_t *st)

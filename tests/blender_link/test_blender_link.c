@@ -1,6 +1,8 @@
 /* The Blender add-on and its C client, against a real headless Blender:
- * token required, framing bounded, errors reported without killing the
- * server, commands run, and a killed Blender reported as DOWN at once. */
+ * mutual challenge-response (a wrong token is refused both ways, the token
+ * never crosses the wire), palette operations checked by the add-on, framing
+ * bounded, errors reported without killing the server, commands run, and a
+ * killed Blender reported as DOWN at once. */
 #include "blender_link.h"
 
 #include <arpa/inet.h>
@@ -10,6 +12,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <poll.h>
+#include <sodium.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +68,8 @@ static bmq_blender_link_t *s_connect (void)
 {
     bmq_blender_link_t *link = bmq_blender_link_new ("127.0.0.1", s_port, TOKEN);
     char err[256];
+    if (bmq_blender_link_load_palette (link, BMQ_SOURCE_DIR "/proto/palette.yaml", err, sizeof err))
+        fail_msg ("palette: %s", err);
     if (bmq_blender_link_connect (link, 5000, err, sizeof err)) fail_msg ("connect: %s", err);
     return link;
 }
@@ -87,6 +94,220 @@ static void test_wrong_token_refused (void **state)
     assert_false (bmq_blender_link_connected (link));
     bmq_blender_link_destroy (&link);
     assert_null (link);
+}
+
+/* ---- the handshake against fakes: a server squatting on a port, a capture */
+
+static int s_listen (int *port)
+{
+    int fd = socket (AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+    socklen_t len = sizeof a;
+    if (fd < 0 || bind (fd, (struct sockaddr *) &a, sizeof a) || listen (fd, 4)
+        || getsockname (fd, (struct sockaddr *) &a, &len)) return -1;
+    *port = ntohs (a.sin_port);
+    return fd;
+}
+
+static void s_send_json (int fd, const char *text)
+{
+    uint32_t head[2] = { htonl ((uint32_t) strlen (text)), 0 };
+    if (send (fd, head, 8, MSG_NOSIGNAL) != 8 || send (fd, text, strlen (text), MSG_NOSIGNAL) != (ssize_t) strlen (text))
+        _exit (3);
+}
+
+/* Read one frame into cap (appending); returns its JSON (malloc'd) or NULL at EOF. */
+static char *s_read_frame (int fd, unsigned char *cap, size_t *cap_len, size_t cap_size)
+{
+    unsigned char head[8];
+    size_t got = 0;
+    while (got < 8) { ssize_t n = recv (fd, head + got, 8 - got, 0); if (n <= 0) return NULL; got += (size_t) n; }
+    uint32_t h, b;
+    memcpy (&h, head, 4); memcpy (&b, head + 4, 4);
+    h = ntohl (h); b = ntohl (b);
+    if (h > 65536 || b) return NULL;
+    char *text = calloc (1, h + 1);
+    got = 0;
+    while (got < h) { ssize_t n = recv (fd, text + got, h - got, 0); if (n <= 0) { free (text); return NULL; } got += (size_t) n; }
+    if (*cap_len + 8 + h <= cap_size) {
+        memcpy (cap + *cap_len, head, 8);
+        memcpy (cap + *cap_len + 8, text, h);
+        *cap_len += 8 + h;
+    }
+    return text;
+}
+
+/* A fake add-on, in a child: sends a challenge, captures every byte the client
+ * sends into `capture`, answers hello with the right server proof when it
+ * knows `token` (NULL: a squatter, answers with a made-up proof), then
+ * answers pings until the client goes away. */
+static pid_t s_fake_server (int lfd, const char *token, const char *capture)
+{
+    pid_t pid = fork ();
+    if (pid) return pid;
+    int fd = accept (lfd, NULL, NULL);
+    if (fd < 0) _exit (2);
+    unsigned char ns[32], nc[32], mac[32], cap[1 << 16];
+    size_t cap_len = 0;
+    char ns_hex[65], mac_hex[65], frame[512];
+    randombytes_buf (ns, sizeof ns);
+    sodium_bin2hex (ns_hex, sizeof ns_hex, ns, sizeof ns);
+    snprintf (frame, sizeof frame, "{\"id\":0,\"ok\":true,\"challenge\":{\"link\":2,\"nonce\":\"%s\"}}", ns_hex);
+    s_send_json (fd, frame);
+    char *text;
+    while ((text = s_read_frame (fd, cap, &cap_len, sizeof cap))) {
+        json_t *req = json_loads (text, 0, NULL);
+        free (text);
+        const char *cmd = json_string_value (json_object_get (req, "cmd"));
+        json_int_t id = json_integer_value (json_object_get (req, "id"));
+        if (cmd && !strcmp (cmd, "hello")) {
+            size_t n = 0;
+            const char *nc_hex = json_string_value (json_object_get (json_object_get (req, "args"), "nonce"));
+            if (!nc_hex || sodium_hex2bin (nc, sizeof nc, nc_hex, strlen (nc_hex), NULL, &n, NULL) || n != 32) _exit (4);
+            if (token) {
+                crypto_auth_hmacsha256_state st;
+                crypto_auth_hmacsha256_init (&st, (const unsigned char *) token, strlen (token));
+                crypto_auth_hmacsha256_update (&st, (const unsigned char *) "blendmq-link-server", 19);
+                crypto_auth_hmacsha256_update (&st, nc, 32);
+                crypto_auth_hmacsha256_update (&st, ns, 32);
+                crypto_auth_hmacsha256_final (&st, mac);
+            }
+            else randombytes_buf (mac, sizeof mac);
+            sodium_bin2hex (mac_hex, sizeof mac_hex, mac, sizeof mac);
+            snprintf (frame, sizeof frame, "{\"id\":%lld,\"ok\":true,\"result\":{\"mac\":\"%s\"}}", (long long) id, mac_hex);
+        }
+        else snprintf (frame, sizeof frame, "{\"id\":%lld,\"ok\":true,\"result\":{\"pong\":true}}", (long long) id);
+        json_decref (req);
+        s_send_json (fd, frame);
+    }
+    FILE *f = fopen (capture, "wb");
+    if (!f || fwrite (cap, 1, cap_len, f) != cap_len) _exit (5);
+    fclose (f);
+    _exit (0);
+}
+
+static size_t s_read_capture (const char *path, unsigned char *buf, size_t size)
+{
+    FILE *f = fopen (path, "rb");
+    if (!f) return 0;
+    size_t n = fread (buf, 1, size, f);
+    fclose (f);
+    return n;
+}
+
+static void test_squatter_refused_by_client (void **state)
+{
+    assert_true (sodium_init () >= 0);
+    int port, lfd = s_listen (&port);
+    assert_true (lfd >= 0);
+    char capture[256];
+    snprintf (capture, sizeof capture, "%s/capture-squatter", s_dir);
+    pid_t pid = s_fake_server (lfd, NULL, capture);
+    bmq_blender_link_t *link = bmq_blender_link_new ("127.0.0.1", port, TOKEN);
+    char err[256] = "";
+    assert_int_equal (bmq_blender_link_load_palette (link, BMQ_SOURCE_DIR "/proto/palette.yaml", err, sizeof err), 0);
+    assert_int_equal (bmq_blender_link_connect (link, 5000, err, sizeof err), -1);
+    assert_non_null (strstr (err, "failed the challenge"));
+    assert_false (bmq_blender_link_connected (link));
+    bmq_blender_link_destroy (&link);
+    int status = -1;
+    waitpid (pid, &status, 0);
+    close (lfd);
+    assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+    /* all the squatter got is one hello: no command, and not the token */
+    unsigned char cap[1 << 16];
+    size_t n = s_read_capture (capture, cap, sizeof cap);
+    assert_true (n > 8);
+    uint32_t h;
+    memcpy (&h, cap, 4);
+    assert_int_equal (n, 8 + ntohl (h));
+    assert_non_null (memmem (cap, n, "\"hello\"", 7));
+    assert_null (memmem (cap, n, TOKEN, strlen (TOKEN)));
+}
+
+static void test_token_never_sent (void **state)
+{
+    /* a server that knows the token: accepted, and still no byte of the token */
+    assert_true (sodium_init () >= 0);
+    int port, lfd = s_listen (&port);
+    assert_true (lfd >= 0);
+    char capture[256];
+    snprintf (capture, sizeof capture, "%s/capture-good", s_dir);
+    pid_t pid = s_fake_server (lfd, TOKEN, capture);
+    bmq_blender_link_t *link = bmq_blender_link_new ("127.0.0.1", port, TOKEN);
+    char err[256] = "";
+    if (bmq_blender_link_connect (link, 5000, err, sizeof err)) fail_msg ("connect to the fake that knows the token: %s", err);
+    json_decref (s_call_ok (link, "ping", NULL));
+    bmq_blender_link_destroy (&link);
+    int status = -1;
+    waitpid (pid, &status, 0);
+    close (lfd);
+    assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+    unsigned char cap[1 << 16];
+    size_t n = s_read_capture (capture, cap, sizeof cap);
+    assert_non_null (memmem (cap, n, "\"ping\"", 6));
+    assert_null (memmem (cap, n, TOKEN, strlen (TOKEN)));
+    /* nor its hex, nor any long piece of it */
+    char hex[128];
+    sodium_bin2hex (hex, sizeof hex, (const unsigned char *) TOKEN, strlen (TOKEN));
+    assert_null (memmem (cap, n, hex, strlen (hex)));
+    assert_null (memmem (cap, n, TOKEN + 4, 12));
+}
+
+static void test_old_hello_refused (void **state)
+{
+    /* a client that sends the token itself (link version 1) is refused and closed */
+    int fd = socket (AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons (s_port), .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+    assert_int_equal (connect (fd, (struct sockaddr *) &a, sizeof a), 0);
+    unsigned char cap[1 << 16];
+    size_t cap_len = 0;
+    char *challenge = s_read_frame (fd, cap, &cap_len, sizeof cap);
+    assert_non_null (challenge);
+    assert_non_null (strstr (challenge, "\"nonce\""));
+    free (challenge);
+    char frame[256];
+    snprintf (frame, sizeof frame, "{\"id\":1,\"cmd\":\"hello\",\"args\":{\"token\":\"%s\"}}", TOKEN);
+    s_send_json (fd, frame);
+    char *reply = s_read_frame (fd, cap, &cap_len, sizeof cap);
+    assert_non_null (reply);
+    assert_non_null (strstr (reply, "unauthorized"));
+    free (reply);
+    assert_null (s_read_frame (fd, cap, &cap_len, sizeof cap));    /* closed */
+    close (fd);
+}
+
+static void test_palette_operations (void **state)
+{
+    /* only the operations sent at hello run */
+    bmq_blender_link_t *link = bmq_blender_link_new ("127.0.0.1", s_port, TOKEN);
+    json_t *ops = json_pack ("[s]", "bpy.ops.mesh.primitive_cube_add");
+    assert_int_equal (bmq_blender_link_set_operations (link, ops), 0);
+    json_decref (ops);
+    char err[256];
+    if (bmq_blender_link_connect (link, 5000, err, sizeof err)) fail_msg ("connect: %s", err);
+    json_decref (s_call_ok (link, "reset_scene", NULL));
+    json_t *r = s_call_ok (link, "run_step", "{\"step\": {\"operation\": \"bpy.ops.mesh.primitive_uv_sphere_add\"}}");
+    assert_false (json_is_true (json_object_get (r, "ok")));
+    assert_non_null (strstr (json_string_value (json_object_get (r, "error")), "palette"));
+    json_decref (r);
+    r = s_call_ok (link, "run_step", "{\"step\": {\"operation\": \"object.material\", \"params\": {\"color\": [1, 0, 0]}}}");
+    assert_false (json_is_true (json_object_get (r, "ok")));
+    assert_non_null (strstr (json_string_value (json_object_get (r, "error")), "palette"));
+    json_decref (r);
+    r = s_call_ok (link, "run_step", "{\"step\": {\"operation\": \"bpy.ops.mesh.primitive_cube_add\"}}");
+    assert_true (json_is_true (json_object_get (r, "ok")));
+    json_decref (r);
+    bmq_blender_link_destroy (&link);
+    /* no list at all: every run_step is refused, and says why */
+    link = bmq_blender_link_new ("127.0.0.1", s_port, TOKEN);
+    if (bmq_blender_link_connect (link, 5000, err, sizeof err)) fail_msg ("connect: %s", err);
+    r = s_call_ok (link, "run_step", "{\"step\": {\"operation\": \"bpy.ops.mesh.primitive_cube_add\"}}");
+    assert_false (json_is_true (json_object_get (r, "ok")));
+    assert_non_null (strstr (json_string_value (json_object_get (r, "error")), "sent none"));
+    json_decref (r);
+    json_decref (s_call_ok (link, "reset_scene", NULL));
+    bmq_blender_link_destroy (&link);
 }
 
 static void test_steps_and_scene (void **state)
@@ -328,6 +549,10 @@ int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_wrong_token_refused),
+        cmocka_unit_test (test_squatter_refused_by_client),
+        cmocka_unit_test (test_token_never_sent),
+        cmocka_unit_test (test_old_hello_refused),
+        cmocka_unit_test (test_palette_operations),
         cmocka_unit_test (test_steps_and_scene),
         cmocka_unit_test (test_errors_keep_server_alive),
         cmocka_unit_test (test_transaction_rollback),

@@ -90,3 +90,18 @@ bool e2e_wait_healthy (const char *run_dir, bool blender, int timeout_ms)
     }
     return false;
 }
+
+const char *e2e_token (const char *run_dir, const char *name)
+{
+    static char token[256];
+    char path[1024];
+    snprintf (path, sizeof path, "%s/keys/%s.token", run_dir, name);
+    token[0] = 0;
+    FILE *f = fopen (path, "r");
+    if (f) {
+        if (!fgets (token, sizeof token, f)) token[0] = 0;
+        fclose (f);
+    }
+    token[strcspn (token, "\r\n")] = 0;
+    return token;
+}

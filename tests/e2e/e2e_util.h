@@ -18,4 +18,8 @@ int e2e_pid (const char *run_dir, const char *name);
 /* Wait until `blendmq status` says everything is alive (and Blender connected if asked). */
 bool e2e_wait_healthy (const char *run_dir, bool blender, int timeout_ms);
 
+/* The HTTP bearer token of client key NAME in DIR/keys (`blendmq up` makes cli, web,
+ * panel, mcp): a static buffer, "" when missing. */
+const char *e2e_token (const char *run_dir, const char *name);
+
 #endif

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "e2e_util.h"
 #include "plan_seal.h"
+#include "roles.h"
 
 #include <math.h>
 #include <setjmp.h>
@@ -146,6 +147,10 @@ static json_t *s_http_get (const char *route, long *status)
     json_decref (lines);
     CURL *c = curl_easy_init ();
     json_t *buf = json_string ("");
+    char auth[400];
+    snprintf (auth, sizeof auth, "Authorization: Bearer %s", e2e_token (s_dir, "cli"));
+    struct curl_slist *headers = curl_slist_append (NULL, auth);
+    curl_easy_setopt (c, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt (c, CURLOPT_URL, url);
     curl_easy_setopt (c, CURLOPT_WRITEFUNCTION, s_collect);
     curl_easy_setopt (c, CURLOPT_WRITEDATA, buf);
@@ -153,6 +158,7 @@ static json_t *s_http_get (const char *route, long *status)
     assert_int_equal (curl_easy_perform (c), CURLE_OK);
     curl_easy_getinfo (c, CURLINFO_RESPONSE_CODE, status);
     curl_easy_cleanup (c);
+    curl_slist_free_all (headers);
     json_t *body = json_loads (json_string_value (buf), 0, NULL);
     json_decref (buf);
     return body;
@@ -371,11 +377,13 @@ static void test_unsealed_plan_refused (void **state)
     bmq_config_t *cfg = bmq_config_load (path, err, sizeof err);
     assert_non_null (cfg);
     json_t *before = s_scene_objects ();
-    zsock_t *sock = bmq_bus_connect (ZMQ_DEALER, bmq_config_str (cfg, "executor.endpoint"));
+    assert_int_equal (bmq_bus_security_init (cfg, "cli", err, sizeof err), 0);   /* CURVE: the cli key of the run dir */
+    zsock_t *sock = bmq_bus_connect_as (ZMQ_DEALER, bmq_config_str (cfg, "executor.endpoint"), "executor", "gateway");   /* as the gateway */
     json_t *plan = json_loads ("[{\"operation\": \"bpy.ops.mesh.primitive_cube_add\"}]", 0, NULL);
     const char *fake = "0000000000000000000000000000000000000000000000000000000000000000";
     bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_EXECUTE_REQUEST, NULL,
         json_pack ("{s:s, s:o, s:s, s:s}", "plan_id", "p-forged", "plan", plan, "plan_hash", fake, "seal", fake));
+    bmq_roles_set_on_behalf_of (req->body, "cli", "admin");   /* the gateway forwards for a client */
     assert_int_equal (bmq_bus_send_and_destroy (sock, NULL, &req), 0);
     zsock_set_rcvtimeo (sock, 5000);
     bmq_envelope_t *reply = NULL;
@@ -387,12 +395,50 @@ static void test_unsealed_plan_refused (void **state)
     /* nor can a client slip a step past validation as a "scene command" */
     req = bmq_envelope_new (BMQ_MSG_SCENE_REQUEST, NULL, json_pack ("{s:s, s:{s:{s:s}}}", "command", "run_step",
                             "args", "step", "operation", "bpy.ops.mesh.primitive_cube_add"));
+    bmq_roles_set_on_behalf_of (req->body, "cli", "admin");   /* the gateway forwards for a client */
     assert_int_equal (bmq_bus_send_and_destroy (sock, NULL, &req), 0);
     while ((reply = bmq_bus_recv (sock, NULL)) && reply->type == BMQ_MSG_HEARTBEAT) bmq_envelope_destroy (&reply);
     assert_non_null (reply);
     assert_int_equal (reply->type, BMQ_MSG_ERROR);
     assert_string_equal (bmq_body_str (reply, "code"), "bad_request");
     bmq_envelope_destroy (&reply);
+    /* seals (issue 12): one for another executor, an expired one, a version 1 one
+     * and a replay are refused, each saying why */
+    bmq_seal_key_t key;
+    assert_int_equal (bmq_seal_key_load (bmq_config_str (cfg, "security.verdict_key_file"), &key, err, sizeof err), 0);
+    const char *me = *bmq_config_str (cfg, "executor.name") ? bmq_config_str (cfg, "executor.name") : "local";
+    json_t *ghost = json_loads ("[{\"operation\": \"object.location\", \"target\": \"no_such_replay_target\","
+                                " \"params\": {\"value\": [0, 0, 0]}}]", 0, NULL);
+    char hash[BMQ_HEX_DIGEST], seal[BMQ_SEAL_MAX], v1[BMQ_HEX_DIGEST];
+    bmq_plan_hash (ghost, hash);
+    struct { const char *what, *expect; } cases[] = {
+        { "other", "not for this one" }, { "expired", "expired" }, { "v1", "version 2" }, { "good", NULL }, { "replay", "replay" } };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (!strcmp (cases[i].what, "other")) assert_int_equal (bmq_seal_make (&key, hash, "elsewhere", 300000, seal), 0);
+        else if (!strcmp (cases[i].what, "expired")) { assert_int_equal (bmq_seal_make (&key, hash, me, 1, seal), 0); zclock_sleep (20); }
+        else if (!strcmp (cases[i].what, "v1")) { bmq_seal_sign (&key, hash, v1); snprintf (seal, sizeof seal, "%s", v1); }
+        else if (!strcmp (cases[i].what, "good")) assert_int_equal (bmq_seal_make (&key, hash, me, 300000, seal), 0);
+        /* "replay": the good seal again */
+        req = bmq_envelope_new (BMQ_MSG_EXECUTE_REQUEST, NULL, json_pack ("{s:s, s:O, s:s, s:s}", "plan_id", "p-seal",
+                                "plan", ghost, "plan_hash", hash, "seal", seal));
+        bmq_roles_set_on_behalf_of (req->body, "cli", "admin");   /* the gateway forwards for a client */
+        assert_int_equal (bmq_bus_send_and_destroy (sock, NULL, &req), 0);
+        bool done = false;
+        while (!done && (reply = bmq_bus_recv (sock, NULL))) {
+            if (cases[i].expect && reply->type == BMQ_MSG_ERROR) {
+                assert_string_equal (bmq_body_str (reply, "code"), "unsealed");
+                if (!strstr (bmq_body_str (reply, "message"), cases[i].expect))
+                    fail_msg ("%s: %s", cases[i].what, bmq_body_str (reply, "message"));
+                done = true;
+            }
+            else if (!cases[i].expect && reply->type == BMQ_MSG_ERROR)
+                fail_msg ("a good seal was refused: %s", bmq_body_str (reply, "message"));
+            else if (!cases[i].expect && reply->type == BMQ_MSG_EXECUTE_RESULT) done = true;     /* ran (the step fails) */
+            bmq_envelope_destroy (&reply);
+        }
+        assert_true (done);
+    }
+    json_decref (ghost);
     zsock_destroy (&sock);
     bmq_config_destroy (&cfg);
     json_t *after = s_scene_objects ();
@@ -412,13 +458,16 @@ static json_t *s_run_sealed (const char *plan_json, bool keep_partial, json_t **
     bmq_seal_key_t key;
     assert_int_equal (bmq_seal_key_load (bmq_config_str (cfg, "security.verdict_key_file"), &key, err, sizeof err), 0);
     json_t *plan = json_loads (plan_json, 0, NULL);
-    char hash[BMQ_HEX_DIGEST], seal[BMQ_HEX_DIGEST];
+    char hash[BMQ_HEX_DIGEST], seal[BMQ_SEAL_MAX];
     bmq_plan_hash (plan, hash);
-    bmq_seal_sign (&key, hash, seal);
-    zsock_t *sock = bmq_bus_connect (ZMQ_DEALER, bmq_config_str (cfg, "executor.endpoint"));
+    assert_int_equal (bmq_seal_make (&key, hash, *bmq_config_str (cfg, "executor.name") ? bmq_config_str (cfg, "executor.name") : "local",
+                                     300000, seal), 0);
+    assert_int_equal (bmq_bus_security_init (cfg, "cli", err, sizeof err), 0);   /* CURVE: the cli key of the run dir */
+    zsock_t *sock = bmq_bus_connect_as (ZMQ_DEALER, bmq_config_str (cfg, "executor.endpoint"), "executor", "gateway");   /* as the gateway */
     bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_EXECUTE_REQUEST, NULL,
         json_pack ("{s:s, s:o, s:s, s:s, s:b}", "plan_id", "p-sealed", "plan", plan, "plan_hash", hash, "seal", seal,
                    "keep_partial", keep_partial));
+    bmq_roles_set_on_behalf_of (req->body, "cli", "admin");   /* the gateway forwards for a client */
     bmq_bus_send_and_destroy (sock, NULL, &req);
     zsock_set_rcvtimeo (sock, 20000);
     json_t *events = json_array (), *result = NULL;
@@ -497,12 +546,15 @@ static void test_cancel_stops_and_rolls_back (void **state)
     for (int i = 0; i < 120; i++)
         json_array_append_new (plan, json_pack ("{s:s, s:{s:i, s:i, s:[f,f,f]}}", "operation", "bpy.ops.mesh.primitive_uv_sphere_add",
                                                 "params", "segments", 128, "ring_count", 64, "location", (double) i, 0.0, 0.0));
-    char hash[BMQ_HEX_DIGEST], seal[BMQ_HEX_DIGEST];
+    char hash[BMQ_HEX_DIGEST], seal[BMQ_SEAL_MAX];
     bmq_plan_hash (plan, hash);
-    bmq_seal_sign (&key, hash, seal);
-    zsock_t *sock = bmq_bus_connect (ZMQ_DEALER, bmq_config_str (cfg, "executor.endpoint"));
+    assert_int_equal (bmq_seal_make (&key, hash, *bmq_config_str (cfg, "executor.name") ? bmq_config_str (cfg, "executor.name") : "local",
+                                     300000, seal), 0);
+    assert_int_equal (bmq_bus_security_init (cfg, "cli", err, sizeof err), 0);   /* CURVE: the cli key of the run dir */
+    zsock_t *sock = bmq_bus_connect_as (ZMQ_DEALER, bmq_config_str (cfg, "executor.endpoint"), "executor", "gateway");   /* as the gateway */
     bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_EXECUTE_REQUEST, NULL,
         json_pack ("{s:s, s:o, s:s, s:s}", "plan_id", "p-cancel", "plan", plan, "plan_hash", hash, "seal", seal));
+    bmq_roles_set_on_behalf_of (req->body, "cli", "admin");   /* the gateway forwards for a client */
     bmq_bus_send_and_destroy (sock, NULL, &req);
     zsock_set_rcvtimeo (sock, 30000);
     json_t *result = NULL;
@@ -514,6 +566,7 @@ static void test_cancel_stops_and_rolls_back (void **state)
             steps_seen++;
             if (!cancelled && steps_seen == 3) {
                 bmq_envelope_t *stop = bmq_envelope_new (BMQ_MSG_CANCEL_REQUEST, NULL, json_pack ("{s:s}", "plan_id", "p-cancel"));
+                bmq_roles_set_on_behalf_of (stop->body, "cli", "admin");   /* the gateway forwards for a client */
                 bmq_bus_send_and_destroy (sock, NULL, &stop);
                 cancelled = true;
             }

@@ -97,7 +97,8 @@ static bmq_envelope_t *s_bus_ask (bmq_msg_type_t type, const char *cid, json_t *
     snprintf (path, sizeof path, "%s/blendmq.yaml", s_dir);
     bmq_config_t *cfg = bmq_config_load (path, err, sizeof err);
     assert_non_null (cfg);
-    zsock_t *sock = bmq_bus_connect (ZMQ_DEALER, bmq_config_str (cfg, "gateway.endpoint"));
+    assert_int_equal (bmq_bus_security_init (cfg, "cli", err, sizeof err), 0);   /* CURVE: the cli key of the run dir */
+    zsock_t *sock = bmq_bus_connect (ZMQ_DEALER, bmq_config_str (cfg, "gateway.endpoint"), "gateway");
     assert_non_null (sock);
     bmq_envelope_t *req = bmq_envelope_new (type, cid, body);
     assert_int_equal (bmq_bus_send_and_destroy (sock, NULL, &req), 0);
@@ -134,8 +135,9 @@ static json_t *s_http (const char *method, const char *route, const char *body, 
     char *base = s_http_base ();
     char cmd[2048], file[400];
     snprintf (file, sizeof file, "%s/http-%d.json", s_dir, rand ());
-    snprintf (cmd, sizeof cmd, "curl -s -o '%s' -w '%%{http_code}' -X %s -H 'Content-Type: application/json' %s%s%s '%s%s'",
-              file, method, body ? "--data '" : "", body ? body : "", body ? "'" : "", base, route);
+    snprintf (cmd, sizeof cmd, "curl -s -o '%s' -w '%%{http_code}' -X %s -H 'Content-Type: application/json' "
+              "-H 'Authorization: Bearer %s' %s%s%s '%s%s'", file, method, e2e_token (s_dir, "cli"),
+              body ? "--data '" : "", body ? body : "", body ? "'" : "", base, route);
     free (base);
     int code;
     char *out = e2e_run (cmd, &code);

@@ -118,19 +118,29 @@ def raw_calls(port, token, requests, out):
     """A thread: hello, then each request in turn; the replies go to out (a list)."""
     import socket
     import struct
+    import secrets
+    from blendmq import tokens
+
+    def frame(sock):
+        head = b""
+        while len(head) < 8:
+            head += sock.recv(8 - len(head))
+        hlen, blen = struct.unpack(">II", head)
+        body = b""
+        while len(body) < hlen + blen:
+            body += sock.recv(hlen + blen - len(body))
+        return json.loads(body[:hlen])
+
     try:
         sock = socket.create_connection(("127.0.0.1", port), timeout=60)
-        for req in [{"id": 1, "cmd": "hello", "args": {"token": token}}] + requests:
+        ns = bytes.fromhex(frame(sock)["challenge"]["nonce"])      # link v2: answer the challenge
+        nc = secrets.token_bytes(tokens.NONCE_BYTES)
+        hello = {"id": 1, "cmd": "hello", "args": {"nonce": nc.hex(), "operations": [],
+                                                   "mac": tokens.client_proof(token, ns, nc).hex()}}
+        for req in [hello] + requests:
             js = json.dumps(req).encode()
             sock.sendall(struct.pack(">II", len(js), 0) + js)
-            head = b""
-            while len(head) < 8:
-                head += sock.recv(8 - len(head))
-            hlen, blen = struct.unpack(">II", head)
-            body = b""
-            while len(body) < hlen + blen:
-                body += sock.recv(hlen + blen - len(body))
-            out.append(json.loads(body[:hlen]))
+            out.append(frame(sock))
         sock.close()
     except Exception as e:
         out.append({"exception": str(e)})
@@ -243,6 +253,7 @@ def scenario():
     check(gateway_client.PROMPT.state == "error" and "cannot reach the gateway" in gateway_client.PROMPT.message,
           "an unreachable gateway is reported in the panel (%s)" % gateway_client.PROMPT.message)
     addon_prefs.gateway_url = http
+    addon_prefs.gateway_token_file = os.path.join(RUN_DIR, "keys", "panel.token")   # the panel's key, made by up
     before = names()
     check(bpy.ops.blendmq.send_prompt() == {"FINISHED"}, "the panel's Send operator starts")
     yield from wait(lambda: gateway_client.PROMPT is not None and gateway_client.PROMPT.finished, 240,

@@ -39,6 +39,12 @@ int main (int argc, char **argv)
         return 2;
     }
     bmq_envelope_set_sender ("gui-test");
+    if (bmq_bus_security_init (cfg, "cli", err, sizeof err)) {      /* CURVE: the run dir's cli key */
+        fprintf (stderr, "gui_scene_call: %s\n", err);
+        json_decref (args);
+        bmq_config_destroy (&cfg);
+        return 2;
+    }
     int interval = (int) bmq_config_int (cfg, "heartbeat.interval_ms");
     bmq_peer_t *gw = bmq_peer_new ("gateway", bmq_config_str (cfg, "gateway.endpoint"), interval, 4);
     bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_SCENE_REQUEST, NULL, json_pack ("{s:s, s:o}", "command", argv[2], "args", args));

@@ -12,7 +12,10 @@ struct fake_gateway_t {
     atomic_bool        stop;
     atomic_int         caps;
     bmq_http_server_t *_Atomic server;
+    pthread_mutex_t    lock;
+    json_t            *last;            /* the last request's body and type */
 };
+
 
 static void s_send (fake_gateway_t *self, zframe_t *rid, const char *plan_id, bmq_envelope_t *env)
 {
@@ -38,6 +41,22 @@ static void s_answer (fake_gateway_t *self, zframe_t *rid, bmq_envelope_t *req)
     snprintf (plan_id, sizeof plan_id, "%s", want ? want : "p-FAKE");
     if (!want) snprintf (plan_id, sizeof plan_id, "p-%.12s", req->id);
     bmq_http_server_t *server = atomic_load (&self->server);
+    pthread_mutex_lock (&self->lock);
+    json_decref (self->last);
+    self->last = json_pack ("{s:s, s:O}", "type", bmq_msg_type_name (req->type), "body", req->body ? req->body : json_null ());
+    pthread_mutex_unlock (&self->lock);
+    const char *script_id = bmq_body_str (req, "script_id");
+    if (req->type == BMQ_MSG_SCRIPT_LIST && script_id && !strcmp (script_id, "s-ok")) {       /* one known sandboxed script */
+        s_send (self, rid, NULL, bmq_envelope_reply (req, BMQ_MSG_SCRIPT_LISTING, json_pack (
+            "{s:[{s:s, s:s, s:b, s:b, s:s, s:i, s:s}]}", "scripts", "script_id", "s-ok", "sha256", FAKE_SCRIPT_SHA, "ok", 1,
+            "applied", 0, "verdict", "valid", "lines", 2, "script", "import bpy\nbpy.ops.mesh.primitive_cube_add(size=2)\n")));
+        return;
+    }
+    if (req->type == BMQ_MSG_SCRIPT_CONFIRM && script_id && !strcmp (script_id, "s-ok")) {
+        s_send (self, rid, NULL, bmq_envelope_reply (req, BMQ_MSG_SCRIPT_REPLY, json_pack ("{s:s, s:s}", "script_id", "s-ok",
+                                                                                           "status", "applied")));
+        return;
+    }
     switch (req->type) {
     case BMQ_MSG_CAPABILITIES_REQUEST:
         atomic_fetch_add (&self->caps, 1);
@@ -98,6 +117,7 @@ fake_gateway_t *fake_gateway_new (const char *endpoint, json_t *palette)
 {
     fake_gateway_t *self = calloc (1, sizeof *self);
     self->router = bmq_bus_bind (ZMQ_ROUTER, endpoint);
+    pthread_mutex_init (&self->lock, NULL);
     self->palette = palette ? palette : json_pack ("{s:s}", "bpy.ops.mesh.primitive_cube_add", "creates; size float 0.001..1000 =2");
     pthread_create (&self->thread, NULL, s_run, self);
     return self;
@@ -105,6 +125,14 @@ fake_gateway_t *fake_gateway_new (const char *endpoint, json_t *palette)
 
 void fake_gateway_attach (fake_gateway_t *self, bmq_http_server_t *server) { atomic_store (&self->server, server); }
 int fake_gateway_capabilities_asked (fake_gateway_t *self) { return atomic_load (&self->caps); }
+
+json_t *fake_gateway_last (fake_gateway_t *self)
+{
+    pthread_mutex_lock (&self->lock);
+    json_t *copy = self->last ? json_deep_copy (self->last) : NULL;
+    pthread_mutex_unlock (&self->lock);
+    return copy;
+}
 
 void fake_gateway_destroy (fake_gateway_t **self_p)
 {
@@ -114,6 +142,8 @@ void fake_gateway_destroy (fake_gateway_t **self_p)
     pthread_join (self->thread, NULL);
     zsock_destroy (&self->router);
     json_decref (self->palette);
+    json_decref (self->last);
+    pthread_mutex_destroy (&self->lock);
     free (self);
     *self_p = NULL;
 }

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "fake_gateway.h"
 #include "http_server.h"
+#include "mcp_call.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -20,6 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,6 +32,44 @@
 static fake_gateway_t *s_gw;
 static bmq_http_server_t *s_srv;
 static char s_base[128];
+static char s_keys[64];                          /* the keys dir fixture */
+static char s_tok[5][80];                        /* tokens of viewer, operator, reviewer, admin, mcp (operator) */
+static char s_auth[5][120];                      /* their "Authorization: Bearer …" lines */
+static const char *s_default_auth;               /* sent when a request names no Authorization/Cookie of its own */
+enum { VIEWER, OPERATOR, REVIEWER, ADMIN, MCP };
+static const char *s_names[] = { "viewer1", "operator1", "reviewer1", "admin1", "mcp" };
+static const char *s_roles[] = { "viewer", "operator", "reviewer", "admin", "operator" };
+
+/* A client as `blendmq keys init/add-client` makes it: NAME.token (0600, hex) and NAME.cert with metadata role. */
+static void s_add_key (const char *dir, const char *name, const char *role, char *token, size_t len)
+{
+    unsigned char bytes[32];
+    randombytes_buf (bytes, sizeof bytes);
+    sodium_bin2hex (token, len, bytes, sizeof bytes);
+    char path[256];
+    snprintf (path, sizeof path, "%s/%s.token", dir, name);
+    int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+    assert_true (fd >= 0);
+    assert_int_equal (write (fd, token, strlen (token)), (ssize_t) strlen (token));
+    assert_int_equal (write (fd, "\n", 1), 1);
+    close (fd);
+    zcert_t *cert = zcert_new ();
+    zcert_set_meta (cert, "name", "%s", name);
+    zcert_set_meta (cert, "role", "%s", role);
+    snprintf (path, sizeof path, "%s/%s.cert", dir, name);
+    assert_int_equal (zcert_save_public (cert, path), 0);
+    chmod (path, 0600);
+    zcert_destroy (&cert);
+}
+
+static void s_remove_key (const char *dir, const char *name)
+{
+    char path[256];
+    snprintf (path, sizeof path, "%s/%s.token", dir, name);
+    remove (path);
+    snprintf (path, sizeof path, "%s/%s.cert", dir, name);
+    remove (path);
+}
 
 /* ---- a small HTTP client (libcurl) ---------------------------------------------- */
 
@@ -64,8 +106,13 @@ static s_resp_t s_http (const char *base, const char *method, const char *path, 
     struct curl_slist *h = NULL;
     va_list ap;
     va_start (ap, body);
-    for (const char *line; (line = va_arg (ap, const char *)); ) h = curl_slist_append (h, line);
+    bool own_auth = false;
+    for (const char *line; (line = va_arg (ap, const char *)); ) {
+        if (!strncasecmp (line, "Authorization:", 14) || !strncasecmp (line, "Cookie:", 7) || !strcmp (line, "X-No-Auth: 1")) own_auth = true;
+        h = curl_slist_append (h, line);
+    }
     va_end (ap);
+    if (!own_auth && s_default_auth) h = curl_slist_append (h, s_default_auth);
     bool chunked_big = body && !strcmp (body, "@BIG_CHUNKED");
     if (body && !chunked_big && !getenv ("NO_JSON_TYPE")) h = curl_slist_append (h, "Content-Type: application/json");
     s_upload_t up = { 2u << 20 };
@@ -121,7 +168,7 @@ static void s_expect (const char *method, const char *path, const char *body, lo
 
 static bmq_http_server_t *s_server (const char *token, int buffer)
 {
-    bmq_http_options_t o = { .bind = "127.0.0.1", .port = 0, .token = token, .allowed_origins = "https://studio.example",
+    bmq_http_options_t o = { .bind = "127.0.0.1", .port = 0, .token = token, .keys_dir = s_keys, .allowed_origins = "https://studio.example",
                              .max_body = 1u << 20, .max_connections = 400, .event_buffer = buffer, .request_timeout_ms = 3000,
                              .capabilities_cache_ms = 60000, .mcp_test_tools = true, .gateway_endpoint = GW };
     char err[256];
@@ -135,6 +182,13 @@ static int s_setup (void **state)
     zsys_init ();
     zsys_set_logstream (NULL);
     curl_global_init (CURL_GLOBAL_DEFAULT);
+    snprintf (s_keys, sizeof s_keys, "/tmp/bmq-http-keys-XXXXXX");
+    if (!mkdtemp (s_keys)) return -1;
+    for (int i = 0; i < 5; i++) {
+        s_add_key (s_keys, s_names[i], s_roles[i], s_tok[i], sizeof s_tok[i]);
+        snprintf (s_auth[i], sizeof s_auth[i], "Authorization: Bearer %s", s_tok[i]);
+    }
+    s_default_auth = s_auth[ADMIN];
     s_gw = fake_gateway_new (GW, NULL);
     s_srv = s_server ("", 64);
     if (!s_srv) return -1;
@@ -150,6 +204,9 @@ static int s_teardown (void **state)
     bmq_http_server_destroy (&s_srv);
     fake_gateway_destroy (&s_gw);
     curl_global_cleanup ();
+    char cmd[128];
+    snprintf (cmd, sizeof cmd, "rm -rf %s", s_keys);
+    if (system (cmd)) { }
     return 0;
 }
 
@@ -318,29 +375,159 @@ static void test_host_and_origin (void **state)
 
 static void test_bearer_token (void **state)
 {
-    bmq_http_server_t *srv = s_server ("s3cret-token", 16);
+    /* every route but /healthz needs a token, loopback included */
+    const char *routes[][2] = { { "GET", "/api/plans/p-x" }, { "GET", "/metrics" }, { "GET", "/api/audit" }, { "GET", "/api/scene" },
+                                { "GET", "/" }, { "POST", "/mcp" }, { "GET", "/api/scripts" }, { "GET", "/nope" } };
+    for (size_t i = 0; i < sizeof routes / sizeof *routes; i++) {
+        s_resp_t r = s_http (s_base, routes[i][0], routes[i][1], NULL, "X-No-Auth: 1", NULL);
+        if (r.status != 401) fprintf (stderr, "%s %s -> %ld\n", routes[i][0], routes[i][1], r.status);
+        assert_int_equal (r.status, 401);
+        assert_string_equal (s_code (&r), "unauthorized");
+        assert_non_null (strstr (r.headers.data, "WWW-Authenticate: Bearer"));
+        assert_non_null (strstr (r.body.data, "blendmq web"));                  /* the hint */
+        s_free (&r);
+    }
+    s_resp_t r = s_http (s_base, "GET", "/metrics", NULL, "Authorization: Bearer wrong-token-wrong-token!", NULL);
+    assert_int_equal (r.status, 401);
+    assert_null (strstr (r.body.data, "wrong-token"));
+    s_free (&r);
+    char basic[200];
+    snprintf (basic, sizeof basic, "Authorization: Basic %s", s_tok[ADMIN]);
+    r = s_http (s_base, "GET", "/metrics", NULL, basic, NULL);
+    assert_int_equal (r.status, 401);
+    s_free (&r);
+    r = s_http (s_base, "GET", "/healthz", NULL, "X-No-Auth: 1", NULL);      /* health needs no token */
+    assert_int_equal (r.status, 200);
+    s_free (&r);
+    /* gateway.http_token is one more token (role admin) */
+    bmq_http_server_t *srv = s_server ("s3cret-token-long-enough", 16);
     assert_non_null (srv);
     bmq_http_server_tick (srv);
     const char *base = bmq_http_server_url (srv);
-    s_resp_t r = s_http (base, "GET", "/api/plans/p-x", NULL, NULL);
-    assert_int_equal (r.status, 401);
-    assert_string_equal (s_code (&r), "unauthorized");
-    assert_non_null (strstr (r.headers.data, "WWW-Authenticate: Bearer"));
-    assert_null (strstr (r.body.data, "s3cret"));
-    s_free (&r);
-    r = s_http (base, "GET", "/metrics", NULL, "Authorization: Bearer wrong-token!", NULL);
-    assert_int_equal (r.status, 401);
-    s_free (&r);
-    r = s_http (base, "GET", "/metrics", NULL, "Authorization: Basic czNjcmV0LXRva2Vu", NULL);
-    assert_int_equal (r.status, 401);
-    s_free (&r);
-    r = s_http (base, "GET", "/metrics", NULL, "Authorization: Bearer s3cret-token", NULL);
+    r = s_http (base, "GET", "/metrics", NULL, "Authorization: Bearer s3cret-token-long-enough", NULL);
     assert_int_equal (r.status, 200);
     s_free (&r);
-    r = s_http (base, "GET", "/healthz", NULL, NULL);                   /* health needs no token */
+    r = s_http (base, "GET", "/metrics", NULL, s_auth[VIEWER], NULL);        /* and the keys dir's still work */
     assert_int_equal (r.status, 200);
     s_free (&r);
     bmq_http_server_destroy (&srv);
+    json_decref (bmq_http_server_take_refusals (s_srv));
+}
+
+/* route → role: viewer reads, operator submits, reviewer confirms, admin everything; 403 names the role needed */
+static void test_roles (void **state)
+{
+    json_decref (bmq_http_server_take_refusals (s_srv));
+    const char *sha = "{\"sha256\": \"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\"}";
+    struct { const char *method, *path, *body; int who; long status; } cases[] = {
+        { "GET", "/api/scene", NULL, VIEWER, 200 },
+        { "GET", "/api/mcp/capabilities", NULL, VIEWER, 200 },
+        { "GET", "/metrics", NULL, VIEWER, 200 },
+        { "GET", "/api/whoami", NULL, REVIEWER, 200 },
+        { "POST", "/api/chat", "{\"prompt\": \"a cube\"}", VIEWER, 403 },
+        { "POST", "/api/chat", "{\"prompt\": \"a cube\"}", OPERATOR, 202 },
+        { "POST", "/api/plans/validate", "[{\"operation\": \"bpy.ops.mesh.primitive_cube_add\"}]", VIEWER, 403 },
+        { "POST", "/api/plans/validate", "[{\"operation\": \"bpy.ops.mesh.primitive_cube_add\"}]", REVIEWER, 403 },
+        { "POST", "/api/plans/validate", "[{\"operation\": \"bpy.ops.mesh.primitive_cube_add\"}]", OPERATOR, 200 },
+        { "POST", "/api/scripts", "{\"script\": \"import bpy\"}", VIEWER, 403 },
+        { "POST", "/api/scripts", "{\"script\": \"import bpy\"}", OPERATOR, 501 },
+        { "POST", "/api/scripts/s-1/confirm", sha, OPERATOR, 403 },
+        { "POST", "/api/scripts/s-1/confirm", sha, MCP, 403 },
+        { "POST", "/api/scripts/s-1/confirm", sha, REVIEWER, 501 },
+        { "POST", "/api/scripts/s-1/confirm", sha, ADMIN, 501 },
+        { "POST", "/api/scene", "{}", OPERATOR, 403 },
+        { "POST", "/api/scene", "{}", ADMIN, 405 },
+        { "POST", "/api/plans/p-nope/cancel", NULL, VIEWER, 403 },
+        { "POST", "/api/plans/p-nope/cancel", NULL, OPERATOR, 404 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        s_resp_t r = s_http (s_base, cases[i].method, cases[i].path, cases[i].body, s_auth[cases[i].who], NULL);
+        if (r.status != cases[i].status)
+            fprintf (stderr, "%s %s as %s -> %ld %s\n", cases[i].method, cases[i].path, s_names[cases[i].who], r.status, r.body.data);
+        assert_int_equal (r.status, cases[i].status);
+        if (r.status == 403) {
+            assert_string_equal (s_code (&r), "forbidden");
+            assert_non_null (strstr (r.body.data, "needs role"));
+        }
+        s_free (&r);
+    }
+    s_resp_t r = s_http (s_base, "POST", "/api/scripts/s-1/confirm", sha, s_auth[OPERATOR], NULL);
+    assert_non_null (strstr (r.body.data, "\"needs_role\":\"reviewer\""));
+    s_free (&r);
+    /* who asked travels with the request (the services check and audit it) */
+    r = s_http (s_base, "POST", "/api/plans/validate", "[{\"operation\": \"bpy.ops.mesh.primitive_cube_add\"}]", s_auth[OPERATOR], NULL);
+    s_free (&r);
+    json_t *last = fake_gateway_last (s_gw);
+    json_t *obo = json_object_get (json_object_get (last, "body"), "on_behalf_of");
+    assert_string_equal (json_string_value (json_object_get (obo, "name")), "operator1");
+    assert_string_equal (json_string_value (json_object_get (obo, "role")), "operator");
+    json_decref (last);
+    /* refusals are kept for the audit, with who and why */
+    json_t *refused = bmq_http_server_take_refusals (s_srv);
+    assert_true (json_array_size (refused) >= 8);
+    json_t *first = json_array_get (refused, 0);
+    assert_int_equal (json_integer_value (json_object_get (first, "status")), 403);
+    assert_string_equal (json_string_value (json_object_get (json_object_get (first, "who"), "name")), "viewer1");
+    json_decref (refused);
+}
+
+static char *s_header (const char *headers, const char *name);
+
+/* Jupyter's convention: /?token=T sets an HttpOnly SameSite=Strict session cookie and redirects to / */
+static void test_page_token_and_session_cookie (void **state)
+{
+    char path[200], cookie[200];
+    snprintf (path, sizeof path, "/?token=%s", s_tok[VIEWER]);
+    s_resp_t r = s_http (s_base, "GET", path, NULL, "X-No-Auth: 1", NULL);
+    assert_int_equal (r.status, 303);
+    char *set = s_header (r.headers.data, "Set-Cookie"), *location = s_header (r.headers.data, "Location");
+    assert_non_null (set);
+    assert_string_equal (location, "/");
+    assert_non_null (strstr (set, "HttpOnly"));
+    assert_non_null (strstr (set, "SameSite=Strict"));
+    assert_non_null (strstr (set, "Path=/"));
+    assert_null (strstr (set, s_tok[VIEWER]));                             /* the cookie is a session id, not the token */
+    snprintf (cookie, sizeof cookie, "Cookie: %.*s", (int) strcspn (set, ";"), set);
+    free (set);
+    free (location);
+    s_free (&r);
+    r = s_http (s_base, "GET", "/", NULL, cookie, NULL);
+    assert_int_equal (r.status, 200);
+    assert_non_null (strstr (r.headers.data, "text/html"));
+    s_free (&r);
+    r = s_http (s_base, "GET", "/api/whoami", NULL, cookie, NULL);
+    assert_int_equal (r.status, 200);
+    assert_non_null (strstr (r.body.data, "\"name\":\"viewer1\""));
+    s_free (&r);
+    r = s_http (s_base, "POST", "/api/chat", "{\"prompt\": \"x\"}", cookie, NULL);   /* a viewer's session: a viewer */
+    assert_int_equal (r.status, 403);
+    s_free (&r);
+    r = s_http (s_base, "GET", "/api/scene", NULL, "Cookie: blendmq_session=0000000000000000000000000000000000000000000000000000000000000000", NULL);
+    assert_int_equal (r.status, 401);
+    s_free (&r);
+    r = s_http (s_base, "GET", "/?token=not-a-token-at-all", NULL, "X-No-Auth: 1", NULL);
+    assert_int_equal (r.status, 401);
+    assert_null (strstr (r.headers.data, "Set-Cookie"));
+    s_free (&r);
+    /* revoke: the token file goes, its session dies with it, without a restart */
+    char tok[80];
+    snprintf (tok, sizeof tok, "%s", s_tok[VIEWER]);
+    s_remove_key (s_keys, s_names[VIEWER]);
+    usleep (300 * 1000);
+    r = s_http (s_base, "GET", "/api/scene", NULL, cookie, NULL);
+    assert_int_equal (r.status, 401);
+    s_free (&r);
+    r = s_http (s_base, "GET", "/api/scene", NULL, s_auth[VIEWER], NULL);
+    assert_int_equal (r.status, 401);
+    s_free (&r);
+    /* a new client appears without a restart too */
+    s_add_key (s_keys, s_names[VIEWER], "viewer", s_tok[VIEWER], sizeof s_tok[VIEWER]);
+    snprintf (s_auth[VIEWER], sizeof s_auth[VIEWER], "Authorization: Bearer %s", s_tok[VIEWER]);
+    usleep (300 * 1000);
+    r = s_http (s_base, "GET", "/api/scene", NULL, s_auth[VIEWER], NULL);
+    assert_int_equal (r.status, 200);
+    s_free (&r);
+    json_decref (bmq_http_server_take_refusals (s_srv));
 }
 
 static void test_generated_token_for_a_non_loopback_bind (void **state)
@@ -388,8 +575,8 @@ static s_sub_t s_subscribe (int port, const char *query, const char *last_id)
     inet_pton (AF_INET, "127.0.0.1", &a.sin_addr);
     assert_int_equal (connect (s.fd, (struct sockaddr *) &a, sizeof a), 0);
     char req[512];
-    int n = snprintf (req, sizeof req, "GET /api/events%s HTTP/1.0\r\nHost: 127.0.0.1\r\n%s%s%s\r\n", query ? query : "",
-                      last_id ? "Last-Event-ID: " : "", last_id ? last_id : "", last_id ? "\r\n" : "");
+    int n = snprintf (req, sizeof req, "GET /api/events%s HTTP/1.0\r\nHost: 127.0.0.1\r\n%s\r\n%s%s%s\r\n", query ? query : "",
+                      s_auth[VIEWER], last_id ? "Last-Event-ID: " : "", last_id ? last_id : "", last_id ? "\r\n" : "");
     assert_int_equal (write (s.fd, req, (size_t) n), n);
     return s;
 }
@@ -574,6 +761,147 @@ static void test_mcp_http (void **state)
     free (sid);
 }
 
+/* MCP over HTTP with roles and people: a session belongs to its token; each tool needs its role; confirm_script
+ * asks a person through elicitation and confirms only on accept with confirm: true. */
+static char *s_mcp_init (int who, bool elicitation)
+{
+    char body[400];
+    snprintf (body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
+              "\"capabilities\":%s,\"clientInfo\":{\"name\":\"people-test\",\"version\":\"1\"}}}", elicitation ? "{\"elicitation\":{}}" : "{}");
+    s_resp_t r = s_http (s_base, "POST", "/mcp", body, "Accept: application/json, text/event-stream", s_auth[who], NULL);
+    assert_int_equal (r.status, 200);
+    char *sid = s_header (r.headers.data, "Mcp-Session-Id");
+    s_free (&r);
+    return sid;
+}
+
+/* A POST /mcp on a raw socket, to read its SSE answer while we answer the server's question. */
+static s_sub_t s_mcp_stream (int who, const char *sid, const char *body)
+{
+    s_sub_t s = { socket (AF_INET, SOCK_STREAM, 0), calloc (1, 1), 0 };
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons ((uint16_t) bmq_http_server_port (s_srv)) };
+    inet_pton (AF_INET, "127.0.0.1", &a.sin_addr);
+    assert_int_equal (connect (s.fd, (struct sockaddr *) &a, sizeof a), 0);
+    char req[2048];
+    int n = snprintf (req, sizeof req, "POST /mcp HTTP/1.0\r\nHost: 127.0.0.1\r\n%s\r\nMcp-Session-Id: %s\r\nContent-Type: application/json\r\n"
+                      "Accept: application/json, text/event-stream\r\nContent-Length: %zu\r\n\r\n%s", s_auth[who], sid, strlen (body), body);
+    assert_int_equal (write (s.fd, req, (size_t) n), n);
+    return s;
+}
+
+static void test_mcp_roles_and_people_confirm (void **state)
+{
+    const char *accept = "Accept: application/json, text/event-stream";
+    char session[96], body[600];
+    /* a session is its token's */
+    char *sid = s_mcp_init (MCP, false);
+    snprintf (session, sizeof session, "Mcp-Session-Id: %s", sid);
+    s_resp_t r = s_http (s_base, "POST", "/mcp", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", accept, session, s_auth[VIEWER], NULL);
+    assert_int_equal (r.status, 404);
+    s_free (&r);
+    /* tools/list shows every tool; calling one the role cannot use is a tool error naming the role */
+    r = s_http (s_base, "POST", "/mcp", "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}", accept, session, s_auth[MCP], NULL);
+    assert_non_null (strstr (r.body.data, "confirm_script"));
+    s_free (&r);
+    char *vsid = s_mcp_init (VIEWER, true);
+    char vsession[96];
+    snprintf (vsession, sizeof vsession, "Mcp-Session-Id: %s", vsid);
+    r = s_http (s_base, "POST", "/mcp", "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"chat\","
+                "\"arguments\":{\"prompt\":\"a cube\"}}}", "Accept: application/json", vsession, s_auth[VIEWER], NULL);
+    assert_non_null (strstr (r.body.data, "\"isError\":true"));
+    assert_non_null (strstr (r.body.data, "needs a token with role operator"));
+    s_free (&r);
+    snprintf (body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"confirm_script\","
+              "\"arguments\":{\"script_id\":\"s-ok\",\"sha256\":\"%s\"}}}", FAKE_SCRIPT_SHA);
+    r = s_http (s_base, "POST", "/mcp", body, accept, vsession, s_auth[VIEWER], NULL);
+    assert_non_null (strstr (r.body.data, "\"isError\":true"));
+    s_free (&r);
+    r = s_http (s_base, "POST", "/mcp", "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"get_scene_info\","
+                "\"arguments\":{}}}", "Accept: application/json", vsession, s_auth[VIEWER], NULL);
+    assert_null (strstr (r.body.data, "\"isError\":true"));
+    s_free (&r);
+    /* a client without elicitation: a tool error that says where a person can confirm; nothing reaches the executor */
+    json_decref (fake_gateway_last (s_gw));
+    r = s_http (s_base, "POST", "/mcp", body, accept, session, s_auth[MCP], NULL);
+    assert_non_null (strstr (r.body.data, "\"isError\":true"));
+    assert_non_null (strstr (r.body.data, "blendmq script apply s-ok --confirm --sha256"));
+    assert_non_null (strstr (r.body.data, "web page"));
+    assert_non_null (strstr (r.body.data, "Blender panel"));
+    s_free (&r);
+    json_t *last = fake_gateway_last (s_gw);
+    assert_string_not_equal (json_string_value (json_object_get (last, "type")), "script.confirm");
+    json_decref (last);
+    free (sid);
+    /* a client with elicitation: the person is asked (sha256, operators, diff), and decides */
+    sid = s_mcp_init (MCP, true);
+    bmq_mcp_note_script (json_pack ("{s:s, s:{s:s, s:[s]}, s:{s:{s:[{s:s}], s:[], s:[{s:s}]}}}", "script_id", "s-ok", "verdict",
+                                    "script_sha256", FAKE_SCRIPT_SHA, "operator_list", "bpy.ops.mesh.primitive_cube_add", "sandbox",
+                                    "diff", "added", "name", "Cube", "removed", "changed", "name", "Lamp"));
+    for (int round = 0; round < 3; round++) {           /* decline, accept without the box ticked, accept */
+        s_sub_t st = s_mcp_stream (MCP, sid, body);
+        assert_int_equal (s_sub_wait (&st, "elicitation/create", 1, 5000), 1);
+        const char *ev = strstr (st.buf, "data: {");
+        json_t *ask = NULL;
+        for (; ev && !(ask = json_loadb (ev + 6, strcspn (ev + 6, "\n"), 0, NULL)); ev = strstr (ev + 1, "data: {")) { }
+        while (ask && !json_object_get (ask, "method")) { json_decref (ask); ev = strstr (ev + 1, "data: {"); ask = ev ? json_loadb (ev + 6, strcspn (ev + 6, "\n"), 0, NULL) : NULL; }
+        while (ask && strcmp (json_string_value (json_object_get (ask, "method")), "elicitation/create")) {
+            json_decref (ask);
+            ev = strstr (ev + 1, "data: {");
+            ask = ev ? json_loadb (ev + 6, strcspn (ev + 6, "\n"), 0, NULL) : NULL;
+        }
+        assert_non_null (ask);
+        const char *message = json_string_value (json_object_get (json_object_get (ask, "params"), "message"));
+        assert_non_null (strstr (message, FAKE_SCRIPT_SHA));
+        assert_non_null (strstr (message, "bpy.ops.mesh.primitive_cube_add"));
+        assert_non_null (strstr (message, "added: Cube"));
+        assert_non_null (strstr (message, "changed: Lamp"));
+        assert_non_null (strstr (message, "people-test"));
+        json_t *schema = json_object_get (json_object_get (ask, "params"), "requestedSchema");
+        assert_string_equal (json_string_value (json_object_get (json_object_get (json_object_get (schema, "properties"), "confirm"), "type")), "boolean");
+        const char *answers[] = { "{\"action\":\"decline\"}", "{\"action\":\"accept\",\"content\":{\"confirm\":false}}",
+                                  "{\"action\":\"accept\",\"content\":{\"confirm\":true}}" };
+        json_t *reply = json_pack ("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", json_object_get (ask, "id"), "result", json_loads (answers[round], 0, NULL));
+        char *text = json_dumps (reply, JSON_COMPACT);
+        snprintf (session, sizeof session, "Mcp-Session-Id: %s", sid);
+        r = s_http (s_base, "POST", "/mcp", text, accept, session, s_auth[MCP], NULL);
+        assert_int_equal (r.status, 202);
+        s_free (&r);
+        free (text);
+        json_decref (reply);
+        json_decref (ask);
+        assert_int_equal (s_sub_wait (&st, "\"id\":4,\"result\"", 1, 5000), 1);
+        last = fake_gateway_last (s_gw);
+        if (round < 2) {
+            assert_non_null (strstr (st.buf, "\"isError\":true"));
+            assert_non_null (strstr (st.buf, "nothing was applied"));
+            assert_string_equal (json_string_value (json_object_get (last, "type")), "script.list");
+        }
+        else {
+            assert_non_null (strstr (st.buf, "applied: script s-ok"));
+            assert_string_equal (json_string_value (json_object_get (last, "type")), "script.confirm");
+            json_t *b = json_object_get (last, "body"), *obo = json_object_get (b, "on_behalf_of");
+            assert_string_equal (json_string_value (json_object_get (b, "sha256")), FAKE_SCRIPT_SHA);
+            assert_string_equal (json_string_value (json_object_get (obo, "name")), "mcp");
+            assert_string_equal (json_string_value (json_object_get (obo, "confirmed_by")), "person");
+            assert_string_equal (json_string_value (json_object_get (obo, "via")), "mcp-elicitation");
+            assert_string_equal (json_string_value (json_object_get (obo, "token_role")), "operator");
+            assert_non_null (strstr (json_string_value (json_object_get (obo, "mcp_client")), "people-test"));
+        }
+        json_decref (last);
+        s_sub_close (&st);
+    }
+    /* a wrong sha256: refused before anyone is asked */
+    snprintf (body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":\"confirm_script\","
+              "\"arguments\":{\"script_id\":\"s-ok\",\"sha256\":\"%064d\"}}}", 0);
+    snprintf (session, sizeof session, "Mcp-Session-Id: %s", sid);
+    r = s_http (s_base, "POST", "/mcp", body, accept, session, s_auth[MCP], NULL);
+    assert_non_null (strstr (r.body.data, "is not the sha256"));
+    assert_null (strstr (r.body.data, "elicitation/create"));
+    s_free (&r);
+    free (sid);
+    free (vsid);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -585,10 +913,13 @@ int main (void)
         cmocka_unit_test (test_scene_scripts),
         cmocka_unit_test (test_host_and_origin),
         cmocka_unit_test (test_bearer_token),
+        cmocka_unit_test (test_roles),
+        cmocka_unit_test (test_page_token_and_session_cookie),
         cmocka_unit_test (test_generated_token_for_a_non_loopback_bind),
         cmocka_unit_test (test_sse_filter_and_resume),
         cmocka_unit_test (test_sse_100_subscribers),
         cmocka_unit_test (test_mcp_http),
+        cmocka_unit_test (test_mcp_roles_and_people_confirm),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }

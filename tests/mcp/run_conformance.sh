@@ -24,7 +24,7 @@ if ! cmp -s "$here/package-lock.json" "$work/npm/package-lock.json" || [ ! -x "$
   cp "$here/package.json" "$here/package-lock.json" "$work/npm/"
   (cd "$work/npm" && npm ci --no-audit --no-fund --loglevel=error >&2) || { echo "npm ci failed" >&2; exit 1; }
 fi
-cp "$here/sdk_client.mjs" "$work/npm/"
+cp "$here/sdk_client.mjs" "$here/auth_proxy.mjs" "$work/npm/"
 node="$work/npm/node_modules/.bin/node"
 conformance="$work/npm/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 "$node" --version | grep -q '^v22\.' || { echo "expected Node 22 from the node package" >&2; exit 1; }
@@ -45,13 +45,27 @@ BLENDMQ_GATEWAY_MCP_TEST_TOOLS=true BLENDMQ_GATEWAY_HTTP_PORT=0 \
 url="$("$bin/blendmq" --run-dir "$run_dir" --json status | "$node" -e \
   'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).endpoints.mcp))')"
 echo "== MCP endpoint $url" >&2
+# Every route needs a token (issue 12): clients use the `mcp` client's (role operator).
+token_file="$run_dir/keys/mcp.token"
+[ -s "$token_file" ] || { echo "no $token_file: \`blendmq up\` should have made the keys" >&2; exit 1; }
+# without a token: 401
+code="$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' -d '{}' "$url")"
+[ "$code" = 401 ] || { echo "POST /mcp without a token answered $code, expected 401" >&2; exit 1; }
+# the conformance suite cannot send a token: a local proxy adds it
+proxy_out="$(mktemp)"
+"$node" "$work/npm/auth_proxy.mjs" "${url%/mcp}" "$token_file" >"$proxy_out" &
+proxy_pid=$!
+for _ in $(seq 50); do [ -s "$proxy_out" ] && break; sleep 0.1; done
+proxied="$(head -n1 "$proxy_out")/mcp"
+stop_proxy() { kill "$proxy_pid" 2>/dev/null; rm -f "$proxy_out"; }
+trap 'stop_proxy; stop' EXIT
 
 passed=0; failed=0
 scenarios=(server-initialize ping logging-set-level tools-list dns-rebinding-protection server-sse-multiple-streams
            json-schema-2020-12 tools-call-simple-text tools-call-image tools-call-audio tools-call-embedded-resource
            tools-call-mixed-content tools-call-error tools-call-with-logging tools-call-with-progress)
 for s in "${scenarios[@]}"; do
-  if out="$(timeout 120 "$node" "$conformance" server --url "$url" --scenario "$s" 2>&1)"; then
+  if out="$(timeout 120 "$node" "$conformance" server --url "$proxied" --scenario "$s" 2>&1)"; then
     echo "ok   conformance $s"; passed=$((passed + 1))
   else
     echo "FAIL conformance $s"; echo "$out" | tail -n 20; failed=$((failed + 1))
@@ -60,7 +74,7 @@ done
 
 for mode in stdio http; do
   if [ "$mode" = stdio ]; then args=(stdio "$bin/blendmq" "$run_dir"); else args=(http "$url"); fi
-  if (cd "$work/npm" && timeout 300 "$node" sdk_client.mjs "${args[@]}"); then
+  if (cd "$work/npm" && BLENDMQ_TOKEN="$(cat "$token_file")" timeout 300 "$node" sdk_client.mjs "${args[@]}"); then
     passed=$((passed + 1))
   else
     failed=$((failed + 1))

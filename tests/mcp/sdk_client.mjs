@@ -3,13 +3,18 @@
 // call each one this build serves, against a real stack and headless Blender.
 //
 //   node sdk_client.mjs stdio BLENDMQ_BINARY RUN_DIR
-//   node sdk_client.mjs http  MCP_URL
+//   node sdk_client.mjs http  MCP_URL        (BLENDMQ_TOKEN: the bearer token, the `mcp` client's)
+//
+// Every route needs a token (issue 12); over stdio `blendmq mcp` reads it from
+// the run dir. confirm_script asks a person through elicitation: this client
+// first declares no elicitation (a tool error saying where a person can
+// confirm), then a second client declares it and answers decline, then accept.
 //
 // Prints one line per check and "N passed, M failed"; exit 1 when any failed.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { LoggingMessageNotificationSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [mode, target, runDir] = process.argv.slice(2);
 let passed = 0, failed = 0;
@@ -25,9 +30,11 @@ const smallPlan = [
   step("bpy.ops.mesh.primitive_cone_add", `${tag}_nose`, { radius1: 0.08, depth: 0.4, location: [0, -0.5, 2.3] }),
 ];
 
-const transport = mode === "stdio"
+const auth = { requestInit: { headers: { Authorization: `Bearer ${process.env.BLENDMQ_TOKEN ?? ""}` } } };
+const newTransport = () => mode === "stdio"
   ? new StdioClientTransport({ command: target, args: ["--run-dir", runDir, "mcp"], stderr: "inherit" })
-  : new StreamableHTTPClientTransport(new URL(target));
+  : new StreamableHTTPClientTransport(new URL(target), auth);
+const transport = newTransport();
 const client = new Client({ name: "blendmq-sdk-test", version: "1.0.0" });
 const logs = [];
 client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
@@ -114,7 +121,34 @@ try {
   check("chat: progress per step", chatProgress.length >= 3, chatProgress.length);
 
   r = await client.callTool({ name: "confirm_script", arguments: { script_id: "x", sha256: "0".repeat(64) } });
-  check("confirm_script of an unknown script id is refused", JSON.stringify(r).includes("refused"), r);
+  check("confirm_script without elicitation: a tool error saying where a person can confirm",
+        r.isError === true && /blendmq script apply x --confirm --sha256/.test(r.content[0].text) && /web page/.test(r.content[0].text)
+        && /Blender panel/.test(r.content[0].text), r);
+  // A client that can ask its user: decline, then accept.
+  const people = new Client({ name: "blendmq-sdk-person", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+  const asked = [];
+  let answer = { action: "decline" };
+  people.setRequestHandler(ElicitRequestSchema, async (req) => { asked.push(req.params); return answer; });
+  await people.connect(newTransport());
+  r = await people.callTool({ name: "confirm_script", arguments: { script_id: "x", sha256: "0".repeat(64) } });
+  check("confirm_script of an unknown script id is refused before anyone is asked", r.isError === true && asked.length === 0, r);
+  r = await people.callTool({ name: "inject_bpy_script", arguments: { script: `import bpy\nbpy.ops.mesh.primitive_cube_add(size=0.2, location=(0, 0, 6))\n` } },
+                            undefined, { timeout: 120000 });
+  const sub = JSON.parse(r.content?.[0]?.text ?? "{}");
+  const sha = sub.verdict?.script_sha256 ?? sub.sandbox?.script_sha256;
+  if (sub.status === "sandboxed" && sub.script_id && sha) {
+    r = await people.callTool({ name: "confirm_script", arguments: { script_id: sub.script_id, sha256: sha } });
+    check("confirm_script asks the person (sha256, operators, diff); decline applies nothing",
+          r.isError === true && /declined/.test(r.content[0].text) && asked.length === 1 && asked[0].message.includes(sha)
+          && asked[0].message.includes("primitive_cube_add") && asked[0].requestedSchema?.properties?.confirm?.type === "boolean",
+          { r, asked });
+    answer = { action: "accept", content: { confirm: true } };
+    r = await people.callTool({ name: "confirm_script", arguments: { script_id: sub.script_id, sha256: sha } }, undefined, { timeout: 120000 });
+    check("confirm_script: the person accepts, the script is applied", !r.isError && /applied/.test(r.content[0].text), r);
+  } else {
+    console.log(`skip ${mode}: no sandbox here (inject_bpy_script: ${sub.status ?? r.content?.[0]?.text?.slice(0, 200)})`);
+  }
+  await people.close().catch(() => {});
   const confirmTool = tools.find((t) => t.name === "confirm_script");
   check("confirm_script requires the reviewed script's sha256",
         confirmTool?.inputSchema?.required?.includes("sha256") && confirmTool.inputSchema.properties?.sha256?.type === "string",

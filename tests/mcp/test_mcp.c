@@ -226,22 +226,61 @@ static void test_confirm_script_forwards_sha256 (void **state)
                          "string");
 
     const char *sha = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
-    char params[512];
+    char params[512], text[1024];
     snprintf (params, sizeof params, "{\"name\":\"confirm_script\",\"arguments\":{\"script_id\":\"abc\",\"sha256\":\"%s\"}}", sha);
     bmq_envelope_t *req;
     json_t *resp, *out = json_array ();
+    /* a client that cannot ask its user: a tool error saying where a person can confirm, nothing sent */
     bmq_mcp_call_t *call = s_call (params, 1, &req, &resp);
+    assert_null (call);
+    assert_null (req);
+    char *dump = json_dumps (resp, 0);
+    assert_non_null (strstr (dump, "\"isError\": true"));
+    assert_non_null (strstr (dump, "blendmq script apply abc --confirm --sha256"));
+    free (dump);
+    json_decref (resp);
+    /* one that can (elicitation declared, an SSE answer): the listing, the question, then script.confirm with the sha256 */
+    bmq_mcp_session_t s;
+    bmq_mcp_session_init (&s);
+    s.elicitation = s.can_ask = true;
+    snprintf (s.who, sizeof s.who, "mcp");
+    s.role = BMQ_ROLE_OPERATOR;
+    snprintf (text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"tools/call\",\"params\":%s}", params);
+    bmq_mcp_outcome_t o;
+    s_handle (&s, text, &o);
+    call = o.call;
+    req = o.request;
     assert_non_null (call);
-    assert_int_equal (req->type, BMQ_MSG_SCRIPT_CONFIRM);
+    assert_string_equal (bmq_msg_type_name (req->type), "script.list");
     assert_string_equal (bmq_body_str (req, "script_id"), "abc");
-    assert_string_equal (bmq_body_str (req, "sha256"), sha);
-    assert_true (s_feed (call, req, BMQ_MSG_SCRIPT_REPLY, "{\"script_id\":\"abc\",\"status\":\"refused\",\"message\":\"the script's "
-                                                          "sha256 differs from the one confirmed\"}", out));
-    char *text = json_dumps (s_result (out), 0);
-    assert_non_null (strstr (text, "refused"));
-    free (text);
+    snprintf (text, sizeof text, "{\"scripts\":[{\"script_id\":\"abc\",\"sha256\":\"%s\",\"ok\":true,\"applied\":false,\"lines\":1,"
+              "\"script\":\"import bpy\"}]}", sha);
+    assert_false (s_feed (call, req, bmq_msg_type_from_name ("script.listing"), text, out));
+    json_t *ask = NULL;
+    size_t i2;
+    json_t *m;
+    json_array_foreach (out, i2, m)
+        if (json_string_value (json_object_get (m, "method")) && !strcmp (json_string_value (json_object_get (m, "method")), "elicitation/create")) ask = m;
+    assert_non_null (ask);
+    assert_true (bmq_mcp_call_awaits (call, json_object_get (ask, "id")));
+    assert_false (bmq_mcp_call_on_bus (call));
+    json_t *answer = json_pack ("{s:s, s:O, s:{s:s, s:{s:b}}}", "jsonrpc", "2.0", "id", json_object_get (ask, "id"), "result",
+                                "action", "accept", "content", "confirm", 1);
+    bmq_envelope_t *confirm = NULL;
+    assert_false (bmq_mcp_call_answer (call, answer, out, &confirm));
+    json_decref (answer);
+    assert_non_null (confirm);
+    assert_int_equal (confirm->type, BMQ_MSG_SCRIPT_CONFIRM);
+    assert_string_equal (bmq_body_str (confirm, "sha256"), sha);
+    assert_string_equal (bmq_mcp_call_cid (call), confirm->cid);
+    assert_true (s_feed (call, confirm, BMQ_MSG_SCRIPT_REPLY, "{\"script_id\":\"abc\",\"status\":\"refused\",\"message\":\"the script's "
+                                                              "sha256 differs from the one confirmed\"}", out));
+    dump = json_dumps (s_result (out), 0);
+    assert_non_null (strstr (dump, "refused"));
+    free (dump);
     json_decref (out);
     bmq_envelope_destroy (&req);
+    bmq_envelope_destroy (&confirm);
     bmq_mcp_call_destroy (&call);
 }
 

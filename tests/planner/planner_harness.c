@@ -22,7 +22,7 @@ static void s_executor (zsock_t *pipe, void *args)
 {
     h_exec_mode_t mode = ((s_exec_args_t *) args)->mode;
     free (args);
-    zsock_t *router = zsock_new_router ("tcp://127.0.0.1:*");
+    zsock_t *router = bmq_bus_bind_as (ZMQ_ROUTER, "tcp://127.0.0.1:*", "executor");   /* plays the executor */
     zsock_signal (pipe, 0);
     char *endpoint = zsock_last_endpoint (router);     /* czmq 4.2: the caller frees it */
     zstr_send (pipe, endpoint);

@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include "bus.h"
+#include "keys.h"
+#include "roles.h"
 #include "peer.h"
 #include "planner_harness.h"
 #include "recipe_save.h"
@@ -34,6 +36,38 @@ typedef struct {
     zactor_t   *executor;
 } s_proc_t;
 
+/* CURVE: one keys dir for this test program (before any socket: the fake
+ * executor and audit bind with their services' keys); it plays the gateway. */
+static char s_keys[64];
+static int s_keys_setup (void **state)
+{
+    (void) state;
+    char err[512];
+    snprintf (s_keys, sizeof s_keys, "/tmp/bmq_planner_keys_XXXXXX");
+    if (!mkdtemp (s_keys) || bmq_keys_setup_process (s_keys, "gateway", err, sizeof err)) {
+        fprintf (stderr, "keys: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+static int s_keys_teardown (void **state)
+{
+    (void) state;
+    bmq_bus_security_shutdown ();
+    char cmd[128];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_keys);
+    return system (cmd) == 0 ? 0 : -1;
+}
+
+/* The test plays the gateway (its key): a client's request carries the
+ * client in on_behalf_of, as the gateway's forwarding does (common/roles.h). */
+static void s_send_as_client (zsock_t *dealer, bmq_envelope_t **env_p)
+{
+    bmq_roles_set_on_behalf_of ((*env_p)->body, "cli", "admin");
+    bmq_bus_send_and_destroy (dealer, NULL, env_p);
+}
+
 /* Start blendmq-planner with `backend`, everything on ipc sockets in a fresh folder. */
 static s_proc_t *s_start (const char *backend, fake_llm_t *llm, const char *executor_ep, const char *extra_env)
 {
@@ -45,7 +79,7 @@ static s_proc_t *s_start (const char *backend, fake_llm_t *llm, const char *exec
     char cmd[4096];
     snprintf (cmd, sizeof cmd, "cp -r '%s/prompts' '%s/prompts' && mkdir '%s/saved'", BMQ_SOURCE_DIR, p->dir, p->dir);
     assert_int_equal (system (cmd), 0);
-    p->audit = zsock_new_router (p->audit_ep);
+    p->audit = bmq_bus_bind_as (ZMQ_ROUTER, p->audit_ep, "audit");
     p->records = json_array ();
     p->llm = llm;
     p->pid = fork ();
@@ -78,7 +112,7 @@ static s_proc_t *s_start (const char *backend, fake_llm_t *llm, const char *exec
         execl (BMQ_BIN_DIR "/blendmq-planner", "blendmq-planner", (char *) NULL);
         _exit (4);
     }
-    p->dealer = bmq_bus_connect (ZMQ_DEALER, p->ep);
+    p->dealer = bmq_bus_connect (ZMQ_DEALER, p->ep, "planner");
     return p;
 }
 
@@ -103,7 +137,7 @@ static void s_audit_pump (s_proc_t *p)
 static json_t *s_converse (s_proc_t *p, const char *cid, json_t *body, int timeout_ms)
 {
     bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_PLAN_REQUEST, cid, body);
-    bmq_bus_send_and_destroy (p->dealer, NULL, &req);
+    s_send_as_client (p->dealer, &req);
     json_t *got = json_array ();
     zpoller_t *poller = zpoller_new (p->dealer, p->audit, NULL);
     int64_t until = bmq_mono_ms () + timeout_ms;
@@ -260,8 +294,8 @@ static void test_dialogues_do_not_block_the_loop (void **state)
     s_push (w->llm, s_submit (H_GOOD_PLAN), 1500);
     bmq_envelope_t *a = bmq_envelope_new (BMQ_MSG_PLAN_REQUEST, "story-a", json_pack ("{s:s}", "prompt", "a snowman"));
     bmq_envelope_t *b = bmq_envelope_new (BMQ_MSG_PLAN_REQUEST, "story-b", json_pack ("{s:s}", "prompt", "another snowman"));
-    bmq_bus_send_and_destroy (p->dealer, NULL, &a);
-    bmq_bus_send_and_destroy (p->dealer, NULL, &b);
+    s_send_as_client (p->dealer, &a);
+    s_send_as_client (p->dealer, &b);
     zclock_sleep (200);
     /* while both dialogues wait on the slow model, a heartbeat is answered at once */
     int64_t t0 = bmq_mono_ms ();
@@ -296,11 +330,11 @@ static void test_cancel (void **state)
     s_wait_ready (p);
     s_push (w->llm, s_submit (H_GOOD_PLAN), 5000);                /* a model that takes its time */
     bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_PLAN_REQUEST, "story-c", json_pack ("{s:s}", "prompt", "a chair"));
-    bmq_bus_send_and_destroy (p->dealer, NULL, &req);
+    s_send_as_client (p->dealer, &req);
     zclock_sleep (300);
     int64_t t0 = bmq_mono_ms ();
     bmq_envelope_t *cancel = bmq_envelope_new (BMQ_MSG_CANCEL_REQUEST, "story-c", NULL);
-    bmq_bus_send_and_destroy (p->dealer, NULL, &cancel);
+    s_send_as_client (p->dealer, &cancel);
     const char *code = NULL;
     zpoller_t *poller = zpoller_new (p->dealer, p->audit, NULL);
     while (!code && bmq_mono_ms () - t0 < 4000) {
@@ -470,5 +504,5 @@ int main (void)
         cmocka_unit_test (test_offline_service),
         cmocka_unit_test (test_bad_settings_refuse_to_start),
     };
-    return cmocka_run_group_tests (tests, NULL, NULL);
+    return cmocka_run_group_tests (tests, s_keys_setup, s_keys_teardown);
 }

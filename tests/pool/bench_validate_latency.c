@@ -5,6 +5,7 @@
  *   bench_validate_latency [requests]       (default 3000, after 200 warm-up)
  * Prints JSON lines: p50_ms, p99_ms (and max_ms). */
 #include "log.h"
+#include "roles.h"
 #include "pool_util.h"
 
 #include <stdio.h>
@@ -46,6 +47,7 @@ int main (int argc, char **argv)
     double *ms = calloc ((size_t) n, sizeof *ms);
     for (int i = -200; i < n; i++) {
         bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_VALIDATE_REQUEST, NULL, json_pack ("{s:O}", "plan", plans[(i + 200) % 16]));
+        bmq_roles_set_on_behalf_of (req->body, "cli", "admin");   /* as the gateway forwards a client's request */
         wait_t w = { "", false };
         snprintf (w.cid, sizeof w.cid, "%s", req->cid);
         double t0 = bmq_mono_us ();

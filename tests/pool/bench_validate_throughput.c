@@ -7,6 +7,7 @@
  * Prints JSON lines: steps_per_s_1_worker, steps_per_s_2_workers, and
  * steps_per_s_in_process (bmq_plan_validate alone, same corpus, no bus). */
 #include "plan_validator.h"
+#include "roles.h"
 #include "log.h"
 #include "pool_util.h"
 
@@ -27,6 +28,7 @@ static void s_submit (run_t *r)
 {
     json_t *plan = json_array_get (r->corpus, r->next++ % CORPUS);
     bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_VALIDATE_REQUEST, NULL, json_pack ("{s:O}", "plan", plan));
+    bmq_roles_set_on_behalf_of (req->body, "cli", "admin");   /* as the gateway forwards a client's request */
     zhashx_insert (r->steps_of, req->cid, (void *) (uintptr_t) json_array_size (plan));
     if (bmq_broker_submit (r->pool->broker, &req) == 0) r->in_flight++;
 }

@@ -6,6 +6,7 @@
  *   bench_validator_rss [plans]      (default 20000)
  * Prints JSON lines: peak_rss_mb (and idle_rss_mb, before the load). */
 #include "log.h"
+#include "roles.h"
 #include "pool_util.h"
 
 #include <stdio.h>
@@ -50,6 +51,7 @@ int main (int argc, char **argv)
         else body = json_pack ("{s:o}", "plan", pool_plan (&rng, 5 + (int) (rng % 196), i % 4 != 3));
         bmq_envelope_t *req = bmq_envelope_new (i % 1000 == 999 ? BMQ_MSG_CAPABILITIES_REQUEST : BMQ_MSG_VALIDATE_REQUEST,
                                                 NULL, body);
+        bmq_roles_set_on_behalf_of (req->body, "cli", "admin");   /* as the gateway forwards a client's request */
         if (bmq_broker_submit (pool->broker, &req) == 0) r.in_flight++;
         if (r.in_flight >= 64) pool_drive (pool, 10000, s_on_reply, s_drained, &r);
     }

@@ -2,6 +2,7 @@
 #include "pool_util.h"
 #include "bus.h"
 #include "config.h"
+#include "keys.h"
 #include "plan_seal.h"
 
 #include <fcntl.h>
@@ -68,7 +69,12 @@ pool_t *pool_new (int interval_ms, bool with_audit)
     pool_t *self = calloc (1, sizeof *self);
     snprintf (self->dir, sizeof self->dir, "/tmp/bmq-pool-XXXXXX");
     self->interval = interval_ms;
-    if (!mkdtemp (self->dir) || s_write_config (self, interval_ms)) { free (self); return NULL; }
+    if (!mkdtemp (self->dir)) { free (self); return NULL; }
+    /* CURVE: keys for the pool; this process hosts the broker, so it is the gateway */
+    char keys[400], err[512];
+    snprintf (keys, sizeof keys, "%s/keys", self->dir);
+    if (bmq_keys_setup_process (keys, "gateway", err, sizeof err)) { fprintf (stderr, "keys: %s\n", err); free (self); return NULL; }
+    if (s_write_config (self, interval_ms)) { free (self); return NULL; }
     char ep[400];
     snprintf (ep, sizeof ep, "ipc://%s/validators.sock", self->dir);
     self->broker = bmq_broker_new (ep, interval_ms, 3);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bus.h"
+#include "roles.h"
 #include "pool_util.h"
 
 /* A worker that says READY, heartbeats, takes requests and never answers. */
@@ -33,7 +34,7 @@ static void s_fake_start (fake_t *f, pool_t *pool)
 {
     char ep[400];
     snprintf (ep, sizeof ep, "ipc://%s/validators.sock", pool->dir);
-    f->sock = bmq_bus_connect (ZMQ_DEALER, ep);
+    f->sock = bmq_bus_connect_as (ZMQ_DEALER, ep, "gateway", "validator");   /* a validator's key */
     bmq_envelope_t *ready = bmq_envelope_new (BMQ_MSG_WORKER_READY, NULL, json_pack ("{s:s, s:i}", "service", "validator", "pid", 0));
     bmq_bus_send_and_destroy (f->sock, NULL, &ready);
 }
@@ -96,6 +97,7 @@ static bmq_envelope_t *s_request (char *cid, size_t len)
 {
     uint64_t rng = 42;
     bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_VALIDATE_REQUEST, NULL, json_pack ("{s:o}", "plan", pool_plan (&rng, 30, true)));
+    bmq_roles_set_on_behalf_of (req->body, "cli", "admin");   /* as the gateway forwards a client's request */
     snprintf (cid, len, "%s", req->cid);
     return req;
 }

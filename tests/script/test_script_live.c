@@ -208,7 +208,7 @@ static void test_wrong_or_missing_sha_refused (void **state)
     json_decref (rb);
     assert_false (json_is_true (json_object_get (r, "ok")));
     json_decref (r);
-    /* a widened allowlist is narrowed: os stays out even when the request lists it */
+    /* a widened allowlist is refused (issue 12): the request lists os, nothing runs */
     const char *os_script = "import os\n";
     s_sha256_hex (os_script, sha);
     json_t *args = json_pack ("{s:s, s:s, s:s, s:[s, s], s:[s, s]}", "script", os_script, "plan_id", "live-os", "sha256", sha,
@@ -216,8 +216,18 @@ static void test_wrong_or_missing_sha_refused (void **state)
     r = s_call (link, "run_script", args, 60000);
     json_decref (args);
     assert_false (json_is_true (json_object_get (r, "ok")));
-    assert_non_null (strstr (json_string_value (json_object_get (r, "error")) ?: "", "not allowed"));
+    assert_non_null (strstr (json_string_value (json_object_get (r, "error")) ?: "", "wider than the add-on's"));
+    assert_non_null (strstr (json_string_value (json_object_get (r, "error")) ?: "", "os not allowed"));
     json_decref (r);
+    /* builtins too; a narrower list is still fine (the script then fails on the missing name) */
+    args = json_pack ("{s:s, s:s, s:s, s:[s], s:[s, s]}", "script", os_script, "plan_id", "live-os", "sha256", sha,
+                      "modules", "bpy", "builtins", "print", "exec");
+    r = s_call (link, "run_script", args, 60000);
+    json_decref (args);
+    assert_false (json_is_true (json_object_get (r, "ok")));
+    assert_non_null (strstr (json_string_value (json_object_get (r, "error")) ?: "", "builtins allowlist is wider"));
+    json_decref (r);
+    assert_int_equal (s_object_count (link), 0);
     bmq_blender_link_destroy (&link);
 }
 

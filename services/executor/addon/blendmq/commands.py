@@ -35,7 +35,7 @@ def cmd_shutdown(args):
 # executor/sandbox/sandbox_runner.py), inside a plan transaction: an exception or the time
 # limit rolls back what the script created and touched. The script must be exactly the one
 # that was checked (its sha256 is required) and the request may only narrow the fixed
-# allowlists, never widen them.
+# allowlists: a request naming anything outside them is refused (issue 12).
 
 SCRIPT_MAX = 1 << 20
 TOUCH_MAX = 500             # existing objects saved for a rollback (transforms, meshes, slots)
@@ -43,12 +43,18 @@ TIMEOUT_DEFAULT_MS, TIMEOUT_MIN_MS, TIMEOUT_MAX_MS = 20000, 100, 600000
 SHA256_HEX = re.compile(r"[0-9a-fA-F]{64}")
 
 
-def s_names(value, what):
-    """None: the fixed list; otherwise a list of names (script_exec narrows it)."""
+def s_names(value, fixed, what):
+    """None: the fixed list; otherwise a list of names within `fixed` (script_exec narrows to
+    it). A request that names anything outside the add-on's own allowlist is refused, not
+    silently narrowed: the executor and the add-on disagree, and that is worth an error."""
     if value is None:
         return None
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise CommandError("%s must be a list of names" % what)
+    wider = sorted(set(value) - set(fixed))
+    if wider:
+        raise CommandError("refused: the request's %s allowlist is wider than the add-on's: %s not allowed "
+                           "(allowed: %s)" % (what, ", ".join(n[:60] for n in wider[:20]), ", ".join(sorted(fixed))))
     return value
 
 
@@ -75,7 +81,8 @@ def cmd_run_script(args):
         raise CommandError("script must be a non-empty string of at most %d bytes" % SCRIPT_MAX)
     if not isinstance(sha, str) or not SHA256_HEX.fullmatch(sha):
         raise CommandError("refused: sha256 (hex) of the checked script is required")
-    modules, allowed = s_names(args.get("modules"), "modules"), s_names(args.get("builtins"), "builtins")
+    modules = s_names(args.get("modules"), script_exec.MODULES, "modules")
+    allowed = s_names(args.get("builtins"), script_exec.BUILTINS, "builtins")
     timeout_ms = s_timeout_ms(args)
     try:
         code, glob = script_exec.prepare(script, sha256=sha, modules=modules, builtins=allowed)

@@ -7,12 +7,22 @@ the connection is closed.
 
 Request: {"id": int, "cmd": str, "args": {...}, "deadline_ms"?: number}.
 Reply:   {"id": int, "ok": bool, "result"?: {...}, "error"?: str, "bpy_ms": number}.
-The first request on a connection must be {"cmd": "hello", "args": {"token": ...}}.
+Handshake (link version 2; the shared token never crosses the wire):
+  server → {"id": 0, "ok": true, "addon": ..., "challenge": {"link": 2, "nonce": hex(Ns)}}
+           sent as soon as the connection is accepted (Ns: 32 random bytes)
+  client → {"id": n, "cmd": "hello", "args": {"nonce": hex(Nc), "operations": [names...],
+           "mac": hex(HMAC-SHA256(token, "blendmq-link-client" || Ns || Nc))}}
+  server → {"id": n, "ok": true, "result": {..., "mac": hex(HMAC-SHA256(token,
+           "blendmq-link-server" || Nc || Ns))}}   (after checking the client's mac)
+           or {"id": n, "ok": false, "error": "unauthorized: ..."} and the connection closes.
+The client checks the server's mac before it sends any command. Nonces are raw bytes in the
+HMAC input, hex on the wire; the labels are ASCII without a terminator.
 """
 import json
 import struct
 
 ADDON_VERSION = "0.1.0"
+LINK_VERSION = 2
 MAX_JSON = 1 << 20
 MAX_BLOB = 64 << 20
 PREAUTH_MAX_JSON = 64 << 10

@@ -1,10 +1,17 @@
-"""server — the listening socket and its one client: framing, the token handshake, and a
-poll() that both runtimes drive (background: the main thread; GUI: the I/O thread).
+"""server — the listening socket and its one client: framing, the challenge-response
+handshake, and a poll() that both runtimes drive (background: the main thread; GUI: the I/O
+thread).
+
+Handshake (the token never crosses the wire; protocol.py has the frames): on accept the server
+sends a random nonce Ns; the client answers `hello` with its nonce Nc and
+HMAC-SHA256(token, "blendmq-link-client" || Ns || Nc), which is checked in constant time; only
+then does the server prove itself with HMAC-SHA256(token, "blendmq-link-server" || Nc || Ns) in
+the hello reply. A wrong proof gets "unauthorized" and the connection is closed. The hello also
+carries the palette's operation names: run_step refuses any other operation (steps.py).
 
 One client at a time: a second connection gets {"id":0,"ok":false,"error":"busy: ..."} and is
 closed. A client that sends no `hello` within HELLO_TIMEOUT_S is dropped.
 """
-import hmac
 import selectors
 import socket
 import struct
@@ -13,13 +20,26 @@ import time
 
 import bpy
 
+from . import steps, tokens
 from .log import log
-from .protocol import ADDON_VERSION, FrameError, encode, take_frame
+from .protocol import ADDON_VERSION, LINK_VERSION, FrameError, encode, take_frame
 
 HELLO_TIMEOUT_S = 10.0      # a silent peer must not hold the only client slot forever
 SEND_TIMEOUT_S = 30.0       # a peer that stops reading must not wedge Blender's main thread
 SO_TIMESTAMPING = getattr(socket, "SO_TIMESTAMPING", 37)
 TS_FLAGS = (1 << 3) | (1 << 4)  # SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE
+MAX_OPERATIONS = 1024           # palette operation names a hello may carry (the palette's own ceiling)
+MAX_OPERATION_LEN = 128
+
+
+def s_unhex(value, size):
+    """bytes of a hex string of exactly `size` bytes, else None."""
+    if not isinstance(value, str) or len(value) != 2 * size:
+        return None
+    try:
+        return bytes.fromhex(value)
+    except ValueError:
+        return None
 
 
 class Connection:
@@ -31,6 +51,8 @@ class Connection:
         self.peer = "%s:%d" % peer[:2] if peer else "?"
         self.buf = bytearray()
         self.authed = False
+        self.nonce = tokens.new_nonce()     # Ns: this connection's challenge
+        self.operations = frozenset()       # the palette's operation names, from hello
         self.closed = False     # set by Server.drop_client (the socket is gone)
         self.dead = False       # a send failed: no more replies; the reader drops us on EOF
         self.opened = time.monotonic()
@@ -110,18 +132,42 @@ class Connection:
             out.append((req, blob, arrival))
         return out
 
+    def challenge(self):
+        """The first frame on a connection: the server's nonce."""
+        self.send({"id": 0, "ok": True, "bpy_ms": 0.0, "addon": ADDON_VERSION,
+                   "challenge": {"link": LINK_VERSION, "nonce": self.nonce.hex()}})
+
     def _hello(self, req):
         rid = req.get("id") if isinstance(req.get("id"), int) else 0
         args = req.get("args") if isinstance(req.get("args"), dict) else {}
-        token = args.get("token")
-        ok = (req.get("cmd") == "hello" and isinstance(token, str)
-              and hmac.compare_digest(token.encode("utf-8"), self.server.token.encode("utf-8")))
-        if not ok:
-            self.send({"id": rid, "ok": False, "error": "unauthorized", "bpy_ms": 0.0})
-            raise FrameError(None)     # already replied
+        why = None
+        if req.get("cmd") != "hello":
+            why = "unauthorized: the first request must be hello"
+        elif "token" in args:
+            why = "unauthorized: this add-on never takes the token itself (link %d: answer the challenge)" \
+                % LINK_VERSION
+        else:
+            nonce, mac = s_unhex(args.get("nonce"), tokens.NONCE_BYTES), s_unhex(args.get("mac"), 32)
+            ops = args.get("operations", [])
+            if nonce is None or mac is None:
+                why = "unauthorized: hello needs nonce (%d bytes) and mac (32 bytes), in hex" % tokens.NONCE_BYTES
+            elif not tokens.check_client_proof(self.server.token, self.nonce, nonce, mac):
+                why = "unauthorized: the client's proof does not match (wrong token)"
+            elif not (isinstance(ops, list) and len(ops) <= MAX_OPERATIONS
+                      and all(isinstance(o, str) and 0 < len(o) <= MAX_OPERATION_LEN for o in ops)):
+                why = "hello: operations must be a list of at most %d operation names" % MAX_OPERATIONS
+        if why:
+            log("refused %s: %s" % (self.peer, why))
+            self.send({"id": rid, "ok": False, "error": why, "bpy_ms": 0.0})
+            raise FrameError(None)     # already replied; the connection is closed
         self.authed = True
+        self.operations = frozenset(ops)
+        steps.set_allowed_operations(self.operations)
         self.server.changed += 1
-        self.send({"id": rid, "ok": True, "result": self.server.info, "bpy_ms": 0.0})
+        result = dict(self.server.info)
+        result["mac"] = tokens.server_proof(self.server.token, nonce, self.nonce).hex()
+        result["operations"] = len(self.operations)
+        self.send({"id": rid, "ok": True, "result": result, "bpy_ms": 0.0})
 
 
 class Server:
@@ -146,6 +192,7 @@ class Server:
         self.client = None
         self.stopping = False
         self.changed = 0
+        steps.set_allowed_operations(frozenset())   # no client yet: no run_step
 
     def wake(self):
         try:
@@ -195,6 +242,7 @@ class Server:
         self.client = Connection(sock, self, addr)
         self.changed += 1
         self.sel.register(sock, selectors.EVENT_READ, "client")
+        self.client.challenge()
 
     @staticmethod
     def _alive(conn):
@@ -236,6 +284,8 @@ class Server:
         except (KeyError, ValueError, OSError):
             pass
         conn.sock.close()
+        if conn.authed:
+            steps.set_allowed_operations(frozenset())
         if self.on_drop is not None and conn.authed:
             self.on_drop(conn)
 

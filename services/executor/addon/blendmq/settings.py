@@ -5,6 +5,12 @@ panel) and what they resolve to, after the environment's say:
   BLENDMQ_TOKEN                   the token itself (else the token file is used)
   BLENDMQ_TOKEN_FILE              the token file (else the setting, else <config>/blendmq_token)
   BLENDMQ_GATEWAY_URL             the gateway's HTTP address for prompts
+  BLENDMQ_GATEWAY_TOKEN           the gateway token itself (else the setting, else the token file)
+  BLENDMQ_GATEWAY_TOKEN_FILE      the gateway token's file (else the setting, else
+                                  <run dir>/keys/panel.token: the `panel` client that `blendmq keys init`
+                                  makes, role admin, when the panel runs on the stack's machine)
+  BLENDMQ_RUN_DIR                 the run dir, as for the blendmq command (else $XDG_RUNTIME_DIR/blendmq,
+                                  else /tmp/blendmq-UID)
 """
 import os
 
@@ -18,6 +24,29 @@ DEFAULT_GATEWAY = "http://127.0.0.1:7780"
 
 def default_token_file():
     return os.path.join(bpy.utils.user_resource("CONFIG"), "blendmq_token")
+
+
+def default_run_dir():
+    """Where `blendmq` keeps the running stack's files, as the command finds it."""
+    env = os.environ.get("BLENDMQ_RUN_DIR", "").strip()
+    if env:
+        return env
+    xdg = os.environ.get("XDG_RUNTIME_DIR", "").strip()
+    return os.path.join(xdg, "blendmq") if xdg else "/tmp/blendmq-%d" % os.getuid()
+
+
+def default_gateway_token_file():
+    return os.path.join(default_run_dir(), "keys", "panel.token")
+
+
+def read_token_file(path):
+    """The token in `path` (stripped), or "" when it cannot be read. Read on each use, so a
+    revoked or replaced token is noticed without restarting Blender."""
+    try:
+        with open(path, "r", encoding="ascii") as f:
+            return f.read(512).strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 class BLENDMQ_AP_preferences(bpy.types.AddonPreferences):
@@ -41,11 +70,15 @@ class BLENDMQ_AP_preferences(bpy.types.AddonPreferences):
         description="The blendmq gateway's HTTP address (gateway.http_bind and gateway.http_port)")
     gateway_token: StringProperty(
         name="Gateway token", subtype="PASSWORD", default="",
-        description="Bearer token, when the gateway requires one (gateway.http_token)")
+        description="Bearer token for the gateway (every route needs one); empty: read from the gateway token file")
+    gateway_token_file: StringProperty(
+        name="Gateway token file", subtype="FILE_PATH", default="",
+        description="File holding the gateway token; empty: <run dir>/keys/panel.token (made by `blendmq keys init` "
+                    "or `blendmq up`), for a panel on the stack's machine")
 
     def draw(self, context):
         col = self.layout.column()
-        for prop in ("host", "port", "token_file", "autostart", "gateway_url", "gateway_token"):
+        for prop in ("host", "port", "token_file", "autostart", "gateway_url", "gateway_token", "gateway_token_file"):
             col.prop(self, prop)
 
 
@@ -65,7 +98,12 @@ class Settings:
         self.token_file = self._env("BLENDMQ_TOKEN_FILE", get("token_file", "") or default_token_file())
         self.token_file = bpy.path.abspath(self.token_file) if self.token_file.startswith("//") else self.token_file
         self.gateway_url = self._env("BLENDMQ_GATEWAY_URL", get("gateway_url", DEFAULT_GATEWAY)).rstrip("/")
-        self.gateway_token = get("gateway_token", "")
+        self.gateway_token = self._env("BLENDMQ_GATEWAY_TOKEN", get("gateway_token", "")).strip()
+        self.gateway_token_file = ""
+        if not self.gateway_token:
+            path = self._env("BLENDMQ_GATEWAY_TOKEN_FILE", get("gateway_token_file", "") or default_gateway_token_file())
+            self.gateway_token_file = bpy.path.abspath(path) if path.startswith("//") else path
+            self.gateway_token = read_token_file(self.gateway_token_file)
         self.autostart = get("autostart", True)
         if os.environ.get("BLENDMQ_TOKEN", "").strip():
             self.overrides.append("BLENDMQ_TOKEN")

@@ -13,6 +13,16 @@ from .transaction import TXN
 
 OP_RE = re.compile(r"^bpy\.ops\.[a-z_]+\.[a-z0-9_]+$")
 
+# The palette's operation names the connected client sent at hello (server.py): run_step
+# refuses anything else, as defence in depth behind the validator. None: no link server in
+# this process (direct calls, e.g. tests/planner/run_recipes.py); an empty set refuses all.
+ALLOWED_OPERATIONS = None
+
+
+def set_allowed_operations(names):
+    global ALLOWED_OPERATIONS
+    ALLOWED_OPERATIONS = frozenset(names) if names is not None else None
+
 
 # ---------------------------------------------------------------------------- builtin steps
 
@@ -242,6 +252,10 @@ def cmd_run_step(args):
     name, target = step.get("name"), step.get("target")
     if not isinstance(operation, str):
         raise CommandError("run_step: operation must be a string")
+    allowed = ALLOWED_OPERATIONS
+    if allowed is not None and operation not in allowed:
+        raise CommandError("run_step refused: %s is not in the palette's operation list%s"
+                           % (operation[:120], "" if allowed else " (the client sent none at hello)"))
     if not isinstance(params, dict):
         raise CommandError("run_step: params must be an object")
     if name is not None and not (isinstance(name, str) and name):

@@ -1,12 +1,42 @@
-"""tokens — the shared secret a client must send in `hello`.
+"""tokens — the shared secret of the link, and the challenge-response that proves both ends
+know it without sending it (see server.py / protocol.py for the exchange).
 
 Where it comes from, first match wins: the environment (BLENDMQ_TOKEN, or the variable given
 with --token-env), else a token file (--token-file; in the GUI the BLENDMQ_TOKEN_FILE variable,
 the add-on's token file setting, or <Blender config>/blendmq_token). The GUI generates a token
 into the file when there is none, so the add-on works out of the box and the executor reads
 the same file (blender.token_file)."""
+import hashlib
+import hmac
 import os
 import secrets
+
+NONCE_BYTES = 32
+CLIENT_LABEL = b"blendmq-link-client"
+SERVER_LABEL = b"blendmq-link-server"
+
+
+def new_nonce():
+    return secrets.token_bytes(NONCE_BYTES)
+
+
+def s_mac(token, label, first, second):
+    return hmac.new(token.encode("utf-8"), label + first + second, hashlib.sha256).digest()
+
+
+def client_proof(token, server_nonce, client_nonce):
+    """HMAC-SHA256(token, "blendmq-link-client" || Ns || Nc): what the client answers."""
+    return s_mac(token, CLIENT_LABEL, server_nonce, client_nonce)
+
+
+def server_proof(token, client_nonce, server_nonce):
+    """HMAC-SHA256(token, "blendmq-link-server" || Nc || Ns): what the server answers."""
+    return s_mac(token, SERVER_LABEL, client_nonce, server_nonce)
+
+
+def check_client_proof(token, server_nonce, client_nonce, mac):
+    """Constant-time comparison of the client's proof."""
+    return hmac.compare_digest(client_proof(token, server_nonce, client_nonce), mac)
 
 
 def load_token(token_file=None, token_env="BLENDMQ_TOKEN"):

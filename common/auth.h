@@ -1,0 +1,37 @@
+/* auth — the authenticated identity of a received envelope.
+ *
+ * With CURVE on (security.curve, the default), every socket made by
+ * bmq_bus_bind is a CURVE server whose ZAP handler (one zauth actor per
+ * process, see bus.h) accepts only the public certs in <keys_dir>/trusted.
+ * bmq_bus_recv copies the metadata of the cert that authenticated the
+ * connection into env->auth_name / env->auth_role. The body's `sender` is a
+ * claim; these two fields are the proof. Both are empty when CURVE is off or
+ * the envelope did not come from a socket.
+ *
+ * Roles (blendmq keys add-client NAME --role ROLE):
+ *   viewer, operator, reviewer, admin   clients (people and their tools)
+ *   service                             one key per service: gateway, planner,
+ *                                       validator, executor, audit */
+#ifndef BMQ_AUTH_H
+#define BMQ_AUTH_H
+
+#include "codec.h"
+#include <stdbool.h>
+
+#define BMQ_ROLE_VIEWER   "viewer"
+#define BMQ_ROLE_OPERATOR "operator"
+#define BMQ_ROLE_REVIEWER "reviewer"
+#define BMQ_ROLE_ADMIN    "admin"
+#define BMQ_ROLE_SERVICE  "service"
+
+/* True when env was authenticated with a key of exactly this role. */
+bool bmq_auth_is (const bmq_envelope_t *env, const char *role);
+/* True when env was authenticated as the service `name` (role service and
+ * key name `name`, e.g. "executor"). */
+bool bmq_auth_is_service (const bmq_envelope_t *env, const char *name);
+/* True when env carries an authenticated identity at all. */
+bool bmq_auth_known (const bmq_envelope_t *env);
+/* A client role name (viewer, operator, reviewer, admin) or "service". */
+bool bmq_auth_role_valid (const char *role);
+
+#endif

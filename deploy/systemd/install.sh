@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Install a built blendmq (deploy/build.sh) for systemd, as root:
+#   binaries   /usr/local/bin/blendmq, blendmq-{gateway,planner,validator,executor,audit}
+#   data       /usr/local/share/blendmq (BLENDMQ_DATA_DIR of every unit)
+#   units      /etc/systemd/system/blendmq-*.service, blendmq.target
+#   user       blendmq (sysusers.d), /etc/blendmq/keys 0700 and /var/lib/blendmq (tmpfiles.d)
+#   config     /etc/blendmq/blendmq.yaml (kept when it exists)
+# Nothing is enabled or started: see README, "Across machines".
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+src="$(cd "$here/../.." && pwd)"
+bin="${BUILD_DIR:-$src/build}/bin"
+prefix="${PREFIX:-/usr/local}"
+for b in blendmq blendmq-gateway blendmq-planner blendmq-validator blendmq-executor blendmq-audit; do
+  [ -x "$bin/$b" ] || { echo "install.sh: $bin/$b missing: run deploy/build.sh first" >&2; exit 1; }
+  install -D -m 0755 "$bin/$b" "$prefix/bin/$b"
+done
+data="$prefix/share/blendmq"
+rm -rf "$data"
+for d in proto prompts services/planner/recipes services/executor/addon services/executor/sandbox; do
+  mkdir -p "$data/$d"
+  cp -R "$src/$d/." "$data/$d/"
+done
+install -D -m 0644 "$src/tests/script/fixtures/script_rna_blender_3.4.1.json" \
+  "$data/tests/script/fixtures/script_rna_blender_3.4.1.json"
+install -D -m 0644 "$src/deploy/blendmq.yaml" "$data/deploy/blendmq.yaml"
+install -D -m 0644 "$src/README.md" "$data/README.md"
+find "$data" -name __pycache__ -prune -exec rm -rf {} +
+
+install -D -m 0644 "$here/blendmq.sysusers.conf" /usr/lib/sysusers.d/blendmq.conf
+install -D -m 0644 "$here/blendmq.tmpfiles.conf" /usr/lib/tmpfiles.d/blendmq.conf
+systemd-sysusers /usr/lib/sysusers.d/blendmq.conf
+systemd-tmpfiles --create /usr/lib/tmpfiles.d/blendmq.conf
+for u in "$here"/*.service "$here"/*.target; do install -m 0644 "$u" /etc/systemd/system/; done
+[ -e /etc/blendmq/blendmq.yaml ] || install -m 0644 "$src/deploy/blendmq.yaml" /etc/blendmq/blendmq.yaml
+systemctl daemon-reload 2>/dev/null || true
+echo "installed; edit /etc/blendmq/blendmq.yaml, put keys in /etc/blendmq/keys, then enable this machine's units"

@@ -1,0 +1,46 @@
+/* http_auth — who is asking: tokens from the keys dir, and browser sessions.
+ *
+ * Every HTTP route but /healthz needs a token, loopback included (Jupyter's
+ * convention). Tokens come from the keys dir (security.keys_dir, made by
+ * `blendmq keys init`): for each client NAME, NAME.token holds its token (hex,
+ * a 0600 file) and NAME.cert is its czmq certificate, whose metadata "role"
+ * (viewer | operator | reviewer | admin) is the token's role. The table is read
+ * at start and again whenever the dir changes (checked on use, at most every
+ * 200 ms, and in any case every 5 s), so `blendmq keys revoke NAME` takes effect
+ * without a restart. gateway.http_token, when set, is one more token, with
+ * role admin (name "http_token").
+ *
+ * A page URL carrying ?token=T is exchanged for a session: a random 256-bit
+ * id in an HttpOnly, SameSite=Strict cookie, kept in memory, expiring after
+ * 12 h (or at once when T is revoked: a session is only as good as its token).
+ * Tokens are compared in constant time and never logged. Thread-safe. */
+#ifndef BMQ_HTTP_AUTH_H
+#define BMQ_HTTP_AUTH_H
+
+#include "mcp_tools.h"
+#include <stdbool.h>
+#include <stddef.h>
+
+#define BMQ_HTTP_SESSION_COOKIE "blendmq_session"
+
+typedef struct bmq_http_auth_t bmq_http_auth_t;
+
+typedef struct {
+    char       name[64];            /* the client's name in the keys dir */
+    bmq_role_t role;
+} bmq_http_who_t;
+
+/* `keys_dir` may be NULL or "" (then only `static_token` works, if any). */
+bmq_http_auth_t *bmq_http_auth_new (const char *keys_dir, const char *static_token);
+void bmq_http_auth_destroy (bmq_http_auth_t **self_p);
+
+/* A token (as sent: surrounding blanks ignored): true with *who when known. */
+bool bmq_http_auth_token (bmq_http_auth_t *self, const char *token, bmq_http_who_t *who);
+/* A new browser session for a valid token: its id (64 hex + NUL) in sid. */
+bool bmq_http_auth_session_new (bmq_http_auth_t *self, const char *token, char *sid, size_t sidlen);
+/* A session id from the cookie: true with *who while it lives and its token is valid. */
+bool bmq_http_auth_session (bmq_http_auth_t *self, const char *sid, bmq_http_who_t *who);
+/* Number of tokens known now (after a reload if the dir changed). */
+size_t bmq_http_auth_tokens (bmq_http_auth_t *self);
+
+#endif
