@@ -6,6 +6,8 @@
 # To add one, add a bench_NAME executable target: nothing here changes.
 # Builds first with deploy/build.sh (BUILD_DIR, BUILD_TYPE pass through);
 # BENCH_NO_BUILD=1 runs what is already built. Exit 1 if any bench failed.
+# Benches run with CURVE on (security.curve); BLENDMQ_SECURITY_CURVE=false runs
+# them without it, and curve_overhead compares the two in one run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${BUILD_DIR:-build}"
