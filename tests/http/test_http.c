@@ -834,9 +834,11 @@ static void test_mcp_roles_and_people_confirm (void **state)
     free (sid);
     /* a client with elicitation: the person is asked (sha256, operators, diff), and decides */
     sid = s_mcp_init (MCP, true);
-    bmq_mcp_note_script (json_pack ("{s:s, s:{s:s, s:[s]}, s:{s:{s:[{s:s}], s:[], s:[{s:s}]}}}", "script_id", "s-ok", "verdict",
-                                    "script_sha256", FAKE_SCRIPT_SHA, "operator_list", "bpy.ops.mesh.primitive_cube_add", "sandbox",
-                                    "diff", "added", "name", "Cube", "removed", "changed", "name", "Lamp"));
+    json_t *noted = json_pack ("{s:s, s:{s:s, s:[s]}, s:{s:{s:[{s:s}], s:[], s:[{s:s}]}}}", "script_id", "s-ok", "verdict",
+                               "script_sha256", FAKE_SCRIPT_SHA, "operator_list", "bpy.ops.mesh.primitive_cube_add", "sandbox",
+                               "diff", "added", "name", "Cube", "removed", "changed", "name", "Lamp");
+    bmq_mcp_note_script (noted);             /* borrowed */
+    json_decref (noted);
     for (int round = 0; round < 3; round++) {           /* decline, accept without the box ticked, accept */
         s_sub_t st = s_mcp_stream (MCP, sid, body);
         assert_int_equal (s_sub_wait (&st, "elicitation/create", 1, 5000), 1);
