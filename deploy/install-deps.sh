@@ -13,6 +13,8 @@ PKGS=(build-essential cmake pkg-config
 [ "${1:-}" = "--test" ] && PKGS+=(wrk)
 # ...xvfb and xauth (xvfb-run) for the GUI add-on test and bench (tests/gui, gui_read_p50_ms).
 [ "${1:-}" = "--test" ] && PKGS+=(xvfb xauth)
+# ...tcpdump and iproute2 (ip netns, veth, bridge) for the multi-host test (tests/multihost).
+[ "${1:-}" = "--test" ] && PKGS+=(tcpdump iproute2)
 [ "${1:-}" = "--test" ] && ! command -v npm >/dev/null 2>&1 && PKGS+=(npm)
 missing=()
 for p in "${PKGS[@]}"; do
