@@ -7,9 +7,11 @@
 /* Lists are NULL-terminated; the order is what the verdicts and docs show. */
 static const char *s_modules[] = { "bpy", "bmesh", "mathutils", "math", "random", NULL };
 
+/* Not hash() and id(): salted hashes and addresses differ between two processes, a free
+ * coin for a script that wants to behave one way in the sandbox and another live. */
 static const char *s_builtins[] = {
     "abs", "all", "any", "bin", "bool", "bytes", "callable", "chr", "complex", "dict", "divmod",
-    "enumerate", "filter", "float", "frozenset", "hash", "hex", "id", "int", "isinstance", "issubclass",
+    "enumerate", "filter", "float", "frozenset", "hex", "int", "isinstance", "issubclass",
     "iter", "len", "list", "map", "max", "min", "next", "oct", "ord", "pow", "print", "range",
     "repr", "reversed", "round", "set", "slice", "sorted", "str", "sum", "tuple", "zip",
     "Exception", "ArithmeticError", "AssertionError", "AttributeError", "IndexError", "KeyError",

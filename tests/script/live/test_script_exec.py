@@ -319,9 +319,29 @@ def test_benign():
         check(r["failure"] is None, "good corpus %s failed: %s" % (name, r["failure"] and se.format_error(r["failure"], src)[0]))
 
 
+
+def test_random_is_the_scripts_own():
+    """The same script draws the same numbers wherever it runs (seeded from its sha256, also
+    after seed() with no argument and in Random()), another script draws others, and the OS's
+    entropy is out of reach: no SystemRandom."""
+    src = ("import random\nrandom.seed()\na = random.random()\nr = random.Random()\n"
+           "print(a, r.random(), random.randint(1, 10**9))\n")
+    outs = []
+    for _ in range(2):
+        res = run(src)
+        outs.append(res["output"] if res and res["failure"] is None else None)
+    check(outs[0] is not None and outs[0] == outs[1], "random differs between two runs of one script: %r" % outs)
+    other = run(src + "# another script\n")
+    check(other is not None and other["output"] != outs[0], "another script drew the same numbers")
+    res = run("import random\nx = random.SystemRandom\n")
+    check(res is not None and res["failure"] is not None, "SystemRandom is offered")
+    for src in ("x = hash('a')\n", "import bpy\nx = id(bpy)\n"):      # not in the builtins the script gets
+        res = run(src)
+        check(res is not None and isinstance(res["failure"], NameError), "%r ran: %r" % (src, res))
+
 def main():
     for t in (test_lists_match_the_validator, test_text, test_seal, test_bytecode, test_ast_dump, test_allowlists, test_facades,
-              test_timeout, test_benign):
+              test_timeout, test_benign, test_random_is_the_scripts_own):
         print("--", t.__name__, flush=True)
         try:
             t()

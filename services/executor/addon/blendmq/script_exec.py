@@ -44,7 +44,7 @@ MODULES = frozenset({"bpy", "bmesh", "mathutils", "math", "random"})
 
 BUILTINS = frozenset({
     "abs", "all", "any", "bin", "bool", "bytes", "callable", "chr", "complex", "dict", "divmod",
-    "enumerate", "filter", "float", "frozenset", "hash", "hex", "id", "int", "isinstance", "issubclass",
+    "enumerate", "filter", "float", "frozenset", "hex", "int", "isinstance", "issubclass",
     "iter", "len", "list", "map", "max", "min", "next", "oct", "ord", "pow", "print", "range",
     "repr", "reversed", "round", "set", "slice", "sorted", "str", "sum", "tuple", "zip",
     "Exception", "ArithmeticError", "AssertionError", "AttributeError", "IndexError", "KeyError",
@@ -363,15 +363,57 @@ def s_facade_of(real, names, depth=0):
     return f
 
 
+# random, the same in the sandbox and live: a script's random numbers come from one generator
+# seeded from the script's sha256 at every prepare(); seed() / seed(None) and Random() fall back
+# to that seed, never to the OS's entropy, and SystemRandom is not offered. So "random" cannot
+# be a coin that lands one way in the sandbox and the other way live. (Other differences
+# between two processes remain: str hashes are salted per process, so the order of a set of
+# strings can differ; see the closing note of issue 11.)
+_SEED = [0]
+
+
+def s_seed_of(a):
+    return _SEED[0] if a is None else a
+
+
+def s_random_namespace(real):
+    class Random(real.Random):
+        """random.Random whose default seed is the script's, not the OS's entropy."""
+
+        def __init__(self, x=None):
+            super().__init__(s_seed_of(x))
+
+        def seed(self, a=None, version=2):
+            super().seed(s_seed_of(a), version)
+
+    rng = Random()
+    ns = types.SimpleNamespace()
+    for name in getattr(real, "__all__", ()):
+        if name.startswith("_") or name == "SystemRandom":
+            continue
+        value = getattr(real, name, None)
+        if name == "Random":
+            setattr(ns, name, Random)
+        elif callable(value) and hasattr(rng, name):
+            setattr(ns, name, getattr(rng, name))        # the bound method of the seeded generator
+        elif value is not None and not callable(value):
+            setattr(ns, name, value)
+    ns.__name__ = real.__name__
+    _RNG[0] = rng
+    return ns
+
+
+_RNG = [None]
+
+
 def s_build(root):
     real = importlib.import_module(root)
     names = FACADE_NAMES.get(root)
     if names is None:
         names = [n for n in dir(real) if not n.startswith("_")]
     if root == "random":
-        names = [n for n in getattr(real, "__all__", names)
-                 if not n.startswith("_") and (isinstance(getattr(real, n, None), type)
-                                               or callable(getattr(real, n, None)))]
+        ns = s_random_namespace(real)
+        return s_facade_of(ns, [n for n in vars(ns) if not n.startswith("_")])
     return s_facade_of(real, names)
 
 
@@ -441,10 +483,10 @@ def s_compile(source, flags):
 def prepare(source, sha256=None, modules=None, builtins=None):
     """(code, globals) for run(), or ScriptRefused: nothing has run."""
     check_source(source)
+    digest = hashlib.sha256(source.encode("utf-8")).hexdigest()
     if sha256 is not None:
         if not isinstance(sha256, str):
             raise ScriptRefused("sha256 must be a hex string")
-        digest = hashlib.sha256(source.encode("utf-8")).hexdigest()
         if digest != sha256.lower():
             raise ScriptRefused("the script is not the one that was checked (sha256 mismatch)")
     code = s_compile(source, 0)
@@ -459,6 +501,9 @@ def prepare(source, sha256=None, modules=None, builtins=None):
             facade(root)
         except ImportError:
             pass                            # not in this Python (no Blender): refused at import time
+    _SEED[0] = int(digest[:16], 16)         # the same script draws the same numbers in the sandbox and live
+    if _RNG[0] is not None:
+        _RNG[0].seed()
     restricted["__import__"] = s_guarded_import(frozenset(mods))
     return code, {"__name__": "__main__", "__builtins__": restricted}
 

@@ -1,5 +1,6 @@
-# expect: pass harmless
+# expect: static builtin
 # object addresses differ between processes
+# (hash() and id() are not allowed builtins any more: salted per process, they were free coins)
 import bpy
 if id(bpy.context.scene) % 64 == 0:
     bpy.ops.mesh.primitive_torus_add(location=(4, 0, 5))
