@@ -16,6 +16,7 @@
  * listed (the rules may be ahead of or behind the corpus) and fails the test only
  * with BMQ_CORPUS_STRICT=1. BMQ_CORPUS_FILTER=SUBSTRING runs only matching files. */
 #include "e2e_util.h"
+#include "script_testutil.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -139,93 +140,19 @@ static int s_processes_with (const char *token, char *buf, size_t len)
 
 /* ---------------------------------------------------------------- corpus files */
 
-static int s_cmp (const void *a, const void *b) { return strcmp (*(char *const *) a, *(char *const *) b); }
-
-static void s_walk (const char *dir, char ***list, size_t *n, int depth)
-{
-    DIR *d = depth < 8 ? opendir (dir) : NULL;
-    struct dirent *e;
-    while (d && (e = readdir (d))) {
-        if (e->d_name[0] == '.') continue;
-        size_t l = strlen (e->d_name), pl = strlen (dir) + l + 2;
-        char *path = malloc (pl);
-        snprintf (path, pl, "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (stat (path, &st) == 0 && S_ISDIR (st.st_mode)) {
-            s_walk (path, list, n, depth + 1);
-            free (path);
-        }
-        else if (l > 3 && !strcmp (e->d_name + l - 3, ".py") && S_ISREG (st.st_mode)) {
-            *list = realloc (*list, (*n + 1) * sizeof **list);
-            (*list)[(*n)++] = path;
-        }
-        else
-            free (path);
-    }
-    if (d) closedir (d);
-}
-
-/* Sorted *.py under tests/script/corpus/WHICH (subfolders included), filtered by BMQ_CORPUS_FILTER. */
+/* Sorted *.py under tests/script/corpus/WHICH (script_testutil), filtered by BMQ_CORPUS_FILTER. */
 static char **s_corpus (const char *which, size_t *count)
 {
-    char dir[1024];
-    snprintf (dir, sizeof dir, "%s/tests/script/corpus/%s", BMQ_SOURCE_DIR, which);
-    char **list = NULL;
-    size_t n = 0;
-    s_walk (dir, &list, &n, 0);
+    size_t n;
+    char **list = stu_corpus (which, &n);
     const char *filter = getenv ("BMQ_CORPUS_FILTER");
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
         if (filter && *filter && !strstr (list[i], filter)) free (list[i]);
         else list[kept++] = list[i];
     }
-    if (kept) qsort (list, kept, sizeof *list, s_cmp);
     *count = kept;
     return list;
-}
-
-static void s_free_list (char **list, size_t n)
-{
-    for (size_t i = 0; i < n; i++) free (list[i]);
-    free (list);
-}
-
-static char *s_read (const char *path, size_t *len)
-{
-    FILE *f = fopen (path, "rb");
-    if (!f) return NULL;
-    fseek (f, 0, SEEK_END);
-    long size = ftell (f);
-    fseek (f, 0, SEEK_SET);
-    char *buf = malloc ((size_t) size + 1);
-    if (fread (buf, 1, (size_t) size, f) != (size_t) size) size = 0;
-    fclose (f);
-    buf[size] = 0;
-    *len = (size_t) size;
-    return buf;
-}
-
-/* The file's class (its folder under corpus/evil) into buf. */
-static const char *s_class (const char *path, char *buf, size_t len)
-{
-    const char *p = strstr (path, "/corpus/evil/");
-    p = p ? p + strlen ("/corpus/evil/") : path;
-    const char *slash = strchr (p, '/');
-    snprintf (buf, len, "%.*s", slash ? (int) (slash - p) : 1, slash ? p : "-");
-    return buf;
-}
-
-/* "# expect: KIND WHAT" (NULs skipped, so UTF-16/32 files state it too). */
-static void s_expect (const char *text, size_t len, char *kind, char *what)
-{
-    char head[4096];
-    size_t n = 0;
-    for (size_t i = 0; i < len && n + 1 < sizeof head; i++)
-        if (text[i]) head[n++] = text[i];
-    head[n] = 0;
-    kind[0] = what[0] = 0;
-    const char *p = strstr (head, "# expect: ");
-    if (p) sscanf (p + 10, "%31s %31s", kind, what);
 }
 
 /* Writes `text` with the placeholders replaced to a file in the run dir; its path into out. */
@@ -303,7 +230,7 @@ static s_outcome_t s_run_script (const char *path, const char *want, const char 
     int code;
     snprintf (args, sizeof args, "script validate '%s'", path);
     size_t len;
-    char *text = s_read (path, &len);
+    char *text = stu_read (path, &len);
     bool utf8 = text && s_is_utf8 (text, len);
     free (text);
     json_t *lines = s_blendmq (90, args, &code);
@@ -375,11 +302,11 @@ static void test_evil_corpus_harms_nothing (void **state)
     double t0 = (double) time (NULL);
     for (size_t i = 0; i < n; i++) {
         size_t len, c;
-        char *text = s_read (files[i], &len);
+        char *text = stu_read (files[i], &len);
         assert_non_null (text);
         char kind[32], what[32], name[32], path[512];
-        s_expect (text, len, kind, what);
-        s_class (files[i], name, sizeof name);
+        stu_expect_len (text, len, kind, sizeof kind, what, sizeof what);
+        stu_corpus_class (files[i], name, sizeof name);
         for (c = 0; c < ncls && strcmp (cls[c].name, name); c++) { }
         if (c == ncls) {
             assert_true (ncls < S_MAX_CLASSES);
@@ -430,7 +357,7 @@ static void test_evil_corpus_harms_nothing (void **state)
     assert_int_equal (procs, 0);
     const char *strict = getenv ("BMQ_CORPUS_STRICT");
     if (strict && !strcmp (strict, "1")) assert_int_equal (mismatches, 0);
-    s_free_list (files, n);
+    stu_free_list (files, n);
 }
 
 static void test_good_corpus_sandboxed_and_applied (void **state)
@@ -440,7 +367,7 @@ static void test_good_corpus_sandboxed_and_applied (void **state)
     s_no_answer = 0;
     for (size_t i = 0; i < n; i++) {
         size_t len;
-        char *text = s_read (files[i], &len);
+        char *text = stu_read (files[i], &len);
         assert_non_null (text);
         char path[512];
         s_write_substituted (text, len, path, sizeof path);
@@ -454,7 +381,7 @@ static void test_good_corpus_sandboxed_and_applied (void **state)
     }
     printf ("good corpus end to end: %zu of %zu sandboxed OK and applied live\n", ok, n);
     assert_int_equal (ok, n);
-    s_free_list (files, n);
+    stu_free_list (files, n);
 }
 
 int main (void)
