@@ -2,6 +2,8 @@
 #include "peer.h"
 #include "bus.h"
 
+#include <sodium.h>
+
 struct bmq_peer_t {
     char    *name;
     char    *endpoint;
@@ -10,8 +12,23 @@ struct bmq_peer_t {
     int      liveness;
     int64_t  last_sent;
     int64_t  last_heard;       /* 0: never */
+    int64_t  created;
     char    *state;
+    char     instance[BMQ_INSTANCE_LEN + 1];   /* the process answering, from its heartbeats */
+    unsigned generation;       /* times the instance changed: the peer restarted */
 };
+
+const char *bmq_instance_id (void)
+{
+    static char id[BMQ_INSTANCE_LEN + 1];
+    if (!id[0]) {
+        unsigned char bytes[BMQ_INSTANCE_LEN / 2];
+        if (sodium_init () < 0) abort ();
+        randombytes_buf (bytes, sizeof bytes);
+        sodium_bin2hex (id, sizeof id, bytes, sizeof bytes);
+    }
+    return id;
+}
 
 bmq_peer_t *bmq_peer_new (const char *name, const char *endpoint, int interval_ms, int liveness)
 {
@@ -27,6 +44,7 @@ bmq_peer_t *bmq_peer_new (const char *name, const char *endpoint, int interval_m
     self->interval_ms = interval_ms > 0 ? interval_ms : 1000;
     self->liveness = liveness > 0 ? liveness : 3;
     self->state = strdup ("unknown");
+    self->created = bmq_mono_ms ();
     return self;
 }
 
@@ -69,6 +87,11 @@ bool bmq_peer_heard (bmq_peer_t *self, const bmq_envelope_t *env)
     if (env->type != BMQ_MSG_HEARTBEAT) return false;
     const char *state = bmq_body_str (env, "state");
     if (state) { free (self->state); self->state = strdup (state); }
+    const char *instance = bmq_body_str (env, "instance");
+    if (instance && strlen (instance) == BMQ_INSTANCE_LEN && strcmp (instance, self->instance)) {
+        if (self->instance[0]) self->generation++;
+        memcpy (self->instance, instance, BMQ_INSTANCE_LEN + 1);
+    }
     return true;
 }
 
@@ -78,12 +101,25 @@ bool bmq_peer_alive (const bmq_peer_t *self)
         && bmq_mono_ms () - self->last_heard <= (int64_t) self->interval_ms * self->liveness;
 }
 
+int64_t bmq_peer_down_ms (const bmq_peer_t *self)
+{
+    if (bmq_peer_alive (self)) return 0;
+    int64_t since = (self->last_heard ? self->last_heard : self->created) + (int64_t) self->interval_ms * self->liveness;
+    int64_t down = bmq_mono_ms () - since;
+    return down > 0 ? down : 0;
+}
+
+unsigned bmq_peer_generation (const bmq_peer_t *self) { return self->generation; }
+const char *bmq_peer_instance (const bmq_peer_t *self) { return self->instance; }
+int bmq_peer_interval (const bmq_peer_t *self) { return self->interval_ms; }
+
 json_t *bmq_peer_status (const bmq_peer_t *self)
 {
-    return json_pack ("{s:s, s:s, s:b, s:I, s:s}", "name", self->name, "endpoint", self->endpoint,
+    return json_pack ("{s:s, s:s, s:b, s:I, s:s, s:s, s:I}", "name", self->name, "endpoint", self->endpoint,
                       "alive", bmq_peer_alive (self),
                       "last_heard_ms", (json_int_t) (self->last_heard ? bmq_mono_ms () - self->last_heard : -1),
-                      "state", bmq_peer_alive (self) ? self->state : "unreachable");
+                      "state", bmq_peer_alive (self) ? self->state : "unreachable",
+                      "instance", self->instance, "restarts_seen", (json_int_t) self->generation);
 }
 
 int bmq_peer_send (bmq_peer_t *self, const bmq_envelope_t *env)
@@ -96,7 +132,8 @@ bool bmq_answer_heartbeat (zsock_t *router, zframe_t *rid, const bmq_envelope_t 
 {
     if (env->type != BMQ_MSG_HEARTBEAT) return false;
     bmq_envelope_t *hb = bmq_envelope_reply (env, BMQ_MSG_HEARTBEAT,
-                                             json_pack ("{s:s, s:s}", "service", service, "state", state));
+                                             json_pack ("{s:s, s:s, s:s}", "service", service, "state", state,
+                                                        "instance", bmq_instance_id ()));
     bmq_bus_send_and_destroy (router, rid, &hb);
     return true;
 }

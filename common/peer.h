@@ -23,12 +23,25 @@ void     bmq_peer_tick (bmq_peer_t *self);
  * when `env` was a heartbeat (nothing more to do with it). */
 bool     bmq_peer_heard (bmq_peer_t *self, const bmq_envelope_t *env);
 bool     bmq_peer_alive (const bmq_peer_t *self);
-/* {name, endpoint, alive, last_heard_ms, state} */
+/* How long the peer has been dead: 0 while alive; a new peer is given
+ * liveness × interval to be heard from before it counts as dead. */
+int64_t  bmq_peer_down_ms (const bmq_peer_t *self);
+/* Heartbeats carry the answering process's instance id: the generation counts
+ * how often it changed, i.e. the service restarted (work it held is lost). */
+unsigned bmq_peer_generation (const bmq_peer_t *self);
+const char *bmq_peer_instance (const bmq_peer_t *self);
+int      bmq_peer_interval (const bmq_peer_t *self);
+/* {name, endpoint, alive, last_heard_ms, state, instance, restarts_seen} */
 json_t  *bmq_peer_status (const bmq_peer_t *self);
 /* Send on the peer's socket (not consumed). */
 int      bmq_peer_send (bmq_peer_t *self, const bmq_envelope_t *env);
 
-/* For ROUTER services: answer a heartbeat with our own, carrying `state`.
+/* This process's instance id: 16 random hex chars, made once per process. */
+#define BMQ_INSTANCE_LEN 16
+const char *bmq_instance_id (void);
+
+/* For ROUTER services: answer a heartbeat with our own, carrying `state` and
+ * bmq_instance_id ().
  * Returns true when env was a heartbeat. */
 bool bmq_answer_heartbeat (zsock_t *router, zframe_t *rid, const bmq_envelope_t *env,
                            const char *service, const char *state);

@@ -73,6 +73,13 @@ int bmq_cli_script (const bmq_cli_opts_t *opts, const char *action, const char *
  * of type `want` (or any type but heartbeats for BMQ_MSG_UNKNOWN), or an
  * error; caller owns it. NULL when the gateway does not answer. */
 bmq_envelope_t *bmq_cli_ask (bmq_config_t *cfg, bmq_envelope_t *req, bmq_msg_type_t want);
+/* Send `req` (taken) to the gateway and feed every answer of its story to
+ * `handler` until it returns an exit code (BMQ_CLI_CONTINUE: keep going). The
+ * gateway is pinged meanwhile: silent, or restarted (the request is lost with
+ * it), it ends the conversation with exit code 2 and a message (cli_client.c). */
+#define BMQ_CLI_CONTINUE (-1)
+typedef int (bmq_cli_handler_fn) (const bmq_envelope_t *env, void *state);
+int bmq_cli_converse (bmq_config_t *cfg, bmq_envelope_t *req, bmq_cli_handler_fn *handler, void *state);
 /* One status.request to the gateway; NULL when it does not answer. */
 json_t *bmq_cli_fetch_status (bmq_config_t *cfg);
 /* `script list`: the scripts the sandbox has seen (pending ones can be applied). */

@@ -10,9 +10,8 @@
 
 #define MAX_PLAN_FILE (4u << 20)
 
-typedef enum { CONTINUE = -1 } s_flow_t;
-/* Handle one reply; return CONTINUE or an exit code. */
-typedef int (s_handler_fn) (const bmq_envelope_t *env, void *state);
+#define CONTINUE BMQ_CLI_CONTINUE
+typedef bmq_cli_handler_fn s_handler_fn;
 
 bmq_config_t *bmq_cli_config (const bmq_cli_opts_t *opts)
 {
@@ -36,7 +35,7 @@ bmq_config_t *bmq_cli_config (const bmq_cli_opts_t *opts)
 /* Send `req` (taken) to the gateway and feed every answer of its story to
  * `handler` until it returns an exit code. The gateway is pinged meanwhile:
  * if it falls silent for liveness × interval, give up with exit code 2. */
-static int s_converse (bmq_config_t *cfg, bmq_envelope_t *req, s_handler_fn *handler, void *state)
+int bmq_cli_converse (bmq_config_t *cfg, bmq_envelope_t *req, s_handler_fn *handler, void *state)
 {
     const char *endpoint = bmq_config_str (cfg, "gateway.endpoint");
     int interval = (int) bmq_config_int (cfg, "heartbeat.interval_ms");
@@ -48,6 +47,8 @@ static int s_converse (bmq_config_t *cfg, bmq_envelope_t *req, s_handler_fn *han
     bmq_envelope_destroy (&req);
     int64_t started = bmq_mono_ms ();
     int code = CONTINUE;
+    bool heard_once = false;
+    unsigned generation = bmq_peer_generation (gw);
     zpoller_t *poller = zpoller_new (bmq_peer_sock (gw), NULL);
     while (code == CONTINUE) {
         bmq_peer_tick (gw);
@@ -59,7 +60,19 @@ static int s_converse (bmq_config_t *cfg, bmq_envelope_t *req, s_handler_fn *han
             bmq_envelope_destroy (&env);
         }
         else if (!bmq_peer_alive (gw) && bmq_mono_ms () - started > (int64_t) interval * 4) {
-            fprintf (stderr, "blendmq: no answer from the gateway at %s (is the stack up? try `blendmq status`)\n", endpoint);
+            if (heard_once)
+                fprintf (stderr, "blendmq: gateway unavailable (silent for %lld ms at %s); request %s may have been cut:"
+                         " its story is in `blendmq audit show %s`\n", (long long) (interval * (bmq_config_int (cfg, "heartbeat.liveness") + 1)),
+                         endpoint, cid, cid);
+            else
+                fprintf (stderr, "blendmq: no answer from the gateway at %s (is the stack up? try `blendmq status`)\n", endpoint);
+            code = 2;
+        }
+        if (bmq_peer_alive (gw)) heard_once = true;
+        if (code == CONTINUE && bmq_peer_generation (gw) != generation) {
+            /* a new gateway process answers: the one holding our request is gone */
+            fprintf (stderr, "blendmq: gateway restarted while request %s was in progress; it was lost with the old"
+                     " process: its story is in `blendmq audit show %s`; try again\n", cid, cid);
             code = 2;
         }
     }
@@ -168,7 +181,7 @@ int bmq_cli_chat (const bmq_cli_opts_t *opts, const char *prompt, char *recipe_o
     bmq_config_t *cfg = bmq_cli_config (opts);
     if (!cfg) return 2;
     s_run_state_t st = { .json = opts->json, .recipe_out = recipe_out, .recipe_len = recipe_len };
-    int code = s_converse (cfg, bmq_envelope_new (BMQ_MSG_CHAT_REQUEST, NULL,
+    int code = bmq_cli_converse (cfg, bmq_envelope_new (BMQ_MSG_CHAT_REQUEST, NULL,
                                                   json_pack ("{s:s, s:b, s:s?}", "prompt", prompt, "keep_partial", opts->keep_partial,
                                                              "target", opts->target)),
                            s_on_run, &st);
@@ -192,7 +205,7 @@ int bmq_cli_plan (const bmq_cli_opts_t *opts, const char *action, const char *fi
     if (!cfg) { json_decref (plan); return 2; }
     bool validate = !strcmp (action, "validate");
     s_run_state_t st = { .json = opts->json, .validate_only = validate };
-    int code = s_converse (cfg, bmq_envelope_new (validate ? BMQ_MSG_VALIDATE_REQUEST : BMQ_MSG_RUN_REQUEST, NULL,
+    int code = bmq_cli_converse (cfg, bmq_envelope_new (validate ? BMQ_MSG_VALIDATE_REQUEST : BMQ_MSG_RUN_REQUEST, NULL,
                                                   json_pack ("{s:o, s:b, s:s?}", "plan", plan, "keep_partial", opts->keep_partial,
                                                              "target", opts->target)),
                            s_on_run, &st);
@@ -242,94 +255,9 @@ int bmq_cli_scene (const bmq_cli_opts_t *opts, const char *command, json_t *args
     if (!cfg) { json_decref (args); return 2; }
     s_scene_state_t st = { .path = path, .json = opts->json };
     json_t *body = json_pack ("{s:s, s:o, s:s?}", "command", command, "args", args ? args : json_object (), "target", opts->target);
-    int code = s_converse (cfg, bmq_envelope_new (BMQ_MSG_SCENE_REQUEST, NULL, body), s_on_scene, &st);
+    int code = bmq_cli_converse (cfg, bmq_envelope_new (BMQ_MSG_SCENE_REQUEST, NULL, body), s_on_scene, &st);
     bmq_config_destroy (&cfg);
     return code;
-}
-
-/* ---- status ---------------------------------------------------------------- */
-
-static int s_on_status (const bmq_envelope_t *env, void *arg)
-{
-    bool json = *(bool *) arg;
-    if (env->type != BMQ_MSG_STATUS_REPLY) return CONTINUE;
-    if (json) {
-        char *text = json_dumps (env->body, JSON_COMPACT);
-        printf ("%s\n", text);
-        free (text);
-    }
-    bool all = true;
-    printf ("%s", json ? "" : "gateway    ok\n");
-    size_t i;
-    json_t *s;
-    json_array_foreach (json_object_get (env->body, "services"), i, s) {
-        bool alive = json_is_true (json_object_get (s, "alive"));
-        all = all && alive;
-        if (json) continue;
-        const char *name = json_string_value (json_object_get (s, "name"));
-        const char *state = json_string_value (json_object_get (s, "state"));
-        if (!strcmp (name, "validator"))
-            printf ("%-10s %s  (%lld workers, %lld busy)\n", name, alive ? "ok" : "DOWN",
-                    (long long) json_integer_value (json_object_get (s, "workers")),
-                    (long long) json_integer_value (json_object_get (s, "busy")));
-        else
-            printf ("%-10s %s  (%s)\n", name, alive ? "ok" : "DOWN", state ? state : "");
-    }
-    if (!json) printf ("endpoint   %s\nevents     %s\n", json_string_value (json_object_get (json_object_get (env->body, "endpoints"), "gateway")),
-                       json_string_value (json_object_get (json_object_get (env->body, "endpoints"), "events")));
-    const char *http = json_string_value (json_object_get (json_object_get (env->body, "endpoints"), "http"));
-    if (!json && http)
-        printf ("http       %s  (REST /api, live progress /api/events)\nmcp        %s\n", http,
-                json_string_value (json_object_get (json_object_get (env->body, "endpoints"), "mcp")));
-    return all ? 0 : 1;
-}
-
-int bmq_cli_status (const bmq_cli_opts_t *opts)
-{
-    bmq_config_t *cfg = bmq_cli_config (opts);
-    if (!cfg) return 2;
-    bool json = opts->json;
-    int code = s_converse (cfg, bmq_envelope_new (BMQ_MSG_STATUS_REQUEST, NULL, NULL), s_on_status, &json);
-    bmq_config_destroy (&cfg);
-    return code;
-}
-
-/* ---- watch ----------------------------------------------------------------- */
-
-int bmq_cli_watch (const bmq_cli_opts_t *opts)
-{
-    bmq_config_t *cfg = bmq_cli_config (opts);
-    if (!cfg) return 2;
-    zsock_t *sub = bmq_bus_connect (ZMQ_SUB, bmq_config_str (cfg, "gateway.events"), "gateway");
-    bmq_config_destroy (&cfg);
-    if (!sub) return 2;
-    fprintf (stderr, "watching progress events (Ctrl+C to stop)\n");
-    while (!zsys_interrupted) {
-        bmq_envelope_t *env = bmq_bus_recv (sub, NULL);
-        if (!env) continue;
-        if (opts->json) {
-            char *text = json_dumps (env->body, JSON_COMPACT);
-            printf ("%s\n", text);
-            free (text);
-        }
-        else if (env->type == BMQ_MSG_PROGRESS) {
-            const char *event = bmq_body_str (env, "event");
-            const char *error = bmq_body_str (env, "error");
-            if (event && !strcmp (event, "step"))
-                printf ("%s  step %lld/%lld  %s  %s  %.1f ms%s%s\n", bmq_body_str (env, "plan_id"),
-                        (long long) bmq_body_int (env, "step", 0), (long long) bmq_body_int (env, "total", 0),
-                        bmq_body_str (env, "operation") ? bmq_body_str (env, "operation") : "?", bmq_body_str (env, "status"),
-                        json_number_value (json_object_get (env->body, "duration_ms")), error ? "  " : "", error ? error : "");
-            else
-                printf ("%s  plan %s (%lld/%lld steps)%s%s\n", bmq_body_str (env, "plan_id"), bmq_body_str (env, "status"),
-                        (long long) bmq_body_int (env, "step", 0), (long long) bmq_body_int (env, "total", 0),
-                        error ? "  " : "", error ? error : "");
-        }
-        fflush (stdout);
-        bmq_envelope_destroy (&env);
-    }
-    zsock_destroy (&sub);
-    return 0;
 }
 
 /* ---- one status reply, for `up` waiting on health -------------------------- */
@@ -344,7 +272,7 @@ static int s_keep_status (const bmq_envelope_t *env, void *arg)
 json_t *bmq_cli_fetch_status (bmq_config_t *cfg)
 {
     json_t *status = NULL;
-    s_converse (cfg, bmq_envelope_new (BMQ_MSG_STATUS_REQUEST, NULL, NULL), s_keep_status, &status);
+    bmq_cli_converse (cfg, bmq_envelope_new (BMQ_MSG_STATUS_REQUEST, NULL, NULL), s_keep_status, &status);
     return status;
 }
 
@@ -366,6 +294,6 @@ static int s_keep_answer (const bmq_envelope_t *env, void *arg)
 bmq_envelope_t *bmq_cli_ask (bmq_config_t *cfg, bmq_envelope_t *req, bmq_msg_type_t want)
 {
     s_ask_state_t st = { .want = want };
-    s_converse (cfg, req, s_keep_answer, &st);
+    bmq_cli_converse (cfg, req, s_keep_answer, &st);
     return st.answer;
 }
