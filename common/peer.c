@@ -110,6 +110,7 @@ int64_t bmq_peer_down_ms (const bmq_peer_t *self)
 }
 
 unsigned bmq_peer_generation (const bmq_peer_t *self) { return self->generation; }
+const char *bmq_peer_state (const bmq_peer_t *self) { return bmq_peer_alive (self) ? self->state : "unreachable"; }
 const char *bmq_peer_instance (const bmq_peer_t *self) { return self->instance; }
 int bmq_peer_interval (const bmq_peer_t *self) { return self->interval_ms; }
 

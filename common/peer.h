@@ -30,6 +30,8 @@ int64_t  bmq_peer_down_ms (const bmq_peer_t *self);
  * how often it changed, i.e. the service restarted (work it held is lost). */
 unsigned bmq_peer_generation (const bmq_peer_t *self);
 const char *bmq_peer_instance (const bmq_peer_t *self);
+/* The state its last heartbeat reported ("unreachable" when dead). */
+const char *bmq_peer_state (const bmq_peer_t *self);
 int      bmq_peer_interval (const bmq_peer_t *self);
 /* {name, endpoint, alive, last_heard_ms, state, instance, restarts_seen} */
 json_t  *bmq_peer_status (const bmq_peer_t *self);

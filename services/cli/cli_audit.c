@@ -99,8 +99,12 @@ static json_t *s_ask (s_conn_t *c, json_t *query, int *code)
         if (*code >= 0) break;
         int64_t waited = bmq_mono_ms () - started;
         if ((!bmq_peer_alive (c->peer) && waited > (int64_t) c->interval * 4) || waited > QUERY_TIMEOUT_MS) {
-            fprintf (stderr, "blendmq: no answer from the audit service at %s (is the stack up? try `blendmq status`)\n",
-                     c->endpoint);
+            if (bmq_peer_alive (c->peer) || !bmq_peer_instance (c->peer)[0])
+                fprintf (stderr, "blendmq: no answer from the audit service at %s (is the stack up? try `blendmq status`)\n",
+                         c->endpoint);
+            else
+                fprintf (stderr, "blendmq: audit_unavailable: audit unavailable (no heartbeat for %lld ms at %s); nothing"
+                         " was read: try again once `blendmq status` shows the audit service\n", (long long) waited, c->endpoint);
             *code = 2;
         }
     }

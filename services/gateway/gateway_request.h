@@ -10,6 +10,12 @@
 typedef enum { BMQ_REQ_CHAT, BMQ_REQ_RUN, BMQ_REQ_VALIDATE, BMQ_REQ_SCENE, BMQ_REQ_AUDIT } bmq_req_kind_t;
 typedef enum { BMQ_REQ_PLANNING, BMQ_REQ_VALIDATING, BMQ_REQ_EXECUTING, BMQ_REQ_FORWARDED, BMQ_REQ_LOOKING } bmq_req_state_t;
 
+/* The service a request waits on now: when its heartbeats declare it dead, or
+ * a new process of it answers (the old one took the request with it), the
+ * request is answered at once (gateway_service.c s_check_waiting). */
+typedef enum { BMQ_WAIT_NONE, BMQ_WAIT_PLANNER, BMQ_WAIT_VALIDATORS, BMQ_WAIT_EXECUTOR, BMQ_WAIT_AUDIT,
+               BMQ_WAIT_BLENDER /* only at intake: the executor is up, its Blender is not */ } bmq_req_wait_t;
+
 typedef struct {
     bmq_req_kind_t  kind;
     bmq_req_state_t state;
@@ -23,6 +29,10 @@ typedef struct {
     double    accepted_us;               /* when the gateway received it */
     char      client_name[64];           /* the client's authenticated identity (roles.h): */
     char      client_role[16];           /* forwarded downstream in body.on_behalf_of ("" with CURVE off) */
+    bmq_req_wait_t waits;                /* who holds it now */
+    unsigned  generation;                /* that service's process generation when it got it (peer.h) */
+    long long steps_done, steps_total;   /* a plan's progress as the executor reported it */
+    bool      plan_started;              /* the executor opened the plan in Blender */
 } bmq_gw_request_t;
 
 bmq_gw_request_t *bmq_gw_request_new (bmq_req_kind_t kind, const bmq_envelope_t *req, zframe_t *rid, int timeout_ms);

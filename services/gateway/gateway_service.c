@@ -29,6 +29,8 @@ typedef struct {
     int           timeout_ms;
     bmq_http_server_t *http;          /* REST, SSE, MCP over HTTP; NULL when disabled */
     bool          curve;              /* security.curve: an unauthenticated peer is refused */
+    int           interval;           /* heartbeat.interval_ms */
+    int64_t       last_check;         /* s_check_waiting ran (monotonic ms) */
 } s_gw_t;
 
 /* Everything the gateway sends downstream for a client carries who the client
@@ -60,6 +62,114 @@ static void s_fail (s_gw_t *gw, bmq_gw_request_t *r, const char *code, const cha
     s_done (gw, r, code);
 }
 
+/* ---- fail fast: who holds a request, and is it still there? ---------------- */
+
+static bmq_peer_t *s_peer_of (s_gw_t *gw, bmq_req_wait_t waits, int executor)
+{
+    switch (waits) {
+    case BMQ_WAIT_PLANNER: return gw->planner;
+    case BMQ_WAIT_EXECUTOR: return bmq_executor_set_peer (gw->executors, (size_t) executor);
+    case BMQ_WAIT_AUDIT: return bmq_audit_peer (gw->audit);
+    default: return NULL;
+    }
+}
+
+/* The request is now in `waits`'s hands: note which process of it has it. */
+static void s_hand_to (s_gw_t *gw, bmq_gw_request_t *r, bmq_req_wait_t waits)
+{
+    r->waits = waits;
+    bmq_peer_t *peer = s_peer_of (gw, waits, r->executor);
+    r->generation = peer ? bmq_peer_generation (peer) : 0;
+}
+
+static const char *s_wait_name (bmq_req_wait_t waits)
+{
+    return waits == BMQ_WAIT_BLENDER ? "blender" : waits == BMQ_WAIT_PLANNER ? "planner" : waits == BMQ_WAIT_VALIDATORS ? "validator"
+         : waits == BMQ_WAIT_EXECUTOR ? "executor" : waits == BMQ_WAIT_AUDIT ? "audit" : "?";
+}
+
+/* Is `waits` there to serve a request now? NULL, or why not ("restarted",
+ * "no heartbeat for 3000 ms", …) in why. */
+static const char *s_unavailable (s_gw_t *gw, bmq_req_wait_t waits, int executor, unsigned generation, bool held,
+                                  char *why, size_t len)
+{
+    if (waits == BMQ_WAIT_VALIDATORS) {
+        int64_t empty = bmq_broker_empty_ms (gw->broker);
+        if (empty < gw->interval) return NULL;
+        snprintf (why, len, "no validator worker connected for %lld ms", (long long) empty);
+        return why;
+    }
+    bmq_peer_t *peer = s_peer_of (gw, waits, executor);
+    if (!peer) return NULL;
+    if (held && bmq_peer_generation (peer) != generation) {
+        snprintf (why, len, "restarted: a new %s process took over and the one holding this request is gone", s_wait_name (waits));
+        return why;
+    }
+    int64_t down = bmq_peer_down_ms (peer);
+    if (!down) return NULL;
+    snprintf (why, len, "no heartbeat for %lld ms", (long long) (down + (int64_t) gw->interval * 3));
+    return why;
+}
+
+/* Tell the client what happened to its request, in words that say what to do. */
+static void s_fail_unavailable (s_gw_t *gw, bmq_gw_request_t *r, const char *why)
+{
+    char msg[900], code[32];
+    const char *service = s_wait_name (r->waits);
+    snprintf (code, sizeof code, "%s_unavailable", service);
+    bool plan = r->waits == BMQ_WAIT_EXECUTOR && r->state == BMQ_REQ_EXECUTING && (r->kind == BMQ_REQ_CHAT || r->kind == BMQ_REQ_RUN);
+    if (plan && r->plan_started)
+        snprintf (msg, sizeof msg, "executor unavailable (%s); the plan was interrupted after step %lld of %lld:"
+                  " Blender rolls back what it did (the plan's story in `blendmq audit show %s` says what was removed);"
+                  " run it again once `blendmq status` shows the executor", why, r->steps_done, r->steps_total, r->cid);
+    else if (plan)
+        snprintf (msg, sizeof msg, "executor unavailable (%s); the plan had not started: nothing was changed;"
+                  " run it again once `blendmq status` shows the executor", why);
+    else if (r->waits == BMQ_WAIT_EXECUTOR && r->state == BMQ_REQ_EXECUTING)
+        snprintf (msg, sizeof msg, "executor unavailable (%s); the script's run was lost with it: submit it again"
+                  " once `blendmq status` shows the executor", why);
+    else
+        snprintf (msg, sizeof msg, "%s unavailable (%s); nothing was run: try again once `blendmq status` shows the %s"
+                  " (blendmq up and systemd restart it by themselves)", service, why, service);
+    if (plan) {
+        /* a stopped executor that comes back must not finish a plan its client was told ended:
+         * it finds this cancel first and rolls the plan back (a new process ignores it) */
+        bmq_envelope_t *stop = bmq_envelope_new (BMQ_MSG_CANCEL_REQUEST, NULL, json_pack ("{s:s}", "plan_id", r->plan_id));
+        bmq_roles_set_on_behalf_of (stop->body, r->client_name, r->client_role);
+        bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), stop);
+        bmq_envelope_destroy (&stop);
+        bmq_audit_record (gw->audit, r->cid, "plan.cut", json_pack ("{s:s, s:s, s:s, s:I, s:I, s:b}", "plan_id", r->plan_id,
+                          "service", service, "why", why, "steps_done", (json_int_t) r->steps_done,
+                          "steps_total", (json_int_t) r->steps_total, "started", r->plan_started));
+    }
+    bmq_warn ("request %s: %s", r->cid, msg);
+    bmq_envelope_t tmp = { .type = BMQ_MSG_ERROR };
+    snprintf (tmp.cid, sizeof tmp.cid, "%s", r->cid);
+    s_to_client (gw, r, bmq_envelope_error (&tmp, code, "%s", msg));
+    s_done (gw, r, plan && r->plan_started ? "interrupted" : code);
+}
+
+/* Answer every request whose holder died or restarted (a few times per interval). */
+static void s_check_waiting (s_gw_t *gw)
+{
+    int64_t now = bmq_mono_ms ();
+    if (now - gw->last_check < gw->interval / 4) return;
+    gw->last_check = now;
+    zlistx_t *cut = zlistx_new ();
+    for (bmq_gw_request_t *r = zhashx_first (gw->requests); r; r = zhashx_next (gw->requests)) {
+        char why[200];
+        if (r->waits != BMQ_WAIT_VALIDATORS      /* the broker answers its own queue (validator_broker.h) */
+            && s_unavailable (gw, r->waits, r->executor, r->generation, true, why, sizeof why))
+            zlistx_add_end (cut, r);
+    }
+    for (bmq_gw_request_t *r = zlistx_first (cut); r; r = zlistx_next (cut)) {
+        char why[200];
+        s_unavailable (gw, r->waits, r->executor, r->generation, true, why, sizeof why);
+        s_fail_unavailable (gw, r, why);
+    }
+    zlistx_destroy (&cut);
+}
+
 /* Does the plan name objects, or target a name no earlier step creates? Then
  * the validator needs the scene's names: to let it act on existing objects,
  * and to catch a new object whose name is taken (Blender would call it
@@ -89,6 +199,7 @@ static void s_validate_with (s_gw_t *gw, bmq_gw_request_t *r, json_t *scene_obje
     json_object_set_new (req->body, "target", json_string (bmq_executor_set_name (gw->executors, (size_t) r->executor)));
     if (scene_objects) json_object_set_new (req->body, "scene_objects", scene_objects);
     s_for_client (r, req);
+    s_hand_to (gw, r, BMQ_WAIT_VALIDATORS);
     if (bmq_broker_submit (gw->broker, &req))
         s_fail (gw, r, "busy", "the validator queue is full; try again shortly");
     else if (!bmq_broker_workers (gw->broker))
@@ -102,6 +213,7 @@ static void s_validate (s_gw_t *gw, bmq_gw_request_t *r)
     bmq_envelope_t *look = bmq_envelope_new (BMQ_MSG_SCENE_REQUEST, r->cid,
         json_pack ("{s:s, s:{s:i}}", "command", "scene_info", "args", "limit", 1000));
     s_for_client (r, look);
+    s_hand_to (gw, r, BMQ_WAIT_EXECUTOR);
     bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), look);
     bmq_envelope_destroy (&look);
 }
@@ -141,6 +253,7 @@ static void s_on_script_verdict (s_gw_t *gw, bmq_gw_request_t *r, const bmq_enve
         json_pack ("{s:O, s:O, s:O}", "script", json_object_get (verdict->body, "script"),
                    "verdict", json_object_get (verdict->body, "verdict"), "seal", json_object_get (verdict->body, "seal")));
     s_for_client (r, run);
+    s_hand_to (gw, r, BMQ_WAIT_EXECUTOR);
     bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), run);
     bmq_envelope_destroy (&run);
 }
@@ -170,6 +283,8 @@ static void s_on_verdict (s_gw_t *gw, bmq_envelope_t *verdict)
                    "plan_hash", json_object_get (verdict->body, "plan_hash"),
                    "seal", json_object_get (verdict->body, "seal"), "keep_partial", r->keep_partial));
     s_for_client (r, exec);
+    r->steps_total = (long long) json_array_size (r->plan);
+    s_hand_to (gw, r, BMQ_WAIT_EXECUTOR);
     bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), exec);
     bmq_envelope_destroy (&exec);
 }
@@ -199,6 +314,14 @@ static void s_on_downstream (s_gw_t *gw, bmq_peer_t *peer)
         env = NULL;
     }
     else if (env->type == BMQ_MSG_PROGRESS || env->type == BMQ_MSG_EXECUTE_ACCEPTED) {
+        const char *event = bmq_body_str (env, "event");
+        if (env->type == BMQ_MSG_PROGRESS && event && !strcmp (event, "plan")) r->plan_started = true;
+        if (env->type == BMQ_MSG_PROGRESS && event && !strcmp (event, "step")) {
+            r->plan_started = true;
+            const char *status = bmq_body_str (env, "status");
+            if (status && !strcmp (status, "ok")) r->steps_done = (long long) bmq_body_int (env, "step", r->steps_done);
+            r->steps_total = (long long) bmq_body_int (env, "total", r->steps_total);
+        }
         s_to_client (gw, r, env);
         env = NULL;
     }
@@ -275,6 +398,40 @@ static bool s_plan_id_ok (s_gw_t *gw, const char *id)
     return true;
 }
 
+/* Everything a new request will need, in the order it needs it: the first
+ * that is down (or, for Blender, not connected to its executor) fails it now
+ * rather than when it gets there. */
+static bmq_req_wait_t s_missing (s_gw_t *gw, const bmq_envelope_t *env, int executor, char *why, size_t len)
+{
+    bmq_req_wait_t needs[4];
+    int n = 0;
+    bool blender = false;
+    switch (env->type) {
+    case BMQ_MSG_CHAT_REQUEST: needs[n++] = BMQ_WAIT_PLANNER; /* fall through */
+    case BMQ_MSG_RUN_REQUEST: needs[n++] = BMQ_WAIT_VALIDATORS; needs[n++] = BMQ_WAIT_EXECUTOR; blender = true; break;
+    case BMQ_MSG_VALIDATE_REQUEST: case BMQ_MSG_CAPABILITIES_REQUEST: needs[n++] = BMQ_WAIT_VALIDATORS; break;
+    case BMQ_MSG_SCRIPT_REQUEST:
+        needs[n++] = BMQ_WAIT_VALIDATORS;
+        if (!json_is_true (json_object_get (env->body, "validate_only"))) needs[n++] = BMQ_WAIT_EXECUTOR;
+        break;
+    case BMQ_MSG_SCENE_REQUEST: case BMQ_MSG_INSPECT_REQUEST: case BMQ_MSG_SCRIPT_CONFIRM:
+        needs[n++] = BMQ_WAIT_EXECUTOR; blender = true; break;
+    case BMQ_MSG_SCRIPT_LIST: needs[n++] = BMQ_WAIT_EXECUTOR; break;
+    case BMQ_MSG_RECIPE_SAVE: case BMQ_MSG_RECIPE_LIST: needs[n++] = BMQ_WAIT_PLANNER; break;
+    case BMQ_MSG_AUDIT_QUERY: needs[n++] = BMQ_WAIT_AUDIT; break;
+    default: break;
+    }
+    for (int i = 0; i < n; i++)
+        if (s_unavailable (gw, needs[i], executor, 0, false, why, len)) return needs[i];
+    bmq_peer_t *ep = bmq_executor_set_peer (gw->executors, (size_t) executor);
+    const char *state = bmq_peer_state (ep);
+    if (blender && bmq_peer_alive (ep) && strcmp (state, "blender connected") && strcmp (state, "unknown")) {
+        snprintf (why, len, "Blender is not connected to the executor: %s", state);
+        return BMQ_WAIT_BLENDER;
+    }
+    return BMQ_WAIT_NONE;
+}
+
 static void s_on_client (s_gw_t *gw)
 {
     zframe_t *rid = NULL;
@@ -343,8 +500,15 @@ static void s_on_client (s_gw_t *gw)
         if (env->type == BMQ_MSG_CHAT_REQUEST || env->type == BMQ_MSG_RUN_REQUEST || env->type == BMQ_MSG_VALIDATE_REQUEST)
             bmq_http_server_on_request (gw->http, r->plan_id, env->type == BMQ_MSG_CHAT_REQUEST ? "chat"
                                         : env->type == BMQ_MSG_RUN_REQUEST ? "run" : "validate", env);
-        if (kind == BMQ_REQ_CHAT) {
+        char why[200];
+        bmq_req_wait_t missing = s_missing (gw, env, r->executor, why, sizeof why);
+        if (missing != BMQ_WAIT_NONE) {
+            r->waits = missing;
+            s_fail_unavailable (gw, r, why);
+        }
+        else if (kind == BMQ_REQ_CHAT) {
             r->state = BMQ_REQ_PLANNING;
+            s_hand_to (gw, r, BMQ_WAIT_PLANNER);
             bmq_envelope_t *pr = bmq_envelope_new (BMQ_MSG_PLAN_REQUEST, r->cid,
                                                    json_pack ("{s:O}", "prompt", json_object_get (env->body, "prompt")));
             s_for_client (r, pr);
@@ -354,10 +518,12 @@ static void s_on_client (s_gw_t *gw)
         else if (kind == BMQ_REQ_SCENE) {
             r->state = BMQ_REQ_FORWARDED;
             bool to_planner = env->type == BMQ_MSG_RECIPE_SAVE || env->type == BMQ_MSG_RECIPE_LIST;
+            s_hand_to (gw, r, to_planner ? BMQ_WAIT_PLANNER : BMQ_WAIT_EXECUTOR);
             bmq_peer_send (to_planner ? gw->planner : bmq_executor_set_peer (gw->executors, (size_t) r->executor), env);
         }
         else if (kind == BMQ_REQ_AUDIT) {
             r->state = BMQ_REQ_FORWARDED;
+            s_hand_to (gw, r, BMQ_WAIT_AUDIT);
             bmq_bus_send (bmq_audit_sock (gw->audit), NULL, env);
         }
         else if (env->type == BMQ_MSG_CAPABILITIES_REQUEST || env->type == BMQ_MSG_SCRIPT_REQUEST) {
@@ -366,6 +532,7 @@ static void s_on_client (s_gw_t *gw)
             bmq_envelope_t *req = bmq_envelope_reply (env, env->type, json_incref (env->body));
             if (env->type == BMQ_MSG_SCRIPT_REQUEST)        /* the seal names the executor it is for (issue 12) */
                 json_object_set_new (req->body, "target", json_string (bmq_executor_set_name (gw->executors, (size_t) r->executor)));
+            s_hand_to (gw, r, BMQ_WAIT_VALIDATORS);
             if (bmq_broker_submit (gw->broker, &req)) s_fail (gw, r, "busy", "the validator queue is full; try again shortly");
         }
         else {
@@ -404,7 +571,8 @@ static void s_forward_events (s_gw_t *gw)
 int bmq_gateway_service_run (bmq_config_t *cfg)
 {
     s_gw_t gw = { .cfg = cfg, .timeout_ms = (int) bmq_config_int (cfg, "gateway.request_timeout_ms"),
-                  .curve = bmq_config_bool (cfg, "security.curve") };
+                  .curve = bmq_config_bool (cfg, "security.curve"),
+                  .interval = (int) bmq_config_int (cfg, "heartbeat.interval_ms") };
     int interval = (int) bmq_config_int (cfg, "heartbeat.interval_ms");
     int liveness = (int) bmq_config_int (cfg, "heartbeat.liveness");
     gw.front = bmq_bus_bind (ZMQ_ROUTER, bmq_config_str (cfg, "gateway.endpoint"));
@@ -464,6 +632,7 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
             bmq_audit_tick (gw.audit);
             bmq_http_server_tick (gw.http);
             bmq_http_server_audit (gw.http, gw.audit);     /* refused HTTP requests: "http.refused" records */
+            s_check_waiting (&gw);
             s_expire (&gw);
         }
         bmq_info ("gateway stopping (%zu requests in progress)", zhashx_size (gw.requests));

@@ -90,7 +90,10 @@ static enum MHD_Result s_gateway_error (bmq_http_req_t *req, const bmq_envelope_
     static const struct { const char *code; int status; const char *as; } map[] = {
         { "busy", 503, "busy" }, { "timeout", 504, "timeout" }, { "unsupported", 501, "not_available" },
         { "duplicate", 409, "duplicate" }, { "bad_message", 400, "bad_request" }, { "bad_request", 400, "bad_request" },
-        { "interrupted", 503, "blender_unavailable" }, { "unknown_tool", 404, "unknown_tool" }, { NULL, 502, "gateway_error" },
+        { "interrupted", 503, "blender_unavailable" }, { "blender_unavailable", 503, "blender_unavailable" },
+        { "planner_unavailable", 503, "planner_unavailable" }, { "validator_unavailable", 503, "validator_unavailable" },
+        { "executor_unavailable", 503, "executor_unavailable" }, { "audit_unavailable", 503, "audit_unavailable" },
+        { "validator_failed", 502, "validator_failed" }, { "unknown_tool", 404, "unknown_tool" }, { NULL, 502, "gateway_error" },
     };
     const char *code = env ? bmq_body_str (env, "code") : NULL;
     if (!env) return bmq_http_reply_error (req, 504, "gateway_timeout", "no answer from the gateway in time");

@@ -401,6 +401,7 @@ static const char *s_hint (const char *code)
     if (!strcmp (code, "timeout")) return " (blendmq or Blender took too long; check `blendmq status`)";
     if (!strcmp (code, "interrupted")) return " (the connection to Blender dropped; it reconnects by itself, try again)";
     if (!strcmp (code, "unknown_tool")) return " (call discover_capabilities for the operations that exist)";
+    if (strstr (code, "_unavailable")) return " (blendmq restarts the service by itself; try again in a few seconds)";
     return "";
 }
 

@@ -28,6 +28,7 @@ struct bmq_broker_t {
     zlistx_t *failed;               /* bmq_envelope_t* replies made here */
     int       interval, liveness, deadline;
     int64_t   last_beat;
+    int64_t   empty_since;          /* monotonic ms since the pool has had no worker; 0 while it has one */
     int64_t   dispatched, verdicts, requeued, expired, failures, refused;
     bool      curve;
     bmq_audit_t *audit;
@@ -76,6 +77,7 @@ bmq_broker_t *bmq_broker_new (const char *endpoint, int interval_ms, int livenes
     self->interval = interval_ms > 0 ? interval_ms : 1000;
     self->liveness = liveness > 0 ? liveness : 3;
     self->deadline = 2 * self->interval;
+    self->empty_since = bmq_mono_ms ();      /* workers get one interval after start to join */
     return self;
 }
 
@@ -95,6 +97,7 @@ void bmq_broker_set_deadline (bmq_broker_t *self, int deadline_ms) { if (deadlin
 zsock_t *bmq_broker_sock (bmq_broker_t *self) { return self->sock; }
 
 static void s_dispatch (bmq_broker_t *self);
+static void s_fail_when_empty (bmq_broker_t *self, int64_t now);
 
 int bmq_broker_submit (bmq_broker_t *self, bmq_envelope_t **req_p)
 {
@@ -148,6 +151,7 @@ static void s_drop (bmq_broker_t *self, s_worker_t *w)
         self->requeued++;
     }
     zhashx_delete (self->workers, w->key);
+    if (!zhashx_size (self->workers)) self->empty_since = bmq_mono_ms ();
 }
 
 bmq_envelope_t *bmq_broker_on_message (bmq_broker_t *self)
@@ -178,6 +182,7 @@ bmq_envelope_t *bmq_broker_on_message (bmq_broker_t *self)
         w->pid = bmq_body_int (env, "pid", 0);
         w->idle_since = bmq_mono_ms ();
         zhashx_insert (self->workers, key, w);
+        self->empty_since = 0;
         bmq_info ("validator worker %lld joined (%zu in the pool)", (long long) w->pid, zhashx_size (self->workers));
     }
     bmq_envelope_t *reply = NULL;
@@ -226,6 +231,7 @@ void bmq_broker_tick (bmq_broker_t *self)
     }
     for (s_worker_t *w = zlistx_first (gone); w; w = zlistx_next (gone)) s_drop (self, w);
     zlistx_destroy (&gone);
+    s_fail_when_empty (self, now);
     if (now - self->last_beat >= self->interval) {
         self->last_beat = now;
         for (s_worker_t *w = zhashx_first (self->workers); w; w = zhashx_next (self->workers)) {
@@ -234,6 +240,24 @@ void bmq_broker_tick (bmq_broker_t *self)
         }
     }
     s_dispatch (self);
+}
+
+/* No worker for a whole interval: nobody will take the queued requests soon,
+ * so each is answered now rather than when the client gives up. */
+static void s_fail_when_empty (bmq_broker_t *self, int64_t now)
+{
+    if (zhashx_size (self->workers) || !zlistx_size (self->queue) || now - self->empty_since < self->interval) return;
+    for (s_job_t *job; (job = zlistx_first (self->queue) ? zlistx_detach (self->queue, NULL) : NULL); s_job_destroy (&job)) {
+        zlistx_add_end (self->failed, bmq_envelope_error (job->req, "validator_unavailable",
+            "validator unavailable (no validator worker connected for %lld ms); nothing was run: try again when"
+            " `blendmq status` shows validator workers", (long long) (now - self->empty_since)));
+        self->failures++;
+    }
+}
+
+int64_t bmq_broker_empty_ms (const bmq_broker_t *self)
+{
+    return zhashx_size (self->workers) ? 0 : bmq_mono_ms () - self->empty_since;
 }
 
 bmq_envelope_t *bmq_broker_take_failed (bmq_broker_t *self)

@@ -16,7 +16,9 @@
  *     ignored, so a re-sent request is never answered twice;
  *   - a request dispatched BMQ_BROKER_MAX_ATTEMPTS times without an answer
  *     (a plan that hangs every worker) is answered by the broker itself with
- *     an error (code validator_failed) instead of taking down the pool. */
+ *     an error (code validator_failed) instead of taking down the pool;
+ *   - while the pool has had no worker for a whole interval, queued requests
+ *     are answered by the broker (code validator_unavailable) at once. */
 #ifndef BMQ_VALIDATOR_BROKER_H
 #define BMQ_VALIDATOR_BROKER_H
 
@@ -33,6 +35,8 @@ bmq_broker_t *bmq_broker_new (const char *endpoint, int interval_ms, int livenes
 void     bmq_broker_destroy (bmq_broker_t **self_p);
 /* How long a worker may hold one request (ms, > 0). */
 void     bmq_broker_set_deadline (bmq_broker_t *self, int deadline_ms);
+/* How long the pool has had no worker (ms; 0 while it has one). */
+int64_t  bmq_broker_empty_ms (const bmq_broker_t *self);
 /* Authorization (roles.def, "broker"): only validator keys may join the pool
  * and answer; a refusal is answered `forbidden` and audited to `audit` (may be
  * NULL). With curve false an unauthenticated worker is accepted. */
