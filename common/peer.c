@@ -3,6 +3,8 @@
 #include "bus.h"
 
 #include <sodium.h>
+#include <stdint.h>
+#include <unistd.h>
 
 struct bmq_peer_t {
     char    *name;
@@ -16,7 +18,35 @@ struct bmq_peer_t {
     char    *state;
     char     instance[BMQ_INSTANCE_LEN + 1];   /* the process answering, from its heartbeats */
     unsigned generation;       /* times the instance changed: the peer restarted */
+    zsock_t *monitor;          /* the socket's DISCONNECTED events (NULL when they cannot be had) */
+    int64_t  disconnected_at;  /* monotonic ms of the last one; 0: never */
 };
+
+/* Watch the connection itself: when the process at the other end dies, the
+ * transport says so at once, well before heartbeats would. */
+static void s_monitor_start (bmq_peer_t *self)
+{
+    static int seq;
+    char ep[96];
+    snprintf (ep, sizeof ep, "inproc://bmq-peer-%d-%d", (int) getpid (), __atomic_add_fetch (&seq, 1, __ATOMIC_RELAXED));
+    if (zmq_socket_monitor (zsock_resolve (self->sock), ep, ZMQ_EVENT_DISCONNECTED) != 0) return;
+    self->monitor = zsock_new_pair (ep);      /* '>' is implied for PAIR: connect */
+    if (!self->monitor) zmq_socket_monitor (zsock_resolve (self->sock), NULL, 0);
+}
+
+static void s_monitor_drain (bmq_peer_t *self)
+{
+    while (self->monitor && (zsock_events (self->monitor) & ZMQ_POLLIN)) {
+        zmsg_t *event = zmsg_recv (self->monitor);
+        zframe_t *head = event ? zmsg_first (event) : NULL;
+        if (head && zframe_size (head) >= 2) {
+            uint16_t id;
+            memcpy (&id, zframe_data (head), sizeof id);
+            if (id == ZMQ_EVENT_DISCONNECTED) self->disconnected_at = bmq_mono_ms ();
+        }
+        zmsg_destroy (&event);
+    }
+}
 
 const char *bmq_instance_id (void)
 {
@@ -45,6 +75,7 @@ bmq_peer_t *bmq_peer_new (const char *name, const char *endpoint, int interval_m
     self->liveness = liveness > 0 ? liveness : 3;
     self->state = strdup ("unknown");
     self->created = bmq_mono_ms ();
+    s_monitor_start (self);
     return self;
 }
 
@@ -52,6 +83,8 @@ void bmq_peer_destroy (bmq_peer_t **self_p)
 {
     if (!self_p || !*self_p) return;
     bmq_peer_t *self = *self_p;
+    if (self->monitor) zmq_socket_monitor (zsock_resolve (self->sock), NULL, 0);
+    zsock_destroy (&self->monitor);
     zsock_destroy (&self->sock);
     free (self->name);
     free (self->endpoint);
@@ -63,8 +96,16 @@ void bmq_peer_destroy (bmq_peer_t **self_p)
 zsock_t *bmq_peer_sock (bmq_peer_t *self) { return self->sock; }
 const char *bmq_peer_name (const bmq_peer_t *self) { return self->name; }
 
+int64_t bmq_peer_disconnected_at (bmq_peer_t *self)
+{
+    if (!self->monitor) return INT64_MAX;
+    s_monitor_drain (self);
+    return self->disconnected_at;
+}
+
 void bmq_peer_tick (bmq_peer_t *self)
 {
+    s_monitor_drain (self);
     int64_t now = bmq_mono_ms ();
     if (now - self->last_sent < self->interval_ms) return;
     self->last_sent = now;

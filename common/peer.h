@@ -30,6 +30,11 @@ int64_t  bmq_peer_down_ms (const bmq_peer_t *self);
  * how often it changed, i.e. the service restarted (work it held is lost). */
 unsigned bmq_peer_generation (const bmq_peer_t *self);
 const char *bmq_peer_instance (const bmq_peer_t *self);
+/* When the transport last saw the connection drop (monotonic ms, 0: never).
+ * A message sent before it may have died with the old process; one sent after
+ * it waits for, and reaches, whoever answers at the endpoint next. INT64_MAX
+ * when the transport cannot be watched: then any message may have been lost. */
+int64_t  bmq_peer_disconnected_at (bmq_peer_t *self);
 /* The state its last heartbeat reported ("unreachable" when dead). */
 const char *bmq_peer_state (const bmq_peer_t *self);
 int      bmq_peer_interval (const bmq_peer_t *self);

@@ -23,6 +23,56 @@ static void s_state (s_actor_t *self, bool connected, const char *detail)
     zstr_sendx (self->pipe, "STATE", connected ? "connected" : "disconnected", detail, NULL);
 }
 
+static void s_lost (s_actor_t *self, const char *why);
+
+static int s_command_timeout (const s_actor_t *self)
+{
+    return self->args.command_timeout_ms > 0 ? self->args.command_timeout_ms : 30000;
+}
+
+/* Right after a hello that reported interrupted plans: a plan the add-on still
+ * holds open is rolled back before any other command; then main hears of it
+ * all ("HELLO"). false when the link was lost on the way. */
+static bool s_hello (s_actor_t *self)
+{
+    const json_t *hello = bmq_blender_link_hello_report (self->link);
+    if (!hello) return true;
+    json_t *report = json_deep_copy (hello);
+    json_t *open = json_object_get (report, "open_plan");
+    bool up = true;
+    if (open) {
+        json_t *args = json_pack ("{s:O}", "plan_id", json_object_get (open, "plan_id")), *reply = NULL;
+        char err[512] = "";
+        int status = bmq_blender_link_call (self->link, "plan_rollback", args, s_command_timeout (self), &reply, NULL, NULL,
+                                            err, sizeof err);
+        json_decref (args);
+        json_t *result = json_object_get (reply, "result");
+        const char *why = status == BMQ_LINK_OK ? json_string_value (json_object_get (reply, "error")) : err;
+        if (status == BMQ_LINK_OK && json_is_true (json_object_get (reply, "ok")) && json_is_object (result)) {
+            json_t *rb = json_pack ("{s:s}", "status", "rolled back");
+            const char *lists[] = { "removed", "restored" }, *counts[] = { "removed_count", "restored_count" };
+            for (int i = 0; i < 2; i++) {       /* the shape of the add-on's own reports */
+                json_t *names = json_object_get (result, lists[i]);
+                json_object_set_new (rb, lists[i], json_is_array (names) ? json_incref (names) : json_array ());
+                json_object_set_new (rb, counts[i], json_integer ((json_int_t) json_array_size (json_object_get (rb, lists[i]))));
+            }
+            json_object_set_new (open, "rollback", rb);
+        }
+        else
+            json_object_set_new (open, "rollback", json_pack ("{s:s, s:s}", "status", "rollback failed",
+                                                              "error", why && *why ? why : "no answer"));
+        bmq_warn ("Blender held plan %s open: %s", json_string_value (json_object_get (open, "plan_id")),
+                  json_string_value (json_object_get (json_object_get (open, "rollback"), "status")));
+        json_decref (reply);
+        if (status == BMQ_LINK_DOWN || status == BMQ_LINK_PROTOCOL) { s_lost (self, err); up = false; }
+    }
+    char *text = json_dumps (report, JSON_COMPACT);
+    if (text) zstr_sendx (self->pipe, "HELLO", text, NULL);
+    free (text);
+    json_decref (report);
+    return up;
+}
+
 static bool s_try_connect (s_actor_t *self)
 {
     char err[256];
@@ -32,7 +82,7 @@ static bool s_try_connect (s_actor_t *self)
         self->last_ping = bmq_mono_ms ();
         bmq_info ("connected to Blender at %s:%d", self->args.host, self->args.port);
         s_state (self, true, "");
-        return true;
+        return s_hello (self);
     }
     self->next_attempt = bmq_mono_ms () + self->backoff_ms;
     if (self->backoff_ms < self->args.reconnect_max_ms) self->backoff_ms *= 2;
@@ -89,6 +139,30 @@ static void s_call (s_actor_t *self, zmsg_t *msg)
     free (job); free (cmd); free (args_text); free (timeout);
 }
 
+/* "ACK" ids_json: main has recorded these interrupted-plan reports. */
+static void s_ack (s_actor_t *self, zmsg_t *msg)
+{
+    char *text = zmsg_popstr (msg);
+    json_t *ids = text ? json_loads (text, 0, NULL) : NULL;
+    free (text);
+    if (json_is_array (ids) && json_array_size (ids) && bmq_blender_link_connected (self->link)) {
+        json_t *args = json_pack ("{s:O}", "ids", ids), *reply = NULL;
+        char err[512] = "";
+        int status = bmq_blender_link_call (self->link, "interrupted_ack", args, s_command_timeout (self), &reply, NULL, NULL,
+                                            err, sizeof err);
+        if (status == BMQ_LINK_OK && json_is_true (json_object_get (reply, "ok")))
+            bmq_info ("Blender forgot %zu interrupted-plan report(s) the audit trail now holds", json_array_size (ids));
+        else
+            bmq_warn ("interrupted_ack failed (%s): the reports come again at the next hello",
+                      status == BMQ_LINK_OK ? json_string_value (json_object_get (reply, "error")) : err);
+        json_decref (args);
+        json_decref (reply);
+        if (status == BMQ_LINK_DOWN || status == BMQ_LINK_PROTOCOL) s_lost (self, err);
+        else self->last_ping = bmq_mono_ms ();
+    }
+    json_decref (ids);
+}
+
 static void s_idle (s_actor_t *self)
 {
     int64_t now = bmq_mono_ms ();
@@ -131,6 +205,7 @@ static void s_actor (zsock_t *pipe, void *arg)
             char *command = zmsg_popstr (msg);
             bool term = command && !strcmp (command, "$TERM");
             if (command && !strcmp (command, "CALL")) s_call (&self, msg);
+            else if (command && !strcmp (command, "ACK")) s_ack (&self, msg);
             free (command);
             zmsg_destroy (&msg);
             if (term) break;

@@ -7,6 +7,14 @@
  *   actor → main:  "RESULT" job_id status reply_json blob error elapsed_us
  *                  (status: the bmq_link_status_t number; reply_json "" unless OK)
  *   actor → main:  "STATE" "connected"|"disconnected" detail
+ *   actor → main:  "HELLO" report_json   (after "STATE connected", when the add-on
+ *                  reported interrupted plans: bmq_blender_link_hello_report's
+ *                  object; an "open_plan" was already rolled back, before any
+ *                  other command, and carries "rollback": {status, removed,
+ *                  restored} or {status: "rollback failed", error})
+ *   main → actor:  "ACK" ids_json         (report ids main has recorded: the actor
+ *                  sends interrupted_ack; unacknowledged reports come again at
+ *                  the next hello)
  *
  * While idle the actor pings Blender every interval, so a dead Blender is
  * noticed within a heartbeat even with no plan running, and reconnects with
@@ -24,6 +32,7 @@ typedef struct {
     int  interval_ms;        /* idle ping period */
     int  connect_timeout_ms;
     int  reconnect_max_ms;
+    int  command_timeout_ms; /* plan_rollback of an open plan, interrupted_ack */
 } bmq_blender_actor_args_t;
 
 /* Start the actor; `args` is copied. */

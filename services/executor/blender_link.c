@@ -25,6 +25,7 @@ struct bmq_blender_link_t {
     int     port;
     char   *token;
     json_t *operations;     /* palette operation names sent at hello */
+    json_t *hello;          /* interrupted plans the last hello reported (checked), or NULL */
     int     fd;
     int64_t next_id;
 };
@@ -67,11 +68,13 @@ void bmq_blender_link_destroy (bmq_blender_link_t **self_p)
     if ((*self_p)->token) sodium_memzero ((*self_p)->token, strlen ((*self_p)->token));
     free ((*self_p)->token);
     json_decref ((*self_p)->operations);
+    json_decref ((*self_p)->hello);
     free (*self_p);
     *self_p = NULL;
 }
 
 bool bmq_blender_link_connected (const bmq_blender_link_t *self) { return self->fd >= 0; }
+const json_t *bmq_blender_link_hello_report (const bmq_blender_link_t *self) { return self->hello; }
 int  bmq_blender_link_fd (const bmq_blender_link_t *self) { return self->fd; }
 
 /* Wait until fd is ready for `events` or the deadline passes: 1 ready, 0 timeout, -1 error. */
@@ -271,6 +274,167 @@ static bool s_unhex (const char *hex, unsigned char *out, size_t len)
     return hex && strlen (hex) == 2 * len && sodium_hex2bin (out, len, hex, 2 * len, NULL, &got, NULL) == 0 && got == len;
 }
 
+/* ---- interrupted-plan reports in the hello reply (issue 17) ----------------
+ * Each object the add-on sends is rebuilt from a table of its fields: a field
+ * is copied only when its check passes, so nothing unchecked (or unbounded)
+ * goes further. The tables name the fields as addon/blendmq/protocol.py does
+ * (tests/txn/check_link_drift.py compares them). */
+
+#define REPORTS_MAX    16           /* reports taken from one hello (the add-on keeps 8) */
+#define NAMES_MAX      256          /* object names per list (the add-on sends at most 256) */
+#define NAME_MAX_BYTES 256          /* Blender's own limit is 63 */
+#define TEXT_MAX_BYTES 300          /* reason, error */
+#define ID_MAX_BYTES   64           /* plan ids; cids are the bus's ids (codec.c s_copy_id) */
+
+typedef json_t *(*s_check_fn) (json_t *value);     /* a clean copy of value, or NULL */
+typedef struct { const char *name; s_check_fn check; bool required; } s_field_t;
+
+static json_t *s_check_object (json_t *value, const s_field_t *fields)
+{
+    if (!json_is_object (value)) return NULL;
+    json_t *out = json_object ();
+    for (const s_field_t *f = fields; f->name; f++) {
+        json_t *got = json_object_get (value, f->name);
+        json_t *clean = got && !json_is_null (got) ? f->check (got) : NULL;
+        if (!clean && f->required) { json_decref (out); return NULL; }
+        if (clean) json_object_set_new (out, f->name, clean);
+    }
+    return out;
+}
+
+/* A string of 1..max bytes without control characters. */
+static bool s_plain (const char *text, size_t max)
+{
+    size_t n = text ? strlen (text) : 0;
+    if (n == 0 || n > max) return false;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char) text[i] < 0x20 || text[i] == 0x7f) return false;
+    return true;
+}
+
+static json_t *s_check_report_id (json_t *v)
+{
+    const char *t = json_string_value (v);
+    if (!t || strlen (t) != 16 || strspn (t, "0123456789abcdef") != 16) return NULL;
+    return json_string (t);
+}
+
+static json_t *s_check_plan_id (json_t *v)
+{
+    const char *t = json_string_value (v);
+    return s_plain (t, ID_MAX_BYTES) ? json_string (t) : NULL;
+}
+
+static json_t *s_check_cid (json_t *v)
+{
+    const char *t = json_string_value (v);
+    if (!t || !*t || strlen (t) > ID_MAX_BYTES) return NULL;
+    for (const char *p = t; *p; p++)
+        if ((unsigned char) *p < 0x21 || (unsigned char) *p > 0x7e) return NULL;
+    return json_string (t);
+}
+
+static json_t *s_check_count (json_t *v)
+{
+    if (!json_is_integer (v) || json_integer_value (v) < 0 || json_integer_value (v) > ((json_int_t) 1 << 53)) return NULL;
+    return json_integer (json_integer_value (v));
+}
+
+/* Free text, cut to TEXT_MAX_BYTES on a UTF-8 character boundary. */
+static json_t *s_check_text (json_t *v)
+{
+    const char *t = json_string_value (v);
+    if (!t) return NULL;
+    size_t n = json_string_length (v);
+    if (n > TEXT_MAX_BYTES) {
+        n = TEXT_MAX_BYTES;
+        while (n && ((unsigned char) t[n] & 0xC0) == 0x80) n--;
+    }
+    char buf[TEXT_MAX_BYTES + 1];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) buf[k++] = (unsigned char) t[i] < 0x20 ? ' ' : t[i];
+    buf[k] = 0;
+    return json_string (buf);
+}
+
+static json_t *s_check_names (json_t *v)
+{
+    if (!json_is_array (v)) return NULL;
+    json_t *out = json_array ();
+    size_t i;
+    json_t *name;
+    json_array_foreach (v, i, name) {
+        if (json_array_size (out) >= NAMES_MAX) break;
+        const char *t = json_string_value (name);
+        if (t && json_string_length (name) == strlen (t) && *t && strlen (t) <= NAME_MAX_BYTES)
+            json_array_append_new (out, json_string (t));
+    }
+    return out;
+}
+
+static const s_field_t s_rollback_fields[] = {
+    { "removed", s_check_names, true }, { "restored", s_check_names, true },
+    { "removed_count", s_check_count, false }, { "restored_count", s_check_count, false }, { NULL }
+};
+
+static json_t *s_check_rollback (json_t *v)
+{
+    json_t *out = s_check_object (v, s_rollback_fields);
+    if (!out) return NULL;
+    const char *lists[] = { "removed", "restored" }, *counts[] = { "removed_count", "restored_count" };
+    for (int i = 0; i < 2; i++)         /* a count is never below what is listed */
+        if (json_integer_value (json_object_get (out, counts[i])) < (json_int_t) json_array_size (json_object_get (out, lists[i])))
+            json_object_set_new (out, counts[i], json_integer ((json_int_t) json_array_size (json_object_get (out, lists[i]))));
+    return out;
+}
+
+static const s_field_t s_report_fields[] = {
+    { "id", s_check_report_id, true }, { "plan_id", s_check_plan_id, true }, { "cid", s_check_cid, false },
+    { "steps_run", s_check_count, false }, { "steps_total", s_check_count, false },
+    { "rollback", s_check_rollback, false }, { "at", s_check_count, false },
+    { "reason", s_check_text, false }, { "error", s_check_text, false }, { NULL }
+};
+
+static const s_field_t s_open_plan_fields[] = {
+    { "plan_id", s_check_plan_id, true }, { "cid", s_check_cid, false },
+    { "steps_run", s_check_count, false }, { "steps_total", s_check_count, false },
+    { "reason", s_check_text, false }, { "error", s_check_text, false }, { NULL }
+};
+
+static json_t *s_check_report (json_t *v) { return s_check_object (v, s_report_fields); }
+static json_t *s_check_open_plan (json_t *v) { return s_check_object (v, s_open_plan_fields); }
+
+static json_t *s_check_reports (json_t *v)
+{
+    if (!json_is_array (v)) return NULL;
+    json_t *out = json_array ();
+    size_t i;
+    json_t *r;
+    json_array_foreach (v, i, r) {
+        if (i >= REPORTS_MAX) break;
+        json_t *clean = s_check_report (r);
+        if (clean) json_array_append_new (out, clean);
+    }
+    return out;
+}
+
+static const s_field_t s_hello_fields[] = {
+    { "interrupted", s_check_reports, false }, { "open_plan", s_check_open_plan, false }, { NULL }
+};
+
+/* The hello reply's result → self->hello (NULL when there is nothing to report). */
+static void s_take_hello_report (bmq_blender_link_t *self, json_t *result)
+{
+    json_decref (self->hello);
+    self->hello = s_check_object (result, s_hello_fields);
+    if (!self->hello) return;
+    if (!json_object_get (self->hello, "interrupted")) json_object_set_new (self->hello, "interrupted", json_array ());
+    if (!json_array_size (json_object_get (self->hello, "interrupted")) && !json_object_get (self->hello, "open_plan")) {
+        json_decref (self->hello);
+        self->hello = NULL;
+    }
+}
+
 /* The challenge-response (see blender_link.h). 0, or -1 with err set. */
 static int s_handshake (bmq_blender_link_t *self, int timeout_ms, char *err, size_t errlen)
 {
@@ -323,6 +487,7 @@ static int s_handshake (bmq_blender_link_t *self, int timeout_ms, char *err, siz
     s_proof (self->token, SERVER_LABEL, nc, ns, expect);
     bool ok = s_unhex (json_string_value (json_object_get (json_object_get (reply, "result"), "mac")), got, sizeof got)
               && sodium_memcmp (got, expect, sizeof got) == 0;
+    if (ok) s_take_hello_report (self, json_object_get (reply, "result"));
     json_decref (reply);
     sodium_memzero (expect, sizeof expect);
     if (!ok) {
@@ -337,6 +502,8 @@ int bmq_blender_link_connect (bmq_blender_link_t *self, int timeout_ms, char *er
 {
     if (sodium_init () < 0) { ERR ("libsodium failed to initialise"); return -1; }
     bmq_blender_link_close (self);
+    json_decref (self->hello);
+    self->hello = NULL;
     self->fd = s_open (self->host, self->port, timeout_ms, err, errlen);
     if (self->fd < 0) return -1;
     if (s_handshake (self, timeout_ms, err, errlen)) { bmq_blender_link_close (self); return -1; }

@@ -14,7 +14,14 @@
  *                   "blendmq-link-server"||Nc||Ns)}}
  * Nonces are 32 random bytes (raw in the HMAC input). The client checks the
  * add-on's mac (constant time) before any command: a process squatting on the
- * port that does not know the token is refused, and learns nothing about it. */
+ * port that does not know the token is refused, and learns nothing about it.
+ *
+ * Interrupted plans (issue 17): the hello reply also carries "interrupted"
+ * (the add-on's reports of plans it rolled back when their connection
+ * dropped) and "open_plan" (a plan still open, its rollback having raised);
+ * see addon/blendmq/protocol.py. They are checked field by field against the
+ * tables in blender_link.c (the add-on is authenticated, its input is still
+ * bounded and type-checked) and kept for bmq_blender_link_hello_report. */
 #ifndef BMQ_BLENDER_LINK_H
 #define BMQ_BLENDER_LINK_H
 
@@ -41,6 +48,13 @@ int  bmq_blender_link_load_palette (bmq_blender_link_t *self, const char *path, 
  * message in err. */
 int  bmq_blender_link_connect (bmq_blender_link_t *self, int timeout_ms, char *err, size_t errlen);
 bool bmq_blender_link_connected (const bmq_blender_link_t *self);
+/* What the last hello reply said about interrupted plans, checked and
+ * bounded: {"interrupted": [report...], "open_plan"?: {...}}, each report
+ * {id, plan_id, cid?, steps_run?, steps_total?, rollback?: {removed, restored,
+ * removed_count, restored_count}, at?, reason?, error?}. Malformed reports are
+ * left out, unknown fields dropped. Borrowed; NULL when the last connect did
+ * not succeed or the reply had nothing to report. */
+const json_t *bmq_blender_link_hello_report (const bmq_blender_link_t *self);
 void bmq_blender_link_close (bmq_blender_link_t *self);
 int  bmq_blender_link_fd (const bmq_blender_link_t *self);
 /* Send one command and wait up to timeout_ms for its reply. args is borrowed

@@ -4,7 +4,19 @@
  * of exactly the plan received. Each step waits for Blender's acknowledgement
  * before the next is sent; the first failing step ends the plan, and a lost
  * Blender ends it as "interrupted". Progress goes to the requester (in order,
- * on its own connection) and to the PUB socket for watchers. */
+ * on its own connection) and to the PUB socket for watchers, every event
+ * stamped with seq and instance (progress_stamp.h).
+ *
+ * No half-built scenes (issue 17): plan_begin tells Blender the plan's story
+ * (cid). When the link drops with a plan open, the add-on rolls it back itself
+ * and reports it at the next hello; the actor passes that on ("HELLO") and
+ * this loop writes plan.interrupted into the plan's story, publishes it, and
+ * acknowledges the reports (ACK → interrupted_ack) once they are recorded:
+ * the audit client spools a record before it returns, so a report is never
+ * forgotten by Blender before it is safe here. A report seen again (an ack
+ * lost with the link) is acknowledged, not recorded twice. On SIGTERM the
+ * running plan ends as "interrupted" (Blender rolls it back when the link
+ * closes), queued plans are cancelled, and the audit client is flushed. */
 #include "executor_service.h"
 #include "audit_client.h"
 #include "blender_actor.h"
@@ -14,11 +26,15 @@
 #include "log.h"
 #include "peer.h"
 #include "plan_seal.h"
+#include "progress_stamp.h"
 #include "script_jobs.h"
 #include "roles.h"
 #include "service.h"
 
 #define QUEUE_MAX 1000
+#define RECORDED_MAX 64             /* interrupted-plan report ids remembered (a lost ack repeats them) */
+#define REPORT_ID_LEN 16
+#define HELD_MAX 64                 /* interrupted-plan events kept for a subscriber that is not there yet */
 
 typedef struct {
     bmq_config_t  *cfg;
@@ -36,6 +52,10 @@ typedef struct {
     char           blender_detail[256];
     int            step_timeout, command_timeout;
     int64_t        plans_run;
+    char           recorded[RECORDED_MAX][REPORT_ID_LEN + 1];   /* report ids already in the audit trail */
+    size_t         recorded_next;
+    bool           subscribed;        /* the XPUB saw a subscriber (the gateway) */
+    json_t        *held;              /* [{cid, body}]: interrupted-plan events waiting for one */
 } s_exec_t;
 
 static const char *s_state (const s_exec_t *ex)
@@ -52,13 +72,64 @@ static void s_progress (s_exec_t *ex, bmq_job_t *job, json_t *body)
 {
     json_object_set_new (body, "plan_id", json_string (job->plan_id));
     json_object_set_new (body, "total", json_integer ((json_int_t) job->total));
-    struct timespec now;            /* µs wall clock: watchers measure delivery latency with it */
-    clock_gettime (CLOCK_REALTIME, &now);
-    json_object_set_new (body, "ts_us", json_integer ((json_int_t) now.tv_sec * 1000000 + now.tv_nsec / 1000));
+    bmq_progress_stamp (body);
     bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_PROGRESS, job->cid, body);
     bmq_bus_send (ex->router, job->rid, env);
     bmq_bus_send (ex->pub, NULL, env);
     bmq_envelope_destroy (&env);
+}
+
+/* A progress event with no requester (watchers only). `body` is stolen. */
+static void s_publish (s_exec_t *ex, const char *cid, json_t *body)
+{
+    bmq_progress_stamp (body);
+    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_PROGRESS, cid, body);
+    bmq_bus_send (ex->pub, NULL, env);
+    bmq_envelope_destroy (&env);
+}
+
+/* Reports of interrupted plans arrive right after the executor (re)starts,
+ * before the gateway's SUB has (re)connected, and a PUB drops what nobody
+ * subscribes to yet. The events socket is an XPUB so the executor knows when
+ * a subscriber is there: until then these events are held (bounded). */
+static void s_publish_late (s_exec_t *ex, const char *cid, json_t *body)
+{
+    if (ex->subscribed) { s_publish (ex, cid, body); return; }
+    if (json_array_size (ex->held) >= HELD_MAX) {
+        bmq_warn ("no watcher yet: an interrupted-plan event is dropped (its audit record stays)");
+        json_decref (body);
+        return;
+    }
+    json_array_append_new (ex->held, json_pack ("{s:s?, s:o}", "cid", cid, "body", body));
+}
+
+/* A (un)subscription on the XPUB: the first subscriber gets what was held. */
+static void s_on_subscription (s_exec_t *ex)
+{
+    zframe_t *frame = zframe_recv (ex->pub);
+    if (frame && zframe_size (frame) >= 1) ex->subscribed = zframe_data (frame)[0] == 1;
+    zframe_destroy (&frame);
+    if (!ex->subscribed || !json_array_size (ex->held)) return;
+    size_t i;
+    json_t *item;
+    json_array_foreach (ex->held, i, item)
+        s_publish (ex, json_string_value (json_object_get (item, "cid")), json_incref (json_object_get (item, "body")));
+    json_array_clear (ex->held);
+}
+
+/* The plan is open in Blender and the link is gone (or about to go): the
+ * add-on rolls it back itself and reports what it removed at the next
+ * connection, recorded then as plan.interrupted in this story. A commit on its
+ * way may or may not have arrived. */
+static json_t *s_rollback_by_blender (const bmq_job_t *job)
+{
+    if (job->phase == BMQ_PHASE_COMMIT && !*job->fail_status)
+        return json_pack ("{s:s, s:s, s:s}", "status", "unknown", "by", "blender", "detail",
+                          "the link dropped while the plan was being committed: if the commit did not reach Blender, "
+                          "Blender rolled the plan back, and plan.interrupted in this story says what it removed");
+    return json_pack ("{s:s, s:s, s:s}", "status", "blender rolls back", "by", "blender", "detail",
+                      "Blender rolls back a plan whose link drops; what it removed is recorded as plan.interrupted "
+                      "in this story when the executor reconnects (a Blender that died lost its scene instead)");
 }
 
 static void s_call (s_exec_t *ex, const char *cmd, json_t *args, int timeout_ms)
@@ -76,6 +147,14 @@ static void s_finish_plan (s_exec_t *ex, const char *status, const char *error, 
 {
     bmq_job_t *job = ex->current;
     double ms = (bmq_mono_us () - job->started_us) / 1000.0;
+    char honest[700];
+    if (!strcmp (status, "interrupted") && !rollback) {      /* the link is gone with the plan open */
+        rollback = s_rollback_by_blender (job);
+        snprintf (honest, sizeof honest, "%s; %s", error ? error : "interrupted",
+                  job->phase == BMQ_PHASE_COMMIT && !*job->fail_status ? "the commit may not have reached Blender"
+                                                                      : "Blender rolls the plan back");
+        error = honest;
+    }
     json_t *end = json_pack ("{s:s, s:s, s:I, s:f, s:O}", "event", "plan", "status", status,
                              "step", (json_int_t) job->step, "duration_ms", ms, "objects", job->created);
     if (rollback) json_object_set_new (end, "rollback", rollback);
@@ -125,7 +204,10 @@ static void s_pump (s_exec_t *ex)
         }
         if (job->phase == BMQ_PHASE_STEPS && job->step >= job->total) job->phase = BMQ_PHASE_COMMIT;
         switch (job->phase) {
-        case BMQ_PHASE_BEGIN: cmd = "plan_begin"; args = json_pack ("{s:s}", "plan_id", job->plan_id); break;
+        case BMQ_PHASE_BEGIN:       /* the story goes with the plan: Blender reports it if the link drops */
+            cmd = "plan_begin";
+            args = json_pack ("{s:s, s:s, s:I}", "plan_id", job->plan_id, "cid", job->cid, "steps", (json_int_t) job->total);
+            break;
         case BMQ_PHASE_COMMIT: cmd = "plan_commit"; args = json_pack ("{s:s}", "plan_id", job->plan_id); break;
         case BMQ_PHASE_ROLLBACK: cmd = "plan_rollback"; args = json_pack ("{s:s}", "plan_id", job->plan_id); break;
         default: {
@@ -284,6 +366,73 @@ static void s_command_result (s_exec_t *ex, int status, json_t *reply, zframe_t 
     bmq_job_destroy (&ex->current);
 }
 
+static bool s_recorded (const s_exec_t *ex, const char *id)
+{
+    for (size_t i = 0; i < RECORDED_MAX; i++)
+        if (!strcmp (ex->recorded[i], id)) return true;
+    return false;
+}
+
+/* One plan Blender rolled back (by "blender": on a dropped link; by
+ * "executor": held open, rolled back at reconnect): a plan.interrupted record
+ * in its story and a progress event for watchers. */
+static void s_plan_interrupted (s_exec_t *ex, const json_t *report, const char *by)
+{
+    const char *cid = json_string_value (json_object_get (report, "cid"));
+    const char *plan_id = json_string_value (json_object_get (report, "plan_id"));
+    json_t *rollback = json_object_get (report, "rollback");
+    json_int_t steps_run = json_integer_value (json_object_get (report, "steps_run"));
+    json_int_t steps_total = json_integer_value (json_object_get (report, "steps_total"));
+    json_t *rec = json_pack ("{s:s, s:I, s:I, s:O, s:s, s:s}", "plan_id", plan_id ? plan_id : "?", "steps_run", steps_run,
+                             "steps_total", steps_total, "rollback", rollback ? rollback : json_null (), "by", by,
+                             "reason", json_string_value (json_object_get (report, "reason")) ?
+                                       json_string_value (json_object_get (report, "reason")) : "?");
+    const char *extra[] = { "id", "at", "error", NULL };
+    const char *as[] = { "report_id", "at", "error", NULL };
+    for (int i = 0; extra[i]; i++)
+        if (json_object_get (report, extra[i])) json_object_set (rec, as[i], json_object_get (report, extra[i]));
+    bmq_warn ("plan %s (story %s) was interrupted after %lld step(s); rolled back by Blender: %s", plan_id ? plan_id : "?",
+              cid ? cid : "?", (long long) steps_run, json_string_value (json_object_get (report, "reason")) ?
+              json_string_value (json_object_get (report, "reason")) : "?");
+    json_t *ev = json_pack ("{s:s, s:s, s:s, s:I, s:I, s:O, s:s}", "event", "plan", "status", "interrupted",
+                            "plan_id", plan_id ? plan_id : "?", "step", steps_run, "total", steps_total,
+                            "rollback", rollback ? rollback : json_null (), "by", by);
+    bmq_audit_record (ex->audit, cid, "plan.interrupted", rec);
+    s_publish_late (ex, cid, ev);
+}
+
+/* "HELLO": what Blender said about plans interrupted before this connection.
+ * Each new report is recorded, then all are acknowledged so Blender forgets them. */
+static void s_on_hello (s_exec_t *ex, const char *text)
+{
+    json_t *hello = text ? json_loads (text, 0, NULL) : NULL;
+    json_t *ids = json_array ();
+    size_t i;
+    json_t *report;
+    json_array_foreach (json_object_get (hello, "interrupted"), i, report) {
+        const char *id = json_string_value (json_object_get (report, "id"));
+        if (!id || strlen (id) != REPORT_ID_LEN) continue;      /* the link checked it; belt and braces */
+        if (!s_recorded (ex, id)) {
+            s_plan_interrupted (ex, report, "blender");
+            snprintf (ex->recorded[ex->recorded_next++ % RECORDED_MAX], REPORT_ID_LEN + 1, "%s", id);
+        }
+        json_array_append_new (ids, json_string (id));
+    }
+    json_t *open = json_object_get (hello, "open_plan");
+    if (json_is_object (open)) {
+        if (!json_object_get (open, "reason"))
+            json_object_set_new (open, "reason", json_string ("held open by Blender; rolled back at reconnect"));
+        s_plan_interrupted (ex, open, "executor");
+    }
+    if (json_array_size (ids)) {
+        char *list = json_dumps (ids, JSON_COMPACT);
+        if (list) zstr_sendx (ex->blender, "ACK", list, NULL);
+        free (list);
+    }
+    json_decref (ids);
+    json_decref (hello);
+}
+
 static void s_on_actor (s_exec_t *ex)
 {
     zmsg_t *msg = zmsg_recv (ex->blender);
@@ -299,6 +448,11 @@ static void s_on_actor (s_exec_t *ex)
                                                                        "detail", ex->blender_detail));
         free (state);
         free (detail);
+    }
+    else if (kind && !strcmp (kind, "HELLO")) {
+        char *text = zmsg_popstr (msg);
+        s_on_hello (ex, text);
+        free (text);
     }
     else if (kind && !strcmp (kind, "RESULT") && ex->current) {
         char *job = zmsg_popstr (msg), *code = zmsg_popstr (msg), *reply_text = zmsg_popstr (msg);
@@ -375,13 +529,14 @@ static void s_cancel (s_exec_t *ex, const bmq_envelope_t *env)
 {
     const char *plan_id = bmq_body_str (env, "plan_id");
     if (!plan_id) return;
-    bmq_audit_record (ex->audit, env->cid, "plan.cancel", json_pack ("{s:s}", "plan_id", plan_id));
     if (ex->current && ex->current->kind == BMQ_JOB_PLAN && !strcmp (ex->current->plan_id, plan_id)) {
+        bmq_audit_record (ex->audit, env->cid, "plan.cancel", json_pack ("{s:s}", "plan_id", plan_id));
         ex->current->cancel = true;
         return;
     }
     for (bmq_job_t *job = zlistx_first (ex->queue); job; job = zlistx_next (ex->queue)) {
         if (job->kind != BMQ_JOB_PLAN || strcmp (job->plan_id, plan_id)) continue;
+        bmq_audit_record (ex->audit, env->cid, "plan.cancel", json_pack ("{s:s}", "plan_id", plan_id));
         zlistx_detach_cur (ex->queue);
         bmq_job_t *saved = ex->current;
         ex->current = job;
@@ -390,6 +545,9 @@ static void s_cancel (s_exec_t *ex, const bmq_envelope_t *env)
         ex->current = saved;
         return;
     }
+    /* an ended plan, or one another process of this executor had (the gateway
+     * cancels what it cut, whoever gets it): nothing to stop, nothing to record */
+    bmq_debug ("cancel for plan %s, which is not here", plan_id);
 }
 
 static void s_on_request (s_exec_t *ex)
@@ -434,6 +592,40 @@ static void s_on_request (s_exec_t *ex)
     bmq_envelope_destroy (&env);
 }
 
+/* SIGTERM (or SIGINT): let the call Blender is running answer (bounded), so a
+ * commit that went through is reported as done; then the running plan ends as
+ * "interrupted" (the link closes next and Blender rolls it back), a running
+ * command gets an error, and queued plans are cancelled. */
+static void s_stop (s_exec_t *ex)
+{
+    if (ex->waiting) {
+        zpoller_t *poller = zpoller_new (ex->blender, NULL);
+        zpoller_set_nonstop (poller, true);           /* zsys_interrupted is set: wait anyway */
+        int64_t deadline = bmq_mono_ms () + (ex->step_timeout < 5000 ? ex->step_timeout : 5000);
+        while (ex->waiting && bmq_mono_ms () < deadline) {
+            if (zpoller_wait (poller, 100) == ex->blender) s_on_actor (ex);
+        }
+        zpoller_destroy (&poller);
+    }
+    if (ex->current && ex->current->kind == BMQ_JOB_PLAN)
+        s_finish_plan (ex, "interrupted", "the executor was stopped (SIGTERM or SIGINT) before the plan ended", 0, NULL);
+    else if (ex->current) {
+        bmq_envelope_t env0 = { .type = bmq_msg_type_from_name (ex->current->req_type) };
+        snprintf (env0.cid, sizeof env0.cid, "%s", ex->current->cid);
+        if (ex->current->rid && !bmq_script_jobs_owns (ex->current))     /* a script run's owner is stopping too */
+            s_reply (ex, ex->current, bmq_envelope_error (&env0, "interrupted", "the executor stopped before %s answered",
+                                                          ex->current->command));
+        bmq_job_destroy (&ex->current);
+    }
+    for (bmq_job_t *job = zlistx_first (ex->queue); job; job = zlistx_next (ex->queue)) {
+        if (job->kind != BMQ_JOB_PLAN) continue;
+        zlistx_detach_cur (ex->queue);          /* the cursor steps back: iterating on is safe */
+        ex->current = job;
+        job->started_us = bmq_mono_us ();
+        s_finish_plan (ex, "cancelled", "the executor stopped before the plan started", 0, NULL);
+    }
+}
+
 static int s_read_token (const char *path, char *out, size_t len)
 {
     FILE *f = path && *path ? fopen (path, "r") : NULL;
@@ -461,6 +653,7 @@ int bmq_executor_service_run (bmq_config_t *cfg)
         .interval_ms = (int) bmq_config_int (cfg, "heartbeat.interval_ms"),
         .connect_timeout_ms = (int) bmq_config_int (cfg, "blender.connect_timeout_ms"),
         .reconnect_max_ms = (int) bmq_config_int (cfg, "blender.reconnect_max_ms"),
+        .command_timeout_ms = (int) bmq_config_int (cfg, "executor.command_timeout_ms"),
     };
     snprintf (args.host, sizeof args.host, "%s", bmq_config_str (cfg, "blender.host"));
     bmq_service_path (bmq_config_str (cfg, "validator.palette"), "proto/palette.yaml", args.palette, sizeof args.palette);
@@ -469,7 +662,8 @@ int bmq_executor_service_run (bmq_config_t *cfg)
         return 1;
     }
     ex.router = bmq_bus_bind (ZMQ_ROUTER, bmq_config_str (cfg, "executor.endpoint"));
-    ex.pub = bmq_bus_bind (ZMQ_PUB, bmq_config_str (cfg, "executor.events"));
+    ex.pub = bmq_bus_bind (ZMQ_XPUB, bmq_config_str (cfg, "executor.events"));    /* knows its subscribers */
+    ex.held = json_array ();
     ex.audit = bmq_audit_new_from_config (cfg);
     ex.queue = zlistx_new ();
     zlistx_set_destructor (ex.queue, bmq_job_free);
@@ -486,12 +680,13 @@ int bmq_executor_service_run (bmq_config_t *cfg)
         bmq_info ("executor ready on %s (events %s), Blender at %s:%d", bmq_config_str (cfg, "executor.endpoint"),
                   bmq_config_str (cfg, "executor.events"), args.host, args.port);
         zpoller_t *poller = zpoller_new (ex.router, ex.blender, bmq_audit_sock (ex.audit),
-                                         bmq_script_jobs_worker (ex.scripts), NULL);
+                                         bmq_script_jobs_worker (ex.scripts), ex.pub, NULL);
         while (!zsys_interrupted) {
             zsock_t *which = zpoller_wait (poller, 250);
             if (which == ex.router) s_on_request (&ex);
             else if (which == (void *) ex.blender) s_on_actor (&ex);
             else if (which == (void *) bmq_script_jobs_worker (ex.scripts)) bmq_script_jobs_on_worker (ex.scripts);
+            else if (which == ex.pub) s_on_subscription (&ex);
             else if (which) {
                 bmq_envelope_t *env = bmq_bus_recv (which, NULL);
                 if (env) bmq_audit_handle (ex.audit, env);
@@ -502,6 +697,7 @@ int bmq_executor_service_run (bmq_config_t *cfg)
         }
         bmq_info ("executor stopping (%lld plans run)", (long long) ex.plans_run);
         zpoller_destroy (&poller);
+        s_stop (&ex);
         zactor_destroy (&ex.blender);
         bmq_script_jobs_destroy (&ex.scripts);
         bmq_audit_flush (ex.audit, 1000);
@@ -513,6 +709,7 @@ int bmq_executor_service_run (bmq_config_t *cfg)
     zlistx_destroy (&ex.queue);
     bmq_audit_destroy (&ex.audit);
     zsock_destroy (&ex.pub);
+    json_decref (ex.held);
     zsock_destroy (&ex.router);
     return code;
 }

@@ -3,6 +3,7 @@
 #include "blender_link.h"
 #include "bus.h"
 #include "log.h"
+#include "progress_stamp.h"
 #include "sandbox_pool.h"
 #include "script_rules.h"
 
@@ -226,6 +227,7 @@ static void s_progress (bmq_script_jobs_t *self, const s_run_t *run, const char 
     json_t *body = json_pack ("{s:s, s:s, s:i, s:i, s:s, s:s}", "event", "script", "plan_id", run->script_id, "step", 1,
                               "total", 1, "status", status, "operation", "script");
     if (error) json_object_set_new (body, "error", json_string (error));
+    bmq_progress_stamp (body);
     bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_PROGRESS, run->cid, body);
     bmq_bus_send (self->router, run->rid, env);
     bmq_bus_send (self->pub, NULL, env);

@@ -31,6 +31,7 @@ typedef struct {
     char      client_role[16];           /* forwarded downstream in body.on_behalf_of ("" with CURVE off) */
     bmq_req_wait_t waits;                /* who holds it now */
     unsigned  generation;                /* that service's process generation when it got it (peer.h) */
+    int64_t   handed_ms;                 /* when (monotonic ms) */
     long long steps_done, steps_total;   /* a plan's progress as the executor reported it */
     bool      plan_started;              /* the executor opened the plan in Blender */
 } bmq_gw_request_t;

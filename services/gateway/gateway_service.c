@@ -80,6 +80,8 @@ static void s_hand_to (s_gw_t *gw, bmq_gw_request_t *r, bmq_req_wait_t waits)
     r->waits = waits;
     bmq_peer_t *peer = s_peer_of (gw, waits, r->executor);
     r->generation = peer ? bmq_peer_generation (peer) : 0;
+    if (peer) bmq_peer_disconnected_at (peer);       /* see any drop that happened before this hand-over */
+    r->handed_ms = bmq_mono_ms ();
 }
 
 static const char *s_wait_name (bmq_req_wait_t waits)
@@ -90,8 +92,8 @@ static const char *s_wait_name (bmq_req_wait_t waits)
 
 /* Is `waits` there to serve a request now? NULL, or why not ("restarted",
  * "no heartbeat for 3000 ms", …) in why. */
-static const char *s_unavailable (s_gw_t *gw, bmq_req_wait_t waits, int executor, unsigned generation, bool held,
-                                  char *why, size_t len)
+static const char *s_unavailable (s_gw_t *gw, bmq_req_wait_t waits, int executor, unsigned generation, int64_t handed_ms,
+                                  bool held, char *why, size_t len)
 {
     if (waits == BMQ_WAIT_VALIDATORS) {
         int64_t empty = bmq_broker_empty_ms (gw->broker);
@@ -101,7 +103,7 @@ static const char *s_unavailable (s_gw_t *gw, bmq_req_wait_t waits, int executor
     }
     bmq_peer_t *peer = s_peer_of (gw, waits, executor);
     if (!peer) return NULL;
-    if (held && bmq_peer_generation (peer) != generation) {
+    if (held && bmq_peer_generation (peer) != generation && handed_ms <= bmq_peer_disconnected_at (peer)) {
         snprintf (why, len, "restarted: a new %s process took over and the one holding this request is gone", s_wait_name (waits));
         return why;
     }
@@ -134,7 +136,8 @@ static void s_fail_unavailable (s_gw_t *gw, bmq_gw_request_t *r, const char *why
     if (plan) {
         /* a stopped executor that comes back must not finish a plan its client was told ended:
          * it finds this cancel first and rolls the plan back (a new process ignores it) */
-        bmq_envelope_t *stop = bmq_envelope_new (BMQ_MSG_CANCEL_REQUEST, NULL, json_pack ("{s:s}", "plan_id", r->plan_id));
+        /* in the plan's own story: the request ends here, so no answer of it is awaited */
+        bmq_envelope_t *stop = bmq_envelope_new (BMQ_MSG_CANCEL_REQUEST, r->cid, json_pack ("{s:s}", "plan_id", r->plan_id));
         bmq_roles_set_on_behalf_of (stop->body, r->client_name, r->client_role);
         bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), stop);
         bmq_envelope_destroy (&stop);
@@ -159,12 +162,12 @@ static void s_check_waiting (s_gw_t *gw)
     for (bmq_gw_request_t *r = zhashx_first (gw->requests); r; r = zhashx_next (gw->requests)) {
         char why[200];
         if (r->waits != BMQ_WAIT_VALIDATORS      /* the broker answers its own queue (validator_broker.h) */
-            && s_unavailable (gw, r->waits, r->executor, r->generation, true, why, sizeof why))
+            && s_unavailable (gw, r->waits, r->executor, r->generation, r->handed_ms, true, why, sizeof why))
             zlistx_add_end (cut, r);
     }
     for (bmq_gw_request_t *r = zlistx_first (cut); r; r = zlistx_next (cut)) {
         char why[200];
-        s_unavailable (gw, r->waits, r->executor, r->generation, true, why, sizeof why);
+        s_unavailable (gw, r->waits, r->executor, r->generation, r->handed_ms, true, why, sizeof why);
         s_fail_unavailable (gw, r, why);
     }
     zlistx_destroy (&cut);
@@ -422,7 +425,7 @@ static bmq_req_wait_t s_missing (s_gw_t *gw, const bmq_envelope_t *env, int exec
     default: break;
     }
     for (int i = 0; i < n; i++)
-        if (s_unavailable (gw, needs[i], executor, 0, false, why, len)) return needs[i];
+        if (s_unavailable (gw, needs[i], executor, 0, 0, false, why, len)) return needs[i];
     bmq_peer_t *ep = bmq_executor_set_peer (gw->executors, (size_t) executor);
     const char *state = bmq_peer_state (ep);
     if (blender && bmq_peer_alive (ep) && strcmp (state, "blender connected") && strcmp (state, "unknown")) {

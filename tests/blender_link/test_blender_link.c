@@ -1,8 +1,10 @@
 /* The Blender add-on and its C client, against a real headless Blender:
  * mutual challenge-response (a wrong token is refused both ways, the token
  * never crosses the wire), palette operations checked by the add-on, framing
- * bounded, errors reported without killing the server, commands run, and a
- * killed Blender reported as DOWN at once. */
+ * bounded, errors reported without killing the server, commands run, a plan
+ * whose link drops rolled back by the add-on and reported at the next hello
+ * until acknowledged (issue 17; hostile report fields checked against a
+ * fake), and a killed Blender reported as DOWN at once. */
 #include "blender_link.h"
 
 #include <arpa/inet.h>
@@ -139,9 +141,10 @@ static char *s_read_frame (int fd, unsigned char *cap, size_t *cap_len, size_t c
 
 /* A fake add-on, in a child: sends a challenge, captures every byte the client
  * sends into `capture`, answers hello with the right server proof when it
- * knows `token` (NULL: a squatter, answers with a made-up proof), then
- * answers pings until the client goes away. */
-static pid_t s_fake_server (int lfd, const char *token, const char *capture)
+ * knows `token` (NULL: a squatter, answers with a made-up proof) and the
+ * members of the JSON object `extra` (if given) in its result, then answers
+ * pings until the client goes away. */
+static pid_t s_fake_server_with (int lfd, const char *token, const char *capture, const char *extra)
 {
     pid_t pid = fork ();
     if (pid) return pid;
@@ -174,7 +177,16 @@ static pid_t s_fake_server (int lfd, const char *token, const char *capture)
             }
             else randombytes_buf (mac, sizeof mac);
             sodium_bin2hex (mac_hex, sizeof mac_hex, mac, sizeof mac);
-            snprintf (frame, sizeof frame, "{\"id\":%lld,\"ok\":true,\"result\":{\"mac\":\"%s\"}}", (long long) id, mac_hex);
+            json_t *result = extra ? json_loads (extra, 0, NULL) : json_object ();
+            if (!result) _exit (6);
+            json_object_set_new (result, "mac", json_string (mac_hex));
+            json_t *reply = json_pack ("{s:I, s:b, s:o}", "id", id, "ok", 1, "result", result);
+            char *text = json_dumps (reply, JSON_COMPACT);
+            json_decref (reply);
+            json_decref (req);
+            s_send_json (fd, text);
+            free (text);
+            continue;
         }
         else snprintf (frame, sizeof frame, "{\"id\":%lld,\"ok\":true,\"result\":{\"pong\":true}}", (long long) id);
         json_decref (req);
@@ -184,6 +196,11 @@ static pid_t s_fake_server (int lfd, const char *token, const char *capture)
     if (!f || fwrite (cap, 1, cap_len, f) != cap_len) _exit (5);
     fclose (f);
     _exit (0);
+}
+
+static pid_t s_fake_server (int lfd, const char *token, const char *capture)
+{
+    return s_fake_server_with (lfd, token, capture, NULL);
 }
 
 static size_t s_read_capture (const char *path, unsigned char *buf, size_t size)
@@ -527,6 +544,226 @@ static void test_hostile_frames (void **state)
     bmq_blender_link_destroy (&link);
 }
 
+/* ---- issue 17: no half-built scenes ---------------------------------------- */
+
+static json_t *s_names_of (json_t *array)
+{
+    json_t *out = json_array ();
+    size_t i;
+    json_t *v;
+    json_array_foreach (array, i, v) json_array_append (out, v);
+    return out;
+}
+
+static bool s_same_names (json_t *array, const char *expect_json)
+{
+    json_t *expect = json_loads (expect_json, 0, NULL);
+    json_t *got = s_names_of (array);
+    bool same = json_equal (got, expect);
+    if (!same) {
+        char *text = json_dumps (got, JSON_COMPACT);
+        fprintf (stderr, "names: got %s, expected %s\n", text, expect_json);
+        free (text);
+    }
+    json_decref (got);
+    json_decref (expect);
+    return same;
+}
+
+static void s_ack (bmq_blender_link_t *link, const char *id)
+{
+    char args[128];
+    snprintf (args, sizeof args, "{\"ids\": [\"%s\"]}", id);
+    json_t *r = s_call_ok (link, "interrupted_ack", args);
+    assert_true (json_is_true (json_object_get (r, "ok")));
+    assert_int_equal (json_integer_value (json_object_get (json_object_get (r, "result"), "acked")), 1);
+    json_decref (r);
+}
+
+/* The connection that opened a plan drops: the add-on rolls the plan back at
+ * once, and every hello reports it (removed, restored, the story) until an
+ * interrupted_ack; the scene is as before the plan. */
+static void test_dropped_link_rolls_back (void **state)
+{
+    bmq_blender_link_t *link = s_connect ();
+    json_decref (s_call_ok (link, "reset_scene", NULL));
+    json_decref (s_call_ok (link, "run_step", "{\"step\": {\"operation\": \"bpy.ops.mesh.primitive_cube_add\", \"name\": \"keep\","
+                                              " \"params\": {\"location\": [1, 1, 1]}}}"));
+    json_t *before = s_call_ok (link, "scene_info", NULL);
+    json_t *r = s_call_ok (link, "plan_begin", "{\"plan_id\": \"pdrop\", \"cid\": \"story-drop-1\", \"steps\": 6}");
+    assert_true (json_is_true (json_object_get (r, "ok")));
+    json_decref (r);
+    const char *names[] = { "d1", "d2", "d3" };
+    for (int i = 0; i < 3; i++) {
+        char step[256];
+        snprintf (step, sizeof step, "{\"plan_id\": \"pdrop\", \"step\": {\"operation\": \"bpy.ops.mesh.primitive_uv_sphere_add\","
+                  " \"name\": \"%s\", \"params\": {\"location\": [%d, 0, 0]}}}", names[i], i * 3);
+        r = s_call_ok (link, "run_step", step);
+        assert_true (json_is_true (json_object_get (r, "ok")));
+        json_decref (r);
+    }
+    json_decref (s_call_ok (link, "run_step", "{\"plan_id\": \"pdrop\", \"step\": {\"operation\": \"bpy.ops.transform.translate\","
+                                              " \"target\": \"keep\", \"params\": {\"value\": [0, 0, 5]}}}"));
+    r = s_call_ok (link, "scene_info", NULL);
+    assert_int_equal (json_integer_value (json_object_get (json_object_get (r, "result"), "count")), 4);
+    json_decref (r);
+    assert_null (bmq_blender_link_hello_report (link));        /* nothing was interrupted before */
+    bmq_blender_link_destroy (&link);                           /* the link drops mid-plan */
+
+    link = s_connect ();
+    const json_t *hello = bmq_blender_link_hello_report (link);
+    assert_non_null (hello);
+    json_t *reports = json_object_get (hello, "interrupted");
+    assert_int_equal (json_array_size (reports), 1);
+    assert_null (json_object_get (hello, "open_plan"));
+    json_t *rep = json_array_get (reports, 0);
+    assert_string_equal (json_string_value (json_object_get (rep, "plan_id")), "pdrop");
+    assert_string_equal (json_string_value (json_object_get (rep, "cid")), "story-drop-1");
+    assert_int_equal (json_integer_value (json_object_get (rep, "steps_run")), 4);
+    assert_int_equal (json_integer_value (json_object_get (rep, "steps_total")), 6);
+    assert_non_null (strstr (json_string_value (json_object_get (rep, "reason")), "closed"));
+    assert_true (json_integer_value (json_object_get (rep, "at")) > 1600000000000LL);
+    json_t *rb = json_object_get (rep, "rollback");
+    assert_true (s_same_names (json_object_get (rb, "removed"), "[\"d1\", \"d2\", \"d3\"]"));
+    assert_true (s_same_names (json_object_get (rb, "restored"), "[\"keep\"]"));
+    assert_int_equal (json_integer_value (json_object_get (rb, "removed_count")), 3);
+    char id[17];
+    snprintf (id, sizeof id, "%s", json_string_value (json_object_get (rep, "id")));
+    assert_int_equal (strlen (id), 16);
+    /* the scene is as before the plan: none of its objects, "keep" back where it was */
+    json_t *after = s_call_ok (link, "scene_info", NULL);
+    assert_true (json_equal (json_object_get (before, "result"), json_object_get (after, "result")));
+    json_decref (before);
+    json_decref (after);
+    /* not acknowledged: the next hello says it again; acknowledged: never again */
+    bmq_blender_link_destroy (&link);
+    link = s_connect ();
+    hello = bmq_blender_link_hello_report (link);
+    assert_non_null (hello);
+    assert_string_equal (json_string_value (json_object_get (json_array_get (json_object_get (hello, "interrupted"), 0), "id")), id);
+    s_ack (link, id);
+    bmq_blender_link_destroy (&link);
+    link = s_connect ();
+    assert_null (bmq_blender_link_hello_report (link));
+    bmq_blender_link_destroy (&link);
+}
+
+/* A plan_begin that finds another plan open rolls that one back and reports
+ * it; a committed plan is never touched by a later drop. */
+static void test_superseded_plan_rolled_back (void **state)
+{
+    bmq_blender_link_t *link = s_connect ();
+    json_decref (s_call_ok (link, "reset_scene", NULL));
+    json_decref (s_call_ok (link, "plan_begin", "{\"plan_id\": \"pa\", \"cid\": \"story-a\"}"));
+    json_decref (s_call_ok (link, "run_step", "{\"plan_id\": \"pa\", \"step\": {\"operation\": \"bpy.ops.mesh.primitive_cube_add\", \"name\": \"a1\"}}"));
+    json_decref (s_call_ok (link, "plan_begin", "{\"plan_id\": \"pb\", \"cid\": \"story-b\"}"));
+    json_decref (s_call_ok (link, "run_step", "{\"plan_id\": \"pb\", \"step\": {\"operation\": \"bpy.ops.mesh.primitive_cube_add\", \"name\": \"b1\"}}"));
+    json_decref (s_call_ok (link, "plan_commit", "{\"plan_id\": \"pb\"}"));
+    assert_null (s_find_object (link, "a1"));
+    json_t *b1 = s_find_object (link, "b1");
+    assert_non_null (b1);
+    json_decref (b1);
+    bmq_blender_link_destroy (&link);           /* after the commit: nothing to roll back */
+    link = s_connect ();
+    const json_t *hello = bmq_blender_link_hello_report (link);
+    assert_non_null (hello);
+    json_t *reports = json_object_get (hello, "interrupted");
+    assert_int_equal (json_array_size (reports), 1);
+    json_t *rep = json_array_get (reports, 0);
+    assert_string_equal (json_string_value (json_object_get (rep, "plan_id")), "pa");
+    assert_string_equal (json_string_value (json_object_get (rep, "cid")), "story-a");
+    assert_non_null (strstr (json_string_value (json_object_get (rep, "reason")), "superseded"));
+    assert_true (s_same_names (json_object_get (json_object_get (rep, "rollback"), "removed"), "[\"a1\"]"));
+    b1 = s_find_object (link, "b1");
+    assert_non_null (b1);
+    json_decref (b1);
+    s_ack (link, json_string_value (json_object_get (rep, "id")));
+    json_decref (s_call_ok (link, "reset_scene", NULL));
+    bmq_blender_link_destroy (&link);
+}
+
+/* The add-on treats the link as hostile even after authentication. */
+static void test_transaction_args_checked (void **state)
+{
+    bmq_blender_link_t *link = s_connect ();
+    const char *bad[][2] = {
+        { "plan_begin", "{\"plan_id\": \"px\", \"cid\": \"has space\"}" },
+        { "plan_begin", "{\"plan_id\": \"px\", \"cid\": \"0123456789012345678901234567890123456789012345678901234567890123456789\"}" },
+        { "plan_begin", "{\"plan_id\": \"px\", \"cid\": 7}" },
+        { "plan_begin", "{\"plan_id\": \"px\", \"cid\": \"caf\\u00e9\"}" },
+        { "plan_begin", "{\"plan_id\": \"px\", \"steps\": -1}" },
+        { "plan_begin", "{\"plan_id\": \"px\", \"steps\": true}" },
+        { "interrupted_ack", "{\"ids\": \"0123456789abcdef\"}" },
+        { "interrupted_ack", "{\"ids\": [\"zz\"]}" },
+        { "interrupted_ack", "{}" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        json_t *r = s_call_ok (link, bad[i][0], bad[i][1]);
+        if (json_is_true (json_object_get (r, "ok"))) fail_msg ("%s %s was accepted", bad[i][0], bad[i][1]);
+        json_decref (r);
+    }
+    /* none of them opened a plan: a drop now reports nothing */
+    bmq_blender_link_destroy (&link);
+    link = s_connect ();
+    assert_null (bmq_blender_link_hello_report (link));
+    json_t *r = s_call_ok (link, "interrupted_ack", "{\"ids\": [\"0123456789abcdef\"]}");   /* unknown id: nothing to forget */
+    assert_true (json_is_true (json_object_get (r, "ok")));
+    assert_int_equal (json_integer_value (json_object_get (json_object_get (r, "result"), "acked")), 0);
+    json_decref (r);
+    bmq_blender_link_destroy (&link);
+}
+
+/* Hostile report fields from an authenticated peer: malformed reports left
+ * out, unknown fields dropped, lists and text bounded. */
+static void test_hello_report_checked (void **state)
+{
+    assert_true (sodium_init () >= 0);
+    json_t *many = json_array ();
+    for (int i = 0; i < 300; i++) json_array_append_new (many, json_sprintf ("obj%d", i));
+    json_array_append_new (many, json_integer (5));
+    char long_reason[2000];
+    memset (long_reason, 'r', sizeof long_reason - 1);
+    long_reason[sizeof long_reason - 1] = 0;
+    json_t *extra = json_pack ("{s:[{s:s, s:s, s:s, s:i, s:{s:o, s:[], s:i}, s:s, s:s}, {s:s, s:s}, {s:s, s:s, s:s}, i, {s:s}],"
+                               " s:{s:i}}",
+        "interrupted",
+            "id", "0123456789abcdef", "plan_id", "p-ok", "cid", "has space", "steps_run", 7,
+            "rollback", "removed", many, "restored", "removed_count", 2, "reason", long_reason, "evil", "x",
+            "id", "NOT-HEX-ID-00000", "plan_id", "p-badid",
+            "id", "fedcba9876543210", "plan_id", "p-two", "cid", "story-2",
+            3,
+            "plan_id", "no-id",
+        "open_plan", "plan_id", 5);
+    char *extra_text = json_dumps (extra, JSON_COMPACT);
+    json_decref (extra);
+    int port, lfd = s_listen (&port);
+    assert_true (lfd >= 0);
+    char capture[256];
+    snprintf (capture, sizeof capture, "%s/capture-report", s_dir);
+    pid_t pid = s_fake_server_with (lfd, TOKEN, capture, extra_text);
+    free (extra_text);
+    bmq_blender_link_t *link = bmq_blender_link_new ("127.0.0.1", port, TOKEN);
+    char err[256] = "";
+    if (bmq_blender_link_connect (link, 5000, err, sizeof err)) fail_msg ("connect to the fake: %s", err);
+    const json_t *hello = bmq_blender_link_hello_report (link);
+    assert_non_null (hello);
+    assert_null (json_object_get (hello, "open_plan"));             /* plan_id 5: not a plan */
+    json_t *reports = json_object_get (hello, "interrupted");
+    assert_int_equal (json_array_size (reports), 2);
+    json_t *first = json_array_get (reports, 0);
+    assert_string_equal (json_string_value (json_object_get (first, "plan_id")), "p-ok");
+    assert_null (json_object_get (first, "cid"));                   /* not an id the bus would carry */
+    assert_null (json_object_get (first, "evil"));
+    assert_true (strlen (json_string_value (json_object_get (first, "reason"))) <= 300);
+    json_t *rb = json_object_get (first, "rollback");
+    assert_int_equal (json_array_size (json_object_get (rb, "removed")), 256);
+    assert_int_equal (json_integer_value (json_object_get (rb, "removed_count")), 256);   /* never below the list */
+    assert_string_equal (json_string_value (json_object_get (json_array_get (reports, 1), "cid")), "story-2");
+    bmq_blender_link_destroy (&link);
+    waitpid (pid, NULL, 0);
+    close (lfd);
+}
+
 static void test_killed_blender_is_down (void **state)
 {
     bmq_blender_link_t *link = s_connect ();
@@ -559,6 +796,10 @@ int main (void)
         cmocka_unit_test (test_parent_and_modifiers),
         cmocka_unit_test (test_render_and_save),
         cmocka_unit_test (test_hostile_frames),
+        cmocka_unit_test (test_dropped_link_rolls_back),
+        cmocka_unit_test (test_superseded_plan_rolled_back),
+        cmocka_unit_test (test_transaction_args_checked),
+        cmocka_unit_test (test_hello_report_checked),
         cmocka_unit_test (test_killed_blender_is_down),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);

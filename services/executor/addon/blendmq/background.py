@@ -1,9 +1,11 @@
 """background — the headless runtime (blender -b): bpy.app.timers do not fire once the startup
 script returns, so the server runs its own select() loop on the main thread until `shutdown`
-or SIGTERM/SIGINT."""
+or SIGTERM/SIGINT. A lost client's open plan is rolled back right there, in the loop, before
+the next connection is accepted (transaction.link_lost)."""
 import os
 import signal
 
+from . import transaction
 from .commands import handle_request, s_Flags
 from .log import log
 from .server import Server
@@ -22,7 +24,7 @@ def run_background(host, port, token, port_file=None):
     server = None
 
     def on_request(conn, req, blob, arrival):
-        reply, rblob = handle_request(req, arrival)
+        reply, rblob = handle_request(req, arrival, link=conn.serial)
         conn.send(reply, rblob)
         if s_Flags.shutdown:
             server.stopping = True
@@ -31,7 +33,13 @@ def run_background(host, port, token, port_file=None):
         log("signal %d, stopping" % signum)
         server.stopping = True
 
-    server = Server(host, port, token, on_request)
+    def on_drop(conn):
+        try:
+            transaction.link_lost(conn.serial, conn.drop_reason)
+        except Exception as e:      # the loop must survive anything
+            log("rollback after a lost client failed: %s: %s" % (type(e).__name__, e))
+
+    server = Server(host, port, token, on_request, on_drop)
     old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     # The C-level handler writes to this fd, so select() returns at once on a signal.
     old_fd = signal.set_wakeup_fd(server.wake_w.fileno(), warn_on_full_buffer=False)

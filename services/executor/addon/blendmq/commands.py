@@ -11,7 +11,7 @@ from .render import cmd_render_preview, cmd_save_blend, cmd_viewport_screenshot
 from .rna import cmd_rna_info
 from .scene import cmd_object_info, cmd_reset_scene, cmd_scene_info
 from .steps import cmd_run_step
-from .transaction import TXN, cmd_plan_begin, cmd_plan_commit, cmd_plan_rollback
+from .transaction import TXN, cmd_interrupted_ack, cmd_plan_begin, cmd_plan_commit, cmd_plan_rollback
 
 script_exec.OP_FILTER = True        # live: bpy.ops shows only the allowed categories and operators
 
@@ -115,17 +115,22 @@ COMMANDS = {
     "shutdown": cmd_shutdown,
     "bench_direct": cmd_bench_direct,
     "plan_begin": cmd_plan_begin, "plan_commit": cmd_plan_commit, "plan_rollback": cmd_plan_rollback,
+    "interrupted_ack": cmd_interrupted_ack,
     "rna_info": cmd_rna_info,
     "run_script": cmd_run_script,
 }
 
 # Commands that change nothing in the scene (a GUI Blender may answer them from its snapshot).
 READ_ONLY = frozenset(("scene_info", "object_info"))
+# Commands that end a transaction or settle its report: never skipped for a passed deadline, or
+# a plan would stay open behind its executor's back (issue 17).
+NO_DEADLINE = frozenset(("plan_commit", "plan_rollback", "interrupted_ack"))
 
 
-def handle_request(req, arrival, table=None):
+def handle_request(req, arrival, table=None, link=None):
     """Run one request (on the main thread, unless `table` holds functions that need no bpy).
-    Returns (reply, blob)."""
+    `link` is the serial of the connection it came on: a plan_begin makes that connection the
+    plan's owner (transaction.link_lost). Returns (reply, blob)."""
     rid = req.get("id")
     if not isinstance(rid, int) or isinstance(rid, bool):
         return {"id": 0, "ok": False, "error": "request id must be an integer", "bpy_ms": 0.0}, b""
@@ -134,12 +139,13 @@ def handle_request(req, arrival, table=None):
         args = {}
     deadline = req.get("deadline_ms")
     if isinstance(deadline, (int, float)) and not isinstance(deadline, bool) and deadline > 0 \
-            and time.monotonic() > arrival + deadline / 1000.0:
+            and not (isinstance(cmd, str) and cmd in NO_DEADLINE) and time.monotonic() > arrival + deadline / 1000.0:
         return {"id": rid, "ok": False, "error": "deadline exceeded before start", "bpy_ms": 0.0}, b""
     fn = (table if table is not None else COMMANDS).get(cmd) if isinstance(cmd, str) else None
     if fn is None:
         return {"id": rid, "ok": False, "error": "unknown command %s" % str(cmd)[:80], "bpy_ms": 0.0}, b""
     t0 = time.perf_counter()
+    TXN.link = link
     try:
         if not isinstance(args, dict):
             raise CommandError("args must be an object")
@@ -149,6 +155,8 @@ def handle_request(req, arrival, table=None):
         reply, blob = {"id": rid, "ok": False, "error": str(e)}, b""
     except Exception as e:          # never let a command take the server down
         reply, blob = {"id": rid, "ok": False, "error": "%s: %s" % (type(e).__name__, e)}, b""
+    finally:
+        TXN.link = None
     reply["bpy_ms"] = (time.perf_counter() - t0) * 1000.0
     blob = blob or b""
     if len(blob) > MAX_BLOB:

@@ -4,7 +4,9 @@ the main thread, in arrival order. bpy is never touched off the main thread.
 
 A query is answered by the I/O thread only when nothing is queued or running for the main
 thread and the snapshot is fresh, so replies keep their order and a query never misses a
-change a command it follows made."""
+change a command it follows made. A lost client's open plan is rolled back on the main thread
+(CLIENT_LOST), and a new client's hello reply is queued behind it (HELLO), so it reports that
+rollback (issue 17)."""
 import queue
 import threading
 import time
@@ -22,6 +24,7 @@ TICK_S = 0.01
 TICK_BUDGET_S = 0.05        # keep the UI responsive under a burst
 REBUILD_MIN_GAP_S = 0.1     # idle snapshot rebuilds: at most this often, and at most ~10% of the time
 CLIENT_LOST = object()      # queued by the I/O thread when an authenticated client goes away
+HELLO = object()            # queued by the I/O thread: send a hello reply (after earlier rollbacks)
 
 HANDLERS = ("depsgraph_update_post", "undo_post", "redo_post", "load_post")
 
@@ -37,7 +40,7 @@ class GuiService:
         self.snapshot = SceneSnapshot()
         self.io_answers = 0
         self.next_rebuild = 0.0
-        self.server = Server(host, port, token, self._on_request, self._on_drop)
+        self.server = Server(host, port, token, self._on_request, self._on_drop, self._on_hello)
         self.token = token
         self.redraw_seen = -1
         self.tick_fn = self._tick       # one object, so unregister finds it
@@ -78,17 +81,26 @@ class GuiService:
         self.queued += 1
         self.queue.put((conn, CLIENT_LOST, 0.0))
 
+    def _on_hello(self, conn, rid, result):
+        # on the main thread, in order: a rollback of the previous client's plan comes first
+        self.queued += 1
+        self.queue.put((conn, HELLO, (rid, result)))
+
     # ---- main thread
 
     def _run(self, conn, req, arrival):
         if req is CLIENT_LOST:
-            transaction.end_undo_bracket()
+            if transaction.link_lost(conn.serial, conn.drop_reason) is not None:
+                self.snapshot.invalidate()
+            return
+        if req is HELLO:
+            conn.finish_hello(*arrival)
             return
         if s_read_only(req):
             data = self.snapshot.fresh() or self.snapshot.rebuild()
             reply, rblob = handle_request(req, arrival, self.snapshot.table(data))
         else:
-            reply, rblob = handle_request(req, arrival)
+            reply, rblob = handle_request(req, arrival, link=conn.serial)
             self.snapshot.invalidate()      # before the reply: the next query must not read old data
         conn.send(reply, rblob)
 
@@ -128,12 +140,28 @@ class GuiService:
             if self.handler_fn in handlers:
                 handlers.remove(self.handler_fn)
         self.server.close()
+        self._drain_lost()
         transaction.end_undo_bracket()
         global SERVICE
         if SERVICE is self:
             SERVICE = None
         s_redraw_panels()
         log("stopped")
+
+
+    def _drain_lost(self):
+        """Stopping (main thread): the timer runs no more, so a lost client's plan is rolled back
+        here; other queued requests are dropped (their connection is closed)."""
+        while True:
+            try:
+                conn, req, _arrival = self.queue.get_nowait()
+            except queue.Empty:
+                return
+            if req is CLIENT_LOST:
+                try:
+                    transaction.link_lost(conn.serial, conn.drop_reason)
+                except Exception as e:
+                    log("rollback after a lost client failed: %s: %s" % (type(e).__name__, e))
 
 
 def s_read_only(req):

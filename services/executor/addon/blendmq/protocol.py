@@ -17,6 +17,15 @@ Handshake (link version 2; the shared token never crosses the wire):
            or {"id": n, "ok": false, "error": "unauthorized: ..."} and the connection closes.
 The client checks the server's mac before it sends any command. Nonces are raw bytes in the
 HMAC input, hex on the wire; the labels are ASCII without a terminator.
+
+Interrupted plans (issue 17; transaction.py): the hello reply's result also carries
+  "interrupted": [{"id": 16 hex, "plan_id", "cid": str|null, "steps_run", "steps_total",
+                   "rollback": {"removed": [names], "restored": [names], "removed_count",
+                                "restored_count"} | null, "at": unix ms, "reason", "error"?}]
+  "open_plan":   {"plan_id", "cid", "steps_run", "steps_total", "reason", "error"}   (if one is open)
+and the client, once it has recorded reports, sends interrupted_ack {"ids": [...]}. plan_begin
+takes {"plan_id", "cid"?, "steps"?}. The field names below are the ones the C side
+(services/executor/blender_link.c) reads; tests/txn/check_link_drift.py keeps the two in step.
 """
 import json
 import struct
@@ -26,6 +35,12 @@ LINK_VERSION = 2
 MAX_JSON = 1 << 20
 MAX_BLOB = 64 << 20
 PREAUTH_MAX_JSON = 64 << 10
+
+HELLO_REPORT_FIELDS = ("interrupted", "open_plan")
+REPORT_FIELDS = ("id", "plan_id", "cid", "steps_run", "steps_total", "rollback", "at", "reason", "error")
+OPEN_PLAN_FIELDS = ("plan_id", "cid", "steps_run", "steps_total", "reason", "error")
+ROLLBACK_FIELDS = ("removed", "restored", "removed_count", "restored_count")
+PLAN_BEGIN_FIELDS = ("plan_id", "cid", "steps")
 
 
 class FrameError(Exception):

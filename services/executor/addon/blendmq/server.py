@@ -11,6 +11,10 @@ carries the palette's operation names: run_step refuses any other operation (ste
 
 One client at a time: a second connection gets {"id":0,"ok":false,"error":"busy: ..."} and is
 closed. A client that sends no `hello` within HELLO_TIMEOUT_S is dropped.
+
+The hello reply also says what happened to plans whose connection dropped (transaction.py,
+issue 17): `interrupted` (rollback reports not yet acknowledged) and `open_plan`. In the GUI it
+is sent from the main thread, after any rollback of the previous client's plan has run.
 """
 import selectors
 import socket
@@ -20,7 +24,7 @@ import time
 
 import bpy
 
-from . import steps, tokens
+from . import steps, tokens, transaction
 from .log import log
 from .protocol import ADDON_VERSION, LINK_VERSION, FrameError, encode, take_frame
 
@@ -46,8 +50,13 @@ class Connection:
     """One client socket: incremental frame parser plus a locked writer (GUI replies come
     from the main thread and from the I/O thread)."""
 
+    serials = 0
+
     def __init__(self, sock, server, peer=None):
         self.sock, self.server = sock, server
+        Connection.serials += 1
+        self.serial = Connection.serials    # owner of the plans it opens (transaction.link_lost)
+        self.drop_reason = "the connection closed"
         self.peer = "%s:%d" % peer[:2] if peer else "?"
         self.buf = bytearray()
         self.authed = False
@@ -95,6 +104,7 @@ class Connection:
         # Only the reading side closes sockets (in the GUI that is another thread): shut
         # the socket down so it sees EOF and drops us.
         log("send failed, dropping client: %s" % e)
+        self.drop_reason = "a reply could not be sent: %s" % e
         self.dead = True
         try:
             self.sock.shutdown(socket.SHUT_RDWR)
@@ -167,16 +177,26 @@ class Connection:
         result = dict(self.server.info)
         result["mac"] = tokens.server_proof(self.server.token, nonce, self.nonce).hex()
         result["operations"] = len(self.operations)
+        if self.server.on_hello is not None:
+            self.server.on_hello(self, rid, result)     # the GUI: finish_hello on the main thread
+        else:
+            self.finish_hello(rid, result)
+
+    def finish_hello(self, rid, result):
+        """Send the hello reply, with the interrupted plans as they are now."""
+        result.update(transaction.hello_fields())
         self.send({"id": rid, "ok": True, "result": result, "bpy_ms": 0.0})
 
 
 class Server:
     """Listening socket + at most one client, driven by poll(); on_request(conn, req, blob,
     arrival) is called for each authenticated request, in order; on_drop(conn) (optional)
-    when a client goes away. `changed` counts connection events (for the GUI panel)."""
+    when an authenticated client goes away (conn.drop_reason says why); on_hello(conn, rid,
+    result) (optional) to send the hello reply later, with conn.finish_hello. `changed` counts
+    connection events (for the GUI panel)."""
 
-    def __init__(self, host, port, token, on_request, on_drop=None):
-        self.token, self.on_request, self.on_drop = token, on_request, on_drop
+    def __init__(self, host, port, token, on_request, on_drop=None, on_hello=None):
+        self.token, self.on_request, self.on_drop, self.on_hello = token, on_request, on_drop, on_hello
         self.info = {"blender": bpy.app.version_string.split(" ")[0],
                      "background": bool(bpy.app.background), "addon": ADDON_VERSION}
         self.listener = socket.create_server((host, port), backlog=8)
@@ -221,6 +241,7 @@ class Server:
         c = self.client
         if c and not c.authed and time.monotonic() > c.opened + HELLO_TIMEOUT_S:
             log("client sent no hello in time, closing")
+            c.drop_reason = "no hello within %.0f s" % HELLO_TIMEOUT_S
             self.drop_client(c)
 
     def _accept(self):
@@ -229,6 +250,7 @@ class Server:
         except OSError:
             return
         if self.client and not self._alive(self.client):
+            self.client.drop_reason = "the connection was found dead when another client connected"
             self.drop_client(self.client)
         if self.client:
             try:
@@ -259,11 +281,18 @@ class Server:
             reqs = conn.read()
         except FrameError as e:
             reqs = None
+            conn.drop_reason = "protocol error: %s" % (e.args[0] or "refused")
             if e.args[0]:
                 log("bad frame: %s" % e.args[0])
                 conn.send({"id": 0, "ok": False, "error": e.args[0], "bpy_ms": 0.0})
-        except (EOFError, OSError):
+        except EOFError:
             reqs = None
+            if not conn.dead:
+                conn.drop_reason = "the client closed the connection"
+        except OSError as e:
+            reqs = None
+            if not conn.dead:
+                conn.drop_reason = "connection error: %s" % e
         if reqs is None:
             self.drop_client(conn)
             return
@@ -291,6 +320,7 @@ class Server:
 
     def close(self):
         if self.client:
+            self.client.drop_reason = "the add-on stopped serving"
             self.drop_client(self.client)
         self.sel.close()
         for s in (self.listener, self.wake_r, self.wake_w):

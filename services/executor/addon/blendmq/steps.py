@@ -286,4 +286,6 @@ def cmd_run_step(args):
         obj.name = name          # Blender may answer "name.001": report what it really is
         if old in created:
             created[created.index(old)] = obj.name
+    if TXN.current is not None:
+        TXN.current.steps_run += 1
     return {"objects_created": created, "object": obj.name if obj is not None else None}, None

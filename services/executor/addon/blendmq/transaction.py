@@ -7,15 +7,34 @@ in between. So plan_begin pushes a step that holds the scene as it is ("blendmq:
 X") and turns global undo off while the plan runs; plan_commit turns it back on and pushes one
 step holding the whole plan ("blendmq plan X"): one Ctrl+Z goes back to before the plan, and
 Ctrl+Shift+Z brings it back. A rollback restores the scene itself and pushes nothing. The
-user's undo preference is put back as it was, without marking the preferences changed; a lost
-client or the add-on stopping ends an open bracket like a commit (what the plan did so far
-stays one undo step).
+user's undo preference is put back as it was, without marking the preferences changed.
+
+No half-built scenes (issue 17): the connection that sent plan_begin owns the transaction. When
+it drops (EOF, reset, protocol error, a failed send, the add-on stopping) while the plan is open,
+link_lost() rolls the plan back at once, on the thread that runs commands, and remembers a
+report {id, plan_id, cid, steps_run, steps_total, rollback: {removed, restored, *_count}, at,
+reason}. A plan_begin that finds another plan still open rolls that one back the same way. The
+hello reply carries the reports not yet acknowledged (`interrupted`) and, if a rollback raised
+and left a plan open, `open_plan`; the executor records them and sends interrupted_ack {ids}.
+Reports live in memory only (a Blender that dies loses its scene with them), at most
+REPORTS_MAX, the oldest dropped first.
 """
+import re
+import secrets
+import time
+
 import bpy
 
 from .args import CommandError
 from .log import log
 from .scene import s_ensure_object_mode
+
+REPORTS_MAX = 8         # unacknowledged reports kept (the hello reply stays far below 1 MiB)
+NAMES_MAX = 256         # object names per list in a report (the counts are always exact)
+REASON_MAX = 200
+CID_RE = re.compile(r"[\x21-\x7e]{1,64}")     # the bus's own rule for ids: printable ASCII, no space
+REPORT_ID_RE = re.compile(r"[0-9a-f]{16}")
+STEPS_MAX = 1 << 20     # a plan's declared step count, as plan_begin may carry it
 
 
 def s_undo_push(message):
@@ -28,8 +47,10 @@ def s_undo_push(message):
 class s_UndoBracket:
     """GUI only: global undo off between plan_begin and the plan's end."""
 
-    def __init__(self, plan_id):
-        self.plan_id = plan_id
+    def __init__(self, plan_id, cid=None, steps_total=0, link=None):
+        self.plan_id, self.cid, self.steps_total = plan_id, cid, steps_total
+        self.link = link        # serial of the connection that opened it (None: a direct call)
+        self.steps_run = 0      # run_step calls that succeeded inside the plan
         prefs = bpy.context.preferences
         s_undo_push("blendmq: before plan %s" % plan_id)
         self.global_undo = prefs.edit.use_global_undo
@@ -59,8 +80,10 @@ class s_Transaction:
     slots and a copy of its mesh (smooth flags and mesh-linked materials live there) are
     saved, once. Rollback deletes what the plan created and restores what it touched."""
 
-    def __init__(self, plan_id):
-        self.plan_id = plan_id
+    def __init__(self, plan_id, cid=None, steps_total=0, link=None):
+        self.plan_id, self.cid, self.steps_total = plan_id, cid, steps_total
+        self.link = link        # serial of the connection that opened it (None: a direct call)
+        self.steps_run = 0      # run_step calls that succeeded inside the plan
         self.objects = set(bpy.data.objects.keys())
         self.meshes = set(bpy.data.meshes.keys())
         self.materials = set(bpy.data.materials.keys())
@@ -137,6 +160,8 @@ class s_Transaction:
 
 class TXN:
     current = None
+    link = None         # serial of the connection whose request is running (handle_request sets it)
+    reports = []        # rollbacks on link loss not yet acknowledged by an executor, oldest first
 
 
 def s_plan_id(args):
@@ -146,6 +171,22 @@ def s_plan_id(args):
     return plan_id
 
 
+def s_cid(args):
+    cid = args.get("cid")
+    if cid is not None and not (isinstance(cid, str) and CID_RE.fullmatch(cid)):
+        raise CommandError("cid must be 1..64 printable ASCII characters without spaces")
+    return cid
+
+
+def s_steps_total(args):
+    steps = args.get("steps", 0)
+    if steps is None:
+        return 0
+    if not isinstance(steps, int) or isinstance(steps, bool) or not 0 <= steps <= STEPS_MAX:
+        raise CommandError("steps must be an integer in 0..%d" % STEPS_MAX)
+    return steps
+
+
 def s_close_undo(txn, push_label=None):
     if txn is not None and txn.undo is not None:
         txn.undo.close(push_label)
@@ -153,11 +194,11 @@ def s_close_undo(txn, push_label=None):
 
 
 def cmd_plan_begin(args):
-    plan_id = s_plan_id(args)
-    if TXN.current is not None:      # a plan the executor lost track of: keep its changes
-        s_close_undo(TXN.current, "blendmq plan %s (interrupted)" % TXN.current.plan_id)
-        TXN.current.discard()
-    TXN.current = s_Transaction(plan_id)
+    plan_id, cid, steps_total = s_plan_id(args), s_cid(args), s_steps_total(args)
+    if TXN.current is not None:      # a plan its owner lost track of: never leave it half-built
+        s_interrupt(TXN.current, "superseded: plan_begin of plan %s found plan %s still open"
+                    % (plan_id, TXN.current.plan_id), give_up=True)
+    TXN.current = s_Transaction(plan_id, cid, steps_total, TXN.link)
     if not bpy.app.background:
         TXN.current.undo = s_UndoBracket(plan_id)
     return {"plan_id": plan_id, "objects": len(TXN.current.objects)}, None
@@ -185,9 +226,91 @@ def cmd_plan_rollback(args):
         s_close_undo(txn)           # the scene is as before the plan: no undo step
 
 
+def s_names_capped(names):
+    return sorted(names)[:NAMES_MAX]
+
+
+def s_remember(report):
+    TXN.reports.append(report)
+    while len(TXN.reports) > REPORTS_MAX:
+        old = TXN.reports.pop(0)
+        log("forgot the unacknowledged report of plan %s (more than %d waiting)" % (old["plan_id"], REPORTS_MAX))
+
+
+def s_interrupt(txn, reason, give_up=False):
+    """Roll back `txn` (the current transaction) because its owner is gone, and remember a
+    report. If the rollback raises, the plan stays open (hello reports it as open_plan, and the
+    next executor rolls it back), unless give_up: then it is closed as it is and the report
+    says the rollback failed (a new plan must be able to start)."""
+    reason = str(reason)[:REASON_MAX]
+    report = {"id": secrets.token_hex(8), "plan_id": txn.plan_id, "cid": txn.cid, "steps_run": txn.steps_run,
+              "steps_total": txn.steps_total, "at": int(time.time() * 1000), "reason": reason}
+    try:
+        rb = txn.rollback()
+    except Exception as e:          # a bpy failure must not take the server down
+        error = ("%s: %s" % (type(e).__name__, e))[:REASON_MAX]
+        log("rollback of interrupted plan %s failed: %s" % (txn.plan_id, error))
+        s_close_undo(txn, "blendmq plan %s (interrupted)" % txn.plan_id)
+        if not give_up:
+            txn.error, txn.reason = error, reason
+            return None
+        if TXN.current is txn:
+            TXN.current = None
+        try:
+            txn.discard()
+        except Exception:
+            pass
+        report.update(rollback=None, error="rollback failed, the plan's work was left in place: " + error)
+        s_remember(report)
+        return report
+    if TXN.current is txn:
+        TXN.current = None
+    s_close_undo(txn)               # the scene is as before the plan: no undo step
+    report["rollback"] = {"removed": s_names_capped(rb["removed"]), "restored": s_names_capped(rb["restored"]),
+                          "removed_count": len(rb["removed"]), "restored_count": len(rb["restored"])}
+    s_remember(report)
+    log("plan %s interrupted (%s): rolled back, %d object(s) removed, %d restored"
+        % (txn.plan_id, reason, len(rb["removed"]), len(rb["restored"])))
+    return report
+
+
+def link_lost(link, reason):
+    """The connection with serial `link` went away: roll back the plan it opened, if one is
+    open. Runs where commands run (the main thread). Returns the report, or None."""
+    txn = TXN.current
+    if txn is None or link is None or txn.link != link:
+        return None
+    return s_interrupt(txn, reason)
+
+
+def hello_fields():
+    """What the hello reply says about earlier connections: `interrupted` (the reports not yet
+    acknowledged) and `open_plan` when a plan is still open (its rollback raised)."""
+    out = {"interrupted": [dict(r) for r in TXN.reports]}
+    txn = TXN.current
+    if txn is not None:
+        out["open_plan"] = {"plan_id": txn.plan_id, "cid": txn.cid, "steps_run": txn.steps_run,
+                            "steps_total": txn.steps_total,
+                            "reason": getattr(txn, "reason", "open when this connection was made"),
+                            "error": getattr(txn, "error", None)}
+    return out
+
+
+def cmd_interrupted_ack(args):
+    """interrupted_ack {ids: [report id, ...]}: the executor has recorded these reports."""
+    ids = args.get("ids")
+    if not (isinstance(ids, list) and len(ids) <= 4 * REPORTS_MAX
+            and all(isinstance(i, str) and REPORT_ID_RE.fullmatch(i) for i in ids)):
+        raise CommandError("ids must be a list of at most %d report ids (16 hex digits)" % (4 * REPORTS_MAX))
+    wanted = set(ids)
+    before = len(TXN.reports)
+    TXN.reports[:] = [r for r in TXN.reports if r["id"] not in wanted]
+    return {"acked": before - len(TXN.reports), "left": len(TXN.reports)}, None
+
+
 def end_undo_bracket():
-    """The client went away (or the add-on stops) mid-plan: undo works again, and what the
-    plan did so far is one undo step. The transaction stays open for a later rollback."""
+    """The add-on stops with a plan open (or its rollback on a lost link raised): undo works
+    again, and what the plan did so far is one undo step. The transaction stays open."""
     txn = TXN.current
     if txn is not None and txn.undo is not None:
         s_close_undo(txn, "blendmq plan %s (interrupted)" % txn.plan_id)
