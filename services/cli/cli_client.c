@@ -121,6 +121,33 @@ static int s_on_run (const bmq_envelope_t *env, void *arg)
         if (st->recipe_out && recipe) snprintf (st->recipe_out, st->recipe_len, "%s", recipe);
         if (!st->json) printf ("plan %s: %s, %d steps (%s planner)\n", bmq_body_str (env, "plan_id"),
                                recipe ? recipe : "?", st->total, bmq_body_str (env, "source") ? bmq_body_str (env, "source") : "?");
+        /* the offline planner says what it understood, and what it could not place: nothing is dropped silently */
+        json_t *parts = json_object_get (env->body, "parts"), *missed = json_object_get (env->body, "not_understood");
+        if (!st->json && json_is_array (parts) && json_array_size (parts)) {
+            size_t i;
+            json_t *p;
+            printf ("understood: ");
+            json_array_foreach (parts, i, p) {
+                json_t *rel = json_object_get (p, "relation"), *size = json_object_get (p, "size");
+                const char *colour = json_string_value (json_object_get (p, "colour"));
+                const char *type = json_string_value (json_object_get (rel, "type"));
+                const char *arr = json_string_value (json_object_get (p, "arrangement"));
+                const char *to = json_string_value (json_object_get (rel, "to")), *and = json_string_value (json_object_get (rel, "and"));
+                const char *name = json_string_value (json_object_get (p, "recipe"));
+                printf ("%s%.64s ×%.0f", i ? ", " : "", name ? name : "?", json_number_value (json_object_get (p, "count")));
+                if (colour) printf (" (%.24s%s", colour, json_is_number (size) ? ", " : ")");
+                if (json_is_number (size)) printf ("%s%.3g×)", colour ? "" : " (", json_number_value (size));
+                if (arr) printf (" in a %.16s", arr);
+                if (type && to) {
+                    const char *words = !strcmp (type, "next_to") ? "next to" : !strcmp (type, "in_front_of") ? "in front of"
+                                      : !strcmp (type, "left_of") ? "left of" : !strcmp (type, "right_of") ? "right of" : type;
+                    printf (" %.16s %.64s%s%.64s", words, to, and ? " and " : !strcmp (type, "between") ? "s" : "", and ? and : "");
+                }
+            }
+            json_array_foreach (missed, i, p)
+                if (json_is_string (p)) printf ("%s'%.200s'", i ? ", " : "; not understood: ", json_string_value (p));
+            printf ("\n");
+        }
         return CONTINUE;
     }
     case BMQ_MSG_PLAN_NOTE:

@@ -100,6 +100,8 @@ bool bmq_http_plans_note (bmq_http_plans_t *self, const char *plan_id, const bmq
     case BMQ_MSG_CHAT_PLANNED:
         json_object_set (rec, "plan", json_object_get (env->body, "plan"));
         if (json_object_get (env->body, "source")) json_object_set (rec, "source", json_object_get (env->body, "source"));
+        for (const char *const *k = (const char *const[]) { "parts", "not_understood", "notes", NULL }; *k; k++)
+            if (json_is_array (json_object_get (env->body, *k))) json_object_set (rec, *k, json_object_get (env->body, *k));
         s_state (rec, "validating");
         break;
     case BMQ_MSG_VALIDATE_REPLY: {

@@ -485,6 +485,17 @@ static bool s_feed_run (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t 
         json_object_set_new (self->run, "steps_total", json_integer ((json_int_t) json_array_size (plan)));
         s_log (self, out, 1, "plan %s: %s, %zu steps (%s planner)", bmq_body_str (env, "plan_id"), title ? title : "?",
                json_array_size (plan), bmq_body_str (env, "source") ? bmq_body_str (env, "source") : "?");
+        /* what the planner understood and what it could not place: a model must hear about dropped words too */
+        static const char *const said[] = { "parts", "not_understood", "notes" };
+        for (size_t i = 0; i < sizeof said / sizeof said[0]; i++)
+            if (json_is_array (json_object_get (env->body, said[i])))
+                json_object_set (self->run, said[i], json_object_get (env->body, said[i]));
+        json_t *missed = json_object_get (env->body, "not_understood");
+        if (json_array_size (missed)) {
+            char *text = json_dumps (missed, JSON_COMPACT);
+            s_log (self, out, 1, "not understood: %s", text ? text : "?");
+            free (text);
+        }
         return false;
     }
     case BMQ_MSG_VALIDATE_REPLY: {

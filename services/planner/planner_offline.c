@@ -1,8 +1,9 @@
-/* planner_offline — recipes, their parameters, save_recipe. */
+/* planner_offline — the recipe book kept fresh, prompts to scene_compose, save_recipe. */
 #include "planner_offline.h"
 #include "plan_validator.h"
 #include "recipe_book.h"
-#include "recipe_params.h"
+#include "scene_compose.h"
+#include "scene_words.h"
 #include "recipe_save.h"
 
 #include <stdio.h>
@@ -84,57 +85,25 @@ int bmq_offline_refresh (bmq_offline_t *self, char *err, size_t errlen)
 int bmq_offline_plan (bmq_offline_t *self, const char *prompt, json_t **body, char **note,
                       char *code, size_t codelen, char *message, size_t msglen)
 {
-    *body = NULL;
-    *note = NULL;
-    double score = 0;
-    const json_t *recipe = bmq_recipe_book_match (self->book, prompt, &score);
-    if (!recipe) {
-        json_t *near = bmq_recipe_book_suggest (self->book, prompt, 3);
-        char names[256] = "";
-        size_t i;
-        json_t *n;
-        json_array_foreach (near, i, n) {
-            if (i) strncat (names, ", ", sizeof names - strlen (names) - 1);
-            strncat (names, json_string_value (n), sizeof names - strlen (names) - 1);
-        }
-        json_decref (near);
-        snprintf (code, codelen, "no_match");
-        snprintf (message, msglen,
-                  "the offline planner has no recipe for \"%.200s\" (closest: %s; %zu recipes in all). Try one of those, "
-                  "or plan with a language model: export GEMINI_API_KEY=... for Gemini, or set planner.backend: openai "
-                  "and planner.openai_base_url to a local server (Ollama, llama.cpp) to stay offline.",
-                  prompt, names, bmq_recipe_book_count (self->book));
-        return -1;
+    int rc = bmq_scene_compose (self->book, self->palette, self->described, prompt, body, note, code, codelen, message, msglen);
+    if (rc <= 0) return rc;
+    json_t *near = bmq_recipe_book_suggest (self->book, prompt, 3);         /* no recipe named at all */
+    char names[256] = "";
+    size_t i;
+    json_t *n;
+    json_array_foreach (near, i, n) {
+        if (i) strncat (names, ", ", sizeof names - strlen (names) - 1);
+        strncat (names, json_string_value (n), sizeof names - strlen (names) - 1);
     }
-    json_t *steps = json_object_get (recipe, "steps");
-    json_t *plan = json_incref (steps);
-    bmq_recipe_mods_t mods;
-    bmq_recipe_mods_parse (prompt, &mods);
-    const char *name = json_string_value (json_object_get (recipe, "name"));
-    char what[160] = "";
-    if (bmq_recipe_mods_any (&mods)) {
-        json_t *changed = bmq_recipe_mods_apply (steps, json_object_get (recipe, "color_parts"), self->described, &mods);
-        json_t *verdict = bmq_plan_validate (self->palette, changed);
-        bmq_recipe_mods_describe (&mods, what, sizeof what);
-        char text[400];
-        if (json_is_true (json_object_get (verdict, "accepted"))) {
-            json_decref (plan);
-            plan = changed;
-            snprintf (text, sizeof text, "offline recipe '%s': %s", name, what);
-        }
-        else {
-            json_decref (changed);
-            snprintf (text, sizeof text, "offline recipe '%s' as it is: %s would take it past the palette's bounds", name, what);
-            memset (&mods, 0, sizeof mods);
-            mods.scale = 1.0;
-        }
-        json_decref (verdict);
-        *note = strdup (text);
-    }
-    *body = json_pack ("{s:o, s:s, s:s, s:O, s:f}", "plan", plan, "source", "offline", "recipe", name,
-                       "description", json_object_get (recipe, "description"), "score", score);
-    if (bmq_recipe_mods_any (&mods)) json_object_set_new (*body, "modifiers", bmq_recipe_mods_json (&mods));
-    return 0;
+    json_decref (near);
+    snprintf (code, codelen, "no_match");
+    snprintf (message, msglen,
+              "the offline planner has no recipe for \"%.200s\" (closest: %s; %zu recipes in all). Try one of those, "
+              "or plan with a language model: export GEMINI_API_KEY=... for Gemini, or set planner.backend: openai "
+              "and planner.openai_base_url to a local server (Ollama, llama.cpp) to stay offline.",
+              prompt, names, bmq_recipe_book_count (self->book));
+    bmq_utf8_fix (message);                 /* the prompt, cut at 200 bytes, may end inside a character */
+    return -1;
 }
 
 int bmq_offline_save (bmq_offline_t *self, const char *name, size_t name_len, const char *description,

@@ -1,6 +1,7 @@
 /* planner_offline — the backend that needs no network: the recipe book
- * (built-in and saved recipes), the prompt's size, colour and position words
- * applied to the recipe it matches, and save_recipe.
+ * (built-in and saved recipes), a prompt's objects composed into one scene
+ * (each with its count, size, colour, position and relations), and
+ * save_recipe.
  *
  * The recipe folders are looked at again before each prompt (a stat of each
  * folder), so a recipe another process saved is found without a restart. */
@@ -23,10 +24,12 @@ size_t bmq_offline_count (bmq_offline_t *self);
 /* [{name, description, steps, saved}] of every recipe (new array). */
 json_t *bmq_offline_list (bmq_offline_t *self);
 
-/* Plan `prompt`. 0 with *body = a plan.reply body {plan, source: "offline",
- * recipe, description, score, modifiers?} and *note = what was applied (or
- * NULL; malloc'd). -1 with code ("no_match") and a message naming the
- * closest recipes and how to turn on an LLM backend. */
+/* Plan `prompt` (scene_compose.h: every recipe it names, placed together).
+ * 0 with *body = a plan.reply body {plan, source: "offline", recipe,
+ * description, score, parts, not_understood, notes?, modifiers?} and *note =
+ * what was applied (or NULL; malloc'd). -1 with code and message: "no_match"
+ * (no recipe named: the closest recipes and how to turn on an LLM backend),
+ * "too_big" (more than a plan may hold), "invalid" or "internal". */
 int bmq_offline_plan (bmq_offline_t *self, const char *prompt, json_t **body, char **note,
                       char *code, size_t codelen, char *message, size_t msglen);
 

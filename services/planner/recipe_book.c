@@ -21,10 +21,12 @@
  *  5. Suggestions rank every recipe by a softer likeness, 1 - distance /
  *     longer length, over the same runs, with no typo rule. */
 #include "recipe_book.h"
+#include "recipe_words.h"
 #include "yaml_json.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -32,15 +34,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define S_MAX_TOKENS   64
-#define S_TOKEN_LEN    64
-#define S_PHRASE_LEN   128
 #define S_RUN_WORDS    4
 #define S_MAX_STEPS    1000
 
 typedef struct {
     json_t *doc;                        /* {name, description, keywords, steps, color_parts?} */
-    char (*phrases)[S_PHRASE_LEN];      /* keywords normalised, spaces removed */
+    char (*phrases)[BMQ_PHRASE_LEN];    /* keywords normalised, spaces removed */
     size_t phrase_count;
     bool saved;                         /* from the saved-recipes folder */
     char *origin;                       /* its file name, for messages */
@@ -50,11 +49,6 @@ struct bmq_recipe_book_t {
     s_recipe_t *recipes;
     size_t count, cap;
 };
-
-typedef struct {
-    char tok[S_MAX_TOKENS][S_TOKEN_LEN];
-    size_t count;
-} s_words_t;
 
 typedef struct {
     double strict;          /* rules 3–4; 0 when nothing is forgiven */
@@ -75,140 +69,12 @@ static int s_fail (char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
-/* ---- normalising ---------------------------------------------------------- */
-
-/* U+00C0..U+00FF (UTF-8 C3 80..C3 BF) folded to ASCII; "" splits words. */
-static const char *s_latin1[64] = {
-    "a", "a", "a", "a", "a", "a", "ae", "c", "e", "e", "e", "e", "i", "i", "i", "i",
-    "d", "n", "o", "o", "o", "o", "o", "", "o", "u", "u", "u", "u", "y", "th", "ss",
-    "a", "a", "a", "a", "a", "a", "ae", "c", "e", "e", "e", "e", "i", "i", "i", "i",
-    "d", "n", "o", "o", "o", "o", "o", "", "o", "u", "u", "u", "u", "y", "th", "y",
-};
-
-static bool s_ends (const char *s, size_t len, const char *tail)
-{
-    size_t n = strlen (tail);
-    return len >= n && !memcmp (s + len - n, tail, n);
-}
-
-static void s_singular (char *w)
-{
-    size_t n = strlen (w);
-    if (n > 4 && s_ends (w, n, "ies")) strcpy (w + n - 3, "y");
-    else if (n > 4 && s_ends (w, n, "men")) w[n - 2] = 'a';
-    else if (n > 4 && (s_ends (w, n, "ches") || s_ends (w, n, "shes") || s_ends (w, n, "xes"))) w[n - 2] = 0;
-    else if (n >= 4 && w[n - 1] == 's' && !s_ends (w, n, "ss") && !s_ends (w, n, "us") && !s_ends (w, n, "is"))
-        w[n - 1] = 0;
-}
-
-static void s_append (s_words_t *words, size_t *len, const char *text)
-{
-    for (; *text && words->count < S_MAX_TOKENS; text++)
-        if (*len < S_TOKEN_LEN - 1) words->tok[words->count][(*len)++] = *text;
-}
-
-static void s_end_word (s_words_t *words, size_t *len)
-{
-    if (*len == 0 || words->count >= S_MAX_TOKENS) return;
-    words->tok[words->count][*len] = 0;
-    s_singular (words->tok[words->count]);
-    words->count++;
-    *len = 0;
-}
-
-static void s_words (const char *text, size_t textlen, s_words_t *words)
-{
-    words->count = 0;
-    size_t len = 0;
-    const unsigned char *s = (const unsigned char *) text;
-    for (size_t i = 0; i < textlen && s[i]; i++) {
-        unsigned char c = s[i];
-        char one[2] = { 0, 0 };
-        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) { one[0] = (char) c; s_append (words, &len, one); }
-        else if (c >= 'A' && c <= 'Z') { one[0] = (char) (c - 'A' + 'a'); s_append (words, &len, one); }
-        else if (c == 0xC3 && i + 1 < textlen && s[i + 1] >= 0x80 && s[i + 1] <= 0xBF) {
-            const char *folded = s_latin1[s[++i] - 0x80];
-            if (*folded) s_append (words, &len, folded);
-            else s_end_word (words, &len);
-        }
-        else if (c == 0xC5 && i + 1 < textlen && (s[i + 1] == 0x92 || s[i + 1] == 0x93)) { i++; s_append (words, &len, "oe"); }
-        else if (c == 0xC2 && i + 1 < textlen) { i++; s_end_word (words, &len); }   /* « » ¿ ¡ nbsp … */
-        else if (c >= 0x80) { one[0] = (char) c; s_append (words, &len, one); }       /* other scripts stay as letters */
-        else s_end_word (words, &len);
-    }
-    s_end_word (words, &len);
-}
-
-void bmq_recipe_fold (const char *text, char *out, size_t outlen)
-{
-    size_t o = 0;
-    const unsigned char *s = (const unsigned char *) (text ? text : "");
-    size_t n = strnlen ((const char *) s, BMQ_RECIPE_MAX_PROMPT);
-    for (size_t i = 0; i < n && o + 3 < outlen; i++) {
-        unsigned char c = s[i];
-        const char *add = NULL;
-        char one[2] = { (char) c, 0 };
-        if (c >= 'A' && c <= 'Z') one[0] = (char) (c - 'A' + 'a');
-        else if (c == 0xC3 && i + 1 < n && s[i + 1] >= 0x80 && s[i + 1] <= 0xBF) {
-            add = s_latin1[s[++i] - 0x80];
-            if (!*add) add = " ";
-        }
-        else if (c == 0xC5 && i + 1 < n && (s[i + 1] == 0x92 || s[i + 1] == 0x93)) { i++; add = "oe"; }
-        else if (c == 0xC2 && i + 1 < n) { i++; add = " "; }
-        else if (c < 0x20 || c == 0x7f) one[0] = ' ';
-        for (const char *a = add ? add : one; *a && o + 1 < outlen; a++) out[o++] = *a;
-    }
-    out[o] = 0;
-}
-
-/* ---- distances ------------------------------------------------------------ */
-
-/* Optimal-string-alignment distance (Levenshtein plus adjacent swaps), with
- * three rolling rows so it stays small on a worker thread's stack. */
-static size_t s_distance (const char *a, size_t la, const char *b, size_t lb)
-{
-    size_t rows[3][S_PHRASE_LEN + 1];
-    if (la > S_PHRASE_LEN) la = S_PHRASE_LEN;
-    if (lb > S_PHRASE_LEN) lb = S_PHRASE_LEN;
-    size_t *two = rows[0], *prev = rows[1], *cur = rows[2];
-    for (size_t j = 0; j <= lb; j++) prev[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        cur[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t best = prev[j - 1] + (a[i - 1] != b[j - 1]);
-            if (prev[j] + 1 < best) best = prev[j] + 1;
-            if (cur[j - 1] + 1 < best) best = cur[j - 1] + 1;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && two[j - 2] + 1 < best)
-                best = two[j - 2] + 1;
-            cur[j] = best;
-        }
-        size_t *t = two; two = prev; prev = cur; cur = t;
-    }
-    return prev[lb];
-}
-
-/* Two equal-length words that differ by one swap of neighbours ("chiar"). */
-static bool s_swapped (const char *a, const char *b, size_t len)
-{
-    size_t i = 0;
-    while (i < len && a[i] == b[i]) i++;
-    return i + 1 < len && a[i] == b[i + 1] && a[i + 1] == b[i] && !memcmp (a + i + 2, b + i + 2, len - i - 2);
-}
-
-/* Rule 3: the score of one run against one keyword (0 when not forgiven). */
-static double s_strict (const char *kw, size_t lk, const char *run, size_t lr, size_t d)
-{
-    if (d == 0) return 1.0;
-    bool ok = (d == 1 && (lk >= 6 || (lk >= 4 && lk == lr && s_swapped (kw, run, lk)))) || (d == 2 && lk >= 9);
-    return ok ? 1.0 - (double) d / (double) lk : 0;
-}
-
 /* ---- scoring a recipe ----------------------------------------------------- */
 
-static void s_score (const s_recipe_t *r, const s_words_t *w, s_score_t *out)
+static void s_score (const s_recipe_t *r, const bmq_words_t *w, s_score_t *out)
 {
     memset (out, 0, sizeof *out);
-    char run[S_PHRASE_LEN];
+    char run[BMQ_PHRASE_LEN];
     for (size_t start = 0; start < w->count; start++) {
         size_t lr = 0;
         for (size_t k = 0; k < S_RUN_WORDS && start + k < w->count; k++) {
@@ -220,10 +86,10 @@ static void s_score (const s_recipe_t *r, const s_words_t *w, s_score_t *out)
                 const char *kw = r->phrases[p];
                 size_t lk = strlen (kw), longer = lk > lr ? lk : lr;
                 if ((lk > lr ? lk - lr : lr - lk) > 3) continue;    /* too far apart to matter */
-                size_t d = s_distance (kw, lk, run, lr);
+                size_t d = bmq_recipe_distance (kw, lk, run, lr);
                 double soft = 1.0 - (double) d / (double) longer;
                 if (soft > out->soft) out->soft = soft;
-                double strict = s_strict (kw, lk, run, lr, d);
+                double strict = bmq_recipe_strict (kw, lk, run, lr, d);
                 if (strict > out->strict || (strict > 0 && strict == out->strict && lk > out->keyword_len)) {
                     out->strict = strict;
                     out->keyword_len = lk;
@@ -245,9 +111,9 @@ const json_t *bmq_recipe_book_match (const bmq_recipe_book_t *self, const char *
 {
     if (score_out) *score_out = 0;
     if (!self || !prompt) return NULL;
-    s_words_t *w = malloc (sizeof *w);
+    bmq_words_t *w = malloc (sizeof *w);
     if (!w) return NULL;
-    s_words (prompt, strnlen (prompt, BMQ_RECIPE_MAX_PROMPT), w);
+    bmq_recipe_words (prompt, strnlen (prompt, BMQ_RECIPE_MAX_PROMPT), w);
     const s_recipe_t *best = NULL;
     s_score_t best_score = { 0 }, sc;
     for (size_t i = 0; i < self->count; i++) {
@@ -262,15 +128,40 @@ const json_t *bmq_recipe_book_match (const bmq_recipe_book_t *self, const char *
     return best ? best->doc : NULL;
 }
 
+const json_t *bmq_recipe_book_match_run (const bmq_recipe_book_t *self, const char *run, double *score_out,
+                                        size_t *keyword_len_out)
+{
+    const json_t *best = NULL;
+    double best_score = 0;
+    size_t best_len = 0, lr = run ? strnlen (run, BMQ_PHRASE_LEN) : 0;
+    for (size_t i = 0; self && lr && i < self->count; i++) {
+        const s_recipe_t *r = &self->recipes[i];
+        for (size_t p = 0; p < r->phrase_count; p++) {
+            const char *kw = r->phrases[p];
+            size_t lk = strlen (kw);
+            if ((lk > lr ? lk - lr : lr - lk) > 2) continue;           /* rule 3 forgives 2 edits at most */
+            double s = bmq_recipe_strict (kw, lk, run, lr, bmq_recipe_distance (kw, lk, run, lr));
+            if (s > best_score || (s > 0 && s == best_score && lk > best_len)) {
+                best = r->doc;
+                best_score = s;
+                best_len = lk;
+            }
+        }
+    }
+    if (score_out) *score_out = best_score;
+    if (keyword_len_out) *keyword_len_out = best_len;
+    return best;
+}
+
 json_t *bmq_recipe_book_suggest (const bmq_recipe_book_t *self, const char *prompt, size_t n)
 {
     json_t *names = json_array ();
     if (!self || !names || self->count == 0) return names;
-    s_words_t *w = malloc (sizeof *w);
+    bmq_words_t *w = malloc (sizeof *w);
     double *soft = calloc (self->count, sizeof *soft);
     bool *taken = calloc (self->count, sizeof *taken);
     if (w && soft && taken) {
-        s_words (prompt ? prompt : "", prompt ? strnlen (prompt, BMQ_RECIPE_MAX_PROMPT) : 0, w);
+        bmq_recipe_words (prompt ? prompt : "", prompt ? strnlen (prompt, BMQ_RECIPE_MAX_PROMPT) : 0, w);
         for (size_t i = 0; i < self->count; i++) {
             s_score_t sc;
             s_score (&self->recipes[i], w, &sc);
@@ -304,14 +195,14 @@ static bool s_name_ok (const char *s)
 
 static int s_add_phrase (s_recipe_t *r, const char *text)
 {
-    s_words_t *w = malloc (sizeof *w);
+    bmq_words_t *w = malloc (sizeof *w);
     if (!w) return -1;
-    s_words (text, strlen (text), w);
+    bmq_recipe_words (text, strlen (text), w);
     char *out = r->phrases[r->phrase_count];
     size_t len = 0;
     for (size_t k = 0; k < w->count; k++) {
         size_t lt = strlen (w->tok[k]);
-        if (len + lt >= S_PHRASE_LEN) break;
+        if (len + lt >= BMQ_PHRASE_LEN) break;
         memcpy (out + len, w->tok[k], lt);
         len += lt;
     }
@@ -329,9 +220,14 @@ static int s_recipe_fill (s_recipe_t *r, const char *file, char *err, size_t err
     json_t *v;
     json_object_foreach ((json_t *) doc, key, v)
         if (strcmp (key, "name") && strcmp (key, "description") && strcmp (key, "keywords") && strcmp (key, "steps")
-            && strcmp (key, "color_parts"))
-            return s_fail (err, errlen, "%s: unknown key '%.32s' (known: name, description, keywords, steps, color_parts)",
-                           file, key);
+            && strcmp (key, "color_parts") && strcmp (key, "front") && strcmp (key, "seat"))
+            return s_fail (err, errlen, "%s: unknown key '%.32s' (known: name, description, keywords, steps, color_parts, "
+                           "front, seat)", file, key);
+    if (json_object_get (doc, "seat") && !json_is_boolean (json_object_get (doc, "seat")))
+        return s_fail (err, errlen, "%s: seat must be true or false", file);
+    json_t *front = json_object_get (doc, "front");
+    if (front && (!json_is_string (front) || bmq_recipe_front (doc, NULL)))
+        return s_fail (err, errlen, "%s: front must be one of -y, +y, -x, +x, none", file);
     const char *name = json_string_value (json_object_get (doc, "name"));
     if (!name || !s_name_ok (name))
         return s_fail (err, errlen, "%s: name must be 1 to 64 of a-z, 0-9, '_'", file);
@@ -364,8 +260,8 @@ static int s_recipe_fill (s_recipe_t *r, const char *file, char *err, size_t err
     for (char *c = spaced; *c; c++) if (*c == '_') *c = ' ';
     if (s_add_phrase (r, spaced)) return s_fail (err, errlen, "out of memory");
     json_array_foreach (kws, i, v) {
-        if (!json_is_string (v) || json_string_length (v) == 0 || json_string_length (v) > S_PHRASE_LEN)
-            return s_fail (err, errlen, "%s: keyword %zu must be a string of 1 to %d bytes", file, i, S_PHRASE_LEN);
+        if (!json_is_string (v) || json_string_length (v) == 0 || json_string_length (v) > BMQ_PHRASE_LEN)
+            return s_fail (err, errlen, "%s: keyword %zu must be a string of 1 to %d bytes", file, i, BMQ_PHRASE_LEN);
         if (s_add_phrase (r, json_string_value (v))) return s_fail (err, errlen, "out of memory");
     }
     return 0;
@@ -502,6 +398,19 @@ const json_t *bmq_recipe_book_get (const bmq_recipe_book_t *self, const char *na
     for (size_t i = 0; self && name && i < self->count; i++)
         if (!strcmp (name, json_string_value (json_object_get (self->recipes[i].doc, "name")))) return self->recipes[i].doc;
     return NULL;
+}
+
+int bmq_recipe_front (const json_t *recipe, double *angle)
+{
+    static const struct { const char *word; double angle; } fronts[] = {
+        { "-y", -M_PI / 2 }, { "+y", M_PI / 2 }, { "-x", M_PI }, { "+x", 0 }, { "none", NAN } };
+    const char *word = json_string_value (json_object_get (recipe, "front"));
+    for (size_t i = 0; i < sizeof fronts / sizeof *fronts; i++)
+        if (!strcmp (word ? word : "-y", fronts[i].word)) {
+            if (angle) *angle = fronts[i].angle;
+            return 0;
+        }
+    return -1;
 }
 
 void bmq_recipe_book_destroy (bmq_recipe_book_t **self_p)

@@ -8,10 +8,19 @@
  *   steps: [ {operation, params, name, target}, ... ]   (an action plan)
  *   color_parts: [snowman_base, ...]   (optional: the named parts that take
  *                                      a colour asked for, "a red snowman")
+ *   front: -y                          (optional: where the recipe's front
+ *                                      looks, -y (the default), +y, -x, +x,
+ *                                      or none for round things; a scene
+ *                                      turns it to face what it stands in
+ *                                      front of, behind or around)
+ *   seat: true                         (optional: beside something too it
+ *                                      turns to face it: a chair at a table)
  * The book checks the shape of each file; whether the steps pass the
  * capability palette is the validator's job (tests check every recipe). */
 #ifndef BMQ_RECIPE_BOOK_H
 #define BMQ_RECIPE_BOOK_H
+
+#include "recipe_words.h"         /* bmq_recipe_fold, the words and the typo rule */
 
 #include <jansson.h>
 #include <stddef.h>
@@ -31,11 +40,11 @@ bmq_recipe_book_t *bmq_recipe_book_load_dirs (const char *dir, const char *saved
 /* Add one recipe document (stolen), checked like a file; origin names it in
  * messages. Matching sees it at once. 0 / -1 with err. */
 int bmq_recipe_book_add (bmq_recipe_book_t *self, json_t *doc, const char *origin, char *err, size_t errlen);
+/* The angle (radians about Z, from +X) a recipe's front looks along, or NAN
+ * for "none". 0, or -1 when its front key is not one of the five. */
+int bmq_recipe_front (const json_t *recipe, double *angle);
 /* The recipe called exactly `name`, or NULL (borrowed). */
 const json_t *bmq_recipe_book_get (const bmq_recipe_book_t *self, const char *name);
-/* Text as matching sees it: lower case, Latin accents folded (é→e, ß→ss),
- * control characters as spaces, everything else kept. */
-void bmq_recipe_fold (const char *text, char *out, size_t outlen);
 /* Destroy; safe to call twice, nulls the caller's pointer. */
 void bmq_recipe_book_destroy (bmq_recipe_book_t **self_p);
 size_t bmq_recipe_book_count (const bmq_recipe_book_t *self);
@@ -53,5 +62,14 @@ const json_t *bmq_recipe_book_match (const bmq_recipe_book_t *self, const char *
 /* Up to n recipe names closest to the prompt, best first (for "no match"
  * answers); always n names when the book has them. New array. */
 json_t *bmq_recipe_book_suggest (const bmq_recipe_book_t *self, const char *prompt, size_t n);
+
+/* The recipe one run of words names, for a parser that finds every object
+ * of a prompt: run is folded singular words joined without spaces
+ * ("diningchair", see recipe_words.h); the typo rule decides. NULL when no
+ * keyword forgives it; else score_out and keyword_len_out (each may be
+ * NULL) get the best score and that keyword's length (ties go to the longer
+ * keyword, then to the first recipe). Borrowed. */
+const json_t *bmq_recipe_book_match_run (const bmq_recipe_book_t *self, const char *run, double *score_out,
+                                        size_t *keyword_len_out);
 
 #endif

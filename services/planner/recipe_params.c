@@ -52,6 +52,14 @@ static const s_color_t s_colors[] = {
     { "silver", 0.8, 0.8, 0.82 }, { "argent", 0.8, 0.8, 0.82 }, { "plateado", 0.8, 0.8, 0.82 }, { "silbern", 0.8, 0.8, 0.82 },
     { "cyan", 0.05, 0.7, 0.8 }, { "turquoise", 0.05, 0.7, 0.8 }, { "turquesa", 0.05, 0.7, 0.8 },
     { "beige", 0.8, 0.7, 0.52 },
+    /* Portuguese, and forms the rows above miss */
+    { "vermelho", 0.8, 0.05, 0.05 }, { "vermelha", 0.8, 0.05, 0.05 }, { "amarelo", 0.95, 0.75, 0.05 }, { "amarela", 0.95, 0.75, 0.05 },
+    { "branco", 0.95, 0.95, 0.95 }, { "branca", 0.95, 0.95, 0.95 }, { "preto", 0.02, 0.02, 0.02 }, { "preta", 0.02, 0.02, 0.02 },
+    { "cinza", 0.4, 0.4, 0.4 }, { "cinzento", 0.4, 0.4, 0.4 }, { "cinzenta", 0.4, 0.4, 0.4 }, { "roxo", 0.35, 0.08, 0.6 },
+    { "roxa", 0.35, 0.08, 0.6 }, { "laranja", 1.0, 0.35, 0.02 }, { "marrom", 0.35, 0.18, 0.07 }, { "castanho", 0.35, 0.18, 0.07 },
+    { "castanha", 0.35, 0.18, 0.07 }, { "dourado", 1.0, 0.72, 0.25 }, { "dourada", 1.0, 0.72, 0.25 }, { "doree", 1.0, 0.72, 0.25 },
+    { "dorada", 1.0, 0.72, 0.25 }, { "prateado", 0.8, 0.8, 0.82 }, { "prateada", 0.8, 0.8, 0.82 }, { "plateada", 0.8, 0.8, 0.82 },
+    { "argente", 0.8, 0.8, 0.82 }, { "argentee", 0.8, 0.8, 0.82 },
 };
 
 static const s_size_t s_sizes[] = {
@@ -62,7 +70,58 @@ static const s_size_t s_sizes[] = {
     { "small", 0.6 }, { "little", 0.6 }, { "petit", 0.6 }, { "petite", 0.6 }, { "pequeno", 0.6 }, { "pequena", 0.6 },
     { "klein", 0.6 }, { "kleine", 0.6 }, { "kleiner", 0.6 }, { "piccolo", 0.6 }, { "piccola", 0.6 },
     { "tiny", 0.35 }, { "mini", 0.35 }, { "miniature", 0.35 }, { "minuscule", 0.35 }, { "diminuto", 0.35 }, { "winzig", 0.35 },
+    { "diminuta", 0.35 }, { "minusculo", 0.35 }, { "minuscula", 0.35 },
 };
+
+/* A table word, else the word without a plural ending ("rouges", "azules"). */
+static bool s_lookup_forms (const char *word, bool (*find) (const char *, void *), void *out)
+{
+    char w[32];
+    size_t n = strnlen (word, sizeof w);
+    if (n == 0 || n >= sizeof w) return false;
+    memcpy (w, word, n + 1);
+    if (find (w, out)) return true;
+    if (n > 3 && w[n - 1] == 's') {
+        w[n - 1] = 0;
+        if (find (w, out)) return true;
+        if (n > 4 && w[n - 2] == 'e') { w[n - 2] = 0; return find (w, out); }
+    }
+    return false;
+}
+
+typedef struct { double *rgb; const char **canonical; } s_color_out_t;
+
+static bool s_find_color (const char *w, void *arg)
+{
+    s_color_out_t *out = arg;
+    for (size_t c = 0; c < sizeof s_colors / sizeof *s_colors; c++)
+        if (!strcmp (w, s_colors[c].word)) {
+            out->rgb[0] = s_colors[c].r;
+            out->rgb[1] = s_colors[c].g;
+            out->rgb[2] = s_colors[c].b;
+            if (out->canonical) *out->canonical = s_colors[c].word;
+            return true;
+        }
+    return false;
+}
+
+static bool s_find_size (const char *w, void *arg)
+{
+    for (size_t s = 0; s < sizeof s_sizes / sizeof *s_sizes; s++)
+        if (!strcmp (w, s_sizes[s].word)) { *(double *) arg = s_sizes[s].factor; return true; }
+    return false;
+}
+
+bool bmq_recipe_color_word (const char *word, double rgb[3], const char **canonical)
+{
+    s_color_out_t out = { rgb, canonical };
+    return word && s_lookup_forms (word, s_find_color, &out);
+}
+
+bool bmq_recipe_size_word (const char *word, double *factor)
+{
+    return word && s_lookup_forms (word, s_find_size, factor);
+}
 
 static void s_tokenize (const char *prompt, s_tokens_t *out)
 {

@@ -39,6 +39,12 @@ json_t *bmq_recipe_mods_apply (const json_t *steps, const json_t *color_parts, c
                                const bmq_recipe_mods_t *mods);
 /* "red, 1.5× (big), at (3, 0, 0)"; "" when nothing was asked. */
 void bmq_recipe_mods_describe (const bmq_recipe_mods_t *mods, char *out, size_t outlen);
+/* The colour a folded word names, in any language of the table, plural
+ * forms too ("rouges", "azules"): true with rgb (linear) and *canonical
+ * (the table's word; canonical may be NULL). */
+bool bmq_recipe_color_word (const char *word, double rgb[3], const char **canonical);
+/* The size factor a folded word names ("big" 1.5, "petites" 0.6). */
+bool bmq_recipe_size_word (const char *word, double *factor);
 /* {scale, color, position} for a plan.reply. New reference. */
 json_t *bmq_recipe_mods_json (const bmq_recipe_mods_t *mods);
 

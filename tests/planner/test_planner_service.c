@@ -429,7 +429,12 @@ static void test_offline_service (void **state)
     json_t *body = json_object_get (s_last (msgs), "body");
     assert_string_equal (json_string_value (json_object_get (body, "recipe")), "chair");
     assert_true (s_has_note (msgs, "offline recipe 'chair': red, 1.5× (big), at (3, 0, 0)"));
-    json_t *seat = json_array_get (json_object_get (body, "plan"), 0);
+    json_t *seat = NULL, *step;                    /* the plan starts with the chair's root; its seat comes next */
+    size_t i;
+    json_array_foreach (json_object_get (body, "plan"), i, step)
+        if (!seat && json_is_string (json_object_get (step, "name")) && !strcmp (json_string_value (json_object_get (step, "name")), "chair_seat"))
+            seat = step;
+    assert_non_null (seat);
     json_t *loc = json_object_get (json_object_get (seat, "params"), "location");
     assert_true (json_real_value (json_array_get (loc, 0)) == 3.0);
     assert_true (fabs (json_real_value (json_array_get (loc, 2)) - 0.675) < 1e-9);

@@ -1,0 +1,319 @@
+/* scene_compose — a whole prompt to one plan; see scene_compose.h. */
+#include "scene_compose.h"
+#include "plan_validator.h"
+#include "recipe_bounds.h"
+#include "recipe_params.h"
+#include "scene_instance.h"
+#include "scene_layout.h"
+#include "scene_parse.h"
+#include "scene_words.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Blender's default camera: 50 mm on a 36 mm sensor, 1920 × 1080, seen from where its default camera stands. */
+#define S_TAN_HALF_X 0.36
+#define S_TAN_HALF_Y (0.36 * 1080.0 / 1920.0)
+
+typedef struct {
+    bmq_scene_request_t req;
+    json_t        *steps[BMQ_SCENE_MAX_PARTS];      /* each part's steps, sized and coloured */
+    bmq_bounds_t  *bounds[BMQ_SCENE_MAX_PARTS];
+    bmq_placement_t *place[BMQ_SCENE_MAX_PARTS];
+    double         per_copy[BMQ_SCENE_MAX_PARTS];   /* steps one copy takes: its own, a root, a parent per object */
+    json_t        *notes;
+} s_compose_t;
+
+static void s_free (s_compose_t *c)
+{
+    for (size_t p = 0; p < BMQ_SCENE_MAX_PARTS; p++) {
+        json_decref (c->steps[p]);
+        bmq_bounds_destroy (&c->bounds[p]);
+        free (c->place[p]);
+    }
+    json_decref (c->notes);
+    bmq_scene_request_clear (&c->req);
+}
+
+/* ---- words for people ------------------------------------------------------------------ */
+
+static void s_mods_of (const bmq_scene_part_t *part, bmq_recipe_mods_t *m)
+{
+    memset (m, 0, sizeof *m);
+    m->scale = part->scale;
+    snprintf (m->scale_word, sizeof m->scale_word, "%s", part->scale_word);
+    m->has_color = part->has_color;
+    memcpy (m->color, part->color, sizeof m->color);
+    snprintf (m->color_word, sizeof m->color_word, "%s", part->color_word);
+    m->has_offset = part->has_position;
+    memcpy (m->offset, part->position, sizeof m->offset);
+}
+
+static json_t *s_part_json (const bmq_scene_request_t *req, size_t p)
+{
+    const bmq_scene_part_t *part = &req->part[p];
+    json_t *j = json_pack ("{s:s, s:f}", "recipe", part->name, "count", part->count);
+    if (part->has_color) json_object_set_new (j, "colour", json_string (part->color_word));
+    if (part->scale != 1.0) {
+        json_object_set_new (j, "size", json_real (part->scale));
+        json_object_set_new (j, "size_word", json_string (part->scale_word));
+    }
+    if (part->count == floor (part->count)) json_object_set_new (j, "count", json_integer ((json_int_t) part->count));
+    if (part->arrange != BMQ_ARRANGE_NONE)
+        json_object_set_new (j, "arrangement", json_string (part->arrange == BMQ_ARRANGE_ROW ? "row" : "circle"));
+    if (part->has_position)
+        json_object_set_new (j, "position", json_pack ("[f, f, f]", part->position[0], part->position[1], part->position[2]));
+    if (part->relation != BMQ_REL_NONE) {
+        json_t *rel = json_pack ("{s:s, s:s, s:i}", "type", bmq_scene_rel_name (part->relation), "to",
+                                 req->part[part->ref[0]].name, "to_part", part->ref[0]);
+        if (part->ref[1] >= 0) {
+            json_object_set_new (rel, "and", json_string (req->part[part->ref[1]].name));
+            json_object_set_new (rel, "and_part", json_integer (part->ref[1]));
+        }
+        json_object_set_new (j, "relation", rel);
+    }
+    return j;
+}
+
+void bmq_scene_parts_text (const json_t *parts, char *out, size_t outlen)
+{
+    size_t o = 0, i;
+    json_t *p;
+    out[0] = 0;
+    json_array_foreach (parts, i, p) {
+        json_t *rel = json_object_get (p, "relation");
+        const char *colour = json_string_value (json_object_get (p, "colour"));
+        const char *size = json_string_value (json_object_get (p, "size_word"));
+        const char *arr = json_string_value (json_object_get (p, "arrangement"));
+        const char *type = json_string_value (json_object_get (rel, "type"));
+        char reltext[160] = "";
+        if (type) {
+            const char *and = json_string_value (json_object_get (rel, "and"));
+            snprintf (reltext, sizeof reltext, " %s %s%s%s", !strcmp (type, "next_to") ? "next to" : !strcmp (type, "in_front_of")
+                      ? "in front of" : !strcmp (type, "left_of") ? "left of" : !strcmp (type, "right_of") ? "right of" : type,
+                      json_string_value (json_object_get (rel, "to")), and ? " and " : "", and ? and : "");
+        }
+        int n = snprintf (out + o, outlen - o, "%s%s%s%s%s%s ×%.0f%s%s%s", i ? ", " : "", size ? size : "", size ? " " : "",
+                          colour ? colour : "", colour ? " " : "", json_string_value (json_object_get (p, "recipe")),
+                          json_number_value (json_object_get (p, "count")), arr ? " in a " : "", arr ? arr : "", reltext);
+        if (n < 0 || (size_t) n >= outlen - o) break;
+        o += (size_t) n;
+    }
+}
+
+/* ---- camera and light -------------------------------------------------------------- */
+
+/* A camera looking from Blender's default camera direction, far enough that all 8 corners of the box are in frame. */
+static void s_camera (json_t *plan, json_t *used, int max_len, const bmq_box_t *b)
+{
+    double c[3], d[3] = { 7.36, -6.93, 4.96 }, len = sqrt (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    for (int a = 0; a < 3; a++) { c[a] = (b->min[a] + b->max[a]) / 2; d[a] /= len; }
+    double f[3] = { -d[0], -d[1], -d[2] };
+    double h = hypot (f[0], f[1]);
+    double r[3] = { f[1] / h, -f[0] / h, 0 };                      /* f × up, normalised */
+    double u[3] = { r[1] * f[2] - r[2] * f[1], r[2] * f[0] - r[0] * f[2], r[0] * f[1] - r[1] * f[0] };
+    double dist = 0.5;
+    for (int k = 0; k < 8; k++) {
+        double p[3];
+        for (int a = 0; a < 3; a++) p[a] = ((k >> a) & 1 ? b->max[a] : b->min[a]) - c[a];
+        double pf = p[0] * f[0] + p[1] * f[1] + p[2] * f[2];
+        double pr = fabs (p[0] * r[0] + p[1] * r[1] + p[2] * r[2]), pu = fabs (p[0] * u[0] + p[1] * u[1] + p[2] * u[2]);
+        dist = fmax (dist, fmax (pr / S_TAN_HALF_X, pu / S_TAN_HALF_Y) - pf);
+    }
+    dist *= 1.1;
+    char name[80];
+    bmq_instance_name (used, "camera", max_len, name, sizeof name);
+    json_array_append_new (plan, json_pack ("{s:s, s:s, s:{s:[f, f, f], s:[f, f, f]}}", "operation", "bpy.ops.object.camera_add",
+                                            "name", name, "params", "location", round ((c[0] + d[0] * dist) * 1e4) / 1e4,
+                                            round ((c[1] + d[1] * dist) * 1e4) / 1e4, round ((c[2] + d[2] * dist) * 1e4) / 1e4,
+                                            "rotation", round (atan2 (h, -f[2]) * 1e4) / 1e4, 0.0,
+                                            round (atan2 (-f[0], f[1]) * 1e4) / 1e4));
+    bmq_instance_name (used, "sun", max_len, name, sizeof name);
+    json_array_append_new (plan, json_pack ("{s:s, s:s, s:{s:s, s:f, s:[f, f, f], s:[f, f, f]}}", "operation",
+                                            "bpy.ops.object.light_add", "name", name, "params", "type", "SUN", "radius", 0.5,
+                                            "location", round (c[0] * 1e4) / 1e4, round (c[1] * 1e4) / 1e4,
+                                            round ((b->max[2] + 3) * 1e4) / 1e4, "rotation", 0.6, 0.15, 0.8));
+}
+
+/* ---- the parts --------------------------------------------------------------------- */
+
+/* Each part's steps with its size and colour (kept as the recipe is when they would break a bound, with a note). */
+static int s_prepare (s_compose_t *c, const bmq_palette_t *palette, const json_t *described)
+{
+    for (size_t p = 0; p < c->req.count; p++) {
+        const bmq_scene_part_t *part = &c->req.part[p];
+        json_t *steps = json_object_get (part->recipe, "steps");
+        bmq_recipe_mods_t m;
+        s_mods_of (part, &m);
+        m.has_offset = false;                           /* the layout places it */
+        if (m.scale != 1.0 || m.has_color) {
+            json_t *changed = bmq_recipe_mods_apply (steps, json_object_get (part->recipe, "color_parts"), described, &m);
+            json_t *verdict = bmq_plan_validate (palette, changed);
+            if (json_is_true (json_object_get (verdict, "accepted"))) c->steps[p] = changed;
+            else {
+                char what[160], text[300];
+                bmq_recipe_mods_describe (&m, what, sizeof what);
+                snprintf (text, sizeof text, "the %s as it is: %s would take it past the palette's bounds", part->name, what);
+                json_array_append_new (c->notes, json_string (text));
+                json_decref (changed);
+            }
+            json_decref (verdict);
+        }
+        if (!c->steps[p]) c->steps[p] = json_incref (steps);
+        c->bounds[p] = bmq_bounds_new (c->steps[p], described);
+        if (!c->bounds[p]) return -1;
+        size_t i, made = 0;
+        json_t *step;
+        json_t *ops = json_object_get (described, "operations");
+        json_array_foreach (c->steps[p], i, step) {
+            const char *op = json_string_value (json_object_get (step, "operation"));
+            made += json_is_true (json_object_get (json_object_get (ops, op ? op : ""), "creates"));
+        }
+        c->per_copy[p] = (double) json_array_size (c->steps[p]) + 1 + (double) made;
+    }
+    return 0;
+}
+
+/* Do the copies fit in one plan? 0, or -1 with the message. */
+static int s_limits (s_compose_t *c, const bmq_palette_t *palette, const char *prompt, char *message, size_t msglen)
+{
+    double total = 0, copies = 0, biggest = 0;
+    size_t big = 0;
+    for (size_t p = 0; p < c->req.count; p++) {
+        total += c->req.part[p].count * c->per_copy[p];
+        copies += c->req.part[p].count;
+        if (c->req.part[p].count * c->per_copy[p] > biggest) { biggest = c->req.part[p].count * c->per_copy[p]; big = p; }
+    }
+    double extra = copies >= 2 ? 2 : 0, max = bmq_palette_max_steps (palette);
+    if (total + extra <= max) return 0;
+    const bmq_scene_part_t *part = &c->req.part[big];
+    double others = total - biggest + 2;                /* the rest of the scene, a camera and a sun */
+    double fit = floor ((max - others) / c->per_copy[big]);
+    snprintf (message, msglen, "\"%.120s\" asks for too much for one plan: %s ×%.0f takes %.0f steps (%.0f each) and the whole "
+              "scene %.0f, over the palette's limit of %.0f steps per plan; at most %.0f of them fit%s. Ask for fewer, or "
+              "build it in several prompts.", prompt, part->name, part->count, biggest, c->per_copy[big], total + extra, max,
+              fit > 0 ? fit : 0, c->req.count > 1 ? " with the rest of the scene" : "");
+    bmq_utf8_fix (message);
+    return -1;
+}
+
+static int s_build (s_compose_t *c, const bmq_palette_t *palette, const json_t *described, json_t *plan, size_t *copies)
+{
+    bmq_layout_part_t parts[BMQ_SCENE_MAX_PARTS];
+    *copies = 0;
+    for (size_t p = 0; p < c->req.count; p++) {
+        const bmq_scene_part_t *part = &c->req.part[p];
+        double front = -M_PI / 2;
+        bmq_recipe_front (part->recipe, &front);
+        parts[p] = (bmq_layout_part_t) { c->bounds[p], (size_t) part->count, part->relation, { part->ref[0], part->ref[1] },
+                                         part->arrange, part->has_position,
+                                         { part->position[0], part->position[1], part->position[2] }, front,
+                                         json_is_true (json_object_get (part->recipe, "seat")), part->name };
+        c->place[p] = calloc ((size_t) part->count, sizeof *c->place[p]);
+        if (!c->place[p]) return -1;
+        *copies += (size_t) part->count;
+    }
+    bmq_box_t scene;
+    if (bmq_layout (parts, c->req.count, c->place, &scene, c->notes)) return -1;
+    json_t *used = json_object ();
+    int max_len = bmq_palette_max_name_len (palette);
+    char (*roots)[80] = calloc (*copies + 1, sizeof *roots);
+    int rc = used && roots ? 0 : -1;
+    for (size_t p = 0, r = 0; rc == 0 && p < c->req.count; p++)        /* roots first: chair, chair.001, ... */
+        for (size_t k = 0; k < parts[p].count; k++, r++)
+            if (!bmq_instance_name (used, c->req.part[p].name, max_len, roots[r], sizeof roots[r])) rc = -1;
+    for (size_t p = 0, r = 0; rc == 0 && p < c->req.count; p++) {
+        bmq_box_t b;
+        bmq_bounds_total (c->bounds[p], &b);
+        double cx = (b.min[0] + b.max[0]) / 2, cy = (b.min[1] + b.max[1]) / 2;
+        double radius = fmax (b.max[0] - b.min[0], b.max[1] - b.min[1]) / 2;
+        for (size_t k = 0; rc == 0 && k < parts[p].count; k++, r++) {
+            const bmq_placement_t *at = &c->place[p][k];
+            double cs = cos (at->theta), sn = sin (at->theta);
+            double root_at[3] = { at->pos[0] + cs * cx - sn * cy, at->pos[1] + sn * cx + cs * cy, at->pos[2] + b.min[2] };
+            if (bmq_instance_append (plan, used, max_len, c->steps[p], described, roots[r], root_at, radius > 0 ? radius : 0.1,
+                                     at->pos, at->theta) < 0)
+                rc = -1;
+        }
+    }
+    if (rc == 0 && *copies >= 2) s_camera (plan, used, max_len, &scene);
+    json_decref (used);
+    free (roots);
+    return rc;
+}
+
+int bmq_scene_compose (const bmq_recipe_book_t *book, const bmq_palette_t *palette, const json_t *described,
+                       const char *prompt, json_t **body, char **note, char *code, size_t codelen, char *message,
+                       size_t msglen)
+{
+    s_compose_t *c = calloc (1, sizeof *c);
+    *body = NULL;
+    *note = NULL;
+    if (!c || !(c->notes = json_array ()) || bmq_scene_parse (book, prompt, &c->req)) {
+        if (c) s_free (c);
+        free (c);
+        snprintf (code, codelen, "internal");
+        snprintf (message, msglen, "out of memory");
+        return -1;
+    }
+    if (c->req.count == 0) { s_free (c); free (c); return 1; }
+    int rc = s_prepare (c, palette, described);
+    if (rc == 0 && s_limits (c, palette, prompt, message, msglen)) { snprintf (code, codelen, "too_big"); rc = -2; }
+    json_t *plan = json_array ();
+    size_t copies = 0;
+    if (rc == 0 && (!plan || s_build (c, palette, described, plan, &copies))) rc = -1;
+    if (rc == 0) {
+        json_t *verdict = bmq_plan_validate (palette, plan);
+        if (!json_is_true (json_object_get (verdict, "accepted"))) {
+            json_t *first = json_array_get (json_object_get (verdict, "errors"), 0);
+            const char *field = json_string_value (json_object_get (first, "field"));
+            snprintf (code, codelen, field && !strcmp (field, "vertices") ? "too_big" : "invalid");
+            snprintf (message, msglen, "the offline plan for \"%.120s\" does not pass the palette: step %lld, %s: %s", prompt,
+                      (long long) json_integer_value (json_object_get (first, "step")), field ? field : "?",
+                      json_string_value (json_object_get (first, "reason")) ? json_string_value (json_object_get (first, "reason")) : "?");
+            bmq_utf8_fix (message);
+            rc = -2;
+        }
+        json_decref (verdict);
+    }
+    if (rc == -1) { snprintf (code, codelen, "internal"); snprintf (message, msglen, "out of memory"); }
+    if (rc) { json_decref (plan); s_free (c); free (c); return -1; }
+
+    json_t *parts = json_array ();
+    double score = 1;
+    for (size_t p = 0; p < c->req.count; p++) {
+        json_array_append_new (parts, s_part_json (&c->req, p));
+        score = fmin (score, c->req.part[p].score);
+    }
+    char understood[1024], recipe[256] = "";
+    bmq_scene_parts_text (parts, understood, sizeof understood);
+    const bmq_scene_part_t *one = &c->req.part[0];
+    bool single = c->req.count == 1 && copies == 1;
+    for (size_t p = 0, o = 0; p < c->req.count && o < sizeof recipe; p++)
+        o += (size_t) snprintf (recipe + o, sizeof recipe - o, "%s%s", p ? " + " : "", c->req.part[p].name);
+    *body = json_pack ("{s:o, s:s, s:s, s:o, s:f, s:o, s:O}", "plan", plan, "source", "offline", "recipe", recipe,
+                       "description", single ? json_incref (json_object_get (one->recipe, "description")) : json_string (understood),
+                       "score", score, "parts", parts, "not_understood", c->req.not_understood);
+    if (json_array_size (c->notes)) json_object_set (*body, "notes", c->notes);
+    char text[1400] = "";
+    bmq_recipe_mods_t m;
+    s_mods_of (one, &m);
+    if (single && bmq_recipe_mods_any (&m)) {
+        char what[160];
+        bmq_recipe_mods_describe (&m, what, sizeof what);
+        json_object_set_new (*body, "modifiers", bmq_recipe_mods_json (&m));
+        snprintf (text, sizeof text, "offline recipe '%s': %s", one->name, what);
+    }
+    size_t i;
+    json_t *n;
+    json_array_foreach (c->notes, i, n) {
+        size_t o = strlen (text);
+        snprintf (text + o, sizeof text - o, "%s%s", o ? "; " : "", json_string_value (n));
+    }
+    if (*text) *note = strdup (text);
+    s_free (c);
+    free (c);
+    return 0;
+}

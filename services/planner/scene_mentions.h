@@ -1,0 +1,40 @@
+/* scene_mentions — the two ends of reading a scene prompt: which recipe each
+ * run of words names (before any grammar), and, once the grammar has used
+ * what it could, the phrases left over ("not understood").
+ *
+ * An object's name is the longest run of 1 to 4 words at a place that
+ * recipe_book's typo rule matches; the best score wins, then the longer
+ * keyword, then the longer run ("table lamp" is a lamp, not a table and a
+ * lamp). A run that holds a vocabulary word (scene_words) must match
+ * exactly. A single word is also tried as written and without "-es"
+ * ("flores", "árboles"). The head word written differently from its
+ * singular marks a plural.
+ *
+ * Left-over phrases are the runs of unused words between used ones (and
+ * breaks), without the articles and prepositions they end with; a run of
+ * such small words alone is no phrase. Each is the prompt's folded text,
+ * at most 120 bytes. */
+#ifndef BMQ_SCENE_MENTIONS_H
+#define BMQ_SCENE_MENTIONS_H
+
+#include "recipe_book.h"
+#include "scene_words.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct {
+    const json_t *recipe;           /* borrowed from the book; NULL: no object named from here */
+    double score;
+    size_t len;                     /* tokens of its name */
+    bool   plural;
+} bmq_mention_t;
+
+/* mention[i] for every token i (k->n entries). */
+void bmq_scene_find_mentions (const bmq_recipe_book_t *book, const bmq_tokens_t *k, bmq_mention_t *mention);
+/* Append to out (at most max strings in all) the phrases of tokens neither
+ * used nor breaks; weak marks articles and prepositions. */
+void bmq_scene_report (const bmq_tokens_t *k, const bool *used, const bool *weak, json_t *out, size_t max);
+
+#endif

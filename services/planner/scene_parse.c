@@ -1,0 +1,489 @@
+/* scene_parse — prompt → parts, relations, what was not understood; see scene_parse.h. */
+#include "scene_parse.h"
+#include "scene_mentions.h"
+#include "recipe_params.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_PEND_TOKENS  24
+#define S_MAX_PHRASES  16
+#define S_MAX_OFFSET   1000.0
+
+typedef struct {
+    size_t toks[S_PEND_TOKENS], n;
+    double count;
+    bool   count_given, definite, has_color;
+    double rgb[3];
+    char   color_word[24];
+    double scale;
+    char   scale_word[24];
+    bmq_arrange_t arrange;
+} s_pending_t;
+
+typedef struct {
+    bool      active;
+    bmq_rel_t kind;
+    int       subject, obj[2], nobj;
+    int       stage;                /* 0 wants an object, 1 wants "and" (between), 2 a second object, 3 a subject */
+    size_t    toks[8], n;
+    int       group[BMQ_SCENE_MAX_PARTS];   /* "X and Y on Z": the subject's partners, who get it too */
+    size_t    ngroup;
+} s_relation_t;
+
+typedef struct {
+    bmq_tokens_t         k;
+    bmq_scene_request_t *req;
+    bmq_mention_t        mention[BMQ_TOKENS_MAX];                    /* the object named from each token */
+    bool                 used[BMQ_TOKENS_MAX], weak[BMQ_TOKENS_MAX];
+    bool                 inherited[BMQ_SCENE_MAX_PARTS];            /* its relation came from "with" */
+    size_t               pos_tok[BMQ_SCENE_MAX_PARTS][2];           /* first token of its position, count */
+    int                  order[BMQ_TOKENS_MAX];                      /* parts in the order named */
+    size_t               norder;
+    s_pending_t          pend;
+    s_relation_t         rel;
+    int                  last;                                       /* the phrase a relation would start from */
+    bool                 post;                                       /* right after that phrase's object word */
+    int                  with_anchor;
+    size_t               with_toks[4], with_n;
+    bool                 with_applied;
+    int                  group[BMQ_SCENE_MAX_PARTS];                 /* phrases joined by "and" since the last break */
+    size_t               ngroup;
+} s_parse_t;
+
+/* ---- pieces of a phrase --------------------------------------------------------------- */
+
+static void s_use (s_parse_t *p, size_t from, size_t n)
+{
+    for (size_t i = from; i < from + n && i < p->k.n; i++) p->used[i] = true;
+}
+
+static void s_pend_take (s_parse_t *p, size_t from, size_t n)
+{
+    for (size_t i = from; i < from + n && p->pend.n < S_PEND_TOKENS; i++) p->pend.toks[p->pend.n++] = i;
+}
+
+static void s_pend_reset (s_parse_t *p)
+{
+    memset (&p->pend, 0, sizeof p->pend);
+    p->pend.scale = 1.0;
+}
+
+static bool s_word (const s_parse_t *p, size_t i, const char *w)
+{
+    return i < p->k.n && p->k.t[i].kind == BMQ_TOK_WORD && !strcmp (p->k.t[i].text, w);
+}
+
+static bool s_number (const s_parse_t *p, size_t i)
+{
+    return i < p->k.n && p->k.t[i].kind == BMQ_TOK_NUMBER;
+}
+
+/* A number, or x/y/z then a number. */
+static bool s_coordinate (const s_parse_t *p, size_t j)
+{
+    const char *t = j < p->k.n ? p->k.t[j].text : "";
+    return s_number (p, j) || (p->k.t[j].kind == BMQ_TOK_WORD && t[1] == 0 && t[0] >= 'x' && t[0] <= 'z' && s_number (p, j + 1));
+}
+
+/* "at 3 0 0", "at (3, 0, -2)", "at x=3 y=2", "à 1 2 0", "en 1 2 3": tokens used, 0 if none. */
+static size_t s_position (const s_parse_t *p, size_t i, double v[3])
+{
+    static const char *lead[] = { "at", "a", "en", "em", "position", "located", "placed", "positioned" };
+    bool is_lead = false;
+    for (size_t w = 0; w < sizeof lead / sizeof *lead; w++) is_lead = is_lead || s_word (p, i, lead[w]);
+    if (!is_lead) return 0;
+    size_t j = i + 1 + (s_word (p, i + 1, "at") ? 1 : 0);
+    int got = 0, labelled = 0;
+    v[0] = v[1] = v[2] = 0;
+    while (got < 3 && j < p->k.n) {
+        int slot = got;
+        if (got > 0 && p->k.t[j].kind == BMQ_TOK_BREAK && p->k.t[j].text[0] == ',' && s_coordinate (p, j + 1)) j++;
+        const char *t = p->k.t[j].text;
+        if (p->k.t[j].kind == BMQ_TOK_WORD && t[1] == 0 && t[0] >= 'x' && t[0] <= 'z' && s_number (p, j + 1)) {
+            slot = t[0] - 'x';
+            labelled++;
+            j++;
+        }
+        if (!s_number (p, j)) break;
+        double x = p->k.t[j].value;
+        v[slot] = x < -S_MAX_OFFSET ? -S_MAX_OFFSET : x > S_MAX_OFFSET ? S_MAX_OFFSET : x;
+        got++;
+        j++;
+    }
+    return got >= 2 || labelled >= 1 ? j - i : 0;
+}
+
+/* A size for the phrase just named (true), else for the one that follows (false; false too when both have one). */
+static bool s_set_scale (s_parse_t *p, double f, const char *word, bool *taken)
+{
+    f = f < 0.05 ? 0.05 : f > 20 ? 20 : f;
+    *taken = true;
+    if (p->post && p->last >= 0 && p->req->part[p->last].scale == 1.0) {
+        p->req->part[p->last].scale = f;
+        snprintf (p->req->part[p->last].scale_word, sizeof p->req->part[p->last].scale_word, "%s", word);
+        return true;
+    }
+    if (p->pend.scale == 1.0) {
+        p->pend.scale = f;
+        snprintf (p->pend.scale_word, sizeof p->pend.scale_word, "%s", word);
+    }
+    else *taken = false;
+    return false;
+}
+
+/* Tokens [i, i + n) said a size: used now, kept for the next phrase, or left unused. */
+static void s_scale_words (s_parse_t *p, double f, const char *word, size_t i, size_t n)
+{
+    bool taken;
+    if (s_set_scale (p, f, word, &taken)) s_use (p, i, n);
+    else if (taken) s_pend_take (p, i, n);
+}
+
+/* ---- relations ---------------------------------------------------------------------- */
+
+/* The object named before `subject` (for "it", "dessus"): the one "with" hung it on, else the previous one. */
+static int s_antecedent (const s_parse_t *p, int subject)
+{
+    if (subject >= 0 && p->inherited[subject]) return p->req->part[subject].ref[0];
+    size_t at = p->norder;
+    while (at > 0 && p->order[at - 1] != subject) at--;
+    for (size_t j = at ? at - 1 : p->norder; j > 0; j--)
+        if (p->order[j - 1] != subject) return p->order[j - 1];
+    return -1;
+}
+
+static bool s_reaches (const s_parse_t *p, int from, int to, int depth)
+{
+    if (from < 0 || depth > BMQ_SCENE_MAX_PARTS) return false;
+    if (from == to) return true;
+    const bmq_scene_part_t *part = &p->req->part[from];
+    return part->relation != BMQ_REL_NONE && (s_reaches (p, part->ref[0], to, depth + 1) || s_reaches (p, part->ref[1], to, depth + 1));
+}
+
+/* Give `subject` a relation; false (and nothing changed) when it cannot take it. */
+static bool s_relate (s_parse_t *p, int subject, bmq_rel_t kind, int a, int b, bool inherited)
+{
+    if (subject < 0 || a < 0) return false;
+    bmq_scene_part_t *part = &p->req->part[subject];
+    if (part->relation != BMQ_REL_NONE && !p->inherited[subject]) return false;
+    if (s_reaches (p, a, subject, 0) || s_reaches (p, b, subject, 0)) return false;     /* no cycles, not on itself */
+    part->relation = kind == BMQ_REL_WITH ? BMQ_REL_NEXT_TO : kind;
+    part->ref[0] = a;
+    part->ref[1] = b;
+    p->inherited[subject] = inherited;
+    if (part->has_position) {               /* a relation places it: its position words go unused */
+        part->has_position = false;
+        for (size_t t = 0; t < p->pos_tok[subject][1]; t++) p->used[p->pos_tok[subject][0] + t] = false;
+    }
+    return true;
+}
+
+static void s_rel_finish (s_parse_t *p, bool ok)
+{
+    s_relation_t *r = &p->rel;
+    int b = r->nobj > 1 ? r->obj[1] : -1;
+    if (r->active && ok && s_relate (p, r->subject, r->kind, r->obj[0], b, false)) {
+        for (size_t t = 0; t < r->n; t++) p->used[r->toks[t]] = true;
+        for (size_t g = 0; g < r->ngroup; g++)          /* "two bottles and a cake on a table": the bottles too */
+            if (r->group[g] != r->subject && r->group[g] != r->obj[0] && r->group[g] != b
+                && p->req->part[r->group[g]].relation == BMQ_REL_NONE)
+                s_relate (p, r->group[g], r->kind, r->obj[0], b, false);
+    }
+    memset (r, 0, sizeof *r);
+}
+
+/* Something that is not the relation's next word came: finish it if it is complete, else it fails. */
+static void s_rel_settle (s_parse_t *p, bool at_break)
+{
+    s_relation_t *r = &p->rel;
+    if (!r->active) return;
+    bool pair = r->kind == BMQ_REL_BETWEEN && r->stage == 1 && p->req->part[r->obj[0]].count >= 2;
+    if (pair && r->subject >= 0) { s_rel_finish (p, true); return; }
+    if (pair) { r->stage = 3; return; }
+    if (r->stage == 3 && at_break) return;          /* "on the table, a lamp": the subject may follow */
+    s_rel_finish (p, false);
+}
+
+static void s_with_end (s_parse_t *p)
+{
+    if (p->with_applied) for (size_t t = 0; t < p->with_n; t++) p->used[p->with_toks[t]] = true;
+    p->with_anchor = -1;
+    p->with_n = 0;
+    p->with_applied = false;
+}
+
+static void s_relation_word (s_parse_t *p, bmq_rel_t kind, size_t i, size_t n)
+{
+    s_rel_settle (p, false);
+    s_with_end (p);
+    p->post = false;
+    int group[BMQ_SCENE_MAX_PARTS];
+    size_t ngroup = p->ngroup;
+    memcpy (group, p->group, sizeof group);
+    p->ngroup = 0;
+    if (kind == BMQ_REL_WITH) {
+        p->with_anchor = p->last;
+        for (size_t t = 0; t < n && p->with_n < 4; t++) p->with_toks[p->with_n++] = i + t;
+        return;
+    }
+    if (kind == BMQ_REL_ON_IT) {
+        if (s_relate (p, p->last, BMQ_REL_ON, s_antecedent (p, p->last), -1, false)) s_use (p, i, n);
+        return;
+    }
+    s_relation_t *r = &p->rel;
+    memset (r, 0, sizeof *r);
+    r->active = true;
+    r->kind = kind;
+    r->subject = p->last;
+    r->obj[0] = r->obj[1] = -1;
+    for (size_t t = 0; t < n && r->n < 8; t++) r->toks[r->n++] = i + t;
+    memcpy (r->group, group, sizeof group);
+    r->ngroup = ngroup;
+}
+
+/* A phrase `idx` was just named: it may be the object (or subject) a relation waits for. True when it was an object. */
+static bool s_rel_feed (s_parse_t *p, int idx, bool fresh)
+{
+    s_relation_t *r = &p->rel;
+    if (r->active && r->stage == 1) s_rel_settle (p, false);
+    bool object = r->active && (r->stage == 0 || r->stage == 2);
+    if (r->active && r->stage == 0) {
+        r->obj[0] = idx;
+        r->nobj = 1;
+        r->stage = r->kind == BMQ_REL_BETWEEN ? 1 : r->subject >= 0 ? -1 : 3;
+        if (r->stage == -1) s_rel_finish (p, true);
+    }
+    else if (r->active && r->stage == 2) {
+        r->obj[1] = idx;
+        r->nobj = 2;
+        if (r->subject >= 0) s_rel_finish (p, true);
+        else r->stage = 3;
+    }
+    else if (r->active && r->stage == 3 && fresh && idx != r->obj[0] && idx != r->obj[1]) {
+        r->subject = idx;
+        s_rel_finish (p, true);
+    }
+    else if (p->with_anchor >= 0 && idx != p->with_anchor && p->req->part[idx].relation == BMQ_REL_NONE
+             && s_relate (p, idx, BMQ_REL_WITH, p->with_anchor, -1, true))
+        p->with_applied = true;
+    return object;
+}
+
+/* ---- the walk ----------------------------------------------------------------------- */
+
+static void s_mention (s_parse_t *p, size_t i)
+{
+    bmq_scene_request_t *req = p->req;
+    const json_t *recipe = p->mention[i].recipe;
+    const char *name = json_string_value (json_object_get (recipe, "name"));
+    s_pending_t *pd = &p->pend;
+    int idx = -1;
+    bool fresh = false;
+    if (pd->definite && !pd->count_given && !pd->has_color && pd->scale == 1.0)
+        for (int j = (int) req->count - 1; j >= 0 && idx < 0; j--)
+            if (req->part[j].recipe == recipe) idx = j;            /* "the table": the one named before */
+    if (idx < 0) {
+        if (req->count >= BMQ_SCENE_MAX_PARTS) { s_pend_reset (p); p->post = false; return; }    /* reported, unused */
+        idx = (int) req->count++;
+        fresh = true;
+        bmq_scene_part_t *part = &req->part[idx];
+        memset (part, 0, sizeof *part);
+        part->recipe = recipe;
+        part->score = p->mention[i].score;
+        snprintf (part->name, sizeof part->name, "%s", name ? name : "?");
+        part->count = pd->count_given ? pd->count : p->mention[i].plural ? 3 : 1;
+        part->count_given = pd->count_given;
+        part->has_color = pd->has_color;
+        memcpy (part->color, pd->rgb, sizeof part->color);
+        memcpy (part->color_word, pd->color_word, sizeof part->color_word);
+        part->scale = pd->scale;
+        memcpy (part->scale_word, pd->scale_word, sizeof part->scale_word);
+        part->ref[0] = part->ref[1] = -1;
+        part->arrange = pd->arrange;
+    }
+    for (size_t t = 0; t < pd->n; t++) p->used[pd->toks[t]] = true;
+    s_use (p, i, p->mention[i].len);
+    s_pend_reset (p);
+    if (p->norder < BMQ_TOKENS_MAX) p->order[p->norder++] = idx;
+    if (!s_rel_feed (p, idx, fresh) && fresh && p->ngroup < BMQ_SCENE_MAX_PARTS) p->group[p->ngroup++] = idx;
+    p->last = idx;
+    p->post = true;
+}
+
+static void s_end_clause (s_parse_t *p, bool at_break)
+{
+    s_rel_settle (p, at_break);
+    if (at_break) { s_with_end (p); p->ngroup = 0; }
+    s_pend_reset (p);
+    p->last = -1;
+    p->post = false;
+}
+
+/* A colour or size word: the phrase just named takes it, else the one that follows. */
+static bool s_modifier (s_parse_t *p, size_t i)
+{
+    const char *w = p->k.t[i].text, *canonical = NULL;
+    double rgb[3], f;
+    bmq_scene_part_t *last = p->post && p->last >= 0 ? &p->req->part[p->last] : NULL;
+    if (bmq_recipe_color_word (w, rgb, &canonical)) {
+        if (last && !last->has_color) {
+            last->has_color = true;
+            memcpy (last->color, rgb, sizeof rgb);
+            snprintf (last->color_word, sizeof last->color_word, "%s", canonical);
+            p->used[i] = true;
+        }
+        else if (!p->pend.has_color) {
+            p->pend.has_color = true;
+            memcpy (p->pend.rgb, rgb, sizeof rgb);
+            snprintf (p->pend.color_word, sizeof p->pend.color_word, "%s", canonical);
+            s_pend_take (p, i, 1);
+        }
+        return true;
+    }
+    if (bmq_recipe_size_word (w, &f)) {
+        if (!last || last->scale == 1.0) s_scale_words (p, f, w, i, 1);
+        else if (p->pend.scale == 1.0) {
+            bool post = p->post;
+            p->post = false;                /* "a big chair small": the second size is for what follows */
+            s_scale_words (p, f, w, i, 1);
+            p->post = post;
+        }
+        return true;
+    }
+    return false;
+}
+
+/* One token (or phrase) at i that is not an object's name; returns how many tokens it took. */
+static size_t s_step (s_parse_t *p, size_t i)
+{
+    bmq_tokens_t *k = &p->k;
+    double v[3], value;
+    size_t n;
+    if ((n = s_position (p, i, v))) {
+        int to = p->last;                   /* the phrase of this clause, even after words in between */
+        if (to >= 0 && !p->req->part[to].has_position && p->req->part[to].relation == BMQ_REL_NONE) {
+            p->req->part[to].has_position = true;
+            memcpy (p->req->part[to].position, v, sizeof v);
+            p->pos_tok[to][0] = i;
+            p->pos_tok[to][1] = n;
+            s_use (p, i, n);
+        }
+        return n;
+    }
+    if (k->t[i].kind == BMQ_TOK_BREAK) { s_end_clause (p, true); return 1; }
+    bmq_word_kind_t kind;
+    n = bmq_vocab_match (k, i, &kind, &value);
+    if (k->t[i].kind == BMQ_TOK_NUMBER) {
+        bmq_word_kind_t next;
+        double unused;
+        if (bmq_vocab_match (k, i + 1, &next, &unused) == 1 && next == BMQ_W_TIMES && k->t[i].value > 0) {
+            s_scale_words (p, k->t[i].value, k->t[i].text, i, 2);
+            return 2;
+        }
+        bool hyphen = i + 1 < k->n && k->t[i + 1].kind == BMQ_TOK_WORD && k->t[i + 1].start == k->t[i].end + 1
+                      && k->folded[k->t[i].end] == '-';
+        if (hyphen) { p->post = false; return 1; }     /* "3-legged": part of a word, not a count */
+        if (!p->pend.count_given && k->t[i].value >= 1) {
+            p->pend.count = fmin (floor (k->t[i].value), BMQ_COUNT_MAX);
+            p->pend.count_given = true;
+            s_pend_take (p, i, 1);
+        }
+        p->post = false;
+        return 1;
+    }
+    size_t nw = bmq_number_words (k, i, &value);
+    if (nw && nw >= n) {
+        if (!p->pend.count_given && value >= 1) { p->pend.count = value; p->pend.count_given = true; s_pend_take (p, i, nw); }
+        p->post = false;
+        return nw;
+    }
+    switch (n ? kind : BMQ_W_NONE) {
+    case BMQ_W_FILLER: s_use (p, i, n); return n;
+    case BMQ_W_INDEF:
+    case BMQ_W_DEF:
+        s_pend_take (p, i, n);
+        for (size_t t = 0; t < n; t++) p->weak[i + t] = true;
+        if (kind == BMQ_W_DEF) p->pend.definite = true;
+        p->post = false;
+        return n;
+    case BMQ_W_WEAK: p->weak[i] = true; p->post = false; return n;
+    case BMQ_W_CONNECT:
+        s_use (p, i, n);
+        if (p->rel.active && p->rel.kind == BMQ_REL_BETWEEN && p->rel.stage == 1) { p->rel.stage = 2; return n; }
+        s_end_clause (p, false);
+        return n;
+    case BMQ_W_REL: s_relation_word (p, (bmq_rel_t) value, i, n); return n;
+    case BMQ_W_ARRANGE:
+        if (p->post && p->last >= 0 && p->req->part[p->last].arrange == BMQ_ARRANGE_NONE) {
+            p->req->part[p->last].arrange = (bmq_arrange_t) value;
+            s_use (p, i, n);
+        }
+        else { p->pend.arrange = (bmq_arrange_t) value; s_pend_take (p, i, n); }
+        return n;
+    case BMQ_W_QUANT:
+        if (!p->pend.count_given) { p->pend.count = value; p->pend.count_given = true; s_pend_take (p, i, n); }
+        p->post = false;
+        return n;
+    case BMQ_W_FACTOR: s_scale_words (p, value, k->t[i].text, i, n); return n;
+    case BMQ_W_SCALE:
+    case BMQ_W_TIMES: {
+        size_t j = i + n;
+        while (kind == BMQ_W_SCALE && (s_word (p, j, "of") || s_word (p, j, "by") || s_word (p, j, "to") || s_word (p, j, "de"))) j++;
+        if (!s_number (p, j) || k->t[j].value <= 0) return n;
+        s_scale_words (p, k->t[j].value, k->t[j].text, i, j + 1 - i);
+        return j + 1 - i;
+    }
+    case BMQ_W_PRONOUN:
+        if (p->rel.active && p->rel.stage == 0 && p->rel.subject >= 0) {
+            int to = s_antecedent (p, p->rel.subject);
+            if (to >= 0) { p->rel.toks[p->rel.n < 8 ? p->rel.n++ : 7] = i; s_rel_feed (p, to, false); }
+        }
+        return n;
+    default:
+        if (k->t[i].kind == BMQ_TOK_WORD && s_modifier (p, i)) return 1;
+        p->post = false;                            /* an unknown word */
+        return 1;
+    }
+}
+
+int bmq_scene_parse (const bmq_recipe_book_t *book, const char *prompt, bmq_scene_request_t *req)
+{
+    memset (req, 0, sizeof *req);
+    req->not_understood = json_array ();
+    s_parse_t *p = calloc (1, sizeof *p);
+    if (!p || !req->not_understood || bmq_tokens_read (prompt, &p->k)) {
+        free (p);
+        bmq_scene_request_clear (req);
+        return -1;
+    }
+    p->req = req;
+    p->last = p->with_anchor = -1;
+    s_pend_reset (p);
+    bmq_scene_find_mentions (book, &p->k, p->mention);
+    for (size_t i = 0; i < p->k.n; ) {
+        if (p->mention[i].recipe) { s_mention (p, i); i += p->mention[i].len; }
+        else i += s_step (p, i);
+    }
+    s_end_clause (p, true);
+    s_rel_finish (p, false);                        /* a relation still waiting for its subject */
+    bmq_scene_report (&p->k, p->used, p->weak, req->not_understood, S_MAX_PHRASES);
+    bmq_tokens_free (&p->k);
+    free (p);
+    return 0;
+}
+
+void bmq_scene_request_clear (bmq_scene_request_t *req)
+{
+    json_decref (req->not_understood);
+    memset (req, 0, sizeof *req);
+}
+
+const char *bmq_scene_rel_name (bmq_rel_t rel)
+{
+    static const char *name[] = { "none", "on", "next_to", "in_front_of", "behind", "left_of", "right_of", "between",
+                                  "around", "with", "on" };
+    return (size_t) rel < sizeof name / sizeof *name ? name[rel] : "none";
+}

@@ -1,0 +1,72 @@
+/* scene_parse — what a prompt asks for, as parts: which recipes, how many
+ * of each, their colour, size and position words, and how they stand
+ * relative to one another; plus every word or phrase it could not place.
+ *
+ * How a prompt is read (scene_words.h has the vocabulary):
+ *  1. Objects: at each word, the longest run of 1 to 4 words that names a
+ *     recipe (recipe_book's typo rule; a run holding a vocabulary word must
+ *     match exactly, so "beside" never reads as "bedside"). Plurals count:
+ *     "chairs", "sillas", "árboles".
+ *  2. A noun phrase: [article | count] [colour/size words] OBJECT [colour /
+ *     size words] [at X Y Z] [scale N | Nx | twice]. Counts are numerals,
+ *     number words ("twenty thousand", "quatre-vingts", "doscientos", "vinte
+ *     e dois") or "a pair of", "a few" (3), "several" (3), "many" (6); a
+ *     plural without a number is 3. Words after the object ("une chaise
+ *     rouge") belong to it; words before belong to the object that follows.
+ *  3. "the table" (a definite article) means a table named before, if any.
+ *  4. X REL Y: X on / next to / in front of / behind / left of / right of /
+ *     around Y, X between Y and Z (or between two Ys). X is the phrase just
+ *     before the relation ("a lamp on a table next to a bed": the table is
+ *     next to the bed); "REL Y, X" works too. "X with Y and Z" puts Y and Z
+ *     next to X, unless they say otherwise ("with a lamp on it"); "it",
+ *     "dessus", "encima" point at the object named before.
+ *  5. "in a row" / "in a circle" (and "a row of") arrange the copies of the
+ *     phrase they follow (or precede).
+ *  6. A relation that finds no object, a second relation for one object, a
+ *     cycle ("A on B, B on A"), a position on an object that is placed by a
+ *     relation, and any word that none of this used are not understood:
+ *     they are reported, as the phrases they form ("with towers"). */
+#ifndef BMQ_SCENE_PARSE_H
+#define BMQ_SCENE_PARSE_H
+
+#include "recipe_book.h"
+#include "scene_words.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#define BMQ_SCENE_MAX_PARTS 32
+
+typedef struct {
+    const json_t *recipe;           /* borrowed from the book */
+    double score;                   /* how well its name matched, in [0.75, 1] */
+    char   name[72];
+    double count;                   /* >= 1, saturated at BMQ_COUNT_MAX */
+    bool   count_given;             /* a number or a quantity word said so */
+    bool   has_color;
+    double color[3];
+    char   color_word[24];
+    double scale;                   /* 1 when nothing asked */
+    char   scale_word[24];
+    bool   has_position;
+    double position[3];
+    bmq_rel_t relation;             /* NONE, or ON .. AROUND (WITH is NEXT_TO by then) */
+    int    ref[2];                  /* the parts it relates to; -1 when none */
+    bmq_arrange_t arrange;
+} bmq_scene_part_t;
+
+typedef struct {
+    bmq_scene_part_t part[BMQ_SCENE_MAX_PARTS];
+    size_t count;
+    json_t *not_understood;         /* [phrase, ...] in prompt order (owned) */
+} bmq_scene_request_t;
+
+/* Read a prompt. 0 (request filled; free it with bmq_scene_request_clear) or
+ * -1 when out of memory. A request with no part means nothing was named. */
+int bmq_scene_parse (const bmq_recipe_book_t *book, const char *prompt, bmq_scene_request_t *req);
+void bmq_scene_request_clear (bmq_scene_request_t *req);
+
+/* "next_to", ... (JSON names). */
+const char *bmq_scene_rel_name (bmq_rel_t rel);
+
+#endif

@@ -1,0 +1,416 @@
+/* scene_words — tokens, vocabulary and number words; see scene_words.h. */
+#include "scene_words.h"
+#include "recipe_book.h"
+#include "recipe_params.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct { const char *phrase; bmq_word_kind_t kind; double value; } s_vocab_t;
+
+/* Folded, words split as the tokenizer splits them ("à côté de" → "a cote de"). */
+static const s_vocab_t s_vocab[] = {
+    /* relations (en, fr, es, pt) */
+    { "on top of", BMQ_W_REL, BMQ_REL_ON }, { "on", BMQ_W_REL, BMQ_REL_ON }, { "onto", BMQ_W_REL, BMQ_REL_ON },
+    { "on to", BMQ_W_REL, BMQ_REL_ON }, { "upon", BMQ_W_REL, BMQ_REL_ON }, { "atop", BMQ_W_REL, BMQ_REL_ON },
+    { "sur", BMQ_W_REL, BMQ_REL_ON }, { "au dessus de", BMQ_W_REL, BMQ_REL_ON }, { "au dessus du", BMQ_W_REL, BMQ_REL_ON },
+    { "au dessus des", BMQ_W_REL, BMQ_REL_ON }, { "sobre", BMQ_W_REL, BMQ_REL_ON }, { "encima de", BMQ_W_REL, BMQ_REL_ON },
+    { "encima del", BMQ_W_REL, BMQ_REL_ON }, { "arriba de", BMQ_W_REL, BMQ_REL_ON }, { "en", BMQ_W_REL, BMQ_REL_ON },
+    { "em cima de", BMQ_W_REL, BMQ_REL_ON }, { "em cima do", BMQ_W_REL, BMQ_REL_ON }, { "em cima da", BMQ_W_REL, BMQ_REL_ON },
+    { "em cima dos", BMQ_W_REL, BMQ_REL_ON }, { "em cima das", BMQ_W_REL, BMQ_REL_ON }, { "na", BMQ_W_REL, BMQ_REL_ON },
+    { "on it", BMQ_W_REL, BMQ_REL_ON_IT }, { "on top of it", BMQ_W_REL, BMQ_REL_ON_IT }, { "on top", BMQ_W_REL, BMQ_REL_ON_IT },
+    { "on them", BMQ_W_REL, BMQ_REL_ON_IT }, { "dessus", BMQ_W_REL, BMQ_REL_ON_IT }, { "par dessus", BMQ_W_REL, BMQ_REL_ON_IT },
+    { "encima", BMQ_W_REL, BMQ_REL_ON_IT }, { "em cima", BMQ_W_REL, BMQ_REL_ON_IT }, { "por cima", BMQ_W_REL, BMQ_REL_ON_IT },
+    { "next to", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "beside", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "besides", BMQ_W_REL, BMQ_REL_NEXT_TO },
+    { "by", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "near", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "near to", BMQ_W_REL, BMQ_REL_NEXT_TO },
+    { "close to", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "alongside", BMQ_W_REL, BMQ_REL_NEXT_TO },
+    { "by the side of", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "a cote de", BMQ_W_REL, BMQ_REL_NEXT_TO },
+    { "a cote du", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "a cote des", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "a cote d", BMQ_W_REL, BMQ_REL_NEXT_TO },
+    { "pres de", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "pres du", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "pres d", BMQ_W_REL, BMQ_REL_NEXT_TO },
+    { "aupres de", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "aupres du", BMQ_W_REL, BMQ_REL_NEXT_TO },
+    { "al lado de", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "al lado del", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "junto a", BMQ_W_REL, BMQ_REL_NEXT_TO },
+    { "junto al", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "cerca de", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "cerca del", BMQ_W_REL, BMQ_REL_NEXT_TO },
+    { "ao lado de", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "ao lado do", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "ao lado da", BMQ_W_REL, BMQ_REL_NEXT_TO },
+    { "ao lado dos", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "ao lado das", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "perto de", BMQ_W_REL, BMQ_REL_NEXT_TO },
+    { "perto do", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "perto da", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "junto ao", BMQ_W_REL, BMQ_REL_NEXT_TO },
+    { "junto do", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "junto da", BMQ_W_REL, BMQ_REL_NEXT_TO },
+    { "with", BMQ_W_REL, BMQ_REL_WITH }, { "along with", BMQ_W_REL, BMQ_REL_WITH }, { "together with", BMQ_W_REL, BMQ_REL_WITH },
+    { "avec", BMQ_W_REL, BMQ_REL_WITH }, { "con", BMQ_W_REL, BMQ_REL_WITH }, { "com", BMQ_W_REL, BMQ_REL_WITH },
+    { "in front of", BMQ_W_REL, BMQ_REL_IN_FRONT }, { "devant", BMQ_W_REL, BMQ_REL_IN_FRONT }, { "en face de", BMQ_W_REL, BMQ_REL_IN_FRONT },
+    { "en face du", BMQ_W_REL, BMQ_REL_IN_FRONT }, { "en face d", BMQ_W_REL, BMQ_REL_IN_FRONT }, { "delante de", BMQ_W_REL, BMQ_REL_IN_FRONT },
+    { "delante del", BMQ_W_REL, BMQ_REL_IN_FRONT }, { "enfrente de", BMQ_W_REL, BMQ_REL_IN_FRONT },
+    { "enfrente del", BMQ_W_REL, BMQ_REL_IN_FRONT }, { "frente a", BMQ_W_REL, BMQ_REL_IN_FRONT }, { "frente al", BMQ_W_REL, BMQ_REL_IN_FRONT },
+    { "em frente a", BMQ_W_REL, BMQ_REL_IN_FRONT }, { "em frente ao", BMQ_W_REL, BMQ_REL_IN_FRONT },
+    { "em frente de", BMQ_W_REL, BMQ_REL_IN_FRONT }, { "em frente do", BMQ_W_REL, BMQ_REL_IN_FRONT },
+    { "em frente da", BMQ_W_REL, BMQ_REL_IN_FRONT }, { "a frente de", BMQ_W_REL, BMQ_REL_IN_FRONT },
+    { "a frente do", BMQ_W_REL, BMQ_REL_IN_FRONT }, { "a frente da", BMQ_W_REL, BMQ_REL_IN_FRONT }, { "diante de", BMQ_W_REL, BMQ_REL_IN_FRONT },
+    { "diante do", BMQ_W_REL, BMQ_REL_IN_FRONT }, { "diante da", BMQ_W_REL, BMQ_REL_IN_FRONT },
+    { "behind", BMQ_W_REL, BMQ_REL_BEHIND }, { "in back of", BMQ_W_REL, BMQ_REL_BEHIND }, { "at the back of", BMQ_W_REL, BMQ_REL_BEHIND },
+    { "derriere", BMQ_W_REL, BMQ_REL_BEHIND }, { "detras de", BMQ_W_REL, BMQ_REL_BEHIND }, { "detras del", BMQ_W_REL, BMQ_REL_BEHIND },
+    { "tras", BMQ_W_REL, BMQ_REL_BEHIND }, { "atras de", BMQ_W_REL, BMQ_REL_BEHIND }, { "atras do", BMQ_W_REL, BMQ_REL_BEHIND },
+    { "atras da", BMQ_W_REL, BMQ_REL_BEHIND }, { "por tras de", BMQ_W_REL, BMQ_REL_BEHIND }, { "por tras do", BMQ_W_REL, BMQ_REL_BEHIND },
+    { "por tras da", BMQ_W_REL, BMQ_REL_BEHIND },
+    { "left of", BMQ_W_REL, BMQ_REL_LEFT_OF }, { "to the left of", BMQ_W_REL, BMQ_REL_LEFT_OF },
+    { "on the left of", BMQ_W_REL, BMQ_REL_LEFT_OF }, { "at the left of", BMQ_W_REL, BMQ_REL_LEFT_OF },
+    { "a gauche de", BMQ_W_REL, BMQ_REL_LEFT_OF }, { "a gauche du", BMQ_W_REL, BMQ_REL_LEFT_OF }, { "a gauche d", BMQ_W_REL, BMQ_REL_LEFT_OF },
+    { "a la izquierda de", BMQ_W_REL, BMQ_REL_LEFT_OF }, { "a la izquierda del", BMQ_W_REL, BMQ_REL_LEFT_OF },
+    { "a esquerda de", BMQ_W_REL, BMQ_REL_LEFT_OF }, { "a esquerda do", BMQ_W_REL, BMQ_REL_LEFT_OF },
+    { "a esquerda da", BMQ_W_REL, BMQ_REL_LEFT_OF },
+    { "right of", BMQ_W_REL, BMQ_REL_RIGHT_OF }, { "to the right of", BMQ_W_REL, BMQ_REL_RIGHT_OF },
+    { "on the right of", BMQ_W_REL, BMQ_REL_RIGHT_OF }, { "at the right of", BMQ_W_REL, BMQ_REL_RIGHT_OF },
+    { "a droite de", BMQ_W_REL, BMQ_REL_RIGHT_OF }, { "a droite du", BMQ_W_REL, BMQ_REL_RIGHT_OF }, { "a droite d", BMQ_W_REL, BMQ_REL_RIGHT_OF },
+    { "a la derecha de", BMQ_W_REL, BMQ_REL_RIGHT_OF }, { "a la derecha del", BMQ_W_REL, BMQ_REL_RIGHT_OF },
+    { "a direita de", BMQ_W_REL, BMQ_REL_RIGHT_OF }, { "a direita do", BMQ_W_REL, BMQ_REL_RIGHT_OF },
+    { "a direita da", BMQ_W_REL, BMQ_REL_RIGHT_OF },
+    { "between", BMQ_W_REL, BMQ_REL_BETWEEN }, { "in between", BMQ_W_REL, BMQ_REL_BETWEEN }, { "entre", BMQ_W_REL, BMQ_REL_BETWEEN },
+    { "around", BMQ_W_REL, BMQ_REL_AROUND }, { "all around", BMQ_W_REL, BMQ_REL_AROUND }, { "round", BMQ_W_REL, BMQ_REL_AROUND },
+    { "surrounding", BMQ_W_REL, BMQ_REL_AROUND }, { "autour de", BMQ_W_REL, BMQ_REL_AROUND }, { "autour du", BMQ_W_REL, BMQ_REL_AROUND },
+    { "autour des", BMQ_W_REL, BMQ_REL_AROUND }, { "autour d", BMQ_W_REL, BMQ_REL_AROUND }, { "alrededor de", BMQ_W_REL, BMQ_REL_AROUND },
+    { "alrededor del", BMQ_W_REL, BMQ_REL_AROUND }, { "en torno a", BMQ_W_REL, BMQ_REL_AROUND }, { "en torno al", BMQ_W_REL, BMQ_REL_AROUND },
+    { "em volta de", BMQ_W_REL, BMQ_REL_AROUND }, { "em volta do", BMQ_W_REL, BMQ_REL_AROUND }, { "em volta da", BMQ_W_REL, BMQ_REL_AROUND },
+    { "ao redor de", BMQ_W_REL, BMQ_REL_AROUND }, { "ao redor do", BMQ_W_REL, BMQ_REL_AROUND }, { "ao redor da", BMQ_W_REL, BMQ_REL_AROUND },
+    { "em torno de", BMQ_W_REL, BMQ_REL_AROUND }, { "em torno do", BMQ_W_REL, BMQ_REL_AROUND }, { "em torno da", BMQ_W_REL, BMQ_REL_AROUND },
+    { "a volta de", BMQ_W_REL, BMQ_REL_AROUND }, { "a volta do", BMQ_W_REL, BMQ_REL_AROUND }, { "a volta da", BMQ_W_REL, BMQ_REL_AROUND },
+    /* arrangements */
+    { "in a row", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW }, { "in a line", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW }, { "in line", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW },
+    { "in rows", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW }, { "in a straight line", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW },
+    { "lined up", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW }, { "side by side", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW },
+    { "a row of", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW }, { "a line of", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW },
+    { "en ligne", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW }, { "en rang", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW }, { "en rangee", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW },
+    { "alignes", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW }, { "alignees", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW },
+    { "une rangee de", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW }, { "une rangee d", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW },
+    { "une ligne de", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW }, { "en fila", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW }, { "en linea", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW },
+    { "en hilera", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW }, { "alineados", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW },
+    { "alineadas", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW }, { "una fila de", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW },
+    { "una hilera de", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW }, { "em fila", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW }, { "em linha", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW },
+    { "enfileirados", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW }, { "enfileiradas", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW },
+    { "alinhados", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW }, { "alinhadas", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW },
+    { "uma fila de", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW }, { "uma fileira de", BMQ_W_ARRANGE, BMQ_ARRANGE_ROW },
+    { "in a circle", BMQ_W_ARRANGE, BMQ_ARRANGE_CIRCLE }, { "in a ring", BMQ_W_ARRANGE, BMQ_ARRANGE_CIRCLE },
+    { "in circle", BMQ_W_ARRANGE, BMQ_ARRANGE_CIRCLE }, { "a circle of", BMQ_W_ARRANGE, BMQ_ARRANGE_CIRCLE },
+    { "a ring of", BMQ_W_ARRANGE, BMQ_ARRANGE_CIRCLE }, { "en cercle", BMQ_W_ARRANGE, BMQ_ARRANGE_CIRCLE },
+    { "en rond", BMQ_W_ARRANGE, BMQ_ARRANGE_CIRCLE }, { "un cercle de", BMQ_W_ARRANGE, BMQ_ARRANGE_CIRCLE },
+    { "un cercle d", BMQ_W_ARRANGE, BMQ_ARRANGE_CIRCLE }, { "en circulo", BMQ_W_ARRANGE, BMQ_ARRANGE_CIRCLE },
+    { "en un circulo", BMQ_W_ARRANGE, BMQ_ARRANGE_CIRCLE }, { "en corro", BMQ_W_ARRANGE, BMQ_ARRANGE_CIRCLE },
+    { "un circulo de", BMQ_W_ARRANGE, BMQ_ARRANGE_CIRCLE }, { "em circulo", BMQ_W_ARRANGE, BMQ_ARRANGE_CIRCLE },
+    { "em um circulo", BMQ_W_ARRANGE, BMQ_ARRANGE_CIRCLE }, { "num circulo", BMQ_W_ARRANGE, BMQ_ARRANGE_CIRCLE },
+    { "em roda", BMQ_W_ARRANGE, BMQ_ARRANGE_CIRCLE }, { "um circulo de", BMQ_W_ARRANGE, BMQ_ARRANGE_CIRCLE },
+    /* counts that are not numbers */
+    { "a pair of", BMQ_W_QUANT, 2 }, { "pair of", BMQ_W_QUANT, 2 }, { "a couple of", BMQ_W_QUANT, 2 }, { "couple of", BMQ_W_QUANT, 2 },
+    { "une paire de", BMQ_W_QUANT, 2 }, { "une paire d", BMQ_W_QUANT, 2 }, { "un par de", BMQ_W_QUANT, 2 }, { "um par de", BMQ_W_QUANT, 2 },
+    { "a few", BMQ_W_QUANT, 3 }, { "few", BMQ_W_QUANT, 3 }, { "some", BMQ_W_QUANT, 3 }, { "several", BMQ_W_QUANT, 3 },
+    { "quelques", BMQ_W_QUANT, 3 }, { "plusieurs", BMQ_W_QUANT, 3 }, { "algunos", BMQ_W_QUANT, 3 }, { "algunas", BMQ_W_QUANT, 3 },
+    { "varios", BMQ_W_QUANT, 3 }, { "varias", BMQ_W_QUANT, 3 }, { "unos cuantos", BMQ_W_QUANT, 3 }, { "alguns", BMQ_W_QUANT, 3 },
+    { "algumas", BMQ_W_QUANT, 3 }, { "many", BMQ_W_QUANT, 6 }, { "lots of", BMQ_W_QUANT, 6 }, { "a lot of", BMQ_W_QUANT, 6 },
+    { "plenty of", BMQ_W_QUANT, 6 }, { "beaucoup de", BMQ_W_QUANT, 6 }, { "beaucoup d", BMQ_W_QUANT, 6 }, { "muchos", BMQ_W_QUANT, 6 },
+    { "muchas", BMQ_W_QUANT, 6 }, { "muitos", BMQ_W_QUANT, 6 }, { "muitas", BMQ_W_QUANT, 6 },
+    /* articles */
+    { "a", BMQ_W_INDEF, 1 }, { "an", BMQ_W_INDEF, 1 }, { "another", BMQ_W_INDEF, 1 }, { "un", BMQ_W_INDEF, 1 },
+    { "une", BMQ_W_INDEF, 1 }, { "des", BMQ_W_INDEF, 0 }, { "uno", BMQ_W_INDEF, 1 }, { "una", BMQ_W_INDEF, 1 },
+    { "unos", BMQ_W_INDEF, 0 }, { "unas", BMQ_W_INDEF, 0 }, { "um", BMQ_W_INDEF, 1 }, { "uma", BMQ_W_INDEF, 1 },
+    { "uns", BMQ_W_INDEF, 0 }, { "umas", BMQ_W_INDEF, 0 }, { "un autre", BMQ_W_INDEF, 1 }, { "une autre", BMQ_W_INDEF, 1 },
+    { "otro", BMQ_W_INDEF, 1 }, { "otra", BMQ_W_INDEF, 1 }, { "outro", BMQ_W_INDEF, 1 }, { "outra", BMQ_W_INDEF, 1 },
+    { "the", BMQ_W_DEF, 0 }, { "le", BMQ_W_DEF, 0 }, { "la", BMQ_W_DEF, 0 }, { "les", BMQ_W_DEF, 0 }, { "l", BMQ_W_DEF, 0 },
+    { "el", BMQ_W_DEF, 0 }, { "los", BMQ_W_DEF, 0 }, { "las", BMQ_W_DEF, 0 }, { "o", BMQ_W_DEF, 0 }, { "os", BMQ_W_DEF, 0 },
+    { "as", BMQ_W_DEF, 0 }, { "this", BMQ_W_DEF, 0 }, { "that", BMQ_W_DEF, 0 }, { "these", BMQ_W_DEF, 0 },
+    { "those", BMQ_W_DEF, 0 }, { "its", BMQ_W_DEF, 0 }, { "their", BMQ_W_DEF, 0 }, { "ce", BMQ_W_DEF, 0 }, { "cet", BMQ_W_DEF, 0 },
+    { "cette", BMQ_W_DEF, 0 }, { "ces", BMQ_W_DEF, 0 }, { "du", BMQ_W_DEF, 0 }, { "au", BMQ_W_DEF, 0 }, { "aux", BMQ_W_DEF, 0 },
+    { "este", BMQ_W_DEF, 0 }, { "esta", BMQ_W_DEF, 0 }, { "estos", BMQ_W_DEF, 0 }, { "estas", BMQ_W_DEF, 0 },
+    { "ese", BMQ_W_DEF, 0 }, { "esa", BMQ_W_DEF, 0 }, { "esse", BMQ_W_DEF, 0 }, { "essa", BMQ_W_DEF, 0 }, { "al", BMQ_W_DEF, 0 },
+    { "del", BMQ_W_DEF, 0 }, { "do", BMQ_W_DEF, 0 }, { "da", BMQ_W_DEF, 0 }, { "das", BMQ_W_DEF, 0 }, { "ao", BMQ_W_DEF, 0 },
+    { "each", BMQ_W_DEF, 0 },
+    /* German and Italian articles: the recipes know those words too */
+    { "ein", BMQ_W_INDEF, 1 }, { "eine", BMQ_W_INDEF, 1 }, { "einen", BMQ_W_INDEF, 1 }, { "einem", BMQ_W_INDEF, 1 },
+    { "einer", BMQ_W_INDEF, 1 }, { "der", BMQ_W_DEF, 0 }, { "die", BMQ_W_DEF, 0 }, { "das", BMQ_W_DEF, 0 },
+    { "den", BMQ_W_DEF, 0 }, { "dem", BMQ_W_DEF, 0 }, { "il", BMQ_W_DEF, 0 }, { "lo", BMQ_W_DEF, 0 },
+    { "gli", BMQ_W_DEF, 0 }, { "und", BMQ_W_CONNECT, 0 }, { "mit", BMQ_W_REL, BMQ_REL_WITH }, { "bitte", BMQ_W_FILLER, 0 },
+    { "of", BMQ_W_WEAK, 0 }, { "de", BMQ_W_WEAK, 0 }, { "d", BMQ_W_WEAK, 0 }, { "to", BMQ_W_WEAK, 0 }, { "for", BMQ_W_WEAK, 0 },
+    { "in", BMQ_W_WEAK, 0 }, { "into", BMQ_W_WEAK, 0 }, { "from", BMQ_W_WEAK, 0 }, { "para", BMQ_W_WEAK, 0 }, { "pour", BMQ_W_WEAK, 0 },
+    { "dans", BMQ_W_WEAK, 0 }, { "dentro", BMQ_W_WEAK, 0 },
+    /* connectors */
+    { "and", BMQ_W_CONNECT, 0 }, { "et", BMQ_W_CONNECT, 0 }, { "y", BMQ_W_CONNECT, 0 }, { "e", BMQ_W_CONNECT, 0 },
+    { "plus", BMQ_W_CONNECT, 0 }, { "also", BMQ_W_CONNECT, 0 }, { "as well as", BMQ_W_CONNECT, 0 }, { "and also", BMQ_W_CONNECT, 0 },
+    { "then", BMQ_W_CONNECT, 0 }, { "et aussi", BMQ_W_CONNECT, 0 }, { "y tambien", BMQ_W_CONNECT, 0 }, { "e tambem", BMQ_W_CONNECT, 0 },
+    { "ainsi que", BMQ_W_CONNECT, 0 }, { "aussi", BMQ_W_CONNECT, 0 }, { "tambien", BMQ_W_CONNECT, 0 }, { "tambem", BMQ_W_CONNECT, 0 },
+    /* positions and sizes */
+    { "at", BMQ_W_AT, 0 }, { "a", BMQ_W_AT, 0 }, { "en", BMQ_W_AT, 0 }, { "em", BMQ_W_AT, 0 }, { "located at", BMQ_W_AT, 0 },
+    { "placed at", BMQ_W_AT, 0 }, { "positioned at", BMQ_W_AT, 0 }, { "position", BMQ_W_AT, 0 },
+    { "scale", BMQ_W_SCALE, 0 }, { "scaled", BMQ_W_SCALE, 0 }, { "scaled by", BMQ_W_SCALE, 0 }, { "scale of", BMQ_W_SCALE, 0 },
+    { "scale by", BMQ_W_SCALE, 0 }, { "echelle", BMQ_W_SCALE, 0 }, { "escala", BMQ_W_SCALE, 0 },
+    { "x", BMQ_W_TIMES, 0 }, { "times", BMQ_W_TIMES, 0 }, { "fois", BMQ_W_TIMES, 0 }, { "veces", BMQ_W_TIMES, 0 },
+    { "vezes", BMQ_W_TIMES, 0 },
+    { "twice", BMQ_W_FACTOR, 2 }, { "twice as big", BMQ_W_FACTOR, 2 }, { "twice as large", BMQ_W_FACTOR, 2 },
+    { "twice as tall", BMQ_W_FACTOR, 2 }, { "twice the size", BMQ_W_FACTOR, 2 }, { "double", BMQ_W_FACTOR, 2 },
+    { "doble", BMQ_W_FACTOR, 2 }, { "dobro", BMQ_W_FACTOR, 2 }, { "triple", BMQ_W_FACTOR, 3 }, { "half", BMQ_W_FACTOR, 0.5 },
+    { "half size", BMQ_W_FACTOR, 0.5 }, { "bigger", BMQ_W_FACTOR, 1.5 }, { "larger", BMQ_W_FACTOR, 1.5 },
+    { "taller", BMQ_W_FACTOR, 1.5 }, { "smaller", BMQ_W_FACTOR, 0.6 }, { "plus grand", BMQ_W_FACTOR, 1.5 },
+    { "plus grande", BMQ_W_FACTOR, 1.5 }, { "plus petit", BMQ_W_FACTOR, 0.6 }, { "plus petite", BMQ_W_FACTOR, 0.6 },
+    { "mas grande", BMQ_W_FACTOR, 1.5 }, { "mas pequeno", BMQ_W_FACTOR, 0.6 }, { "mas pequena", BMQ_W_FACTOR, 0.6 },
+    { "maior", BMQ_W_FACTOR, 1.5 }, { "menor", BMQ_W_FACTOR, 0.6 }, { "moitie", BMQ_W_FACTOR, 0.5 }, { "metade", BMQ_W_FACTOR, 0.5 },
+    { "it", BMQ_W_PRONOUN, 0 }, { "them", BMQ_W_PRONOUN, 0 },
+    /* asking politely, imperatives, "there is" */
+    { "please", BMQ_W_FILLER, 0 }, { "pls", BMQ_W_FILLER, 0 }, { "build", BMQ_W_FILLER, 0 }, { "make", BMQ_W_FILLER, 0 },
+    { "create", BMQ_W_FILLER, 0 }, { "draw", BMQ_W_FILLER, 0 }, { "model", BMQ_W_FILLER, 0 }, { "add", BMQ_W_FILLER, 0 },
+    { "put", BMQ_W_FILLER, 0 }, { "place", BMQ_W_FILLER, 0 }, { "show", BMQ_W_FILLER, 0 }, { "give", BMQ_W_FILLER, 0 },
+    { "generate", BMQ_W_FILLER, 0 }, { "render", BMQ_W_FILLER, 0 }, { "i", BMQ_W_FILLER, 0 }, { "want", BMQ_W_FILLER, 0 },
+    { "would like", BMQ_W_FILLER, 0 }, { "need", BMQ_W_FILLER, 0 }, { "me", BMQ_W_FILLER, 0 }, { "us", BMQ_W_FILLER, 0 },
+    { "we", BMQ_W_FILLER, 0 }, { "you", BMQ_W_FILLER, 0 }, { "can", BMQ_W_FILLER, 0 }, { "could", BMQ_W_FILLER, 0 },
+    { "let", BMQ_W_FILLER, 0 }, { "lets", BMQ_W_FILLER, 0 }, { "there is", BMQ_W_FILLER, 0 }, { "there are", BMQ_W_FILLER, 0 },
+    { "scene", BMQ_W_FILLER, 0 }, { "just", BMQ_W_FILLER, 0 }, { "now", BMQ_W_FILLER, 0 }, { "here", BMQ_W_FILLER, 0 },
+    { "s il te plait", BMQ_W_FILLER, 0 }, { "s il vous plait", BMQ_W_FILLER, 0 }, { "stp", BMQ_W_FILLER, 0 },
+    { "svp", BMQ_W_FILLER, 0 }, { "fais", BMQ_W_FILLER, 0 }, { "faites", BMQ_W_FILLER, 0 }, { "faire", BMQ_W_FILLER, 0 },
+    { "fabrique", BMQ_W_FILLER, 0 }, { "construis", BMQ_W_FILLER, 0 }, { "construire", BMQ_W_FILLER, 0 },
+    { "cree", BMQ_W_FILLER, 0 }, { "creer", BMQ_W_FILLER, 0 }, { "dessine", BMQ_W_FILLER, 0 }, { "mets", BMQ_W_FILLER, 0 },
+    { "ajoute", BMQ_W_FILLER, 0 }, { "genere", BMQ_W_FILLER, 0 }, { "je", BMQ_W_FILLER, 0 }, { "j", BMQ_W_FILLER, 0 },
+    { "veux", BMQ_W_FILLER, 0 }, { "voudrais", BMQ_W_FILLER, 0 }, { "aimerais", BMQ_W_FILLER, 0 }, { "moi", BMQ_W_FILLER, 0 },
+    { "il y a", BMQ_W_FILLER, 0 }, { "voici", BMQ_W_FILLER, 0 }, { "scene", BMQ_W_FILLER, 0 }, { "por favor", BMQ_W_FILLER, 0 },
+    { "haz", BMQ_W_FILLER, 0 }, { "hazme", BMQ_W_FILLER, 0 }, { "crea", BMQ_W_FILLER, 0 }, { "creame", BMQ_W_FILLER, 0 },
+    { "construye", BMQ_W_FILLER, 0 }, { "dibuja", BMQ_W_FILLER, 0 }, { "pon", BMQ_W_FILLER, 0 }, { "ponme", BMQ_W_FILLER, 0 },
+    { "quiero", BMQ_W_FILLER, 0 }, { "hay", BMQ_W_FILLER, 0 }, { "agrega", BMQ_W_FILLER, 0 }, { "anade", BMQ_W_FILLER, 0 },
+    { "escena", BMQ_W_FILLER, 0 }, { "faz", BMQ_W_FILLER, 0 }, { "faca", BMQ_W_FILLER, 0 }, { "cria", BMQ_W_FILLER, 0 },
+    { "crie", BMQ_W_FILLER, 0 }, { "constroi", BMQ_W_FILLER, 0 }, { "construa", BMQ_W_FILLER, 0 }, { "desenha", BMQ_W_FILLER, 0 },
+    { "desenhe", BMQ_W_FILLER, 0 }, { "coloca", BMQ_W_FILLER, 0 }, { "coloque", BMQ_W_FILLER, 0 }, { "poe", BMQ_W_FILLER, 0 },
+    { "ponha", BMQ_W_FILLER, 0 }, { "quero", BMQ_W_FILLER, 0 }, { "gostaria", BMQ_W_FILLER, 0 }, { "eu", BMQ_W_FILLER, 0 },
+    { "adicione", BMQ_W_FILLER, 0 }, { "adiciona", BMQ_W_FILLER, 0 }, { "cena", BMQ_W_FILLER, 0 }, { "ha", BMQ_W_FILLER, 0 },
+};
+
+typedef enum { S_UNIT, S_HUNDREDS, S_X100, S_X12, S_X1000, S_X1E6, S_X1E9 } s_num_kind_t;
+typedef struct { const char *word; s_num_kind_t kind; double value; } s_number_t;
+
+static const s_number_t s_numbers[] = {
+    { "zero", S_UNIT, 0 }, { "one", S_UNIT, 1 }, { "un", S_UNIT, 1 }, { "une", S_UNIT, 1 }, { "uno", S_UNIT, 1 },
+    { "um", S_UNIT, 1 }, { "uma", S_UNIT, 1 }, { "two", S_UNIT, 2 }, { "three", S_UNIT, 3 }, { "four", S_UNIT, 4 },
+    { "five", S_UNIT, 5 }, { "six", S_UNIT, 6 }, { "seven", S_UNIT, 7 }, { "eight", S_UNIT, 8 }, { "nine", S_UNIT, 9 },
+    { "ten", S_UNIT, 10 }, { "eleven", S_UNIT, 11 }, { "twelve", S_UNIT, 12 }, { "thirteen", S_UNIT, 13 },
+    { "fourteen", S_UNIT, 14 }, { "fifteen", S_UNIT, 15 }, { "sixteen", S_UNIT, 16 }, { "seventeen", S_UNIT, 17 },
+    { "eighteen", S_UNIT, 18 }, { "nineteen", S_UNIT, 19 }, { "twenty", S_UNIT, 20 }, { "thirty", S_UNIT, 30 },
+    { "forty", S_UNIT, 40 }, { "fifty", S_UNIT, 50 }, { "sixty", S_UNIT, 60 }, { "seventy", S_UNIT, 70 }, { "eighty", S_UNIT, 80 },
+    { "ninety", S_UNIT, 90 }, { "hundred", S_X100, 100 }, { "hundreds", S_X100, 100 }, { "dozen", S_X12, 12 },
+    { "dozens", S_X12, 12 }, { "thousand", S_X1000, 1000 }, { "thousands", S_X1000, 1000 }, { "million", S_X1E6, 1e6 },
+    { "millions", S_X1E6, 1e6 }, { "billion", S_X1E9, 1e9 },
+    /* French */
+    { "deux", S_UNIT, 2 }, { "trois", S_UNIT, 3 }, { "quatre", S_UNIT, 4 }, { "cinq", S_UNIT, 5 }, { "sept", S_UNIT, 7 },
+    { "huit", S_UNIT, 8 }, { "neuf", S_UNIT, 9 }, { "dix", S_UNIT, 10 }, { "onze", S_UNIT, 11 }, { "douze", S_UNIT, 12 },
+    { "treize", S_UNIT, 13 }, { "quatorze", S_UNIT, 14 }, { "quinze", S_UNIT, 15 }, { "seize", S_UNIT, 16 },
+    { "vingt", S_UNIT, 20 }, { "vingts", S_UNIT, 20 }, { "trente", S_UNIT, 30 }, { "quarante", S_UNIT, 40 },
+    { "cinquante", S_UNIT, 50 }, { "soixante", S_UNIT, 60 }, { "cent", S_X100, 100 }, { "cents", S_X100, 100 },
+    { "mille", S_X1000, 1000 }, { "milliers", S_X1000, 1000 }, { "douzaine", S_X12, 12 }, { "douzaines", S_X12, 12 },
+    /* Spanish */
+    { "cero", S_UNIT, 0 }, { "dos", S_UNIT, 2 }, { "tres", S_UNIT, 3 }, { "cuatro", S_UNIT, 4 }, { "cinco", S_UNIT, 5 },
+    { "seis", S_UNIT, 6 }, { "siete", S_UNIT, 7 }, { "ocho", S_UNIT, 8 }, { "nueve", S_UNIT, 9 }, { "diez", S_UNIT, 10 },
+    { "once", S_UNIT, 11 }, { "doce", S_UNIT, 12 }, { "trece", S_UNIT, 13 }, { "catorce", S_UNIT, 14 }, { "quince", S_UNIT, 15 },
+    { "dieciseis", S_UNIT, 16 }, { "diecisiete", S_UNIT, 17 }, { "dieciocho", S_UNIT, 18 }, { "diecinueve", S_UNIT, 19 },
+    { "veinte", S_UNIT, 20 }, { "veintiuno", S_UNIT, 21 }, { "veintidos", S_UNIT, 22 }, { "veintitres", S_UNIT, 23 },
+    { "veinticuatro", S_UNIT, 24 }, { "veinticinco", S_UNIT, 25 }, { "treinta", S_UNIT, 30 }, { "cuarenta", S_UNIT, 40 },
+    { "cincuenta", S_UNIT, 50 }, { "sesenta", S_UNIT, 60 }, { "setenta", S_UNIT, 70 }, { "ochenta", S_UNIT, 80 },
+    { "noventa", S_UNIT, 90 }, { "cien", S_X100, 100 }, { "ciento", S_X100, 100 }, { "cientos", S_X100, 100 },
+    { "doscientos", S_HUNDREDS, 200 }, { "trescientos", S_HUNDREDS, 300 }, { "cuatrocientos", S_HUNDREDS, 400 },
+    { "quinientos", S_HUNDREDS, 500 }, { "seiscientos", S_HUNDREDS, 600 }, { "setecientos", S_HUNDREDS, 700 },
+    { "ochocientos", S_HUNDREDS, 800 }, { "novecientos", S_HUNDREDS, 900 }, { "mil", S_X1000, 1000 }, { "miles", S_X1000, 1000 },
+    { "millon", S_X1E6, 1e6 }, { "millones", S_X1E6, 1e6 }, { "docena", S_X12, 12 }, { "docenas", S_X12, 12 },
+    /* Portuguese */
+    { "dois", S_UNIT, 2 }, { "duas", S_UNIT, 2 }, { "quatro", S_UNIT, 4 }, { "sete", S_UNIT, 7 }, { "oito", S_UNIT, 8 },
+    { "nove", S_UNIT, 9 }, { "dez", S_UNIT, 10 }, { "quatorze", S_UNIT, 14 }, { "dezesseis", S_UNIT, 16 },
+    { "dezasseis", S_UNIT, 16 }, { "dezessete", S_UNIT, 17 }, { "dezassete", S_UNIT, 17 }, { "dezoito", S_UNIT, 18 },
+    { "dezenove", S_UNIT, 19 }, { "dezanove", S_UNIT, 19 }, { "vinte", S_UNIT, 20 }, { "trinta", S_UNIT, 30 },
+    { "quarenta", S_UNIT, 40 }, { "cinquenta", S_UNIT, 50 }, { "sessenta", S_UNIT, 60 }, { "oitenta", S_UNIT, 80 },
+    { "cem", S_X100, 100 }, { "cento", S_X100, 100 }, { "duzentos", S_HUNDREDS, 200 }, { "duzentas", S_HUNDREDS, 200 },
+    { "trezentos", S_HUNDREDS, 300 }, { "quatrocentos", S_HUNDREDS, 400 }, { "quinhentos", S_HUNDREDS, 500 },
+    { "seiscentos", S_HUNDREDS, 600 }, { "setecentos", S_HUNDREDS, 700 }, { "oitocentos", S_HUNDREDS, 800 },
+    { "novecentos", S_HUNDREDS, 900 }, { "milhao", S_X1E6, 1e6 }, { "milhoes", S_X1E6, 1e6 }, { "duzia", S_X12, 12 },
+    { "duzias", S_X12, 12 },
+};
+
+/* ---- tokens ------------------------------------------------------------------------ */
+
+static bool s_letter (unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || c >= 0x80;
+}
+
+static bool s_digit (char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* A number: [sign] digits [. digits]; no exponent, no hex. Returns its length. */
+static size_t s_number (const char *s, double *value)
+{
+    size_t i = (*s == '-' || *s == '+') ? 1 : 0, digits = 0;
+    char buf[40];
+    size_t b = 0;
+    if (*s == '-') buf[b++] = '-';
+    bool dot = false;
+    for (; s_digit (s[i]) || (s[i] == '.' && !dot && s_digit (s[i + 1])); i++) {
+        if (s[i] == '.') dot = true;
+        else digits++;
+        if (b < sizeof buf - 1 && (s[i] == '.' || digits <= 15)) buf[b++] = s[i];
+    }
+    buf[b] = 0;
+    *value = strtod (buf, NULL);
+    return i;
+}
+
+int bmq_tokens_read (const char *prompt, bmq_tokens_t *out)
+{
+    memset (out, 0, sizeof *out);
+    out->folded = malloc (BMQ_RECIPE_MAX_PROMPT * 2 + 1);
+    out->t = calloc (BMQ_TOKENS_MAX, sizeof *out->t);
+    if (!out->folded || !out->t) { bmq_tokens_free (out); return -1; }
+    bmq_recipe_fold (prompt ? prompt : "", out->folded, BMQ_RECIPE_MAX_PROMPT * 2 + 1);
+    const char *f = out->folded;
+    for (size_t i = 0; f[i] && out->n < BMQ_TOKENS_MAX; ) {
+        bmq_token_t *t = &out->t[out->n];
+        memset (t, 0, sizeof *t);
+        t->start = i;
+        bool sign = (f[i] == '-' || f[i] == '+') && s_digit (f[i + 1]) && (i == 0 || !s_letter ((unsigned char) f[i - 1]));
+        if (s_digit (f[i]) || sign || (f[i] == '.' && s_digit (f[i + 1]))) {
+            t->kind = BMQ_TOK_NUMBER;
+            i += s_number (f + i, &t->value);
+        }
+        else if (s_letter ((unsigned char) f[i])) {
+            t->kind = BMQ_TOK_WORD;
+            size_t len = 0;
+            for (; s_letter ((unsigned char) f[i]); i++)
+                if (len < BMQ_TOKEN_LEN - 1) t->text[len++] = f[i];
+            memcpy (t->single, t->text, len + 1);
+            bmq_recipe_singular (t->single);
+        }
+        else if (strchr (",;.!?:", f[i])) { t->kind = BMQ_TOK_BREAK; t->text[0] = f[i++]; }
+        else { i++; continue; }
+        t->end = i;
+        if (t->kind != BMQ_TOK_NUMBER) { out->n++; continue; }
+        snprintf (t->text, sizeof t->text, "%.*s", (int) (t->end - t->start), f + t->start);
+        out->n++;
+    }
+    return 0;
+}
+
+void bmq_tokens_free (bmq_tokens_t *tokens)
+{
+    free (tokens->t);
+    free (tokens->folded);
+    memset (tokens, 0, sizeof *tokens);
+}
+
+/* ---- vocabulary --------------------------------------------------------------------- */
+
+/* How many tokens from i spell phrase (0 when they do not). */
+static size_t s_spells (const bmq_tokens_t *k, size_t i, const char *phrase)
+{
+    size_t used = 0;
+    while (*phrase) {
+        const char *sp = strchr (phrase, ' ');
+        size_t len = sp ? (size_t) (sp - phrase) : strlen (phrase);
+        if (i + used >= k->n || k->t[i + used].kind != BMQ_TOK_WORD || strlen (k->t[i + used].text) != len
+            || memcmp (k->t[i + used].text, phrase, len))
+            return 0;
+        used++;
+        phrase += len + (sp ? 1 : 0);
+    }
+    return used;
+}
+
+size_t bmq_vocab_match (const bmq_tokens_t *k, size_t i, bmq_word_kind_t *kind, double *value)
+{
+    size_t best = 0;
+    *kind = BMQ_W_NONE;
+    *value = 0;
+    for (size_t v = 0; v < sizeof s_vocab / sizeof *s_vocab; v++) {
+        size_t used = s_spells (k, i, s_vocab[v].phrase);
+        if (used > best) {
+            best = used;
+            *kind = s_vocab[v].kind;
+            *value = s_vocab[v].value;
+        }
+    }
+    return best;
+}
+
+static const s_number_t *s_number_word (const bmq_tokens_t *k, size_t i)
+{
+    if (i >= k->n || k->t[i].kind != BMQ_TOK_WORD) return NULL;
+    for (size_t w = 0; w < sizeof s_numbers / sizeof *s_numbers; w++)
+        if (!strcmp (k->t[i].text, s_numbers[w].word)) return &s_numbers[w];
+    return NULL;
+}
+
+static bool s_is (const bmq_tokens_t *k, size_t i, const char *const *words)
+{
+    for (; i < k->n && *words; words++)
+        if (k->t[i].kind == BMQ_TOK_WORD && !strcmp (k->t[i].text, *words)) return true;
+    return false;
+}
+
+size_t bmq_number_words (const bmq_tokens_t *k, size_t i, double *value)
+{
+    static const char *articles[] = { "a", "an", "un", "une", "uno", "una", "um", "uma", NULL };
+    static const char *joins[] = { "and", "et", "y", "e", NULL };
+    double total = 0, cur = 0, last = -1;
+    size_t j = i;
+    if (s_is (k, j, articles)) {                 /* "a hundred", "une douzaine": the article is the 1 */
+        const s_number_t *n = s_number_word (k, j + 1);
+        if (!n || n->kind == S_UNIT || n->kind == S_HUNDREDS) return 0;
+        cur = 1;
+        j++;
+    }
+    for (;;) {
+        if (j > i && s_is (k, j, joins) && s_number_word (k, j + 1)) { j++; continue; }
+        const s_number_t *n = s_number_word (k, j);
+        if (!n) break;
+        double v = n->value;
+        if (n->kind == S_UNIT) {
+            bool vingt = !strncmp (n->word, "vingt", 5) && last == 4;                  /* quatre-vingt(s) = 80 */
+            bool teen_after_tens = last >= 20 && last < 100 && (long) last % 10 == 0 && v < 20;
+            bool unit_after = v < 10 && ((last >= 20 && last < 100) || last == 10);   /* twenty one, dix-sept */
+            if (last >= 0 && !vingt && !teen_after_tens && !unit_after) break;
+            if (vingt) cur += 80 - 4;
+            else cur += v;
+            last = vingt ? 80 : v;
+        }
+        else {
+            if (n->kind == S_HUNDREDS) cur += v;
+            else if (n->kind == S_X100 || n->kind == S_X12) cur = (cur > 0 ? cur : 1) * v;
+            else { total += (cur > 0 ? cur : 1) * v; cur = 0; }
+            last = -1;
+        }
+        if (total + cur > BMQ_COUNT_MAX) { total = BMQ_COUNT_MAX; cur = 0; }
+        j++;
+    }
+    if (j == i) return 0;
+    *value = total + cur > BMQ_COUNT_MAX ? BMQ_COUNT_MAX : total + cur;
+    return j - i;
+}
+
+void bmq_utf8_fix (char *text)
+{
+    unsigned char *s = (unsigned char *) text;
+    while (s && *s) {
+        size_t n = *s < 0x80 ? 1 : (*s >> 5) == 6 ? 2 : (*s >> 4) == 14 ? 3 : (*s >> 3) == 30 ? 4 : 0;
+        size_t ok = n;
+        for (size_t i = 1; i < n && ok; i++)
+            if ((s[i] & 0xC0) != 0x80) ok = 0;
+        if (n == 2 && ok && *s < 0xC2) ok = 0;                              /* overlong */
+        if (n == 3 && ok && ((*s == 0xE0 && s[1] < 0xA0) || (*s == 0xED && s[1] >= 0xA0))) ok = 0;   /* overlong, surrogates */
+        if (n == 4 && ok && ((*s == 0xF0 && s[1] < 0x90) || *s > 0xF4 || (*s == 0xF4 && s[1] >= 0x90))) ok = 0;
+        if (!ok) { *s++ = '?'; continue; }
+        s += n;
+    }
+}
+
+bool bmq_vocab_reserved (const char *word)
+{
+    double rgb[3], f;
+    if (bmq_recipe_color_word (word, rgb, NULL) || bmq_recipe_size_word (word, &f)) return true;
+    size_t len = strlen (word);
+    for (size_t w = 0; w < sizeof s_numbers / sizeof *s_numbers; w++)
+        if (!strcmp (word, s_numbers[w].word)) return true;
+    for (size_t v = 0; v < sizeof s_vocab / sizeof *s_vocab; v++)
+        for (const char *p = s_vocab[v].phrase; p; p = strchr (p, ' ') ? strchr (p, ' ') + 1 : NULL) {
+            const char *sp = strchr (p, ' ');
+            size_t n = sp ? (size_t) (sp - p) : strlen (p);
+            if (n == len && !memcmp (p, word, n)) return true;
+        }
+    return false;
+}

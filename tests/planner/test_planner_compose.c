@@ -1,0 +1,353 @@
+/* Compositions without Blender: every prompt of compose_prompts.json gives the
+ * parts and the words not understood it lists (or its error), a plan the
+ * validator accepts, one root per copy with every object under it; number
+ * words, limits, names, a single recipe as it always was, hostile prompts. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compose_check.h"
+#include "plan_validator.h"
+#include "recipe_bounds.h"
+#include "recipe_params.h"
+#include "scene_parse.h"
+#include "scene_words.h"
+
+static compose_env_t s_env;
+
+static int s_setup (void **state)
+{
+    return compose_env_open (&s_env);
+}
+
+static int s_teardown (void **state)
+{
+    compose_env_close (&s_env);
+    return 0;
+}
+
+static const char *s_op (const json_t *step)
+{
+    const char *op = json_string_value (json_object_get (step, "operation"));
+    return op ? op : "";
+}
+
+/* Roots, names and parents: what every composed plan must hold. Returns the number of roots. */
+static size_t s_check_structure (const char *prompt, const json_t *body)
+{
+    json_t *plan = json_object_get (body, "plan"), *names = json_object (), *parent_of = json_object (), *roots = json_object ();
+    size_t i, copies = 0, cameras = 0, suns = 0;
+    json_t *step, *part;
+    json_array_foreach (json_object_get (body, "parts"), i, part) copies += (size_t) json_integer_value (json_object_get (part, "count"));
+    json_array_foreach (plan, i, step) {
+        const char *name = json_string_value (json_object_get (step, "name"));
+        if (name && json_object_get (names, name)) fail_msg ("'%s': the name %s is given twice", prompt, name);
+        if (name) json_object_set_new (names, name, json_string (s_op (step)));
+        if (!strcmp (s_op (step), "bpy.ops.object.empty_add")) json_object_set_new (roots, name, json_true ());
+        if (!strcmp (s_op (step), "bpy.ops.object.camera_add")) cameras++;
+        if (!strcmp (s_op (step), "bpy.ops.object.light_add")) suns++;
+        if (!strcmp (s_op (step), "object.parent")) {
+            const char *to = json_string_value (json_object_get (json_object_get (step, "params"), "parent"));
+            const char *target = json_string_value (json_object_get (step, "target"));
+            if (!to || !json_object_get (roots, to)) fail_msg ("'%s': step %zu parents %s to %s, not a root", prompt, i, target, to);
+            json_object_set_new (parent_of, target, json_string (to));
+        }
+    }
+    const char *name;
+    json_t *op;
+    json_object_foreach (names, name, op) {
+        const char *o = json_string_value (op);
+        bool root = !strcmp (o, "bpy.ops.object.empty_add"), scene = strstr (o, "camera_add") || strstr (o, "light_add");
+        if (!root && !scene && !json_object_get (parent_of, name)) fail_msg ("'%s': %s (%s) hangs under no root", prompt, name, o);
+    }
+    if (json_object_size (roots) != copies) fail_msg ("'%s': %zu roots for %zu copies", prompt, json_object_size (roots), copies);
+    if (cameras != (copies >= 2) || suns != (copies >= 2)) fail_msg ("'%s': %zu cameras and %zu suns for %zu copies", prompt, cameras, suns, copies);
+    json_decref (names);
+    json_decref (parent_of);
+    json_decref (roots);
+    return copies;
+}
+
+static void test_prompt_file (void **state)
+{
+    json_t *all = compose_prompts ();
+    assert_non_null (all);
+    size_t i, passed = 0, compositional = 0;
+    json_t *e;
+    json_array_foreach (all, i, e) {
+        const char *prompt = json_string_value (json_object_get (e, "prompt"));
+        const char *want_code = json_string_value (json_object_get (e, "code"));
+        json_t *body = NULL;
+        char code[64], message[1024];
+        int rc = compose_run (&s_env, prompt, &body, code, sizeof code, message, sizeof message);
+        if (want_code) {
+            if (rc != -1 || strcmp (code, want_code)) fail_msg ("'%s': expected error %s, got rc %d code '%s'", prompt, want_code, rc, code);
+            compositional++;
+            passed++;
+            continue;
+        }
+        if (rc != 0) fail_msg ("'%s': no plan (%d %s: %s)", prompt, rc, code, message);
+        json_t *parts = json_object_get (body, "parts"), *want = json_object_get (e, "parts");
+        char got[2048] = "", line[256];
+        size_t j;
+        json_t *p;
+        json_array_foreach (parts, j, p) {
+            compose_part_line (p, line, sizeof line);
+            snprintf (got + strlen (got), sizeof got - strlen (got), "%s%s", j ? "; " : "", line);
+            const char *w = json_string_value (json_array_get (want, j));
+            if (!w || strcmp (w, line)) fail_msg ("'%s': part %zu is '%s', expected '%s' (all: %s)", prompt, j, line, w ? w : "none", got);
+        }
+        if (json_array_size (parts) != json_array_size (want)) fail_msg ("'%s': %zu parts (%s), expected %zu", prompt,
+                                                                          json_array_size (parts), got, json_array_size (want));
+        if (!json_equal (json_object_get (body, "not_understood"), json_object_get (e, "not_understood"))) {
+            char *a = json_dumps (json_object_get (body, "not_understood"), 0), *b = json_dumps (json_object_get (e, "not_understood"), 0);
+            fail_msg ("'%s': not understood %s, expected %s", prompt, a, b);
+        }
+        json_t *verdict = bmq_plan_validate (s_env.palette, json_object_get (body, "plan"));
+        if (!json_is_true (json_object_get (verdict, "accepted"))) fail_msg ("'%s': the plan is rejected: %s", prompt, json_dumps (verdict, 0));
+        json_decref (verdict);
+        size_t copies = s_check_structure (prompt, body);
+        compositional += copies >= 2 || json_array_size (json_object_get (body, "not_understood")) > 0;
+        passed++;
+        json_decref (body);
+    }
+    printf ("composition: %zu/%zu prompts give the parts expected (%zu compose several objects, ask too much or hold words"
+            " not understood)\n", passed, json_array_size (all), compositional);
+    assert_true (compositional >= 60);
+    json_decref (all);
+}
+
+static double s_count (const char *text)
+{
+    bmq_tokens_t k;
+    double v = -1;
+    assert_int_equal (bmq_tokens_read (text, &k), 0);
+    size_t used = bmq_number_words (&k, 0, &v);
+    if (used != k.n) v = -1;                    /* every word must be part of the number */
+    bmq_tokens_free (&k);
+    return v;
+}
+
+static void test_number_words (void **state)
+{
+    struct { const char *text; double value; } cases[] = {
+        { "two", 2 }, { "twelve", 12 }, { "twenty one", 21 }, { "twenty-one", 21 }, { "a hundred", 100 },
+        { "one hundred and five", 105 }, { "twenty thousand", 20000 }, { "a dozen", 12 }, { "two dozen", 24 },
+        { "three million", 3e6 }, { "deux", 2 }, { "dix-sept", 17 }, { "vingt et un", 21 }, { "soixante-dix", 70 },
+        { "quatre-vingts", 80 }, { "quatre-vingt-dix-neuf", 99 }, { "cent deux", 102 }, { "vingt mille", 20000 },
+        { "une douzaine", 12 }, { "dos", 2 }, { "quince", 15 }, { "veintidos", 22 }, { "treinta y tres", 33 },
+        { "doscientos", 200 }, { "ciento veinte", 120 }, { "dos mil", 2000 }, { "duas", 2 }, { "dezessete", 17 },
+        { "vinte e dois", 22 }, { "cento e vinte", 120 }, { "quinhentos", 500 }, { "tres mil", 3000 },
+        { "a billion billion", 1e9 },       /* saturates */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        double v = s_count (cases[i].text);
+        if (v != cases[i].value) fail_msg ("'%s' reads as %g, expected %g", cases[i].text, v, cases[i].value);
+    }
+    assert_true (s_count ("a") < 0);          /* an article alone is not a number */
+    assert_true (s_count ("un") < 0);
+    assert_true (s_count ("two three") < 0);  /* two numbers, not one */
+}
+
+static void test_limits (void **state)
+{
+    json_t *body = NULL;
+    char code[64], message[1024];
+    assert_int_equal (compose_run (&s_env, "twenty thousand trees", &body, code, sizeof code, message, sizeof message), -1);
+    assert_string_equal (code, "too_big");
+    if (!strstr (message, "tree ×20000") || !strstr (message, "at most 14 of them fit") || !strstr (message, "200 steps"))
+        fail_msg ("unclear: %s", message);
+    assert_int_equal (compose_run (&s_env, "fourteen trees", &body, code, sizeof code, message, sizeof message), 0);
+    assert_true (json_array_size (json_object_get (body, "plan")) <= 200);
+    json_decref (body);
+    assert_int_equal (compose_run (&s_env, "fifteen trees", &body, code, sizeof code, message, sizeof message), -1);
+    assert_string_equal (code, "too_big");
+    assert_int_equal (compose_run (&s_env, "999999999999999999999999 chairs", &body, code, sizeof code, message, sizeof message), -1);
+    assert_string_equal (code, "too_big");
+    /* a prompt with no recipe is still the planner's no-match case */
+    assert_int_equal (compose_run (&s_env, "build a castle with towers", &body, code, sizeof code, message, sizeof message), 1);
+    assert_null (body);
+}
+
+static json_t *s_step_named (const json_t *plan, const char *name)
+{
+    size_t i;
+    json_t *s;
+    json_array_foreach (plan, i, s)
+        if (json_is_string (json_object_get (s, "name")) && !strcmp (json_string_value (json_object_get (s, "name")), name)) return s;
+    return NULL;
+}
+
+static double s_at (const json_t *step, const char *key, size_t a)
+{
+    return json_number_value (json_array_get (json_object_get (json_object_get (step, "params"), key), a));
+}
+
+static void test_names_and_turns (void **state)
+{
+    json_t *body = NULL;
+    char code[64], message[1024];
+    assert_int_equal (compose_run (&s_env, "a table with two chairs", &body, code, sizeof code, message, sizeof message), 0);
+    json_t *plan = json_object_get (body, "plan");
+    const char *expect[] = { "table", "table_top", "chair", "chair_seat", "chair.001", "chair_seat.001", "chair_back.001",
+                             "camera", "sun" };
+    for (size_t i = 0; i < sizeof expect / sizeof *expect; i++)
+        if (!s_step_named (plan, expect[i])) fail_msg ("no step names %s", expect[i]);
+    /* the chairs face the table: the one on its right (+X) looks along -X, so its backrest is further out */
+    json_t *root = s_step_named (plan, "chair"), *seat = s_step_named (plan, "chair_seat"), *back = s_step_named (plan, "chair_back");
+    assert_true (s_at (root, "location", 0) > 0.8);
+    assert_true (fabs (fabs (s_at (root, "rotation", 2)) - M_PI / 2) < 1e-3);
+    assert_true (fabs (s_at (seat, "rotation", 2) - s_at (root, "rotation", 2)) < 1e-3);
+    assert_true (s_at (back, "location", 0) > s_at (seat, "location", 0) + 0.1);
+    /* the other chair mirrors it on the left */
+    assert_true (s_at (s_step_named (plan, "chair.001"), "location", 0) < -0.8);
+    json_decref (body);
+}
+
+static void test_single_recipe (void **state)
+{
+    /* one object: the recipe with its words, as before, under a root; no camera or sun of its own */
+    json_t *body = NULL;
+    char code[64], message[1024];
+    assert_int_equal (compose_run (&s_env, "a big red chair at 3 0 0", &body, code, sizeof code, message, sizeof message), 0);
+    json_t *plan = json_object_get (body, "plan");
+    assert_int_equal (json_array_size (plan), 12 + 1 + 6);
+    assert_string_equal (json_string_value (json_object_get (body, "recipe")), "chair");
+    json_t *seat = s_step_named (plan, "chair_seat");
+    assert_true (fabs (s_at (seat, "location", 0) - 3.0) < 1e-9);
+    assert_true (fabs (s_at (seat, "location", 2) - 0.675) < 1e-9);
+    assert_true (fabs (json_number_value (json_object_get (json_object_get (seat, "params"), "size")) - 1.5) < 1e-9);
+    assert_non_null (json_object_get (body, "modifiers"));
+    assert_int_equal (json_array_size (json_object_get (body, "not_understood")), 0);
+    json_decref (body);
+}
+
+static void test_hostile (void **state)
+{
+    json_t *body = NULL;
+    char code[64], message[1024];
+    size_t len = 100000;
+    char *big = malloc (len + 1);
+    for (size_t i = 0; i < len; i++) big[i] = "chair \xc3\xa9\xff, 12 on "[i % 17];
+    big[len] = 0;
+    int rc = compose_run (&s_env, big, &body, code, sizeof code, message, sizeof message);
+    assert_true (rc == 0 || rc == -1);
+    json_decref (body);
+    body = NULL;
+    /* more objects than a request holds: the rest is reported, not dropped */
+    char many[1200] = "";
+    for (int i = 0; i < 40; i++) strcat (many, i % 2 ? "a mug and " : "a book and ");
+    strcat (many, "a plate");
+    bmq_scene_request_t req;
+    assert_int_equal (bmq_scene_parse (s_env.book, many, &req), 0);
+    assert_int_equal (req.count, BMQ_SCENE_MAX_PARTS);
+    assert_true (json_array_size (req.not_understood) > 0);
+    bmq_scene_request_clear (&req);
+    assert_int_equal (compose_run (&s_env, many, &body, code, sizeof code, message, sizeof message), -1);
+    assert_string_equal (code, "too_big");              /* and 32 objects are more than a plan holds anyway */
+    memset (big, 'x', len);                              /* one endless word */
+    assert_int_equal (compose_run (&s_env, big, &body, code, sizeof code, message, sizeof message), 1);
+    const char *odd[] = { "", "   ", "a chair at 1e308 1e308 1e308", "a chair at -inf nan 3", "0 chairs", "-5 trees",
+                          "a table with a lamp on it on it on it", "between between and and", "a lamp on a lamp",
+                          "a table on a chair, the chair on the table", "x2 x2 x2 a mug", "a chair scale 99999999",
+                          "a mug on", "with", "\xc3", "at 1 2 3" };
+    for (size_t i = 0; i < sizeof odd / sizeof *odd; i++) {
+        body = NULL;
+        rc = compose_run (&s_env, odd[i], &body, code, sizeof code, message, sizeof message);
+        if (rc == 0) {
+            json_t *verdict = bmq_plan_validate (s_env.palette, json_object_get (body, "plan"));
+            if (!json_is_true (json_object_get (verdict, "accepted"))) fail_msg ("'%s': a rejected plan", odd[i]);
+            json_decref (verdict);
+            s_check_structure (odd[i], body);
+        }
+        json_decref (body);
+    }
+    /* words that are not UTF-8 are reported all the same (as '?'), never dropped */
+    body = NULL;
+    assert_int_equal (compose_run (&s_env, "a table with \xff\xfe towers", &body, code, sizeof code, message, sizeof message), 0);
+    assert_int_equal (json_array_size (json_object_get (body, "not_understood")), 1);
+    assert_string_equal (json_string_value (json_array_get (json_object_get (body, "not_understood"), 0)), "with ?? towers");
+    json_decref (body);
+    /* a cycle is refused: the second relation is reported */
+    body = NULL;
+    assert_int_equal (compose_run (&s_env, "a table on a chair, the chair on the table", &body, code, sizeof code, message, sizeof message), 0);
+    assert_int_equal (json_array_size (json_object_get (body, "not_understood")), 1);
+    json_decref (body);
+    free (big);
+}
+
+static void s_box_is (const bmq_bounds_t *b, size_t i, double x0, double y0, double z0, double x1, double y1, double z1)
+{
+    const bmq_box_t *box = bmq_bounds_box (b, i);
+    assert_non_null (box);
+    double want[6] = { x0, y0, z0, x1, y1, z1 }, got[6] = { box->min[0], box->min[1], box->min[2], box->max[0], box->max[1], box->max[2] };
+    for (int a = 0; a < 6; a++)
+        if (fabs (want[a] - got[a]) > 1e-6)
+            fail_msg ("box %zu: (%g %g %g)-(%g %g %g), expected (%g %g %g)-(%g %g %g)", i, got[0], got[1], got[2], got[3], got[4],
+                      got[5], x0, y0, z0, x1, y1, z1);
+}
+
+static void test_bounds (void **state)
+{
+    json_t *steps = json_loads ("["
+        "{\"operation\": \"bpy.ops.mesh.primitive_cube_add\", \"name\": \"a\", \"params\": {\"location\": [1, 2, 3]}},"
+        "{\"operation\": \"bpy.ops.mesh.primitive_cylinder_add\", \"name\": \"b\", \"params\": {\"radius\": 0.5, \"rotation\": [1.5707963267948966, 0, 0]}},"
+        "{\"operation\": \"bpy.ops.mesh.primitive_torus_add\", \"name\": \"c\", \"params\": {\"rotation\": [0, 0, 0.7]}},"
+        "{\"operation\": \"bpy.ops.mesh.primitive_uv_sphere_add\", \"name\": \"d\", \"params\": {\"scale\": [2, 1, 1], \"rotation\": [0, 0, 1.5707963267948966]}},"
+        "{\"operation\": \"bpy.ops.mesh.primitive_cube_add\", \"name\": \"e\", \"params\": {\"size\": 1}},"
+        "{\"operation\": \"object.modifier\", \"target\": \"e\", \"params\": {\"type\": \"ARRAY\", \"count\": 3}},"
+        "{\"operation\": \"bpy.ops.object.duplicate\", \"target\": \"a\", \"name\": \"f\"},"
+        "{\"operation\": \"bpy.ops.transform.translate\", \"target\": \"f\", \"params\": {\"value\": [0, 0, 10]}},"
+        "{\"operation\": \"bpy.ops.mesh.primitive_cone_add\", \"name\": \"g\"},"
+        "{\"operation\": \"bpy.ops.object.delete\", \"target\": \"g\"},"
+        "{\"operation\": \"bpy.ops.object.light_add\", \"name\": \"h\"}]", 0, NULL);
+    assert_non_null (steps);
+    bmq_bounds_t *b = bmq_bounds_new (steps, s_env.described);
+    assert_int_equal (bmq_bounds_count (b), 6);                  /* the deleted cone and the light have no box */
+    s_box_is (b, 0, 0, 1, 2, 2, 3, 4);                           /* a size-2 cube (the palette's default) */
+    s_box_is (b, 1, -0.5, -1, -0.5, 0.5, 1, 0.5);                /* a cylinder lying along Y */
+    s_box_is (b, 2, -1.25, -1.25, -0.25, 1.25, 1.25, 0.25);      /* round about Z: a turn changes nothing */
+    s_box_is (b, 3, -1, -2, -1, 1, 2, 1);                        /* stretched along X, then turned: along Y */
+    s_box_is (b, 4, -0.5, -0.5, -0.5, 2.5, 0.5, 0.5);            /* three copies along X */
+    s_box_is (b, 5, 0, 1, 12, 2, 3, 14);                         /* the duplicate, moved up */
+    bmq_box_t all;
+    assert_true (bmq_bounds_total (b, &all));
+    assert_true (all.max[2] == 14 && all.min[0] == -1.25);
+    assert_true (bmq_bounds_rotatable (b));
+    bmq_bounds_destroy (&b);
+    bmq_bounds_destroy (&b);                                      /* safe twice */
+    json_array_append_new (steps, json_pack ("{s:s, s:s, s:{s:f, s:s}}", "operation", "bpy.ops.transform.rotate", "target", "a",
+                                             "params", "value", 0.5, "orient_axis", "X"));
+    b = bmq_bounds_new (steps, s_env.described);
+    assert_false (bmq_bounds_rotatable (b));                     /* a turn about X does not commute with one about Z */
+    bmq_bounds_destroy (&b);
+    json_decref (steps);
+    /* what stands on a table stands on its top */
+    bmq_bounds_t *table = bmq_bounds_new (json_object_get (bmq_recipe_book_get (s_env.book, "table"), "steps"), s_env.described);
+    bmq_box_t top;
+    assert_true (bmq_bounds_support (table, 0, 0, &top));
+    assert_true (fabs (top.max[2] - 0.775) < 1e-9 && fabs (top.max[0] - 0.8) < 1e-9);
+    assert_false (bmq_bounds_support (table, 5, 5, &top));
+    bmq_bounds_destroy (&table);
+}
+
+int main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_prompt_file),
+        cmocka_unit_test (test_number_words),
+        cmocka_unit_test (test_limits),
+        cmocka_unit_test (test_names_and_turns),
+        cmocka_unit_test (test_single_recipe),
+        cmocka_unit_test (test_hostile),
+        cmocka_unit_test (test_bounds),
+    };
+    return cmocka_run_group_tests (tests, s_setup, s_teardown);
+}
