@@ -8,6 +8,9 @@
 # BENCH_NO_BUILD=1 runs what is already built. Exit 1 if any bench failed.
 # Benches run with CURVE on (security.curve); BLENDMQ_SECURITY_CURVE=false runs
 # them without it, and curve_overhead compares the two in one run.
+# `deploy/bench.sh soak [MINUTES]` (default 10, or SOAK_MINUTES) runs the soak
+# alone: mixed load on a private stack, RSS/fd growth per service and p99
+# drift. It is long, so it runs only when named (not with every bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${BUILD_DIR:-build}"
@@ -21,7 +24,15 @@ available=()
 for exe in "$bin"/bench_*; do
   [ -x "$exe" ] && available+=("$(basename "$exe" | sed 's/^bench_//')")
 done
-if [ $# -gt 0 ]; then names=("$@"); else names=("${available[@]}"); fi
+soak_args=()
+if [ "${1:-}" = soak ]; then
+  names=(soak)
+  if [ $# -gt 1 ]; then soak_args=("$2"); fi
+elif [ $# -gt 0 ]; then names=("$@")
+else
+  names=()
+  for n in "${available[@]}"; do [ "$n" = soak ] || names+=("$n"); done
+fi
 if [ ${#names[@]} -eq 0 ]; then echo "no benchmarks in $bin" >&2; exit 1; fi
 
 status=0
@@ -32,6 +43,7 @@ for name in "${names[@]}"; do
     exit 2
   fi
   echo "== bench $name" >&2
-  "$exe" || { echo "bench $name failed" >&2; status=1; }
+  if [ "$name" = soak ]; then args=(${soak_args[@]+"${soak_args[@]}"}); else args=(); fi
+  "$exe" ${args[@]+"${args[@]}"} || { echo "bench $name failed" >&2; status=1; }
 done
 exit $status

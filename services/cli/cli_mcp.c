@@ -14,11 +14,21 @@
  * A call's SSE answer (progress, log messages, the server's questions, the
  * result) is written to stdout message by message.
  *
+ * The gateway may restart under the bridge (a supervisor brings it back).
+ * A tool call whose answer stream is cut that way is answered at once with a
+ * tool error (isError): its outcome is unknown, and the text says where to
+ * look (the plan id when one was seen, `blendmq audit`). The new gateway
+ * knows nothing of the old MCP session: the bridge finds the gateway again
+ * (its HTTP port may have changed), repeats the client's initialize and
+ * notifications/initialized, and sends on what got "Session not found" or
+ * could not connect (neither reached a gateway, so nothing runs twice).
+ *
  * BLENDMQ_MCP_URL overrides the endpoint (else the running stack's, as
  * `blendmq status` finds it); BLENDMQ_MCP_TOKEN_NAME the key's name (mcp). */
 #include "cli.h"
 #include "log.h"
 
+#include <czmq.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
@@ -32,11 +42,19 @@
 #include <unistd.h>
 
 #define MAX_INFLIGHT 64
+#define REJOIN_MS    20000          /* how long a restarting gateway is waited for */
+#define REJOIN_PAUSE_MS 500
 
 static pthread_mutex_t s_out_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t s_session_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t s_session_lock = PTHREAD_MUTEX_INITIALIZER;     /* s_url, s_session, s_version, s_generation */
+static pthread_mutex_t s_rejoin_lock = PTHREAD_MUTEX_INITIALIZER;      /* one re-initialization at a time */
 static atomic_int s_inflight;
 static char s_url[600], s_auth[400], s_session[128], s_version[32];
+static unsigned s_generation;          /* sessions opened so far: who saw which */
+static char *s_init_body;              /* the client's initialize, to repeat with a new gateway (under s_rejoin_lock) */
+static bool s_client_initialized;      /* it sent notifications/initialized */
+static bmq_config_t *s_cfg;            /* to find the gateway again (NULL: BLENDMQ_MCP_URL fixes it) */
+static json_t *s_cancelled;            /* ids of requests the client cancelled (under s_session_lock) */
 
 static void s_write_line (const char *text, size_t len)
 {
@@ -77,6 +95,11 @@ typedef struct {
     char   *buf;             /* JSON body, or SSE not yet split */
     size_t  len;
     bool    wrote;           /* a message went to stdout */
+    bool    answered;        /* the answer to this request went to stdout */
+    bool    tool_call;       /* tools/call: its outcome matters */
+    bool    quiet;           /* the bridge's own request: nothing of its answer goes to stdout */
+    char    tool[80];
+    char    plan_id[80];     /* a plan the call's messages named */
     char    session[128], version[32];
 } s_post_t;
 
@@ -90,6 +113,32 @@ static size_t s_on_header (char *p, size_t size, size_t n, void *arg)
     if (!strncasecmp (line, "content-type:", 13) && strcasestr (line, "text/event-stream")) post->sse = true;
     if (!strncasecmp (line, "mcp-session-id:", 15)) snprintf (post->session, sizeof post->session, "%s", line + 15 + strspn (line + 15, " "));
     return len;
+}
+
+/* The first plan id ("plan p-…") a text names. */
+static void s_find_plan_id (const char *text, char *out, size_t len)
+{
+    const char *p = text ? strstr (text, "plan p-") : NULL;
+    if (!p || *out) return;
+    p += 5;
+    size_t n = strspn (p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_");
+    if (n > 2 && n < len) snprintf (out, len, "%.*s", (int) n, p);
+}
+
+/* A message of this call's answer: is it the answer itself, does it name the plan? */
+static void s_note (s_post_t *post, const char *text, size_t len)
+{
+    json_t *msg = json_loadb (text, len, 0, NULL);
+    if (post->id && json_equal (json_object_get (msg, "id"), post->id)
+        && (json_object_get (msg, "result") || json_object_get (msg, "error")))
+        post->answered = true;
+    json_t *params = json_object_get (msg, "params");
+    s_find_plan_id (json_string_value (json_object_get (params, "message")), post->plan_id, sizeof post->plan_id);
+    s_find_plan_id (json_string_value (json_object_get (params, "data")), post->plan_id, sizeof post->plan_id);
+    const char *plan_id = json_string_value (json_object_get (json_object_get (json_object_get (msg, "result"),
+                                                                               "structuredContent"), "plan_id"));
+    if (plan_id && !post->plan_id[0]) snprintf (post->plan_id, sizeof post->plan_id, "%s", plan_id);
+    json_decref (msg);
 }
 
 /* Write each complete SSE event's data as one line. */
@@ -114,7 +163,7 @@ static void s_drain_sse (s_post_t *post, bool end)
             }
             line += (nl ? (size_t) (nl - line) + 1 : ll + 1);
         }
-        if (dlen) { s_write_line (data, dlen); post->wrote = true; }
+        if (dlen && !post->quiet) { s_note (post, data, dlen); s_write_line (data, dlen); post->wrote = true; }
         free (data);
         size_t used = sep ? evlen + 2 : post->len;
         memmove (post->buf, post->buf + used, post->len - used + 1);
@@ -135,7 +184,9 @@ static size_t s_on_body (char *p, size_t size, size_t n, void *arg)
     return len;
 }
 
-static void s_post (s_post_t *post)
+/* One POST of post->body to `url` with the session's headers (session may be
+ * ""); the answer lands in post (an SSE answer is written out as it comes). */
+static CURLcode s_perform (s_post_t *post, const char *url, const char *session, const char *version)
 {
     CURL *c = curl_easy_init ();
     struct curl_slist *h = NULL;
@@ -143,11 +194,15 @@ static void s_post (s_post_t *post)
     h = curl_slist_append (h, "Content-Type: application/json");
     h = curl_slist_append (h, "Accept: application/json, text/event-stream");
     h = curl_slist_append (h, s_auth);
-    pthread_mutex_lock (&s_session_lock);
-    if (*s_session) { snprintf (line, sizeof line, "Mcp-Session-Id: %s", s_session); h = curl_slist_append (h, line); }
-    if (*s_version) { snprintf (line, sizeof line, "MCP-Protocol-Version: %s", s_version); h = curl_slist_append (h, line); }
-    pthread_mutex_unlock (&s_session_lock);
-    curl_easy_setopt (c, CURLOPT_URL, s_url);
+    if (*session) { snprintf (line, sizeof line, "Mcp-Session-Id: %s", session); h = curl_slist_append (h, line); }
+    if (*version) { snprintf (line, sizeof line, "MCP-Protocol-Version: %s", version); h = curl_slist_append (h, line); }
+    free (post->buf);
+    post->buf = NULL;
+    post->len = 0;
+    post->sse = false;
+    post->status = 0;
+    post->session[0] = 0;
+    curl_easy_setopt (c, CURLOPT_URL, url);
     curl_easy_setopt (c, CURLOPT_POSTFIELDS, post->body);
     curl_easy_setopt (c, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt (c, CURLOPT_HEADERFUNCTION, s_on_header);
@@ -159,27 +214,162 @@ static void s_post (s_post_t *post)
     CURLcode rc = curl_easy_perform (c);
     curl_easy_getinfo (c, CURLINFO_RESPONSE_CODE, &post->status);
     if (post->sse) s_drain_sse (post, true);
-    else if (rc == CURLE_OK && post->len) {
-        json_t *msg = json_loadb (post->buf, post->len, 0, NULL);
-        if (json_object_get (msg, "jsonrpc")) {
-            if (json_is_null (json_object_get (msg, "id")) && post->id) json_object_set (msg, "id", post->id);
-            s_write_json (msg);
-            post->wrote = true;
-        }
-        else if (post->status >= 400) {          /* 401, 403: {"error": {"code", "message"}} */
-            const char *m = json_string_value (json_object_get (json_object_get (msg, "error"), "message"));
-            s_error_for (post->id, -32001, "blendmq gateway refused (HTTP %ld): %s", post->status, m ? m : post->buf);
-            post->wrote = true;
-        }
-        json_decref (msg);
-    }
-    if (rc != CURLE_OK && !post->wrote)
-        s_error_for (post->id, -32000, "the blendmq gateway at %s does not answer (%s); start the stack with `blendmq up`",
-                     s_url, curl_easy_strerror (rc));
-    else if (!post->wrote && post->status >= 400)
-        s_error_for (post->id, -32000, "the blendmq gateway answered HTTP %ld", post->status);
     curl_slist_free_all (h);
     curl_easy_cleanup (c);
+    return rc;
+}
+
+/* A JSON answer saying the session is unknown: the gateway restarted. */
+static bool s_session_lost (const s_post_t *post)
+{
+    if (post->status != 404 || post->sse || !post->len) return false;
+    json_t *msg = json_loadb (post->buf, post->len, 0, NULL);
+    json_int_t code = json_integer_value (json_object_get (json_object_get (msg, "error"), "code"));
+    json_decref (msg);
+    return code == -32001;
+}
+
+/* Find the gateway again and open a new session for the client, as its own
+ * initialize did (under s_rejoin_lock). 0 when one is open. */
+static int s_reinitialize (void)
+{
+    char url[sizeof s_url], version[sizeof s_version];
+    if (s_cfg) {                        /* a restarted gateway may listen on another port */
+        char base[500];
+        if (bmq_cli_http_base (s_cfg, base, sizeof base)) return -1;
+        snprintf (url, sizeof url, "%s/mcp", base);
+    }
+    else {
+        pthread_mutex_lock (&s_session_lock);
+        snprintf (url, sizeof url, "%s", s_url);
+        pthread_mutex_unlock (&s_session_lock);
+    }
+    pthread_mutex_lock (&s_session_lock);
+    snprintf (version, sizeof version, "%s", s_version);
+    pthread_mutex_unlock (&s_session_lock);
+    s_post_t init = { .body = s_init_body, .quiet = true };
+    CURLcode rc = s_perform (&init, url, "", "");
+    bool ok = rc == CURLE_OK && init.status == 200 && init.session[0];
+    if (ok && s_client_initialized) {
+        s_post_t note = { .body = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", .quiet = true };
+        ok = s_perform (&note, url, init.session, version) == CURLE_OK && note.status < 300;
+        free (note.buf);
+    }
+    if (ok) {
+        pthread_mutex_lock (&s_session_lock);
+        snprintf (s_url, sizeof s_url, "%s", url);
+        snprintf (s_session, sizeof s_session, "%s", init.session);
+        s_generation++;
+        pthread_mutex_unlock (&s_session_lock);
+        bmq_info ("the gateway restarted: a new MCP session at %s", url);
+    }
+    free (init.buf);
+    return ok ? 0 : -1;
+}
+
+/* The session of generation `seen` is void (the gateway went away): get a new
+ * one, unless another thread already did. Waits up to REJOIN_MS for the
+ * gateway to be back. 0 when a newer session is there to use. */
+static int s_rejoin (unsigned seen)
+{
+    pthread_mutex_lock (&s_rejoin_lock);
+    int rc = -1;
+    for (int64_t until = bmq_mono_ms () + REJOIN_MS; rc && s_init_body; ) {
+        pthread_mutex_lock (&s_session_lock);
+        bool newer = s_generation != seen;
+        pthread_mutex_unlock (&s_session_lock);
+        if (newer || !s_reinitialize ()) rc = 0;
+        else if (bmq_mono_ms () >= until) break;
+        else zclock_sleep (REJOIN_PAUSE_MS);
+    }
+    pthread_mutex_unlock (&s_rejoin_lock);
+    return rc;
+}
+
+/* The answer to a tool call the gateway dropped by going away: a tool error. */
+static void s_tool_cut (s_post_t *post, CURLcode rc)
+{
+    char where[300], text[1400];
+    if (post->plan_id[0])
+        snprintf (where, sizeof where, "plan %s may have run to its end, failed or stopped: `blendmq audit list --plan %s` "
+                  "shows its story", post->plan_id, post->plan_id);
+    else snprintf (where, sizeof where, "`blendmq audit list --since 10m` shows what the gateway did meanwhile");
+    snprintf (text, sizeof text, "The blendmq gateway restarted (or went away) while %s was running (%s), so its outcome is "
+              "unknown: %s; check the scene (get_scene_info) before calling it again. Later calls go to the new gateway.",
+              post->tool[0] ? post->tool : "this tool call",
+              rc == CURLE_OK ? "its answer stream ended without a result" : curl_easy_strerror (rc), where);
+    json_t *msg = json_pack ("{s:s, s:O, s:{s:[{s:s, s:s}], s:b}}", "jsonrpc", "2.0", "id", post->id, "result",
+                             "content", "type", "text", "text", text, "isError", 1);
+    if (post->plan_id[0]) json_object_set_new (json_object_get (msg, "result"), "structuredContent",
+                                               json_pack ("{s:s, s:s, s:s}", "plan_id", post->plan_id, "status", "unknown",
+                                                          "error", "the gateway restarted while the call ran"));
+    s_write_json (msg);
+    json_decref (msg);
+    post->wrote = post->answered = true;
+}
+
+/* Write a JSON (not SSE) answer: the message itself, or an error for the request. */
+static void s_write_answer (s_post_t *post)
+{
+    json_t *msg = json_loadb (post->buf, post->len, 0, NULL);
+    if (json_object_get (msg, "jsonrpc")) {
+        if (json_is_null (json_object_get (msg, "id")) && post->id) json_object_set (msg, "id", post->id);
+        s_write_json (msg);
+        post->wrote = true;
+    }
+    else if (post->status >= 400) {          /* 401, 403: {"error": {"code", "message"}} */
+        const char *m = json_string_value (json_object_get (json_object_get (msg, "error"), "message"));
+        s_error_for (post->id, -32001, "blendmq gateway refused (HTTP %ld): %s", post->status, m ? m : post->buf);
+        post->wrote = true;
+    }
+    json_decref (msg);
+}
+
+/* Did the client cancel request `id` (notifications/cancelled)? Forgets it. */
+static bool s_was_cancelled (const json_t *id)
+{
+    pthread_mutex_lock (&s_session_lock);
+    bool found = false;
+    size_t i;
+    json_t *v;
+    json_array_foreach (s_cancelled, i, v)
+        if (json_equal (v, (json_t *) id)) { json_array_remove (s_cancelled, i); found = true; break; }
+    pthread_mutex_unlock (&s_session_lock);
+    return found;
+}
+
+static void s_post (s_post_t *post)
+{
+    CURLcode rc = CURLE_OK;
+    char url[sizeof s_url];
+    unsigned seen = 0;
+    for (int attempt = 0; ; attempt++) {
+        char session[sizeof s_session], version[sizeof s_version];
+        pthread_mutex_lock (&s_session_lock);
+        snprintf (url, sizeof url, "%s", s_url);
+        snprintf (session, sizeof session, "%s", s_session);
+        snprintf (version, sizeof version, "%s", s_version);
+        seen = s_generation;
+        pthread_mutex_unlock (&s_session_lock);
+        rc = s_perform (post, url, session, version);
+        /* nothing reached a gateway (refused connection, unknown session): safe to send again, once */
+        bool unsent = rc == CURLE_COULDNT_CONNECT || (rc == CURLE_OK && s_session_lost (post));
+        if (!unsent || attempt || post->initialize || s_rejoin (seen)) break;
+    }
+    /* A tool call's stream ended without its answer: cut (kill, crash), or
+     * closed by a gateway stopping. Unless the client cancelled it, say so. */
+    bool gone = rc != CURLE_OK ? rc != CURLE_COULDNT_CONNECT && rc != CURLE_COULDNT_RESOLVE_HOST : post->sse && post->status == 200;
+    if (post->tool_call && post->id && gone && !post->answered && !s_was_cancelled (post->id)) {
+        s_tool_cut (post, rc);
+        s_rejoin (seen);                    /* ready for the next call */
+        return;
+    }
+    if (!post->sse && rc == CURLE_OK && post->len) s_write_answer (post);
+    if (rc != CURLE_OK && !post->wrote)
+        s_error_for (post->id, -32000, "the blendmq gateway at %s does not answer (%s); start the stack with `blendmq up`",
+                     url, curl_easy_strerror (rc));
+    else if (!post->wrote && post->status >= 400)
+        s_error_for (post->id, -32000, "the blendmq gateway answered HTTP %ld", post->status);
 }
 
 static void s_post_free (s_post_t *post)
@@ -214,8 +404,30 @@ static void s_on_line (char *text, size_t len)
     const char *method = json_string_value (json_object_get (msg, "method"));
     if (method && (json_is_string (id) || json_is_integer (id))) post->id = json_incref (id);
     post->initialize = method && !strcmp (method, "initialize");
+    json_t *params = json_object_get (msg, "params");
+    if (method && !strcmp (method, "tools/call")) {
+        post->tool_call = true;
+        const char *tool = json_string_value (json_object_get (params, "name"));
+        snprintf (post->tool, sizeof post->tool, "%s", tool ? tool : "");
+    }
+    if (method && !strcmp (method, "notifications/initialized")) {
+        pthread_mutex_lock (&s_rejoin_lock);
+        s_client_initialized = true;
+        pthread_mutex_unlock (&s_rejoin_lock);
+    }
+    if (method && !strcmp (method, "notifications/cancelled") && json_object_get (params, "requestId")) {
+        pthread_mutex_lock (&s_session_lock);           /* its stream will end without an answer: none is due */
+        if (json_array_size (s_cancelled) >= MAX_INFLIGHT * 4) json_array_remove (s_cancelled, 0);      /* long answered */
+        json_array_append (s_cancelled, json_object_get (params, "requestId"));
+        pthread_mutex_unlock (&s_session_lock);
+    }
     if (post->initialize) {                  /* first, and alone: it opens the session the rest goes to */
-        const char *v = json_string_value (json_object_get (json_object_get (msg, "params"), "protocolVersion"));
+        const char *v = json_string_value (json_object_get (params, "protocolVersion"));
+        pthread_mutex_lock (&s_rejoin_lock);             /* kept, to open the same session with a new gateway */
+        free (s_init_body);
+        s_init_body = strndup (text, len);
+        s_client_initialized = false;
+        pthread_mutex_unlock (&s_rejoin_lock);
         pthread_mutex_lock (&s_session_lock);
         s_session[0] = 0;
         s_version[0] = 0;
@@ -224,6 +436,7 @@ static void s_on_line (char *text, size_t len)
         pthread_mutex_lock (&s_session_lock);
         snprintf (s_session, sizeof s_session, "%s", post->session);
         snprintf (s_version, sizeof s_version, "%s", v ? v : "");
+        s_generation++;
         pthread_mutex_unlock (&s_session_lock);
         s_post_free (post);
     }
@@ -252,9 +465,13 @@ int bmq_cli_mcp (const bmq_cli_opts_t *opts)
     char token[300], base[500];
     if (bmq_cli_read_token (opts, cfg, name, token, sizeof token)) { bmq_config_destroy (&cfg); return 2; }
     if (getenv ("BLENDMQ_MCP_URL") && *getenv ("BLENDMQ_MCP_URL")) snprintf (s_url, sizeof s_url, "%s", getenv ("BLENDMQ_MCP_URL"));
-    else if (bmq_cli_http_base (cfg, base, sizeof base) == 0) snprintf (s_url, sizeof s_url, "%s/mcp", base);
+    else if (bmq_cli_http_base (cfg, base, sizeof base) == 0) {
+        snprintf (s_url, sizeof s_url, "%s/mcp", base);
+        s_cfg = cfg;                    /* kept: a restarted gateway is found again the same way */
+    }
     else { bmq_config_destroy (&cfg); return 2; }
-    bmq_config_destroy (&cfg);
+    if (!s_cfg) bmq_config_destroy (&cfg);
+    s_cancelled = json_array ();
     snprintf (s_auth, sizeof s_auth, "Authorization: Bearer %s", token);
     memset (token, 0, sizeof token);
     curl_global_init (CURL_GLOBAL_DEFAULT);

@@ -23,6 +23,7 @@ typedef struct {
     bmq_job_phase_t phase;            /* PLAN */
     bool      keep_partial;           /* PLAN: leave a failed plan's work in place */
     bool      cancel;                 /* PLAN: stop after the current step (cancel.request) */
+    bool      orphaned;               /* PLAN: cancelled because its requester went silent */
     char      fail_status[16];        /* PLAN: set when a step failed: "failed" */
     char      fail_error[600];
     long long failed_step;

@@ -55,6 +55,9 @@ typedef struct {
     char           recorded[RECORDED_MAX][REPORT_ID_LEN + 1];   /* report ids already in the audit trail */
     size_t         recorded_next;
     bool           subscribed;        /* the XPUB saw a subscriber (the gateway) */
+    zhashx_t      *requesters;        /* routing id (hex) → int64_t* last heard (ms), for those that heartbeat */
+    int            interval, liveness;
+    int64_t        last_watch;
     json_t        *held;              /* [{cid, body}]: interrupted-plan events waiting for one */
 } s_exec_t;
 
@@ -196,9 +199,13 @@ static void s_pump (s_exec_t *ex)
         json_t *args;
         if (job->phase == BMQ_PHASE_STEPS && job->cancel && !*job->fail_status) {
             /* cancelled: stop here, and undo what was done unless asked to keep it */
-            snprintf (job->fail_status, sizeof job->fail_status, "cancelled");
-            snprintf (job->fail_error, sizeof job->fail_error, "cancelled by the client after step %zu of %zu",
-                      job->step, job->total);
+            snprintf (job->fail_status, sizeof job->fail_status, job->orphaned ? "interrupted" : "cancelled");
+            if (job->orphaned)
+                snprintf (job->fail_error, sizeof job->fail_error, "the gateway that asked for it went silent after step %zu"
+                          " of %zu (it told its client the plan was cut)", job->step, job->total);
+            else
+                snprintf (job->fail_error, sizeof job->fail_error, "cancelled by the client after step %zu of %zu",
+                          job->step, job->total);
             job->failed_step = 0;
             job->phase = job->keep_partial ? BMQ_PHASE_COMMIT : BMQ_PHASE_ROLLBACK;
         }
@@ -550,12 +557,74 @@ static void s_cancel (s_exec_t *ex, const bmq_envelope_t *env)
     bmq_debug ("cancel for plan %s, which is not here", plan_id);
 }
 
+/* ---- a requester that goes silent ---------------------------------------------
+ * The gateway heartbeats us; when it falls silent for liveness × interval it
+ * has also stopped hearing us (dead, restarted, or cut off by a partition),
+ * and its client was told the plan was interrupted and rolled back
+ * (gateway_service.c s_fail_unavailable). So the plan stops and is rolled
+ * back here too: the scene then says what the client was told. Requesters
+ * that never heartbeat are never judged. */
+
+static void s_free_int (void **item) { free (*item); *item = NULL; }
+
+static void s_heard (s_exec_t *ex, zframe_t *rid, bool heartbeat)
+{
+    char *key = zframe_strhex (rid);
+    int64_t *last = zhashx_lookup (ex->requesters, key);
+    if (!last && heartbeat && zhashx_size (ex->requesters) < 4096) {
+        last = malloc (sizeof *last);
+        zhashx_insert (ex->requesters, key, last);
+    }
+    if (last) *last = bmq_mono_ms ();
+    free (key);
+}
+
+static bool s_requester_silent (s_exec_t *ex, zframe_t *rid, int64_t now)
+{
+    char *key = zframe_strhex (rid);
+    int64_t *last = zhashx_lookup (ex->requesters, key);
+    free (key);
+    return last && now - *last > (int64_t) ex->interval * ex->liveness;
+}
+
+static void s_watch_requesters (s_exec_t *ex)
+{
+    int64_t now = bmq_mono_ms ();
+    if (now - ex->last_watch < ex->interval / 4) return;
+    ex->last_watch = now;
+    bmq_job_t *job = ex->current;
+    if (job && job->kind == BMQ_JOB_PLAN && !job->cancel && s_requester_silent (ex, job->rid, now)) {
+        bmq_warn ("plan %s: its gateway has been silent for %d ms: stopping it after the current step",
+                  job->plan_id, ex->interval * ex->liveness);
+        job->orphaned = job->cancel = true;
+    }
+    for (bmq_job_t *q = zlistx_first (ex->queue); q; ) {
+        bmq_job_t *next = zlistx_next (ex->queue);
+        if (q->kind == BMQ_JOB_PLAN && s_requester_silent (ex, q->rid, now)) {
+            zlistx_detach_cur (ex->queue);       /* never started: nothing to roll back */
+            bmq_job_t *saved = ex->current;
+            ex->current = q;
+            q->started_us = bmq_mono_us ();
+            s_finish_plan (ex, "interrupted", "its gateway went silent before it started; nothing was run", 0, NULL);
+            ex->current = saved;
+        }
+        q = next;
+    }
+    /* forget requesters long gone */
+    zlistx_t *old = zlistx_new ();
+    for (int64_t *last = zhashx_first (ex->requesters); last; last = zhashx_next (ex->requesters))
+        if (now - *last > 600000) zlistx_add_end (old, (void *) zhashx_cursor (ex->requesters));
+    for (const char *key = zlistx_first (old); key; key = zlistx_next (old)) zhashx_delete (ex->requesters, key);
+    zlistx_destroy (&old);
+}
+
 static void s_on_request (s_exec_t *ex)
 {
     zframe_t *rid = NULL;
     bmq_envelope_t *env = bmq_bus_recv (ex->router, &rid);
     if (!env) { zframe_destroy (&rid); return; }
     bmq_envelope_t *reply = NULL;
+    s_heard (ex, rid, env->type == BMQ_MSG_HEARTBEAT);
     /* the gateway for a client of the right role; planner and validators for RNA (roles.def) */
     if (bmq_roles_refused (ex->router, rid, env, "executor", bmq_roles_curve (ex->cfg), 0, ex->audit)) { }
     else if (bmq_answer_heartbeat (ex->router, rid, env, "executor", s_state (ex))) { }
@@ -642,6 +711,10 @@ int bmq_executor_service_run (bmq_config_t *cfg)
     char err[512];
     s_exec_t ex = { .cfg = cfg };
     ex.step_timeout = (int) bmq_config_int (cfg, "executor.step_timeout_ms");
+    ex.interval = (int) bmq_config_int (cfg, "heartbeat.interval_ms") > 0 ? (int) bmq_config_int (cfg, "heartbeat.interval_ms") : 1000;
+    ex.liveness = (int) bmq_config_int (cfg, "heartbeat.liveness") > 0 ? (int) bmq_config_int (cfg, "heartbeat.liveness") : 3;
+    ex.requesters = zhashx_new ();
+    zhashx_set_destructor (ex.requesters, s_free_int);
     ex.command_timeout = (int) bmq_config_int (cfg, "executor.command_timeout_ms");
     const char *keypath = bmq_config_str (cfg, "security.verdict_key_file");
     if (!*keypath || bmq_seal_key_load (keypath, &ex.key, err, sizeof err)) {
@@ -670,6 +743,7 @@ int bmq_executor_service_run (bmq_config_t *cfg)
     int code = 1;
     ex.scripts = ex.router && ex.pub && ex.audit ? bmq_script_jobs_new (&ex.key, ex.audit, ex.router, ex.pub) : NULL;
     ex.name = *bmq_config_str (cfg, "executor.name") ? bmq_config_str (cfg, "executor.name") : "local";
+    bmq_progress_stamp_name (ex.name);
     int64_t seal_ttl = bmq_config_int (cfg, "security.seal_ttl_ms") > 0 ? bmq_config_int (cfg, "security.seal_ttl_ms")
                                                                          : BMQ_SEAL_TTL_DEFAULT_MS;
     ex.seals = bmq_seal_guard_new (100000, seal_ttl);
@@ -692,6 +766,7 @@ int bmq_executor_service_run (bmq_config_t *cfg)
                 if (env) bmq_audit_handle (ex.audit, env);
                 bmq_envelope_destroy (&env);
             }
+            s_watch_requesters (&ex);
             s_pump (&ex);
             bmq_audit_tick (ex.audit);
         }
@@ -707,6 +782,7 @@ int bmq_executor_service_run (bmq_config_t *cfg)
     bmq_seal_guard_destroy (&ex.seals);
     bmq_job_destroy (&ex.current);
     zlistx_destroy (&ex.queue);
+    zhashx_destroy (&ex.requesters);
     bmq_audit_destroy (&ex.audit);
     zsock_destroy (&ex.pub);
     json_decref (ex.held);

@@ -121,15 +121,19 @@ static void s_fail_unavailable (s_gw_t *gw, bmq_gw_request_t *r, const char *why
     snprintf (code, sizeof code, "%s_unavailable", service);
     bool plan = r->waits == BMQ_WAIT_EXECUTOR && r->state == BMQ_REQ_EXECUTING && (r->kind == BMQ_REQ_CHAT || r->kind == BMQ_REQ_RUN);
     if (plan && r->plan_started)
-        snprintf (msg, sizeof msg, "executor unavailable (%s); the plan was interrupted after step %lld of %lld:"
-                  " Blender rolls back what it did (the plan's story in `blendmq audit show %s` says what was removed);"
-                  " run it again once `blendmq status` shows the executor", why, r->steps_done, r->steps_total, r->cid);
+        snprintf (msg, sizeof msg, "executor unavailable (%s); the plan was interrupted after step %lld of %lld: %s"
+                  " (the plan's story in `blendmq audit show %s` says what was removed); run it again once `blendmq status`"
+                  " shows the executor", why, r->steps_done, r->steps_total,
+                  r->keep_partial ? "what it did so far stays, as asked (keep_partial)" : "it is rolled back", r->cid);
     else if (plan)
         snprintf (msg, sizeof msg, "executor unavailable (%s); the plan had not started: nothing was changed;"
                   " run it again once `blendmq status` shows the executor", why);
     else if (r->waits == BMQ_WAIT_EXECUTOR && r->state == BMQ_REQ_EXECUTING)
         snprintf (msg, sizeof msg, "executor unavailable (%s); the script's run was lost with it: submit it again"
                   " once `blendmq status` shows the executor", why);
+    else if (r->waits == BMQ_WAIT_AUDIT)
+        snprintf (msg, sizeof msg, "audit unavailable (%s); the audit trail cannot be read now (every service keeps its"
+                  " records until the audit service takes them): try again once `blendmq status` shows it", why);
     else
         snprintf (msg, sizeof msg, "%s unavailable (%s); nothing was run: try again once `blendmq status` shows the %s"
                   " (blendmq up and systemd restart it by themselves)", service, why, service);

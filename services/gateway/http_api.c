@@ -5,7 +5,6 @@
 #include "http_bus.h"
 #include "http_metrics.h"
 #include "http_plans.h"
-#include "sse_ring.h"
 
 #include <czmq.h>
 #include <stdio.h>
@@ -15,8 +14,6 @@
 
 #define SLICE_MS       250          /* waits are cut in slices to notice shutdown */
 #define FIRST_ANSWER_MS 200         /* POST /api/chat waits this long for an early refusal */
-#define KEEPALIVE_MS   15000
-#define SSE_CHUNK      (64u << 10)
 
 bmq_role_t bmq_http_api_role (const char *method, const char *url)
 {
@@ -388,78 +385,6 @@ static enum MHD_Result s_scripts (bmq_http_req_t *req, const char *confirm_id, s
     return rc;
 }
 
-/* ---- Server-Sent Events --------------------------------------------------------------- */
-
-typedef struct {
-    bmq_http_server_t *server;
-    uint64_t           after;
-    char              *plan_id;
-    char              *pending;
-    size_t             len, off;
-    int64_t            last_write;
-} s_sse_t;
-
-static ssize_t s_sse_read (void *cls, uint64_t pos, char *buf, size_t max)
-{
-    s_sse_t *s = cls;
-    while (s->off == s->len) {
-        free (s->pending);
-        s->pending = NULL;
-        s->len = s->off = 0;
-        if (bmq_http_server_stopping (s->server)) return MHD_CONTENT_READER_END_OF_STREAM;
-        bool gap = false;
-        uint64_t before = s->after;
-        char *text = bmq_sse_ring_read (bmq_http_server_events (s->server), &s->after, s->plan_id, SSE_CHUNK, SLICE_MS * 4, &gap);
-        if (gap) {
-            char *g = NULL;
-            if (asprintf (&g, "event: gap\ndata: {\"message\":\"events after id %llu were dropped from the buffer\"}\n\n%s",
-                          (unsigned long long) before, text ? text : "") < 0) g = NULL;
-            free (text);
-            text = g;
-        }
-        if (!text && bmq_mono_ms () - s->last_write >= KEEPALIVE_MS) text = strdup (": keepalive\n\n");
-        if (bmq_sse_ring_closed (bmq_http_server_events (s->server)) && !text) return MHD_CONTENT_READER_END_OF_STREAM;
-        if (text) { s->pending = text; s->len = strlen (text); s->last_write = bmq_mono_ms (); }
-    }
-    size_t n = s->len - s->off < max ? s->len - s->off : max;
-    memcpy (buf, s->pending + s->off, n);
-    s->off += n;
-    return (ssize_t) n;
-}
-
-static void s_sse_free (void *cls)
-{
-    s_sse_t *s = cls;
-    bmq_http_metrics_subscribers (bmq_http_server_metrics (s->server), -1);
-    free (s->pending);
-    free (s->plan_id);
-    free (s);
-}
-
-static enum MHD_Result s_events (bmq_http_req_t *req)
-{
-    const char *plan_id = bmq_http_req_query (req, "plan_id");
-    const char *last = bmq_http_req_header (req, "Last-Event-ID");
-    if (!last) last = bmq_http_req_query (req, "last_event_id");
-    char *end = NULL;
-    unsigned long long after = last ? strtoull (last, &end, 10) : 0;
-    if (last && (!*last || *end)) return bmq_http_reply_error (req, 400, "bad_request", "Last-Event-ID must be an event id (a number)");
-    if (plan_id && (!*plan_id || strlen (plan_id) > 64)) return bmq_http_reply_error (req, 400, "bad_request", "plan_id is 1..64 characters");
-    s_sse_t *s = calloc (1, sizeof *s);
-    s->server = req->server;
-    s->after = last ? after : bmq_sse_ring_last (bmq_http_server_events (req->server));
-    s->plan_id = plan_id ? strdup (plan_id) : NULL;
-    s->pending = strdup ("retry: 2000\n: connected\n\n");      /* tells a client the stream is live */
-    s->len = strlen (s->pending);
-    s->last_write = bmq_mono_ms ();
-    bmq_http_metrics_subscribers (bmq_http_server_metrics (req->server), 1);
-    struct MHD_Response *resp = MHD_create_response_from_callback (MHD_SIZE_UNKNOWN, SSE_CHUNK, s_sse_read, s, s_sse_free);
-    MHD_add_response_header (resp, "Content-Type", "text/event-stream");
-    MHD_add_response_header (resp, "Cache-Control", "no-cache");
-    MHD_add_response_header (resp, "X-Accel-Buffering", "no");
-    return bmq_http_reply (req, 200, resp);
-}
-
 /* POST /api/plans/{id}/cancel: stop that plan (its story's cancel.request; the executor rolls it back). */
 static enum MHD_Result s_plan_cancel (bmq_http_req_t *req, const char *id, size_t id_len)
 {
@@ -548,7 +473,7 @@ enum MHD_Result bmq_http_api_handle (bmq_http_req_t *req)
     if (!strcmp (url, "/api/plans")) return post ? s_plans (req, false) : s_not_allowed (req, "POST");
     if (!strcmp (url, "/api/plans/validate")) return post ? s_plans (req, true) : s_not_allowed (req, "POST");
     if (!strcmp (url, "/api/scene")) return get ? s_scene (req) : s_not_allowed (req, "GET");
-    if (!strcmp (url, "/api/events")) return get ? s_events (req) : s_not_allowed (req, "GET");
+    /* /api/events is served by http_events.c, routed in http_server.c */
     if (!strcmp (url, "/api/scripts")) return post ? s_scripts (req, NULL, 0) : get ? s_script_list (req, NULL, 0) : s_not_allowed (req, "GET, POST");
     if (!strcmp (url, "/api/audit")) return get ? s_audit (req) : s_not_allowed (req, "GET");
     if (!strncmp (url, "/api/scripts/", 13)) {

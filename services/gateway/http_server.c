@@ -5,10 +5,12 @@
 #include "http_access.h"
 #include "http_api.h"
 #include "http_bus.h"
+#include "http_events.h"
 #include "http_mcp.h"
 #include "http_metrics.h"
 #include "http_plans.h"
 #include "log.h"
+#include "peer.h"
 #include "sse_ring.h"
 
 #include <arpa/inet.h>
@@ -47,6 +49,7 @@ struct bmq_http_server_t {
     pthread_mutex_t     caps_lock;
     char               *caps[2];            /* compact, full */
     int64_t             caps_at[2];
+    bmq_http_seqs_t    *seqs;               /* executors' event sequences (the gateway loop's only) */
 };
 
 typedef struct {                            /* one connection (its thread) */
@@ -370,6 +373,8 @@ static enum MHD_Result s_access (void *cls, struct MHD_Connection *conn, const c
     r->req.body = r->body ? r->body : "";
     r->req.body_len = r->len;
     if (!strcmp (url, "/mcp")) return bmq_http_mcp_handle (self->mcp, &r->req);
+    if (!strcmp (url, "/api/events") && (!strcmp (method, "GET") || !strcmp (method, "HEAD")))
+        return bmq_http_events_handle (&r->req);            /* resumable SSE with gaps (http_events.h) */
     return bmq_http_api_handle (&r->req);
 }
 
@@ -414,7 +419,8 @@ bmq_http_server_t *bmq_http_server_new (const bmq_http_options_t *opts, char *er
     if (!bmq_http_auth_tokens (self->auth))
         bmq_warn ("http: no tokens (keys dir '%s'): every route but /healthz answers 401 until `blendmq keys init` makes them",
                   opts->keys_dir ? opts->keys_dir : "");
-    self->events = bmq_sse_ring_new ((size_t) (opts->event_buffer > 0 ? opts->event_buffer : 4096));
+    self->events = bmq_sse_ring_new ((size_t) (opts->event_buffer > 0 ? opts->event_buffer : 4096), bmq_instance_id ());
+    self->seqs = bmq_http_seqs_new ();
     self->plans = bmq_http_plans_new (PLANS_KEPT);
     self->metrics = bmq_http_metrics_new ();
     self->mcp = bmq_http_mcp_new (opts->mcp_test_tools, opts->request_timeout_ms + 5000, e2, sizeof e2);
@@ -457,6 +463,7 @@ void bmq_http_server_destroy (bmq_http_server_t **self_p)
     bmq_http_metrics_destroy (&self->metrics);
     bmq_http_plans_destroy (&self->plans);
     bmq_sse_ring_destroy (&self->events);
+    bmq_http_seqs_destroy (&self->seqs);
     bmq_http_access_destroy (&self->access);
     bmq_http_auth_destroy (&self->auth);
     if (self->refusals) {
@@ -548,6 +555,7 @@ void bmq_http_server_on_event (bmq_http_server_t *self, const void *frame, size_
     if (!self) return;
     bmq_envelope_t *env = bmq_envelope_decode (frame, len, NULL, 0);
     if (!env || env->type != BMQ_MSG_PROGRESS) { bmq_envelope_destroy (&env); return; }
+    bmq_http_seqs_follow (self->seqs, self->events, env);      /* a gap before it goes first */
     json_t *data = json_deep_copy (env->body);
     json_object_set_new (data, "cid", json_string (env->cid));
     json_object_set_new (data, "ts", json_integer (env->ts_ms));

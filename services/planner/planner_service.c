@@ -262,7 +262,7 @@ static void s_on_router (s_planner_t *p)
 
 static void s_free (s_planner_t *p)
 {
-    for (bmq_plan_job_t *job = zlistx_first (p->jobs); job; job = zlistx_next (p->jobs)) bmq_plan_job_destroy (&job);
+    for (bmq_plan_job_t *job = p->jobs ? zlistx_first (p->jobs) : NULL; job; job = zlistx_next (p->jobs)) bmq_plan_job_destroy (&job);
     zlistx_destroy (&p->jobs);
     zpoller_destroy (&p->poller);
     if (p->audit) bmq_audit_flush (p->audit, 1000);

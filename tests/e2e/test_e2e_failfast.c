@@ -188,19 +188,42 @@ static void test_planner_stopped (void **state)
     s_resume ("planner");
 }
 
+/* A 200-step plan whose objects are called PREFIX0…PREFIX199. */
+static void s_write_plan (const char *path, const char *prefix)
+{
+    FILE *f = fopen (path, "w");
+    assert_non_null (f);
+    fputc ('[', f);
+    for (int i = 0; i < 200; i++)
+        fprintf (f, "%s{\"operation\":\"bpy.ops.mesh.primitive_cube_add\",\"name\":\"%s%d\",\"params\":{\"size\":0.1,"
+                 "\"location\":[%d,0,0]}}", i ? "," : "", prefix, i, i);
+    fputs ("]\n", f);
+    fclose (f);
+}
+
+/* Wait until the scene holds no object whose name starts with prefix; false when it still does after 10 s. */
+static bool s_scene_without (const char *prefix)
+{
+    for (int tries = 0; tries < 40; tries++) {
+        int code;
+        json_t *lines = e2e_blendmq_json (s_dir, "scene info", &code);
+        size_t i, left = 0;
+        json_t *o;
+        json_array_foreach (json_object_get (json_array_get (lines, 0), "objects"), i, o)
+            left += !strncmp (json_string_value (json_object_get (o, "name")), prefix, strlen (prefix));
+        json_decref (lines);
+        if (code == 0 && !left) return true;
+        usleep (250 * 1000);
+    }
+    return false;
+}
+
 static void test_executor_stopped_mid_plan (void **state)
 {
     (void) state;
     char plan[512];
     snprintf (plan, sizeof plan, "%s/p200.json", s_dir);
-    FILE *f = fopen (plan, "w");
-    assert_non_null (f);
-    fputc ('[', f);
-    for (int i = 0; i < 200; i++)
-        fprintf (f, "%s{\"operation\":\"bpy.ops.mesh.primitive_cube_add\",\"name\":\"ff%d\",\"params\":{\"size\":0.1,"
-                 "\"location\":[%d,0,0]}}", i ? "," : "", i, i);
-    fputs ("]\n", f);
-    fclose (f);
+    s_write_plan (plan, "ff");
     char cmd[1024];
     snprintf (cmd, sizeof cmd, "'%s' --run-dir '%s' plan run '%s' 2>&1", e2e_bin ("blendmq"), s_dir, plan);
     FILE *p = popen (cmd, "r");
@@ -240,22 +263,62 @@ static void test_executor_stopped_mid_plan (void **state)
 
     /* resumed, the executor finds the gateway's cancel and rolls the plan back */
     s_resume ("executor");
-    json_t *objects = NULL;
-    for (int tries = 0; tries < 40; tries++) {
-        json_t *lines = e2e_blendmq_json (s_dir, "scene info", &code);
-        json_decref (objects);
-        objects = json_incref (json_object_get (json_array_get (lines, 0), "objects"));
-        json_decref (lines);
-        size_t i, left = 0;
-        json_t *o;
-        json_array_foreach (objects, i, o) left += !strncmp (json_string_value (json_object_get (o, "name")), "ff", 2);
-        if (code == 0 && !left) break;
-        usleep (250 * 1000);
+    assert_true (s_scene_without ("ff"));
+}
+
+/* The gateway stops mid-plan: the CLI gives up after liveness + 1 intervals,
+ * and the executor, no longer hearing the gateway, rolls the plan back (the
+ * client was told it may have been cut; the scene must not hold half of it). */
+static void test_gateway_stopped_mid_plan (void **state)
+{
+    (void) state;
+    char plan[512], cmd[1024];
+    snprintf (plan, sizeof plan, "%s/g200.json", s_dir);
+    s_write_plan (plan, "gs");
+    snprintf (cmd, sizeof cmd, "'%s' --run-dir '%s' plan run '%s' 2>&1", e2e_bin ("blendmq"), s_dir, plan);
+    FILE *p = popen (cmd, "r");
+    assert_non_null (p);
+    char line[2048], last[2048] = "";
+    int steps = 0;
+    long long t0 = 0;
+    while (fgets (line, sizeof line, p)) {
+        snprintf (last, sizeof last, "%s", line);
+        if (!strncmp (line, "step ", 5) && ++steps == 20) {
+            s_signal ("gateway", SIGSTOP);
+            t0 = s_now_ms ();
+        }
     }
+    long long answered = s_now_ms () - t0;
+    int st = pclose (p);
+    fprintf (stderr, "plan run with the gateway stopped at step %d: exit %d after %lld ms: %s", steps, WEXITSTATUS (st), answered, last);
+    assert_true (t0 > 0);
+    assert_int_equal (WEXITSTATUS (st), 2);
+    assert_non_null (strstr (last, "gateway unavailable"));
+    assert_true (answered < BOUND_MS + 1000);       /* the CLI waits one interval more than the gateway would */
+    sleep (1);
+    s_resume ("gateway");
+    /* whole or rolled back, and the audit says which: a plan that outran the
+     * executor's 3 s of silence ends done, one that did not ends interrupted */
+    int code;
+    json_t *lines = e2e_blendmq_json (s_dir, "audit list --kind plan.end", &code);
+    const char *status = NULL;
     size_t i;
-    json_t *o;
-    json_array_foreach (objects, i, o) assert_string_not_equal (json_string_value (json_object_get (o, "name")), "ff0");
-    json_decref (objects);
+    json_t *r;
+    json_array_foreach (lines, i, r) {
+        char *text = json_dumps (r, JSON_COMPACT);
+        if (strstr (text, "went silent")) status = "interrupted";
+        else if (!status && strstr (text, "\"status\":\"done\"") && strstr (text, "\"steps_done\":200")) status = "done";
+        free (text);
+    }
+    json_decref (lines);
+    fprintf (stderr, "the plan cut from its gateway ended %s\n", status ? status : "?");
+    assert_non_null (status);
+    lines = e2e_blendmq_json (s_dir, "scene info", &code);
+    size_t left = 0;
+    json_array_foreach (json_object_get (json_array_get (lines, 0), "objects"), i, r)
+        left += !strncmp (json_string_value (json_object_get (r, "name")), "gs", 2);
+    json_decref (lines);
+    assert_int_equal (left, !strcmp (status, "done") ? 200 : 0);
 }
 
 static void test_validator_pool_empty (void **state)
@@ -310,6 +373,7 @@ int main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_planner_stopped),
         cmocka_unit_test (test_executor_stopped_mid_plan),
+        cmocka_unit_test (test_gateway_stopped_mid_plan),
         cmocka_unit_test (test_validator_pool_empty),
         cmocka_unit_test (test_audit_stopped),
     };

@@ -9,6 +9,7 @@
 #include "fake_gateway.h"
 #include "http_server.h"
 #include "mcp_call.h"
+#include "peer.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -621,12 +622,17 @@ static void s_publish (bmq_http_server_t *srv, const char *plan_id, int step)
     bmq_envelope_destroy (&env);
 }
 
-/* The id of the n-th event (1-based) in an SSE text. */
+/* The number of the n-th event (1-based) in an SSE text: ids are "<instance>-<n>"
+ * (an id line followed by an event line: the stream's position markers have none). */
 static unsigned long long s_event_id (const char *text, int n)
 {
     const char *p = text;
-    for (int i = 0; i < n && p; i++) p = strstr (p + (i ? 1 : 0), "id: ");
-    return p ? strtoull (p + 4, NULL, 10) : 0;
+    for (int i = 0; i < n && p; i++) {
+        do p = strstr (p + (p == text && !i ? 0 : 1), "id: ");
+        while (p && strncmp (p + strcspn (p, "\n"), "\nevent: ", 8));
+    }
+    const char *dash = p ? strchr (p + 4, '-') : NULL;
+    return dash ? strtoull (dash + 1, NULL, 10) : 0;
 }
 
 static void test_sse_filter_and_resume (void **state)
@@ -644,8 +650,8 @@ static void test_sse_filter_and_resume (void **state)
     assert_null (strstr (one.buf, "p-B"));
     unsigned long long first = s_event_id (all.buf, 1), third = s_event_id (all.buf, 3);
     assert_int_equal (third, first + 2);
-    char last[32];
-    snprintf (last, sizeof last, "%llu", first);                    /* resume after the first */
+    char last[64];
+    snprintf (last, sizeof last, "%s-%llu", bmq_instance_id (), first);      /* resume after the first */
     s_sub_t again = s_subscribe (port, NULL, last);
     assert_int_equal (s_sub_wait (&again, "event: progress", 2, 3000), 2);
     assert_int_equal (s_event_id (again.buf, 1), first + 1);
@@ -674,6 +680,188 @@ static void test_sse_100_subscribers (void **state)
     fprintf (stderr, "100 subscribers got %d events each in %lld ms\n", EVENTS, (long long) (bmq_mono_ms () - t0));
     assert_int_equal (complete, SUBS);
     for (int i = 0; i < SUBS; i++) s_sub_close (&subs[i]);
+}
+
+/* ---- SSE gaps (issue 17) ------------------------------------------------------------------ */
+
+/* The data of the first `event: gap` in an SSE text (parsed), and its id in *id (64 bytes). */
+static json_t *s_gap (const char *text, char *id)
+{
+    const char *ev = strstr (text, "event: gap\ndata: ");
+    if (!ev) return NULL;
+    if (id) {
+        const char *line = ev;
+        while (line > text && line[-1] != '\n') line--;            /* the event's own id line precedes it */
+        const char *idl = line >= text + 4 ? line - 1 : NULL;
+        while (idl && idl > text && idl[-1] != '\n') idl--;
+        id[0] = 0;
+        if (idl && !strncmp (idl, "id: ", 4)) snprintf (id, 64, "%.*s", (int) strcspn (idl + 4, "\n"), idl + 4);
+    }
+    const char *data = ev + strlen ("event: gap\ndata: ");
+    return json_loadb (data, strcspn (data, "\n"), 0, NULL);
+}
+
+static void s_publish_seq (bmq_http_server_t *srv, const char *plan_id, const char *instance, const char *name, int seq)
+{
+    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_PROGRESS, NULL,
+        json_pack ("{s:s, s:i, s:i, s:s, s:s, s:s, s:i, s:s?}", "plan_id", plan_id, "step", seq, "total", 100, "status", "ok",
+                   "event", "step", "instance", instance, "seq", seq, "executor", name));
+    unsigned char *buf;
+    size_t len;
+    assert_int_equal (bmq_envelope_encode (env, &buf, &len, NULL, 0), 0);
+    bmq_http_server_on_event (srv, buf, len);
+    free (buf);
+    bmq_envelope_destroy (&env);
+}
+
+/* Ids are "<this gateway's instance>-<n>"; an id the ring dropped gets a gap
+ * with the exact count before the rest; "0" replays what is held, no gap. */
+static void test_sse_ids_and_evicted_gap (void **state)
+{
+    bmq_http_server_t *srv = s_server ("", 8);
+    fake_gateway_attach (s_gw, srv);
+    int port = bmq_http_server_port (srv);
+    for (int i = 0; i < 3; i++) s_publish (srv, "p-EV", i + 1);
+    s_sub_t all = s_subscribe (port, NULL, "0");
+    assert_int_equal (s_sub_wait (&all, "event: progress", 3, 3000), 3);
+    assert_null (strstr (all.buf, "event: gap"));
+    char want[64];
+    snprintf (want, sizeof want, "id: %s-1\n", bmq_instance_id ());
+    assert_non_null (strstr (all.buf, want));
+    s_sub_close (&all);
+    char last[64];
+    snprintf (last, sizeof last, "%s-2", bmq_instance_id ());
+    for (int i = 3; i < 20; i++) s_publish (srv, "p-EV", i + 1);    /* 20 events, 8 held: 13..20; after 2, 10 dropped */
+    s_sub_t again = s_subscribe (port, NULL, last);
+    assert_int_equal (s_sub_wait (&again, "event: progress", 8, 3000), 8);
+    char gap_id[64];
+    json_t *gap = s_gap (again.buf, gap_id);
+    assert_non_null (gap);
+    assert_string_equal (json_string_value (json_object_get (gap, "reason")), "evicted");
+    assert_string_equal (json_string_value (json_object_get (gap, "last_event_id")), last);
+    assert_int_equal (json_integer_value (json_object_get (gap, "missed")), 10);
+    snprintf (want, sizeof want, "%s-12", bmq_instance_id ());
+    assert_string_equal (gap_id, want);                              /* resuming from the gap's id misses nothing more */
+    assert_true (strstr (again.buf, "event: gap") < strstr (again.buf, "event: progress"));
+    assert_int_equal (s_event_id (strstr (again.buf, "event: gap"), 1), 13);
+    json_decref (gap);
+    s_sub_close (&again);
+    s_sub_t filtered = s_subscribe (port, "?plan_id=p-EV", last);    /* a plan's stream: the count is not this plan's */
+    assert_int_equal (s_sub_wait (&filtered, "event: progress", 8, 3000), 8);
+    gap = s_gap (filtered.buf, NULL);
+    assert_non_null (gap);
+    assert_true (json_is_null (json_object_get (gap, "missed")));
+    assert_int_equal (json_integer_value (json_object_get (gap, "dropped")), 10);
+    json_decref (gap);
+    s_sub_close (&filtered);
+    s_sub_t resumed = s_subscribe (port, NULL, want);
+    assert_int_equal (s_sub_wait (&resumed, "event: progress", 8, 3000), 8);
+    assert_null (strstr (resumed.buf, "event: gap"));
+    s_sub_close (&resumed);
+    /* a new stream starts with its position (an id without data), so even a
+     * client that gets no event before a restart can say where it was */
+    s_sub_t fresh = s_subscribe (port, "?plan_id=p-NONE", NULL);
+    snprintf (want, sizeof want, "id: %s-20\n: connected\n\n", bmq_instance_id ());
+    assert_int_equal (s_sub_wait (&fresh, want, 1, 3000), 1);
+    s_sub_close (&fresh);
+    fake_gateway_attach (s_gw, s_srv);
+    bmq_http_server_destroy (&srv);
+}
+
+/* A Last-Event-ID of another gateway process (or of the time before ids
+ * named one): "gateway restarted" first, then everything this one holds. */
+static void test_sse_gap_after_gateway_restart (void **state)
+{
+    bmq_http_server_t *srv = s_server ("", 64);
+    fake_gateway_attach (s_gw, srv);
+    int port = bmq_http_server_port (srv);
+    s_publish (srv, "p-RS", 1);
+    s_publish (srv, "p-RS", 2);
+    const char *others[] = { "0123456789abcdef-41", "1700000000123456" };
+    for (int i = 0; i < 2; i++) {
+        if (!strncmp (others[i], bmq_instance_id (), 16)) continue;      /* 1 in 2^64 */
+        s_sub_t sub = s_subscribe (port, "?plan_id=p-RS", others[i]);
+        assert_int_equal (s_sub_wait (&sub, "event: progress", 2 + i, 3000), 2 + i);       /* all held */
+        json_t *gap = s_gap (sub.buf, NULL);
+        assert_non_null (gap);
+        assert_string_equal (json_string_value (json_object_get (gap, "reason")), "gateway restarted");
+        assert_string_equal (json_string_value (json_object_get (gap, "last_event_id")), others[i]);
+        assert_true (json_is_null (json_object_get (gap, "missed")));
+        assert_true (strstr (sub.buf, "event: gap") < strstr (sub.buf, "event: progress"));
+        assert_int_equal (s_event_id (strstr (sub.buf, "event: gap"), 1), 1);        /* the id after the gap's: event 1 */
+        s_publish (srv, "p-RS", 3 + i);                                     /* then live */
+        assert_int_equal (s_sub_wait (&sub, "event: progress", 3 + i, 3000), 3 + i);
+        json_decref (gap);
+        s_sub_close (&sub);
+    }
+    fake_gateway_attach (s_gw, s_srv);
+    bmq_http_server_destroy (&srv);
+}
+
+/* Last-Event-ID is hostile input: anything but a well-formed id is 400. */
+static void test_sse_bad_last_event_id (void **state)
+{
+    char future[64], padded[64], upper[64], longer[200];
+    snprintf (future, sizeof future, "%s-99999", bmq_instance_id ());
+    snprintf (padded, sizeof padded, "%s-01", bmq_instance_id ());
+    snprintf (upper, sizeof upper, "ABCDEF0123456789-1");
+    memset (longer, '1', sizeof longer - 1);
+    longer[sizeof longer - 1] = 0;
+    const char *bad[] = { "abc", "-5", "12x", "0123456789abcdef-", "0123456789abcde-1", "0123456789abcdef--1",
+                          "18446744073709551616", "0123456789abcdef-18446744073709551616", future, padded, upper, longer };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char header[300];
+        snprintf (header, sizeof header, "Last-Event-ID: %s", bad[i]);
+        s_resp_t r = s_http (s_base, "GET", "/api/events", NULL, header, NULL);
+        if (r.status != 400) fprintf (stderr, "Last-Event-ID '%s' -> %ld\n", bad[i], r.status);
+        assert_int_equal (r.status, 400);
+        s_free (&r);
+    }
+}
+
+/* An executor's seq that skips is a `gap` event for readers of the plans
+ * before and after it (and of every plan), not for other plans' readers;
+ * a named executor's new process is a restart. */
+static void test_sse_executor_seq_gap (void **state)
+{
+    int port = bmq_http_server_port (s_srv);
+    const char *exec_a = "aaaaaaaaaaaaaaaa", *exec_b = "bbbbbbbbbbbbbbbb", *exec_c = "cccccccccccccccc";
+    s_sub_t all = s_subscribe (port, NULL, NULL), before = s_subscribe (port, "?plan_id=p-S1", NULL);
+    s_sub_t after = s_subscribe (port, "?plan_id=p-S2", NULL), other = s_subscribe (port, "?plan_id=p-S3", NULL);
+    s_sub_t *subs[] = { &all, &before, &after, &other };
+    for (int i = 0; i < 4; i++) assert_int_equal (s_sub_wait (subs[i], ": connected", 1, 3000), 1);
+    s_publish_seq (s_srv, "p-S1", exec_a, NULL, 7);          /* first sight mid-stream: no gap */
+    s_publish_seq (s_srv, "p-S1", exec_a, NULL, 8);
+    s_publish_seq (s_srv, "p-S3", exec_b, NULL, 1);          /* another executor, its own sequence */
+    s_publish_seq (s_srv, "p-S2", exec_a, NULL, 11);         /* 9 and 10 lost */
+    s_publish_seq (s_srv, "p-S2", exec_a, NULL, 11);         /* a repeat is no gap */
+    s_publish_seq (s_srv, "p-S3", exec_b, NULL, 2);
+    assert_int_equal (s_sub_wait (&all, "event: progress", 6, 3000), 6);
+    assert_int_equal (s_count (all.buf, "event: gap"), 1);
+    json_t *gap = s_gap (all.buf, NULL);
+    assert_non_null (gap);
+    assert_string_equal (json_string_value (json_object_get (gap, "reason")), "executor events lost");
+    assert_string_equal (json_string_value (json_object_get (gap, "instance")), exec_a);
+    assert_int_equal (json_integer_value (json_object_get (gap, "missed")), 2);
+    assert_non_null (strstr (json_string_value (json_object_get (gap, "message")), "gap: missed 2 event(s) from executor aaaa"));
+    json_decref (gap);
+    assert_int_equal (s_sub_wait (&before, "event: gap", 1, 3000), 1);
+    assert_int_equal (s_sub_wait (&after, "event: gap", 1, 3000), 1);
+    assert_true (strstr (after.buf, "event: gap") < strstr (after.buf, "event: progress"));
+    assert_int_equal (s_sub_wait (&other, "event: progress", 2, 3000), 2);
+    assert_null (strstr (other.buf, "event: gap"));
+    /* named executors: a new process under a known name is a restart */
+    s_publish_seq (s_srv, "p-S3", exec_b, "blender-2", 3);
+    s_publish_seq (s_srv, "p-S2", exec_c, "blender-2", 1);
+    assert_int_equal (s_sub_wait (&all, "event: gap", 2, 3000), 2);
+    gap = s_gap (strstr (all.buf, "event: gap") + 1, NULL);
+    assert_non_null (gap);
+    assert_string_equal (json_string_value (json_object_get (gap, "reason")), "executor restarted");
+    assert_string_equal (json_string_value (json_object_get (gap, "previous_instance")), exec_b);
+    assert_string_equal (json_string_value (json_object_get (gap, "instance")), exec_c);
+    json_decref (gap);
+    assert_int_equal (s_sub_wait (&other, "event: gap", 1, 3000), 1);      /* p-S3 ran on the old process */
+    for (int i = 0; i < 4; i++) s_sub_close (subs[i]);
 }
 
 /* ---- MCP Streamable HTTP ---------------------------------------------------------------- */
@@ -920,6 +1108,10 @@ int main (void)
         cmocka_unit_test (test_generated_token_for_a_non_loopback_bind),
         cmocka_unit_test (test_sse_filter_and_resume),
         cmocka_unit_test (test_sse_100_subscribers),
+        cmocka_unit_test (test_sse_ids_and_evicted_gap),
+        cmocka_unit_test (test_sse_gap_after_gateway_restart),
+        cmocka_unit_test (test_sse_bad_last_event_id),
+        cmocka_unit_test (test_sse_executor_seq_gap),
         cmocka_unit_test (test_mcp_http),
         cmocka_unit_test (test_mcp_roles_and_people_confirm),
     };

@@ -32,116 +32,22 @@ CURVE="${MH_CURVE:-true}"
 MARKER="snowman-zx91"
 PROMPT="build a snowman $MARKER"
 SUBNET=10.77.0
-T0=$(date +%s%N)
-elapsed () { local ms=$(( ($(date +%s%N) - T0) / 1000000 )); printf "%d.%d" $((ms / 1000)) $(( (ms % 1000) / 100 )); }
+MH_PREFIX=bmqmh
+# shellcheck source=mh_lib.sh
+source "$(dirname "$0")/mh_lib.sh"
 
-# ---------------------------------------------------------------- bookkeeping
-ID="bmqmh$$"                          # namespace names: unique per run
-NS_BR="$ID-br"; NS_GW="$ID-gw"; NS_V1="$ID-val1"; NS_V2="$ID-val2"
+NS_GW="$ID-gw"; NS_V1="$ID-val1"; NS_V2="$ID-val2"
 NS_EX="$ID-exec"; NS_CL="$ID-client"; NS_IN="$ID-intr"
 ALL_NS=("$NS_GW" "$NS_V1" "$NS_V2" "$NS_EX" "$NS_CL" "$NS_IN" "$NS_BR")
-WORK=""
-PIDS=()                               # every background process we started
-fails=0
-KEEP="${MH_KEEP:-}"
+GW_IP=$SUBNET.1; PLANNER_IP=$SUBNET.2; EXEC_IP=$SUBNET.4; AUDIT_IP=$SUBNET.1
 
-log ()  { printf '[%6ss] %s\n' "$(elapsed)" "$*"; }
-pass () { log "PASS: $*"; }
-fail () { log "FAIL: $*"; fails=$((fails + 1)); }
-die ()  { log "FAIL: $*"; fails=$((fails + 1)); exit 1; }
-
-cleanup () {
-    local rc=$?
-    set +e
-    for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
-    for _ in $(seq 50); do
-        local alive=0
-        for pid in "${PIDS[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
-        [ $alive = 0 ] && break
-        sleep 0.1
-    done
-    for pid in "${PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null; done
-    # anything else still inside our namespaces (e.g. a CLI a check started) is ours too
-    for ns in "${ALL_NS[@]}"; do
-        for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
-    done
-    wait 2>/dev/null
-    for ns in "${ALL_NS[@]}"; do ip netns del "$ns" 2>/dev/null; done
-    if [ "$rc" != 0 ] && [ "$rc" != 77 ] && [ -n "$WORK" ] && [ -d "$WORK/logs" ]; then
-        for f in "$WORK"/logs/*.log; do
-            echo "----- tail of $(basename "$f")"
-            tail -n 15 "$f"
-        done
-    fi
-    if [ -n "$WORK" ] && [ -z "$KEEP" ]; then rm -rf "$WORK"; elif [ -n "$WORK" ]; then echo "kept $WORK"; fi
-    local left
-    left=$(ip netns list | grep -c "^$ID-")
-    [ "$left" = 0 ] || echo "cleanup: $left namespace(s) of $ID left behind"
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-skip () { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "needs root (network namespaces)"
-for tool in ip tcpdump blender; do command -v "$tool" >/dev/null || skip "$tool is not installed (deploy/install-deps.sh --test)"; done
-for b in blendmq blendmq-gateway blendmq-planner blendmq-validator blendmq-executor blendmq-audit mh_intruder; do
-    [ -x "$BIN/$b" ] || die "$BIN/$b is not built"
-done
-
-# a run killed outright (ctest's timeout sends SIGKILL) leaves its namespaces:
-# remove those whose test process is gone (named bmqmhPID-*)
-sweep_stale () {
-    local ns pid
-    for ns in $(ip netns list | grep -o '^bmqmh[0-9]*-[a-z0-9]*'); do
-        pid=${ns#bmqmh}; pid=${pid%%-*}
-        kill -0 "$pid" 2>/dev/null && continue
-        for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-        ip netns del "$ns" 2>/dev/null && echo "removed $ns, left by an earlier run"
-    done
-}
-sweep_stale
-
-WORK=$(mktemp -d /tmp/blendmq-multihost.XXXXXX)
-chmod 700 "$WORK"
-mkdir -p "$WORK/logs"
-
-# in NS run CMD
-nsx () { local ns="$1"; shift; ip netns exec "$ns" "$@"; }
-# start CMD in NS in the background, its output in logs/NAME.log; remember its pid
-start () {
-    local ns="$1" name="$2"; shift 2
-    ip netns exec "$ns" "$@" >>"$WORK/logs/$name.log" 2>&1 </dev/null &
-    PIDS+=("$!")
-    eval "PID_${name//-/_}=$!"
-}
-# wait up to SECONDS for CMD to succeed
-wait_for () {
-    local secs="$1"; shift
-    local end=$(( $(date +%s) + secs ))
-    until "$@" >/dev/null 2>&1; do
-        [ "$(date +%s)" -ge "$end" ] && return 1
-        sleep 0.2
-    done
-}
+mh_require blendmq blendmq-gateway blendmq-planner blendmq-validator blendmq-executor blendmq-audit mh_intruder
+mh_sweep_stale
+mh_workdir multihost
 
 # ---------------------------------------------------------------- network
-reachable () { local out; out=$(nsx "$1" timeout 2 bash -c "</dev/tcp/$2/9" 2>&1); [[ "$out" == *refused* ]]; }
 net_up () {
-    ip netns add "$NS_BR" || die "cannot create namespace $NS_BR"
-    nsx "$NS_BR" ip link set lo up
-    nsx "$NS_BR" ip link add br0 type bridge
-    nsx "$NS_BR" ip link set br0 up
-    local ns ip port
-    while read -r ns ip port; do
-        ip netns add "$ns" || die "cannot create namespace $ns"
-        nsx "$ns" ip link set lo up
-        # the veth's bridge end is PORT in the bridge namespace, its host end eth0 in NS
-        ip -n "$NS_BR" link add "$port" type veth peer name eth0 netns "$ns" || die "cannot create veth $port"
-        ip -n "$NS_BR" link set "$port" master br0 up
-        nsx "$ns" ip addr add "$ip/24" dev eth0
-        nsx "$ns" ip link set eth0 up
-    done <<EOF
+    mh_net_up <<EOF
 $NS_GW $SUBNET.1 p-gw
 $NS_V1 $SUBNET.2 p-val1
 $NS_V2 $SUBNET.3 p-val2
@@ -149,64 +55,11 @@ $NS_EX $SUBNET.4 p-exec
 $NS_CL $SUBNET.5 p-client
 $NS_IN $SUBNET.66 p-intr
 EOF
-    # reachable = a closed port answers with a RST ("refused"), not silence
-    wait_for 10 reachable "$NS_CL" "$SUBNET.1" || die "the bridge does not carry traffic (the client host cannot reach $SUBNET.1)"
-    log "network: 6 hosts on br0 ($SUBNET.0/24) in namespace $NS_BR"
 }
 
 # ---------------------------------------------------------------- keys and config
-# A host's keys dir: every public cert and trusted/, plus the secrets of NAMES.
-host_keys () {
-    local host="$1"; shift
-    local d="$WORK/$host/keys"
-    mkdir -p "$d"; chmod 700 "$d"
-    cp -a "$WORK/keys-master"/*.cert "$d/"
-    cp -a "$WORK/keys-master/trusted" "$d/"
-    for n in "$@"; do
-        cp -a "$WORK/keys-master/$n.cert_secret" "$d/"
-        [ -f "$WORK/keys-master/$n.token" ] && cp -a "$WORK/keys-master/$n.token" "$d/"
-    done
-}
-
-host_config () {
-    local host="$1"
-    cat >"$WORK/$host/blendmq.yaml" <<EOF
-log: {level: info}
-security:
-  curve: $CURVE
-  keys_dir: $WORK/$host/keys
-  verdict_key_file: $WORK/$host/keys/verdict.key
-gateway:
-  endpoint: "tcp://$SUBNET.1:7700"
-  events: "tcp://$SUBNET.1:7701"
-  validator_broker: "tcp://$SUBNET.1:7702"
-  http_bind: 127.0.0.1
-  http_port: 0
-planner:
-  endpoint: "tcp://$SUBNET.2:7703"
-  backend: offline
-  saved_recipes_dir: $WORK/$host/recipes
-executor:
-  name: exec
-  endpoint: "tcp://$SUBNET.4:7704"
-  events: "tcp://$SUBNET.4:7705"
-blender:
-  host: 127.0.0.1
-  token_file: $WORK/$host/keys/blender.token
-audit:
-  endpoint: "tcp://$SUBNET.1:7706"
-  database: $WORK/$host/audit.db
-  spool_dir: $WORK/$host/spool
-EOF
-}
-
 keys_and_configs () {
-    ( umask 077
-      "$BIN/blendmq" --keys-dir "$WORK/keys-master" keys init >"$WORK/logs/keys-init.log" 2>&1 ) \
-        || die "blendmq keys init failed: $(cat "$WORK/logs/keys-init.log")"
-    ( umask 077
-      head -c32 /dev/urandom | od -An -vtx1 | tr -d ' \n' >"$WORK/keys-master/verdict.key"
-      head -c24 /dev/urandom | od -An -vtx1 | tr -d ' \n' >"$WORK/keys-master/blender.token" )
+    mh_keys_init
     host_keys gw gateway audit;      cp -a "$WORK/keys-master"/*.token "$WORK/gw/keys/"   # HTTP tokens → roles
     host_keys val1 planner validator; cp -a "$WORK/keys-master/verdict.key" "$WORK/val1/keys/"
     host_keys val2 validator;         cp -a "$WORK/keys-master/verdict.key" "$WORK/val2/keys/"
@@ -217,49 +70,18 @@ keys_and_configs () {
 }
 
 # ---------------------------------------------------------------- services
-start_blender () {
-    start "$NS_EX" blender blender -b --factory-startup \
-        --python "$SRC/services/executor/addon/blendmq_addon.py" -- \
-        --host 127.0.0.1 --port 0 --port-file "$WORK/exec/blender.port" \
-        --token-file "$WORK/exec/keys/blender.token" --reset-scene
-    wait_for 120 test -s "$WORK/exec/blender.port" || die "headless Blender did not write its port file"
-    BLENDER_PORT=$(cat "$WORK/exec/blender.port")
-    log "Blender listening on 127.0.0.1:$BLENDER_PORT in $NS_EX"
-}
-
-svc () {   # svc NS HOST SERVICE [LOGNAME] [ENV=VALUE...]
-    local ns="$1" host="$2" s="$3" name="${4:-$3}"; shift 4 2>/dev/null || shift 3
-    start "$ns" "$name" env "$@" "$BIN/blendmq-$s" --config "$WORK/$host/blendmq.yaml"
-}
-
-cli () {   # the CLI on the client host
-    nsx "$NS_CL" "$BIN/blendmq" --config "$WORK/client/blendmq.yaml" "$@"
-}
-
-# a number field of compact JSON (the CLI's --json output): jnum FIELD <<<JSON
-jnum () { grep -o "\"$1\":[0-9]*" | head -1 | cut -d: -f2; }
-
-stack_healthy () {
-    local st
-    st=$(cli --json status 2>/dev/null) || return 1
-    echo "$st" >"$WORK/status.json"
-    [[ "$st" != *'"alive":false'* ]] || return 1
-    [[ "$st" == *'"name":"executor"'*'"state":"blender connected"'* ]] || return 1
-    [ "$(jnum workers <<<"$st")" = 2 ] || return 1
-}
-
 validators_in_pool () { cli --json status 2>/dev/null | jnum workers; }
 pool_is () { [ "$(validators_in_pool)" = "$1" ]; }
 
 services_up () {
-    start_blender
+    start_blender "$NS_EX" exec
     svc "$NS_GW" gw audit
     svc "$NS_V1" val1 planner
     svc "$NS_EX" exec executor executor BLENDMQ_BLENDER_PORT="$BLENDER_PORT"
     svc "$NS_GW" gw gateway
     svc "$NS_V1" val1 validator validator-1
     svc "$NS_V2" val2 validator validator-2
-    wait_for 60 stack_healthy || die "the stack did not become healthy over tcp (last status: $(cat "$WORK/status.json" 2>/dev/null))"
+    wait_for 60 stack_healthy 2 || die "the stack did not become healthy over tcp (last status: $(cat "$WORK/status.json" 2>/dev/null))"
     log "stack healthy: every service alive, Blender connected, 2 validators in the pool"
 }
 

@@ -254,6 +254,8 @@ class VIEW3D_PT_blendmq_prompt(s_Sidebar, bpy.types.Panel):
             ms = step.get("duration_ms")
             box.label(text="%d %s%s" % (step.get("step", 0), op, " %.0f ms" % ms if isinstance(ms, (int, float)) else ""),
                       icon="CHECKMARK" if step.get("status") == "ok" else "ERROR")
+        for line in p.gaps:     # what the live events missed (a gateway restart, lost events)
+            s_wrapped(box, line, s_chars(context), icon="ERROR")
         if p.message:
             s_wrapped(box, p.message, s_chars(context), icon="INFO")
         if p.note:
