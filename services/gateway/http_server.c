@@ -567,7 +567,9 @@ void bmq_http_server_on_event (bmq_http_server_t *self, const void *frame, size_
     const char *event = bmq_body_str (env, "event"), *status = bmq_body_str (env, "status");
     double ms = json_number_value (json_object_get (env->body, "duration_ms"));
     if (event && status && !strcmp (event, "step")) bmq_http_metrics_step (self->metrics, status, ms);
-    else if (event && status && !strcmp (event, "plan") && strcmp (status, "started")) bmq_http_metrics_plan (self->metrics, status, ms);
+    /* a report with `by` retells how an already-counted plan ended (Blender's rollback after a lost link) */
+    else if (event && status && !strcmp (event, "plan") && strcmp (status, "started") && !json_object_get (env->body, "by"))
+        bmq_http_metrics_plan (self->metrics, status, ms);
     bmq_envelope_destroy (&env);
 }
 
