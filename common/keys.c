@@ -17,7 +17,9 @@
 
 #define ERR(...) do { if (err && errlen) snprintf (err, errlen, __VA_ARGS__); } while (0)
 
-const char *const bmq_keys_services[] = { "gateway", "planner", "validator", "executor", "audit", NULL };
+/* supervisor: the process `blendmq up` leaves behind to restart the others;
+ * its key sends the service.restart audit records (roles.def) */
+const char *const bmq_keys_services[] = { "gateway", "planner", "validator", "executor", "audit", "supervisor", NULL };
 
 static const struct { const char *name, *role; } s_clients[] = {
     { "cli", BMQ_ROLE_ADMIN }, { "web", BMQ_ROLE_ADMIN }, { "panel", BMQ_ROLE_ADMIN },

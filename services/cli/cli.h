@@ -7,6 +7,7 @@
 #include "codec.h"
 #include "config.h"
 #include <stdbool.h>
+#include <sys/types.h>
 
 typedef struct {
     char        run_dir[1024];       /* where `up` keeps pids, logs, keys, config */
@@ -45,6 +46,13 @@ int bmq_cli_keys (const bmq_cli_opts_t *opts, int nwords, const char **words);
 
 int bmq_cli_up (bmq_cli_opts_t *opts);
 int bmq_cli_down (const bmq_cli_opts_t *opts);
+/* The supervisor of a stack (cli_supervise.c). `up`, once the run dir holds
+ * its config and keys, starts it as a daemon (`blendmq supervise`, its own
+ * session) and waits until it started every Blender and service: its pid, or
+ * -1 with err. bmq_cli_supervise is that daemon: it restarts what exits
+ * until SIGTERM, then stops everything; RUN/supervisor.json is its state. */
+pid_t bmq_cli_supervisor_start (const bmq_cli_opts_t *opts, char *err, size_t errlen);
+int bmq_cli_supervise (const bmq_cli_opts_t *opts);
 int bmq_cli_status (const bmq_cli_opts_t *opts);
 int bmq_cli_chat (const bmq_cli_opts_t *opts, const char *prompt, char *recipe_out, size_t recipe_len);
 int bmq_cli_plan (const bmq_cli_opts_t *opts, const char *action, const char *file);

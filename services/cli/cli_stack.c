@@ -1,8 +1,11 @@
-/* cli_stack — `blendmq up` and `down`: start the five services and a
- * headless Blender as background processes, wait until all are healthy;
- * stop them all, leaving nothing behind. Everything lives in the run dir:
+/* cli_stack — `blendmq up` and `down`: prepare the run dir (config, keys,
+ * secrets), start the supervisor (cli_supervise.c), which starts and keeps
+ * restarting the five services and the headless Blender(s), and wait until
+ * all are healthy; stop the supervisor, then anything a pid file still names,
+ * leaving nothing behind. Everything lives in the run dir:
  *   blendmq.yaml  effective configuration   logs/NAME.log  each process's log
- *   pids/NAME.pid  process ids              verdict.key, blender.token  secrets (0600) */
+ *   pids/NAME.pid  process ids              verdict.key, blender.token  secrets (0600)
+ *   supervisor.json  the supervisor's view: restarts, last exits */
 #include "bus.h"
 #include "cli.h"
 #include "keys.h"
@@ -12,8 +15,6 @@
 #include <czmq.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <signal.h>
 #include <sodium.h>
 #include <sys/stat.h>
@@ -21,15 +22,7 @@
 #include <unistd.h>
 
 #define HEALTH_TIMEOUT_MS  60000
-#define BLENDER_TIMEOUT_MS 120000
-
-static void s_bin_dir (char *buf, size_t len)
-{
-    char exe[1024];
-    ssize_t n = readlink ("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = 0;
-    snprintf (buf, len, "%s", n > 0 ? dirname (exe) : ".");
-}
+#define SUPERVISOR_STOP_MS 15000      /* it gives its children 10 s, then kills them */
 
 static int s_mkdirs (const char *dir)
 {
@@ -40,45 +33,10 @@ static int s_mkdirs (const char *dir)
     return mkdir (path, 0700) == 0 || errno == EEXIST ? 0 : -1;
 }
 
-/* Start `argv` in its own session, output to run_dir/logs/name.log; write its pid file. */
-static pid_t s_spawn (const bmq_cli_opts_t *opts, const char *name, char *const argv[])
-{
-    char log[1200], pidfile[1200];
-    snprintf (log, sizeof log, "%s/logs/%s.log", opts->run_dir, name);
-    snprintf (pidfile, sizeof pidfile, "%s/pids/%s.pid", opts->run_dir, name);
-    pid_t pid = fork ();
-    if (pid == 0) {
-        setsid ();
-        int in = open ("/dev/null", O_RDONLY);
-        int out = open (log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
-        if (in >= 0) dup2 (in, 0);
-        if (out >= 0) { dup2 (out, 1); dup2 (out, 2); }
-        for (int fd = 3; fd < 1024; fd++) close (fd);
-        /* BLENDMQ_WRAPPER (e.g. "valgrind --leak-check=full") runs each service
-         * under a tool; Blender itself is never wrapped */
-        const char *wrapper = getenv ("BLENDMQ_WRAPPER");
-        if (wrapper && *wrapper && strstr (argv[0], "blendmq-")) {
-            char *words[32 + 8];
-            int n = 0;
-            char *copy = strdup (wrapper), *save = NULL;
-            for (char *w = strtok_r (copy, " ", &save); w && n < 32; w = strtok_r (NULL, " ", &save)) words[n++] = w;
-            for (int i = 0; argv[i] && n < 39; i++) words[n++] = argv[i];
-            words[n] = NULL;
-            execvp (words[0], words);
-        }
-        execvp (argv[0], argv);
-        fprintf (stderr, "cannot start %s: %s\n", argv[0], strerror (errno));
-        _exit (127);
-    }
-    if (pid < 0) { fprintf (stderr, "blendmq: cannot fork: %s\n", strerror (errno)); return -1; }
-    int pfd = open (pidfile, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (pfd >= 0) { dprintf (pfd, "%d\n", (int) pid); close (pfd); }
-    return pid;
-}
-
 /* Is pid a process `up` started from this run dir? Ours (same uid), a blendmq
- * service or Blender (by /proc/PID/exe, else argv[0]), and its command line
- * names the run dir (--config RUN/blendmq.yaml, --port-file RUN/...). A pid
+ * service, Blender or the supervisor (`blendmq ... supervise`) (by
+ * /proc/PID/exe, else argv[0]), and its command line names the run dir
+ * (--config RUN/blendmq.yaml, --port-file RUN/..., --run-dir RUN). A pid
  * file that points anywhere else is never acted on; why says what was wrong. */
 static bool s_is_ours (pid_t pid, const char *run_dir, char *why, size_t whylen)
 {
@@ -111,6 +69,7 @@ static bool s_is_ours (pid_t pid, const char *run_dir, char *why, size_t whylen)
         known = !strncmp (b0, "blendmq-", 8) || !strncmp (b0, "blender", 7);
     }
     if (!known) known = strstr (cmd, "/blendmq-") != NULL;     /* under BLENDMQ_WRAPPER (valgrind ...) */
+    if (!known) known = (!strcmp (base, "blendmq") || strstr (cmd, "/blendmq ")) && strstr (cmd, " supervise");   /* the supervisor */
     if (!known) { snprintf (why, whylen, "it is %.200s, not a blendmq service or Blender", *exe ? exe : argv0); return false; }
     if (!strstr (cmd, run_dir)) { snprintf (why, whylen, "it was not started for %.300s", run_dir); return false; }
     return true;
@@ -128,6 +87,33 @@ static bool s_running (pid_t pid)
     return state != 'Z';
 }
 
+/* The supervisor first, so that nothing is restarted while the rest stops; it
+ * stops its children itself. One that does not stop in time is killed: the
+ * pid files then name what is left. Returns 1 when there was one. */
+static int s_stop_supervisor (const bmq_cli_opts_t *opts)
+{
+    char path[1200], why[400] = "";
+    snprintf (path, sizeof path, "%s/pids/supervisor.pid", opts->run_dir);
+    FILE *f = fopen (path, "r");
+    int pid = 0;
+    if (!f) return 0;
+    if (fscanf (f, "%d", &pid) != 1) pid = 0;
+    fclose (f);
+    if (pid > 1 && s_running (pid) && s_is_ours (pid, opts->run_dir, why, sizeof why)) {
+        kill (pid, SIGTERM);
+        int64_t deadline = bmq_mono_ms () + SUPERVISOR_STOP_MS;
+        while (s_running (pid) && bmq_mono_ms () < deadline) zclock_sleep (50);
+        if (s_running (pid)) {
+            fprintf (stderr, "blendmq: the supervisor (pid %d) did not stop in time: killed; stopping its processes from their pid files\n", pid);
+            kill (pid, SIGKILL);
+        }
+    }
+    else if (pid > 1 && *why && s_running (pid))
+        fprintf (stderr, "blendmq: not stopping pid %d from %s: %s\n", pid, path, why);
+    remove (path);
+    return pid > 1;
+}
+
 int bmq_cli_down (const bmq_cli_opts_t *opts)
 {
     char dir[1200];
@@ -138,6 +124,7 @@ int bmq_cli_down (const bmq_cli_opts_t *opts)
         fprintf (stderr, "blendmq: %s\n", rerr);     /* its pid files cannot be trusted */
         return 2;
     }
+    int supervisor = s_stop_supervisor (opts);
     DIR *d = opendir (dir);
     if (!d) { printf ("nothing running in %s\n", opts->run_dir); return 0; }
     pid_t pids[128];
@@ -175,7 +162,7 @@ int bmq_cli_down (const bmq_cli_opts_t *opts)
         }
         remove (files[i]);
     }
-    if (!opts->json) printf ("stopped %d process(es) in %s\n", n, opts->run_dir);
+    if (!opts->json) printf ("stopped %d process(es) in %s\n", n + supervisor, opts->run_dir);
     return 0;
 }
 
@@ -191,32 +178,6 @@ static int s_random_token (const char *path)
     sodium_memzero (hex, sizeof hex);
     if (rc) fprintf (stderr, "blendmq: %s\n", err);
     return rc;
-}
-
-/* Headless Blender with the add-on on a free port; returns the port or -1. */
-static int s_start_blender (const bmq_cli_opts_t *opts, const char *token_file, const char *name)
-{
-    char addon[1200], port_file[1200];
-    snprintf (addon, sizeof addon, "%s/services/executor/addon/blendmq_addon.py", bmq_data_dir ());
-    snprintf (port_file, sizeof port_file, "%s/%s.port", opts->run_dir, name);
-    remove (port_file);
-    const char *blender = getenv ("BLENDMQ_BLENDER") ? getenv ("BLENDMQ_BLENDER") : "blender";
-    char *const argv[] = { (char *) blender, "-b", "--factory-startup", "--python", addon, "--",
-                           "--host", "127.0.0.1", "--port", "0", "--port-file", port_file,
-                           "--token-file", (char *) token_file, "--reset-scene", NULL };
-    pid_t pid = s_spawn (opts, name, argv);
-    if (pid < 0) return -1;
-    int64_t deadline = bmq_mono_ms () + BLENDER_TIMEOUT_MS;
-    while (bmq_mono_ms () < deadline) {
-        FILE *f = fopen (port_file, "r");
-        int port = 0;
-        if (f) { if (fscanf (f, "%d", &port) != 1) port = 0; fclose (f); }
-        if (port > 0) return port;
-        if (!s_running (pid)) break;
-        zclock_sleep (50);
-    }
-    fprintf (stderr, "blendmq: Blender did not start (see %s/logs/blender.log)\n", opts->run_dir);
-    return -1;
 }
 
 static void s_ipc_endpoints (bmq_config_t *cfg, const char *run_dir)
@@ -245,23 +206,20 @@ static void s_nth_endpoint (const char *base, int k, const char *run_dir, const 
 }
 
 /* up --blenders N: Blenders 2..N, each with its executor (config executor-K.yaml,
- * named blender-K), listed in gateway.executors so requests can target them. */
+ * named blender-K), listed in gateway.executors so requests can target them.
+ * The supervisor writes each Blender's port into its file once it chose one. */
 static int s_more_blenders (const bmq_cli_opts_t *opts, bmq_config_t *cfg)
 {
     json_t *extra = json_object ();
     for (int k = 2; k <= opts->blenders; k++) {
-        char name[32], port[16], endpoint[1300], events[1300], path[1300], err[512];
+        char name[32], endpoint[1300], events[1300], path[1300], err[512];
         snprintf (name, sizeof name, "blender-%d", k);
-        int p = s_start_blender (opts, bmq_config_str (cfg, "blender.token_file"), name);
-        if (p < 0) { json_decref (extra); return -1; }
-        snprintf (port, sizeof port, "%d", p);
         s_nth_endpoint (bmq_config_str (cfg, "executor.endpoint"), k, opts->run_dir, "", endpoint, sizeof endpoint);
         s_nth_endpoint (bmq_config_str (cfg, "executor.events"), k, opts->run_dir, "-events", events, sizeof events);
         bmq_config_t *ec = bmq_config_dup (cfg);
         bmq_config_set (ec, "executor.name", name);
         bmq_config_set (ec, "executor.endpoint", endpoint);
         bmq_config_set (ec, "executor.events", events);
-        bmq_config_set (ec, "blender.port", port);
         snprintf (path, sizeof path, "%s/executor-%d.yaml", opts->run_dir, k);
         int rc = bmq_config_save (ec, path, err, sizeof err);
         bmq_config_destroy (&ec);
@@ -298,25 +256,30 @@ static int s_wait_healthy (bmq_config_t *cfg, bool want_blender)
     return -1;
 }
 
-int bmq_cli_up (bmq_cli_opts_t *opts)
+/* A stack already runs in the run dir when its supervisor or its gateway does. */
+static bool s_already_running (const bmq_cli_opts_t *opts)
 {
-    char path[1300], bindir[1024], err[512], why[400];
-    /* the run dir holds secrets and pid files: ours, 0700, not a symlink (issue 12) */
-    if (bmq_run_dir_check (opts->run_dir, path, sizeof path)) { fprintf (stderr, "blendmq: %s\n", path); return 2; }
-    snprintf (path, sizeof path, "%s/pids/gateway.pid", opts->run_dir);
-    FILE *f = fopen (path, "r");
-    int old = 0;
-    if (f) { if (fscanf (f, "%d", &old) != 1) old = 0; fclose (f); }
-    if (old > 1 && s_running (old) && s_is_ours (old, opts->run_dir, why, sizeof why)) {
-        fprintf (stderr, "blendmq: a stack is already running in %s (blendmq down first)\n", opts->run_dir);
-        return 1;
+    static const char *const names[] = { "supervisor", "gateway" };
+    for (int i = 0; i < 2; i++) {
+        char path[1300], why[400];
+        snprintf (path, sizeof path, "%s/pids/%s.pid", opts->run_dir, names[i]);
+        FILE *f = fopen (path, "r");
+        int old = 0;
+        if (f) { if (fscanf (f, "%d", &old) != 1) old = 0; fclose (f); }
+        if (old > 1 && s_running (old) && s_is_ours (old, opts->run_dir, why, sizeof why)) return true;
     }
-    snprintf (path, sizeof path, "%s/logs", opts->run_dir);
-    if (s_mkdirs (path)) { fprintf (stderr, "blendmq: cannot create %s: %s\n", path, strerror (errno)); return 2; }
-    snprintf (path, sizeof path, "%s/pids", opts->run_dir);
-    s_mkdirs (path);
+    return false;
+}
+
+/* The effective configuration for the stack, with its secrets and keys made,
+ * saved as RUN/blendmq.yaml (and executor-K.yaml); this process's bus
+ * security started. NULL with a message on stderr (*code: the exit code). */
+static bmq_config_t *s_prepare (const bmq_cli_opts_t *opts, int *code)
+{
+    char path[1300], err[512];
+    *code = 2;
     bmq_config_t *cfg = bmq_config_load (opts->config_path, err, sizeof err);
-    if (!cfg) { fprintf (stderr, "blendmq: %s\n", err); return 2; }
+    if (!cfg) { fprintf (stderr, "blendmq: %s\n", err); return NULL; }
     if (opts->ipc) {
         /* a private stack keeps everything it writes in its run dir */
         s_ipc_endpoints (cfg, opts->run_dir);
@@ -326,26 +289,24 @@ int bmq_cli_up (bmq_cli_opts_t *opts)
             bmq_config_set (cfg, "planner.saved_recipes_dir", recipes);
         }
     }
-
     snprintf (path, sizeof path, "%s/verdict.key", opts->run_dir);
-    if (unlink (path) != 0 && errno != ENOENT) { fprintf (stderr, "blendmq: cannot replace %s: %s\n", path, strerror (errno)); bmq_config_destroy (&cfg); return 2; }
-    if (bmq_seal_key_create (path, err, sizeof err)) { fprintf (stderr, "blendmq: %s\n", err); bmq_config_destroy (&cfg); return 2; }
+    if (unlink (path) != 0 && errno != ENOENT) { fprintf (stderr, "blendmq: cannot replace %s: %s\n", path, strerror (errno)); goto fail; }
+    if (bmq_seal_key_create (path, err, sizeof err)) { fprintf (stderr, "blendmq: %s\n", err); goto fail; }
     bmq_config_set (cfg, "security.verdict_key_file", path);
-    {   /* CURVE keys: made on first use, so the demo stays two commands */
+    {   /* CURVE keys: made on first use (a keys dir from before gets what is
+         * new, e.g. the supervisor's), so the demo stays two commands */
         char keys[1100];
         int created = 0;
         bmq_cli_keys_dir (opts, cfg, keys, sizeof keys);
         if (bmq_config_bool (cfg, "security.curve") && bmq_keys_init (keys, &created, err, sizeof err)) {
             fprintf (stderr, "blendmq: %s\n", err);
-            bmq_config_destroy (&cfg);
-            return 2;
+            goto fail;
         }
         if (created && !opts->json) printf ("made %d key(s) in %s\n", created, keys);
         bmq_config_set (cfg, "security.keys_dir", keys);
         if (bmq_bus_security_init (cfg, opts->key_name ? opts->key_name : "cli", err, sizeof err)) {
             fprintf (stderr, "blendmq: %s\n", err);
-            bmq_config_destroy (&cfg);
-            return 2;
+            goto fail;
         }
     }
     const char *db = bmq_config_str (cfg, "audit.database");
@@ -360,53 +321,61 @@ int bmq_cli_up (bmq_cli_opts_t *opts)
         bmq_config_set (cfg, "audit.database", dbpath);
     }
     if (!opts->no_blender) {
-        char token[1300], port[16];
-        snprintf (token, sizeof token, "%s/blender.token", opts->run_dir);
-        if (s_random_token (token)) { fprintf (stderr, "blendmq: cannot write %s\n", token); bmq_config_destroy (&cfg); return 2; }
-        bmq_config_set (cfg, "blender.token_file", token);
-        if (!opts->json) printf ("starting headless Blender...\n");
-        int p = s_start_blender (opts, token, "blender");
-        if (p < 0) { bmq_config_destroy (&cfg); bmq_cli_down (opts); return 1; }
-        snprintf (port, sizeof port, "%d", p);
-        bmq_config_set (cfg, "blender.port", port);
+        snprintf (path, sizeof path, "%s/blender.token", opts->run_dir);
+        if (s_random_token (path)) { fprintf (stderr, "blendmq: cannot write %s\n", path); goto fail; }
+        bmq_config_set (cfg, "blender.token_file", path);
     }
-    if (!opts->no_blender && opts->blenders > 1 && s_more_blenders (opts, cfg)) {
+    *code = 1;
+    if (!opts->no_blender && opts->blenders > 1 && s_more_blenders (opts, cfg)) goto fail;
+    *code = 2;
+    snprintf (path, sizeof path, "%s/blendmq.yaml", opts->run_dir);
+    if (bmq_config_save (cfg, path, err, sizeof err)) { fprintf (stderr, "blendmq: %s\n", err); goto fail; }
+    return cfg;
+fail:
+    bmq_config_destroy (&cfg);
+    return NULL;
+}
+
+/* blender.port as the supervisor wrote it into RUN/blendmq.yaml. */
+static long long s_blender_port (const bmq_cli_opts_t *opts)
+{
+    char path[1300], err[512];
+    snprintf (path, sizeof path, "%s/blendmq.yaml", opts->run_dir);
+    bmq_config_t *cfg = bmq_config_load (path, err, sizeof err);
+    long long port = cfg ? (long long) bmq_config_int (cfg, "blender.port") : 0;
+    bmq_config_destroy (&cfg);
+    return port;
+}
+
+int bmq_cli_up (bmq_cli_opts_t *opts)
+{
+    char path[1300], err[1600];
+    /* the run dir holds secrets and pid files: ours, 0700, not a symlink (issue 12) */
+    if (bmq_run_dir_check (opts->run_dir, path, sizeof path)) { fprintf (stderr, "blendmq: %s\n", path); return 2; }
+    if (s_already_running (opts)) {
+        fprintf (stderr, "blendmq: a stack is already running in %s (blendmq down first)\n", opts->run_dir);
+        return 1;
+    }
+    snprintf (path, sizeof path, "%s/logs", opts->run_dir);
+    if (s_mkdirs (path)) { fprintf (stderr, "blendmq: cannot create %s: %s\n", path, strerror (errno)); return 2; }
+    snprintf (path, sizeof path, "%s/pids", opts->run_dir);
+    s_mkdirs (path);
+    int code;
+    bmq_config_t *cfg = s_prepare (opts, &code);
+    if (!cfg) return code;
+    if (!opts->no_blender && !opts->json) printf ("starting headless Blender...\n");
+    /* the supervisor starts everything and restarts what exits (cli_supervise.c) */
+    if (bmq_cli_supervisor_start (opts, err, sizeof err) < 0) {
+        fprintf (stderr, "blendmq: %s\n", err);
         bmq_config_destroy (&cfg);
         bmq_cli_down (opts);
         return 1;
-    }
-    char cfgpath[1300];
-    snprintf (cfgpath, sizeof cfgpath, "%s/blendmq.yaml", opts->run_dir);
-    if (bmq_config_save (cfg, cfgpath, err, sizeof err)) { fprintf (stderr, "blendmq: %s\n", err); bmq_config_destroy (&cfg); return 2; }
-
-    s_bin_dir (bindir, sizeof bindir);
-    const char *services[] = { "audit", "planner", "executor", "gateway" };
-    for (size_t i = 0; i < 4; i++) {
-        char bin[1200];
-        snprintf (bin, sizeof bin, "%s/blendmq-%s", bindir, services[i]);
-        char *const argv[] = { bin, "--config", cfgpath, NULL };
-        s_spawn (opts, services[i], argv);
-    }
-    for (int k = 2; !opts->no_blender && k <= opts->blenders; k++) {
-        char bin[1200], name[32], ecfg[1300];
-        snprintf (bin, sizeof bin, "%s/blendmq-executor", bindir);
-        snprintf (name, sizeof name, "executor-%d", k);
-        snprintf (ecfg, sizeof ecfg, "%s/executor-%d.yaml", opts->run_dir, k);
-        char *const argv[] = { bin, "--config", ecfg, NULL };
-        s_spawn (opts, name, argv);
-    }
-    for (int i = 0; i < opts->validators; i++) {
-        char bin[1200], name[32];
-        snprintf (bin, sizeof bin, "%s/blendmq-validator", bindir);
-        snprintf (name, sizeof name, "validator-%d", i + 1);
-        char *const argv[] = { bin, "--config", cfgpath, NULL };
-        s_spawn (opts, name, argv);
     }
     int rc = s_wait_healthy (cfg, !opts->no_blender);
     if (rc == 0 && !opts->json) {
         printf ("blendmq is up: gateway %s, %d validator(s), Blender port %lld\n  run dir %s\n",
                 bmq_config_str (cfg, "gateway.endpoint"), opts->validators,
-                (long long) bmq_config_int (cfg, "blender.port"), opts->run_dir);
+                opts->no_blender ? (long long) bmq_config_int (cfg, "blender.port") : s_blender_port (opts), opts->run_dir);
         json_t *st = bmq_cli_fetch_status (cfg);
         const char *mcp = json_string_value (json_object_get (json_object_get (st, "endpoints"), "mcp"));
         if (mcp) printf ("  MCP (Streamable HTTP) %s\n", mcp);

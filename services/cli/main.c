@@ -14,8 +14,10 @@ static void s_usage (FILE *out)
     fprintf (out,
         "usage: blendmq [--run-dir DIR] [--config FILE] [--json] COMMAND ...\n\n"
         "  up [--ipc] [--no-blender] [--validators N] [--blenders N]\n"
-        "                          start the five services and a headless Blender; returns when all are healthy\n"
+        "                          start the five services and a headless Blender; returns when all are healthy;\n"
+        "                          a supervisor starts again any that exits (status shows restarts)\n"
         "  down                    stop everything `up` started\n"
+        "  supervise               (run by `up`) restart the stack's processes when they exit, until SIGTERM\n"
         "  status                  health of every service and of the Blender connection\n"
         "  demo \"PROMPT\" [--out DIR]  private stack: run the prompt, write DIR/NAME.blend and DIR/NAME.png, stop\n"
         "  chat \"PROMPT\"           plan, validate and run; one line per step; exit 0 only if the plan ran to the end\n"
@@ -110,6 +112,7 @@ int main (int argc, char **argv)
     if (!strcmp (cmd, "keys")) return bmq_cli_keys (&opts, nwords - 1, words + 1);
     if (!strcmp (cmd, "up") && nwords == 1) return bmq_cli_up (&opts);
     if (!strcmp (cmd, "down") && nwords == 1) return bmq_cli_down (&opts);
+    if (!strcmp (cmd, "supervise") && nwords == 1) return bmq_cli_supervise (&opts);
     if (!strcmp (cmd, "status") && nwords == 1) return bmq_cli_status (&opts);
     if (!strcmp (cmd, "watch") && nwords == 1) return bmq_cli_watch (&opts);
     if (!strcmp (cmd, "mcp") && nwords == 1) return bmq_cli_mcp (&opts);

@@ -106,6 +106,14 @@ static void test_services (void **state)
     const char *writers[] = { "gateway", "planner", "validator", "executor" };
     for (int i = 0; i < 4; i++) assert_int_equal (s_check ("audit", BMQ_MSG_AUDIT_RECORD, writers[i], "service", NULL, true), 0);
     assert_int_equal (s_check ("audit", BMQ_MSG_AUDIT_RECORD, "someone", "admin", NULL, true), -1);
+    /* `up`'s supervisor writes its service.restart records and heartbeats the
+     * audit service, and may do nothing else */
+    assert_int_equal (s_check ("audit", BMQ_MSG_AUDIT_RECORD, "supervisor", "service", NULL, true), 0);
+    assert_int_equal (s_check ("audit", BMQ_MSG_HEARTBEAT, "supervisor", "service", NULL, true), 0);
+    assert_int_equal (s_check ("audit", BMQ_MSG_HEARTBEAT, "gateway", "service", NULL, true), 0);
+    assert_int_equal (s_check ("executor", BMQ_MSG_HEARTBEAT, "supervisor", "service", NULL, true), -1);
+    assert_int_equal (s_check ("audit", BMQ_MSG_AUDIT_QUERY, "supervisor", "service", NULL, true), -1);
+    assert_int_equal (s_check ("gateway", BMQ_MSG_STATUS_REQUEST, "supervisor", "service", NULL, true), -1);
     /* a validator key cannot ask the executor to run, nor the planner to plan */
     assert_int_equal (s_check ("executor", BMQ_MSG_EXECUTE_REQUEST, "validator", "service", NULL, true), -1);
     assert_int_equal (s_check ("executor", BMQ_MSG_SCENE_REQUEST, "validator", "service",

@@ -102,12 +102,12 @@ static void test_layout (void **state)
     (void) state;
     assert_int_equal (s_mode ("%s%s", ""), 0700);
     assert_int_equal (s_mode ("%s/%s", "trusted"), 0700);
-    const char *all[] = { "gateway", "planner", "validator", "executor", "audit", "cli", "web", "panel", "mcp" };
-    for (size_t i = 0; i < 9; i++) {
+    const char *all[] = { "gateway", "planner", "validator", "executor", "audit", "supervisor", "cli", "web", "panel", "mcp" };
+    for (size_t i = 0; i < 10; i++) {
         assert_int_equal (s_mode ("%s/%s.cert", all[i]), 0600);
         assert_int_equal (s_mode ("%s/%s.cert_secret", all[i]), 0600);
         assert_int_equal (s_mode ("%s/trusted/%s.cert", all[i]), 0600);
-        assert_int_equal (s_mode ("%s/%s.token", all[i]), i < 5 ? -1 : 0600);
+        assert_int_equal (s_mode ("%s/%s.token", all[i]), i < 6 ? -1 : 0600);
     }
     char path[400], token[100] = "";
     snprintf (path, sizeof path, "%s/mcp.token", s_keys);
@@ -119,7 +119,7 @@ static void test_layout (void **state)
     char err[256];
     json_t *list = bmq_keys_list (s_keys, err, sizeof err);
     assert_non_null (list);
-    assert_int_equal (json_array_size (list), 9);
+    assert_int_equal (json_array_size (list), 10);
     size_t i;
     json_t *k;
     json_array_foreach (list, i, k) {
@@ -135,6 +135,14 @@ static void test_layout (void **state)
     int created = -1;
     assert_int_equal (bmq_keys_init (s_keys, &created, err, sizeof err), 0);
     assert_int_equal (created, 0);
+    /* a keys dir made before the supervisor key existed gets it (and only it) */
+    char gone[400];
+    const char *fmts[] = { "%s/%s.cert", "%s/%s.cert_secret", "%s/trusted/%s.cert" };
+    for (int i = 0; i < 3; i++) { snprintf (gone, sizeof gone, fmts[i], s_keys, "supervisor"); assert_int_equal (unlink (gone), 0); }
+    assert_int_equal (bmq_keys_init (s_keys, &created, err, sizeof err), 0);
+    assert_int_equal (created, 1);
+    assert_int_equal (s_mode ("%s/%s.cert_secret", "supervisor"), 0600);
+    assert_int_equal (s_mode ("%s/trusted/%s.cert", "supervisor"), 0600);
     /* a group-readable keys dir is refused */
     chmod (s_keys, 0750);
     assert_int_equal (bmq_keys_check_dir (s_keys, err, sizeof err), -1);

@@ -1,0 +1,619 @@
+/* cli_supervise — the supervisor `blendmq up` leaves behind.
+ *
+ * It is the parent of every process of the stack (the headless Blenders,
+ * audit, planner, executors, gateway, validators), so it sees each exit at
+ * once (waitpid) and starts the process again after a back-off: base delay
+ * doubled per consecutive failure, capped; a process that ran long enough
+ * starts again from the base (supervisor.* in the config). A stopped
+ * (SIGSTOP) process is no exit and is left alone. A restarted Blender gets
+ * the port it chose the first time, so its executor reconnects by itself.
+ *
+ * `up` starts it with bmq_cli_supervisor_start: fork, setsid and exec of
+ * `blendmq --run-dir RUN supervise ...`, a fresh process (no czmq threads
+ * carried over a fork). It spawns everything, then reports on fd 3: "ok", or
+ * "error: WHY" and exits. It keeps RUN/supervisor.json (0600, replaced
+ * atomically) for `blendmq status`, audits each restart (kind
+ * service.restart) with its own key `supervisor`, and writes its log to
+ * RUN/logs/supervisor.log. SIGTERM (`blendmq down`) stops it: children get
+ * SIGTERM, then SIGKILL after 10 s; nothing is restarted meanwhile. */
+#include "audit_client.h"
+#include "bus.h"
+#include "cli.h"
+#include "log.h"
+#include "service.h"
+
+#include <czmq.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define READY_FD           3          /* where the supervisor reports to `up` */
+#define MAX_CHILDREN       96         /* 64 validators, 8 Blenders and their executors, 4 services */
+#define MAX_ARGS           48         /* a wrapper's words (at most 32) and the command's */
+#define BLENDER_TIMEOUT_MS 120000     /* a first Blender start: the add-on loads, picks a port */
+#define STOP_TIMEOUT_MS    10000      /* SIGTERM, then SIGKILL */
+#define TICK_MS            100        /* an exit is noticed within this */
+
+typedef enum { S_RUNNING, S_RESTARTING, S_STOPPED } s_state_t;
+static const char *const s_state_names[] = { "running", "restarting", "stopped" };
+
+typedef struct {
+    char      name[32];
+    char     *argv[MAX_ARGS];      /* owned, NULL-terminated: what is exec'd, wrapper included */
+    char     *port_arg;            /* Blender: its --port value in argv ("0" until the first start) */
+    int       port;                /* Blender: the port it chose the first time */
+    pid_t     pid;                 /* 0 while not running */
+    pid_t     old_pid;             /* the process before the current one */
+    s_state_t state;
+    int       restarts;
+    int       failures;            /* consecutive exits of short-lived processes: the back-off's exponent */
+    int64_t   started_mono;        /* monotonic ms, for uptimes */
+    int64_t   started_at;          /* wall ms, for status */
+    int64_t   restart_at;          /* monotonic ms, while restarting */
+    int64_t   backoff_ms;          /* the delay before the current (or coming) start */
+    int64_t   uptime_ms;           /* how long the previous process ran */
+    char      last_exit[96];       /* "killed by signal 9 (SIGKILL)", "exited with code 1", "" */
+    int64_t   last_exit_at;        /* wall ms */
+} s_child_t;
+
+typedef struct {
+    const bmq_cli_opts_t *opts;
+    s_child_t    children[MAX_CHILDREN];
+    size_t       count;
+    bmq_audit_t *audit;
+    int64_t      base_ms, max_ms, stable_ms;
+    int64_t      started_at;
+    const char  *state;            /* starting | running | stopping | stopped */
+    char         bindir[1024];
+} s_sup_t;
+
+/* ---- children ----------------------------------------------------------------- */
+
+static void s_child_free (s_child_t *c)
+{
+    for (int i = 0; c->argv[i]; i++) free (c->argv[i]);
+    memset (c, 0, sizeof *c);
+}
+
+/* A child named `name` running `words` (NULL-terminated). Services (blendmq-*)
+ * run under BLENDMQ_WRAPPER when it is set (e.g. "valgrind --leak-check=full");
+ * Blender never is. NULL when the table is full. */
+static s_child_t *s_child_add (s_sup_t *sup, const char *name, const char *const words[])
+{
+    if (sup->count >= MAX_CHILDREN) { bmq_error ("more than %d processes to supervise: %s left out", MAX_CHILDREN, name); return NULL; }
+    s_child_t *c = &sup->children[sup->count++];
+    memset (c, 0, sizeof *c);
+    snprintf (c->name, sizeof c->name, "%s", name);
+    int n = 0;
+    const char *wrapper = getenv ("BLENDMQ_WRAPPER");
+    if (wrapper && *wrapper && strstr (words[0], "blendmq-")) {
+        char *copy = strdup (wrapper), *save = NULL;
+        for (char *w = strtok_r (copy, " ", &save); w && n < 32; w = strtok_r (NULL, " ", &save)) c->argv[n++] = strdup (w);
+        free (copy);
+    }
+    for (int i = 0; words[i] && n < MAX_ARGS - 1; i++) {
+        /* Blender's port: a buffer of its own, rewritten with the chosen port */
+        bool port = i > 0 && !strcmp (words[i - 1], "--port");
+        c->argv[n] = port ? calloc (1, 16) : strdup (words[i]);
+        if (port) { snprintf (c->argv[n], 16, "%s", words[i]); c->port_arg = c->argv[n]; }
+        n++;
+    }
+    c->argv[n] = NULL;
+    return c;
+}
+
+static s_child_t *s_child_by_pid (s_sup_t *sup, pid_t pid)
+{
+    for (size_t i = 0; i < sup->count; i++)
+        if (sup->children[i].pid == pid) return &sup->children[i];
+    return NULL;
+}
+
+/* In the forked child: its own session, output appended to its log, no
+ * descriptor of ours, default signal handling; then exec. Only
+ * async-signal-safe calls here (the supervisor has threads). */
+static void s_exec_child (const char *log, char *const argv[]) __attribute__ ((noreturn));
+static void s_exec_child (const char *log, char *const argv[])
+{
+    setsid ();
+    sigset_t none;
+    sigemptyset (&none);
+    sigprocmask (SIG_SETMASK, &none, NULL);
+    signal (SIGPIPE, SIG_DFL);              /* an ignored signal stays ignored across exec */
+    int in = open ("/dev/null", O_RDONLY);
+    int out = open (log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
+    if (in >= 0) dup2 (in, 0);
+    if (out >= 0) { dup2 (out, 1); dup2 (out, 2); }
+    close_range (3, ~0U, 0);
+    execvp (argv[0], argv);
+    static const char head[] = "blendmq supervisor: cannot exec ";
+    static const char tail[] = " (missing or not executable: rebuild, or check BLENDMQ_BLENDER and BLENDMQ_WRAPPER)\n";
+    if (write (2, head, sizeof head - 1) < 0 || write (2, argv[0], strlen (argv[0])) < 0 || write (2, tail, sizeof tail - 1) < 0) _exit (127);
+    _exit (127);
+}
+
+/* Start (or start again) child `c`: RUN/logs/NAME.log appended to,
+ * RUN/pids/NAME.pid rewritten. 0 / -1 (logged). */
+static int s_spawn (s_sup_t *sup, s_child_t *c)
+{
+    char log[1200], pidfile[1200], err[600];
+    snprintf (log, sizeof log, "%s/logs/%s.log", sup->opts->run_dir, c->name);
+    snprintf (pidfile, sizeof pidfile, "%s/pids/%s.pid", sup->opts->run_dir, c->name);
+    pid_t pid = fork ();
+    if (pid == 0) s_exec_child (log, c->argv);
+    if (pid < 0) { bmq_error ("cannot fork for %s: %s", c->name, strerror (errno)); return -1; }
+    c->pid = pid;
+    c->state = S_RUNNING;
+    c->started_mono = bmq_mono_ms ();
+    c->started_at = bmq_now_ms ();
+    char text[32];
+    int len = snprintf (text, sizeof text, "%d\n", (int) pid);
+    if (bmq_secret_file_write (pidfile, text, (size_t) len, true, err, sizeof err))
+        bmq_error ("%s: `blendmq down` will not find %s without it", err, c->name);
+    return 0;
+}
+
+/* "exited with code 1", "killed by signal 9 (SIGKILL)" */
+static void s_exit_reason (int status, char *buf, size_t len)
+{
+    if (WIFEXITED (status)) snprintf (buf, len, "exited with code %d", WEXITSTATUS (status));
+    else if (WIFSIGNALED (status)) {
+        const char *abbrev = sigabbrev_np (WTERMSIG (status));
+        snprintf (buf, len, "killed by signal %d (SIG%s)%s", WTERMSIG (status), abbrev ? abbrev : "?",
+                  WCOREDUMP (status) ? ", core dumped" : "");
+    }
+    else snprintf (buf, len, "ended with wait status %d", status);
+}
+
+/* ---- status file ---------------------------------------------------------------- */
+
+static json_t *s_child_json (const s_child_t *c, int64_t now_mono, int64_t now_wall)
+{
+    json_t *o = json_pack ("{s:s, s:i, s:s, s:i, s:I, s:I}", "name", c->name, "pid", (int) c->pid,
+                           "state", s_state_names[c->state], "restarts", c->restarts,
+                           "started_at", (json_int_t) c->started_at, "backoff_ms", (json_int_t) c->backoff_ms);
+    json_object_set_new (o, "last_exit", *c->last_exit ? json_string (c->last_exit) : json_null ());
+    json_object_set_new (o, "last_exit_at", c->last_exit_at ? json_integer (c->last_exit_at) : json_null ());
+    if (c->old_pid) json_object_set_new (o, "old_pid", json_integer (c->old_pid));
+    if (c->port) json_object_set_new (o, "port", json_integer (c->port));
+    if (c->state == S_RESTARTING)
+        json_object_set_new (o, "restart_at", json_integer (now_wall + (c->restart_at - now_mono)));
+    return o;
+}
+
+/* RUN/supervisor.json: written to a new 0600 file, then renamed over the old
+ * one, so a reader never sees half of it. */
+static void s_write_status (s_sup_t *sup)
+{
+    int64_t mono = bmq_mono_ms (), wall = bmq_now_ms ();
+    json_t *children = json_array ();
+    for (size_t i = 0; i < sup->count; i++) json_array_append_new (children, s_child_json (&sup->children[i], mono, wall));
+    json_t *doc = json_pack ("{s:i, s:I, s:s, s:I, s:{s:I, s:I, s:I}, s:o}", "pid", (int) getpid (),
+                             "started_at", (json_int_t) sup->started_at, "state", sup->state, "updated_at", (json_int_t) wall,
+                             "settings", "restart_base_ms", (json_int_t) sup->base_ms, "restart_max_ms", (json_int_t) sup->max_ms,
+                             "stable_after_ms", (json_int_t) sup->stable_ms, "children", children);
+    char *text = json_dumps (doc, JSON_INDENT (1));
+    json_decref (doc);
+    char path[1200], tmp[1300], err[1400];
+    snprintf (path, sizeof path, "%s/supervisor.json", sup->opts->run_dir);
+    snprintf (tmp, sizeof tmp, "%s.tmp", path);
+    if (!text || bmq_secret_file_write (tmp, text, strlen (text), true, err, sizeof err) || rename (tmp, path))
+        bmq_error ("cannot write %s (`blendmq status` shows an old state): %s", path, text ? strerror (errno) : "out of memory");
+    free (text);
+}
+
+/* ---- restarts -------------------------------------------------------------------- */
+
+/* base × 2^failures, at most max */
+static int64_t s_backoff (const s_sup_t *sup, int failures)
+{
+    int64_t ms = sup->base_ms;
+    for (int i = 0; i < failures && ms < sup->max_ms; i++) ms *= 2;
+    return ms < sup->max_ms ? ms : sup->max_ms;
+}
+
+/* Child `c` ended with `status`: note why, and schedule its next start. */
+static void s_on_exit (s_sup_t *sup, s_child_t *c, int status)
+{
+    int64_t now = bmq_mono_ms ();
+    s_exit_reason (status, c->last_exit, sizeof c->last_exit);
+    c->last_exit_at = bmq_now_ms ();
+    c->uptime_ms = now - c->started_mono;
+    c->old_pid = c->pid;
+    c->pid = 0;
+    if (c->uptime_ms >= sup->stable_ms) c->failures = 0;     /* it had settled: this is a new incident */
+    c->backoff_ms = s_backoff (sup, c->failures);
+    c->failures++;
+    c->state = S_RESTARTING;
+    c->restart_at = now + c->backoff_ms;
+    bmq_warn ("%s (pid %d) %s after %lld ms: starting it again in %lld ms", c->name, (int) c->old_pid, c->last_exit,
+              (long long) c->uptime_ms, (long long) c->backoff_ms);
+}
+
+static void s_restart (s_sup_t *sup, s_child_t *c)
+{
+    if (s_spawn (sup, c)) {          /* no fork: try again later, backing off further */
+        c->backoff_ms = s_backoff (sup, c->failures++);
+        c->restart_at = bmq_mono_ms () + c->backoff_ms;
+        return;
+    }
+    c->restarts++;
+    bmq_info ("%s started again as pid %d (restart %d)", c->name, (int) c->pid, c->restarts);
+    bmq_audit_record (sup->audit, NULL, "service.restart",
+                      json_pack ("{s:s, s:i, s:i, s:s, s:i, s:I, s:I}", "service", c->name, "pid", (int) c->pid,
+                                 "old_pid", (int) c->old_pid, "exit", c->last_exit, "restarts", c->restarts,
+                                 "backoff_ms", (json_int_t) c->backoff_ms, "uptime_ms", (json_int_t) c->uptime_ms));
+}
+
+/* Collect every child that ended. waitpid without WUNTRACED: a stopped
+ * child is not reported, so it is left alone. true when one ended. */
+static bool s_reap (s_sup_t *sup)
+{
+    bool any = false;
+    int status;
+    pid_t pid;
+    while ((pid = waitpid (-1, &status, WNOHANG)) > 0) {
+        s_child_t *c = s_child_by_pid (sup, pid);
+        if (!c) continue;
+        any = true;
+        if (strcmp (sup->state, "stopping")) s_on_exit (sup, c, status);
+        else {                       /* stopping: nothing is restarted */
+            s_exit_reason (status, c->last_exit, sizeof c->last_exit);
+            c->last_exit_at = bmq_now_ms ();
+            c->old_pid = c->pid;
+            c->pid = 0;
+            c->state = S_STOPPED;
+        }
+    }
+    return any;
+}
+
+/* How long the loop may sleep: until the next restart is due, at most a tick. */
+static int s_wait_ms (const s_sup_t *sup)
+{
+    int64_t now = bmq_mono_ms (), wait = TICK_MS;
+    for (size_t i = 0; i < sup->count; i++)
+        if (sup->children[i].state == S_RESTARTING && sup->children[i].restart_at - now < wait)
+            wait = sup->children[i].restart_at - now;
+    return wait < 0 ? 0 : (int) wait;
+}
+
+/* Until SIGTERM: restart what ends, serve the audit client. */
+static void s_run (s_sup_t *sup)
+{
+    zpoller_t *poller = zpoller_new (bmq_audit_sock (sup->audit), NULL);
+    while (!zsys_interrupted) {
+        zsock_t *which = zpoller_wait (poller, s_wait_ms (sup));
+        if (which) {
+            bmq_envelope_t *env = bmq_bus_recv (which, NULL);
+            if (env) bmq_audit_handle (sup->audit, env);       /* acks and heartbeats */
+            bmq_envelope_destroy (&env);
+        }
+        bmq_audit_tick (sup->audit);
+        bool changed = s_reap (sup);
+        int64_t now = bmq_mono_ms ();
+        for (size_t i = 0; i < sup->count && !zsys_interrupted; i++) {
+            s_child_t *c = &sup->children[i];
+            if (c->state == S_RESTARTING && c->restart_at <= now) { s_restart (sup, c); changed = true; }
+        }
+        if (changed) s_write_status (sup);
+    }
+    zpoller_destroy (&poller);
+}
+
+/* SIGTERM to every child (SIGCONT too, so a stopped one can act on it); after
+ * STOP_TIMEOUT_MS, SIGKILL to what is left. */
+static void s_stop_children (s_sup_t *sup)
+{
+    sup->state = "stopping";
+    for (size_t i = 0; i < sup->count; i++) {
+        s_child_t *c = &sup->children[i];
+        if (c->state == S_RESTARTING) c->state = S_STOPPED;
+        if (!c->pid) continue;
+        kill (c->pid, SIGTERM);
+        kill (c->pid, SIGCONT);
+    }
+    s_write_status (sup);
+    int64_t deadline = bmq_mono_ms () + STOP_TIMEOUT_MS;
+    for (;;) {
+        s_reap (sup);
+        size_t left = 0;
+        for (size_t i = 0; i < sup->count; i++) left += sup->children[i].pid != 0;
+        if (!left || bmq_mono_ms () >= deadline) break;
+        zclock_sleep (50);
+    }
+    for (size_t i = 0; i < sup->count; i++) {
+        s_child_t *c = &sup->children[i];
+        if (!c->pid) continue;
+        bmq_warn ("%s (pid %d) did not stop within %d s: killed", c->name, (int) c->pid, STOP_TIMEOUT_MS / 1000);
+        kill (c->pid, SIGKILL);
+        int status;
+        if (waitpid (c->pid, &status, 0) == c->pid) s_exit_reason (status, c->last_exit, sizeof c->last_exit);
+        c->old_pid = c->pid;
+        c->pid = 0;
+        c->state = S_STOPPED;
+    }
+}
+
+/* ---- start-up ---------------------------------------------------------------------- */
+
+/* Start Blender child `c` on port 0 and wait until the add-on wrote the port
+ * it chose; from then on `c` restarts on that port. 0 / -1 with err. */
+static int s_blender_first_start (s_sup_t *sup, s_child_t *c, const char *port_file, char *err, size_t errlen)
+{
+    remove (port_file);
+    if (s_spawn (sup, c)) { snprintf (err, errlen, "cannot start %s: fork failed", c->name); return -1; }
+    int64_t deadline = bmq_mono_ms () + BLENDER_TIMEOUT_MS;
+    while (bmq_mono_ms () < deadline && !zsys_interrupted) {
+        FILE *f = fopen (port_file, "r");
+        int port = 0;
+        if (f) { if (fscanf (f, "%d", &port) != 1) port = 0; fclose (f); }
+        if (port > 0) {
+            c->port = port;
+            snprintf (c->port_arg, 16, "%d", port);
+            return 0;
+        }
+        s_reap (sup);
+        if (!c->pid) {
+            snprintf (err, errlen, "%s did not start: it %s (see %s/logs/%s.log)", c->name, c->last_exit, sup->opts->run_dir, c->name);
+            return -1;
+        }
+        zclock_sleep (50);
+    }
+    if (zsys_interrupted) snprintf (err, errlen, "stopped while %s was starting", c->name);
+    else snprintf (err, errlen, "%s did not report a port within %d s (see %s/logs/%s.log)", c->name, BLENDER_TIMEOUT_MS / 1000,
+                   sup->opts->run_dir, c->name);
+    return -1;
+}
+
+/* Write blender.port = port into the config file at `path` (written by `up`). */
+static int s_config_set_port (const char *path, int port, char *err, size_t errlen)
+{
+    bmq_config_t *cfg = bmq_config_load (path, err, errlen);
+    if (!cfg) return -1;
+    char text[16];
+    snprintf (text, sizeof text, "%d", port);
+    int rc = bmq_config_set (cfg, "blender.port", text) || bmq_config_save (cfg, path, err, errlen) ? -1 : 0;
+    bmq_config_destroy (&cfg);
+    return rc;
+}
+
+/* The Blenders (unless --no-blender): blender, blender-2 ... each on the port it
+ * picks; blendmq.yaml and executor-K.yaml get their Blender's port. */
+static int s_start_blenders (s_sup_t *sup, char *err, size_t errlen)
+{
+    const char *run = sup->opts->run_dir;
+    char addon[1200], token[1200], port_file[1200], cfgpath[1200], name[32];
+    snprintf (addon, sizeof addon, "%s/services/executor/addon/blendmq_addon.py", bmq_data_dir ());
+    snprintf (token, sizeof token, "%s/blender.token", run);
+    const char *blender = getenv ("BLENDMQ_BLENDER") && *getenv ("BLENDMQ_BLENDER") ? getenv ("BLENDMQ_BLENDER") : "blender";
+    for (int k = 1; !sup->opts->no_blender && k <= sup->opts->blenders; k++) {
+        if (k == 1) snprintf (name, sizeof name, "blender");
+        else snprintf (name, sizeof name, "blender-%d", k);
+        snprintf (port_file, sizeof port_file, "%s/%s.port", run, name);
+        const char *const argv[] = { blender, "-b", "--factory-startup", "--python", addon, "--", "--host", "127.0.0.1",
+                                     "--port", "0", "--port-file", port_file, "--token-file", token, "--reset-scene", NULL };
+        s_child_t *c = s_child_add (sup, name, argv);
+        if (!c) { snprintf (err, errlen, "too many processes"); return -1; }
+        if (s_blender_first_start (sup, c, port_file, err, errlen)) return -1;
+        if (k == 1) snprintf (cfgpath, sizeof cfgpath, "%s/blendmq.yaml", run);
+        else snprintf (cfgpath, sizeof cfgpath, "%s/executor-%d.yaml", run, k);
+        if (s_config_set_port (cfgpath, c->port, err, errlen)) return -1;
+        bmq_info ("%s (pid %d) listens on port %d", name, (int) c->pid, c->port);
+    }
+    return 0;
+}
+
+static int s_start_service (s_sup_t *sup, const char *name, const char *binary, const char *cfgpath, char *err, size_t errlen)
+{
+    char bin[1200];
+    snprintf (bin, sizeof bin, "%s/blendmq-%s", sup->bindir, binary);
+    const char *const argv[] = { bin, "--config", cfgpath, NULL };
+    s_child_t *c = s_child_add (sup, name, argv);
+    if (c && !s_spawn (sup, c)) return 0;
+    snprintf (err, errlen, "cannot start %s (see %s/logs/supervisor.log)", name, sup->opts->run_dir);
+    return -1;
+}
+
+/* The services, in `up`'s order: audit, planner, executor, gateway, the
+ * executors of more Blenders (executor-K.yaml), the validators. */
+static int s_start_services (s_sup_t *sup, char *err, size_t errlen)
+{
+    const bmq_cli_opts_t *opts = sup->opts;
+    char cfgpath[1200], path[1200], name[32];
+    snprintf (cfgpath, sizeof cfgpath, "%s/blendmq.yaml", opts->run_dir);
+    static const char *const services[] = { "audit", "planner", "executor", "gateway" };
+    for (int i = 0; i < 4; i++)
+        if (s_start_service (sup, services[i], services[i], cfgpath, err, errlen)) return -1;
+    for (int k = 2; !opts->no_blender && k <= opts->blenders; k++) {
+        snprintf (name, sizeof name, "executor-%d", k);
+        snprintf (path, sizeof path, "%s/executor-%d.yaml", opts->run_dir, k);
+        if (s_start_service (sup, name, "executor", path, err, errlen)) return -1;
+    }
+    for (int i = 1; i <= opts->validators; i++) {
+        snprintf (name, sizeof name, "validator-%d", i);
+        if (s_start_service (sup, name, "validator", cfgpath, err, errlen)) return -1;
+    }
+    return 0;
+}
+
+/* The supervisor's own settings and identity on the bus. 0 / -1 with err. */
+static int s_setup (s_sup_t *sup, bmq_config_t **cfg_out, char *err, size_t errlen)
+{
+    char cfgpath[1200];
+    snprintf (cfgpath, sizeof cfgpath, "%s/blendmq.yaml", sup->opts->run_dir);
+    bmq_config_t *cfg = bmq_config_load (cfgpath, err, errlen);
+    if (!cfg) return -1;
+    sup->base_ms = bmq_config_int (cfg, "supervisor.restart_base_ms");
+    sup->max_ms = bmq_config_int (cfg, "supervisor.restart_max_ms");
+    sup->stable_ms = bmq_config_int (cfg, "supervisor.stable_after_ms");
+    if (sup->base_ms < 1) { bmq_warn ("supervisor.restart_base_ms %lld is below 1: using 1", (long long) sup->base_ms); sup->base_ms = 1; }
+    if (sup->max_ms < sup->base_ms) {
+        bmq_warn ("supervisor.restart_max_ms %lld is below restart_base_ms: using %lld", (long long) sup->max_ms, (long long) sup->base_ms);
+        sup->max_ms = sup->base_ms;
+    }
+    /* service.restart records go out under the key `supervisor` (roles.def) */
+    if (bmq_bus_security_init (cfg, "supervisor", err, errlen)) {
+        size_t used = strlen (err);
+        snprintf (err + used, errlen - used, " (`blendmq up` makes the supervisor key; or blendmq keys init --keys-dir DIR)");
+        bmq_config_destroy (&cfg);
+        return -1;
+    }
+    sup->audit = bmq_audit_new_from_config (cfg);
+    if (!sup->audit) { snprintf (err, errlen, "cannot connect to audit.endpoint %s", bmq_config_str (cfg, "audit.endpoint")); bmq_config_destroy (&cfg); return -1; }
+    *cfg_out = cfg;
+    return 0;
+}
+
+static void s_report (int fd, const char *text)
+{
+    if (fd < 0) return;
+    if (write (fd, text, strlen (text)) < 0 || write (fd, "\n", 1) < 0)
+        bmq_warn ("cannot tell `up` '%s': %s", text, strerror (errno));
+}
+
+/* The ready pipe from `up`, when there is one (fd 3, a pipe). */
+static int s_ready_fd (void)
+{
+    struct stat st;
+    if (fstat (READY_FD, &st) || !S_ISFIFO (st.st_mode)) return -1;
+    fcntl (READY_FD, F_SETFD, FD_CLOEXEC);
+    return READY_FD;
+}
+
+static void s_pidfile (const s_sup_t *sup, bool create)
+{
+    char path[1200], text[32], err[1400];
+    snprintf (path, sizeof path, "%s/pids/supervisor.pid", sup->opts->run_dir);
+    if (!create) { remove (path); return; }
+    int len = snprintf (text, sizeof text, "%d\n", (int) getpid ());
+    if (bmq_secret_file_write (path, text, (size_t) len, true, err, sizeof err)) bmq_error ("%s", err);
+}
+
+int bmq_cli_supervise (const bmq_cli_opts_t *opts)
+{
+    bmq_log_init ("supervisor", false, BMQ_LOG_INFO);
+    bmq_envelope_set_sender ("supervisor");       /* the records' origin must match the key */
+    signal (SIGPIPE, SIG_IGN);                     /* `up` may be gone when we report */
+    s_sup_t *sup = calloc (1, sizeof *sup);
+    if (!sup) return 1;
+    sup->opts = opts;
+    sup->state = "starting";
+    sup->started_at = bmq_now_ms ();
+    char exe[1024], err[1400] = "";
+    ssize_t n = readlink ("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    snprintf (sup->bindir, sizeof sup->bindir, "%s", n > 0 ? dirname (exe) : ".");
+    int ready = s_ready_fd ();
+    s_pidfile (sup, true);
+    bmq_config_t *cfg = NULL;
+    int rc = s_setup (sup, &cfg, err, sizeof err);
+    if (!rc) rc = s_start_blenders (sup, err, sizeof err);
+    if (!rc) rc = s_start_services (sup, err, sizeof err);
+    if (!rc && zsys_interrupted) { rc = -1; snprintf (err, sizeof err, "stopped while starting the stack"); }
+    if (rc) {
+        bmq_error ("%s", err);
+        char line[1500];
+        snprintf (line, sizeof line, "error: %s", err);
+        s_report (ready, line);
+    }
+    else {
+        sup->state = "running";
+        s_write_status (sup);
+        bmq_info ("supervising %zu processes in %s (restart back-off %lld..%lld ms, stable after %lld ms)", sup->count,
+                  opts->run_dir, (long long) sup->base_ms, (long long) sup->max_ms, (long long) sup->stable_ms);
+        s_report (ready, "ok");
+    }
+    if (ready >= 0) close (ready);
+    if (!rc) {
+        s_run (sup);
+        bmq_info ("stopping: SIGTERM to %zu processes", sup->count);
+        bmq_audit_flush (sup->audit, 1000);        /* while the audit service still runs */
+    }
+    s_stop_children (sup);
+    sup->state = "stopped";
+    s_write_status (sup);
+    bmq_audit_destroy (&sup->audit);              /* what is unacknowledged stays in the spool */
+    bmq_config_destroy (&cfg);
+    s_pidfile (sup, false);
+    for (size_t i = 0; i < sup->count; i++) s_child_free (&sup->children[i]);
+    free (sup);
+    return rc ? 1 : 0;
+}
+
+/* ---- `up`'s side ---------------------------------------------------------------------- */
+
+/* Read the supervisor's one-line report from fd, waiting up to timeout_ms.
+ * 0 on "ok"; -1 with err otherwise. */
+static int s_read_report (int fd, const char *run_dir, int64_t timeout_ms, char *err, size_t errlen)
+{
+    char line[1600] = "";
+    size_t len = 0;
+    int64_t deadline = bmq_mono_ms () + timeout_ms;
+    while (len < sizeof line - 1 && !memchr (line, '\n', len)) {
+        int64_t left = deadline - bmq_mono_ms ();
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        int r = left > 0 ? poll (&p, 1, (int) left) : 0;
+        if (r < 0 && errno == EINTR) continue;
+        if (r == 0) {
+            snprintf (err, errlen, "the supervisor did not report within %lld s (see %s/logs/supervisor.log)",
+                      (long long) (timeout_ms / 1000), run_dir);
+            return -1;
+        }
+        ssize_t n = read (fd, line + len, sizeof line - 1 - len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        len += (size_t) n;
+        line[len] = 0;
+    }
+    line[strcspn (line, "\n")] = 0;
+    if (!strcmp (line, "ok")) return 0;
+    if (!strncmp (line, "error: ", 7)) snprintf (err, errlen, "%s", line + 7);
+    else snprintf (err, errlen, "the supervisor ended before starting the stack (see %s/logs/supervisor.log)", run_dir);
+    return -1;
+}
+
+pid_t bmq_cli_supervisor_start (const bmq_cli_opts_t *opts, char *err, size_t errlen)
+{
+    char exe[1024], log[1200], validators[16], blenders[16];
+    ssize_t n = readlink ("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) { snprintf (err, errlen, "cannot find the blendmq binary (/proc/self/exe): %s", strerror (errno)); return -1; }
+    exe[n] = 0;
+    snprintf (log, sizeof log, "%s/logs/supervisor.log", opts->run_dir);
+    snprintf (validators, sizeof validators, "%d", opts->validators);
+    snprintf (blenders, sizeof blenders, "%d", opts->blenders);
+    char *const argv[] = { exe, "--run-dir", (char *) opts->run_dir, "supervise", "--validators", validators,
+                           "--blenders", blenders, opts->no_blender ? "--no-blender" : NULL, NULL };
+    int fds[2];
+    if (pipe2 (fds, O_CLOEXEC)) { snprintf (err, errlen, "cannot make a pipe for the supervisor: %s", strerror (errno)); return -1; }
+    pid_t pid = fork ();
+    if (pid == 0) {
+        /* a daemon: its own session, no terminal, the report pipe on fd 3 */
+        setsid ();
+        if (fds[1] == READY_FD) fcntl (READY_FD, F_SETFD, 0);
+        else dup2 (fds[1], READY_FD);
+        int in = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+        int out = open (log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (in >= 0) dup2 (in, 0);
+        if (out >= 0) { dup2 (out, 1); dup2 (out, 2); }
+        close_range (READY_FD + 1, ~0U, 0);
+        execv (exe, argv);
+        _exit (127);
+    }
+    close (fds[1]);
+    if (pid < 0) {
+        close (fds[0]);
+        snprintf (err, errlen, "cannot fork the supervisor: %s", strerror (errno));
+        return -1;
+    }
+    /* it starts every Blender (each may take BLENDER_TIMEOUT_MS) and then the services */
+    int64_t timeout = (int64_t) BLENDER_TIMEOUT_MS * (opts->no_blender ? 0 : opts->blenders) + 30000;
+    int rc = s_read_report (fds[0], opts->run_dir, timeout, err, errlen);
+    close (fds[0]);
+    return rc ? -1 : pid;
+}
