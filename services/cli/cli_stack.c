@@ -13,7 +13,10 @@
 #include "service.h"
 
 #include <czmq.h>
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <errno.h>
 #include <signal.h>
 #include <sodium.h>
@@ -180,6 +183,20 @@ static int s_random_token (const char *path)
     return rc;
 }
 
+/* A TCP port free on loopback right now (0 when none could be had: the
+ * gateway then takes any, as before). */
+static int s_free_port (void)
+{
+    int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return 0;
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+    socklen_t len = sizeof a;
+    int port = bind (fd, (struct sockaddr *) &a, sizeof a) == 0 && getsockname (fd, (struct sockaddr *) &a, &len) == 0
+             ? ntohs (a.sin_port) : 0;
+    close (fd);
+    return port;
+}
+
 static void s_ipc_endpoints (bmq_config_t *cfg, const char *run_dir)
 {
     static const char *keys[][2] = {
@@ -194,7 +211,13 @@ static void s_ipc_endpoints (bmq_config_t *cfg, const char *run_dir)
         bmq_config_set (cfg, keys[i][0], ep);
     }
     /* a private stack must not collide with another one's HTTP port either */
-    if (!getenv ("BLENDMQ_GATEWAY_HTTP_PORT")) bmq_config_set (cfg, "gateway.http_port", "0");
+    if (!getenv ("BLENDMQ_GATEWAY_HTTP_PORT")) {
+        /* a free port chosen now rather than port 0 at each start: a gateway the
+         * supervisor restarts comes back on the same URL (panel, pages, bridges) */
+        char port[16];
+        snprintf (port, sizeof port, "%d", s_free_port ());
+        bmq_config_set (cfg, "gateway.http_port", port);
+    }
 }
 
 /* An endpoint for the k-th executor: its own ipc socket, or the tcp port moved by 20 per executor. */
