@@ -116,14 +116,24 @@ static const char *s_unavailable (s_gw_t *gw, bmq_req_wait_t waits, int executor
 /* Tell the client what happened to its request, in words that say what to do. */
 static void s_fail_unavailable (s_gw_t *gw, bmq_gw_request_t *r, const char *why)
 {
+    bool restarted = !strncmp (why, "restarted", 9);
     char msg[900], code[32];
     const char *service = s_wait_name (r->waits);
     snprintf (code, sizeof code, "%s_unavailable", service);
     bool plan = r->waits == BMQ_WAIT_EXECUTOR && r->state == BMQ_REQ_EXECUTING && (r->kind == BMQ_REQ_CHAT || r->kind == BMQ_REQ_RUN);
-    if (plan && r->plan_started)
+    if (plan && r->plan_started && restarted)
+        /* the process that ran it is gone, so is its link: Blender rolled the plan back when the link dropped */
         snprintf (msg, sizeof msg, "executor unavailable (%s); the plan was interrupted after step %lld of %lld: %s"
                   " (the plan's story in `blendmq audit show %s` says what was removed); run it again once `blendmq status`"
                   " shows the executor", why, r->steps_done, r->steps_total,
+                  r->keep_partial ? "what it did so far stays, as asked (keep_partial)" : "Blender rolled it back", r->cid);
+    else if (plan && r->plan_started)
+        /* stopped or cut off, not gone: it may finish the plan before it notices its gateway fell silent
+         * (then it stops and rolls back, executor_service.c): whole or rolled back, never half */
+        snprintf (msg, sizeof msg, "executor unreachable (%s); the plan was at step %lld of %lld when it was last heard"
+                  " from: it ends whole if the executor finished it before losing us, otherwise %s; which one is in"
+                  " `blendmq audit show %s` once the executor is back; check the scene before running it again",
+                  why, r->steps_done, r->steps_total,
                   r->keep_partial ? "what it did so far stays, as asked (keep_partial)" : "it is rolled back", r->cid);
     else if (plan)
         snprintf (msg, sizeof msg, "executor unavailable (%s); the plan had not started: nothing was changed;"

@@ -298,7 +298,11 @@ scene_check () {
             [ "$outcome" = done ] && SCENE_BAD+=("$loop$seq: the client saw done, its objects are gone")
         else SCENE_BAD+=("$loop$seq: PARTIAL $have/$n objects, the client saw $outcome")
         fi
-        if [ "$have" != 0 ] && [ "$outcome" != done ] && message_of "$WORK/calls/$loop.$seq" | grep -q 'roll'; then
+        if [ "$have" != 0 ] && [ "$outcome" != done ] && message_of "$WORK/calls/$loop.$seq" | grep -q 'ends whole if'; then
+            # told "whole if it finished before losing us, else rolled back": the story must say which
+            grep "\"cid\":\"$cid\"" "$WORK/audit-export.jsonl" 2>/dev/null | grep '"kind":"plan.end"' | grep -q '"status":"done"' \
+                || SCENE_BAD+=("$loop$seq: $have/$n objects in the scene, but its story has no plan.end done")
+        elif [ "$have" != 0 ] && [ "$outcome" != done ] && message_of "$WORK/calls/$loop.$seq" | grep -q 'roll'; then
             SCENE_BAD+=("$loop$seq: $have/$n objects in the scene, but the client was told: $(message_of "$WORK/calls/$loop.$seq" | cut -c1-150)")
         fi
     done < <(awk '$1 == "A" || $1 == "B" || $1 == "L"' <<<"$lines")
