@@ -5,17 +5,22 @@ PKGS=(build-essential cmake pkg-config
       libzmq3-dev libczmq-dev libmsgpack-dev libcurl4-openssl-dev libyaml-dev libcmocka-dev
       libjansson-dev libsqlite3-dev libsodium-dev libseccomp-dev sqlite3 libmicrohttpd-dev
       python3.11-dev libpython3-dev bubblewrap blender)
+# Node.js and npm build the web page (services/gateway/web: npm ci, then esbuild, at
+# build time); a machine that has them already (say from NodeSource) keeps its own.
+command -v node >/dev/null 2>&1 || PKGS+=(nodejs)
+command -v npm >/dev/null 2>&1 || PKGS+=(npm)
 # deploy/install-deps.sh --test adds what the test suite needs beyond that:
 # clang and its libFuzzer runtime for the fuzz targets.
 [ "${1:-}" = "--test" ] && PKGS+=(clang libclang-rt-14-dev valgrind)
-# ...wrk for bench_http_capabilities, and npm for the MCP conformance suite and
-# SDK client (tests/mcp: npm brings its own Node 22) when the machine has none.
+# ...wrk for bench_http_capabilities (npm, above, also serves the MCP conformance
+# suite and SDK client in tests/mcp: npm brings its own Node 22).
 [ "${1:-}" = "--test" ] && PKGS+=(wrk)
+# ...chromium, driven by playwright-core, for the web page's tests (tests/web).
+[ "${1:-}" = "--test" ] && PKGS+=(chromium)
 # ...xvfb and xauth (xvfb-run) for the GUI add-on test and bench (tests/gui, gui_read_p50_ms).
 [ "${1:-}" = "--test" ] && PKGS+=(xvfb xauth)
 # ...tcpdump and iproute2 (ip netns, veth, bridge) for the multi-host test (tests/multihost).
 [ "${1:-}" = "--test" ] && PKGS+=(tcpdump iproute2)
-[ "${1:-}" = "--test" ] && ! command -v npm >/dev/null 2>&1 && PKGS+=(npm)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #define MAX_PLAN_FILE (4u << 20)
 
@@ -104,9 +106,39 @@ static void s_print_errors (const json_t *errors)
     }
 }
 
+/* Every answer of a chat or plan run, as lines (JSON lines with --json). On a
+ * terminal the steps are one live progress bar, redrawn in place, instead of a
+ * line each (a failed step still gets its line); anything else printed first
+ * clears the bar. Not on a terminal, the lines are exactly as they always were:
+ * tests and scripts parse them. */
 static int s_on_run (const bmq_envelope_t *env, void *arg)
 {
+    static bool bar_shown;
     s_run_state_t *st = arg;
+    const char *event = env->type == BMQ_MSG_PROGRESS ? bmq_body_str (env, "event") : NULL, *status = bmq_body_str (env, "status");
+    bool bar = !st->json && !st->validate_only && event && !strcmp (event, "step") && status && strcmp (status, "failed")
+            && isatty (STDOUT_FILENO);
+    if (bar_shown && !bar && env->type != BMQ_MSG_HEARTBEAT) {
+        printf ("\r\033[K");                /* the bar makes way for whatever comes next */
+        bar_shown = false;
+    }
+    if (bar) {
+        long long step = (long long) bmq_body_int (env, "step", 0), total = (long long) bmq_body_int (env, "total", 0);
+        struct winsize ws = { 0 };
+        int cols = ioctl (STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20 ? ws.ws_col : 80;
+        char bar[41], line[512];
+        int width = 24, filled = total > 0 ? (int) (width * (step > total ? total : step) / total) : 0;
+        for (int i = 0; i < width; i++) bar[i] = i < filled ? '#' : '-';
+        bar[width] = 0;
+        int n = snprintf (line, sizeof line, "[%s] %lld/%lld  %s  %s  %.1f ms", bar, step, total,
+                          bmq_body_str (env, "operation") ? bmq_body_str (env, "operation") : "?", status,
+                          json_number_value (json_object_get (env->body, "duration_ms")));
+        if (n >= cols && cols <= (int) sizeof line) line[cols - 1] = 0;   /* a wrapped line could not be redrawn in place */
+        printf ("\r\033[K%s", line);
+        fflush (stdout);
+        bar_shown = true;
+        return CONTINUE;
+    }
     if (st->json && !st->validate_only) {
         json_t *line = json_pack ("{s:s, s:s, s:O}", "type", bmq_msg_type_name (env->type), "cid", env->cid, "body", env->body);
         char *text = json_dumps (line, JSON_COMPACT);

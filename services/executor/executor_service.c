@@ -605,7 +605,8 @@ static void s_watch_requesters (s_exec_t *ex)
             bmq_job_t *saved = ex->current;
             ex->current = q;
             q->started_us = bmq_mono_us ();
-            s_finish_plan (ex, "interrupted", "its gateway went silent before it started; nothing was run", 0, NULL);
+            s_finish_plan (ex, "interrupted", "its gateway went silent before it started; nothing was run", 0,
+                           json_pack ("{s:s}", "status", "not started"));
             ex->current = saved;
         }
         q = next;

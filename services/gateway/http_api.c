@@ -5,6 +5,7 @@
 #include "http_bus.h"
 #include "http_metrics.h"
 #include "http_plans.h"
+#include "http_web.h"
 
 #include <czmq.h>
 #include <stdio.h>
@@ -20,6 +21,8 @@ bmq_role_t bmq_http_api_role (const char *method, const char *url)
     bool read = !strcmp (method, "GET") || !strcmp (method, "HEAD");
     if (!strcmp (method, "OPTIONS") || (read && !strcmp (url, "/healthz"))) return BMQ_ROLE_NONE;
     if (!strcmp (url, "/mcp")) return BMQ_ROLE_VIEWER;          /* then per tool */
+    bmq_role_t web;
+    if (bmq_http_web_role (method, url, &web)) return web;      /* the page's own routes (http_web.h) */
     if (read) return BMQ_ROLE_VIEWER;
     if (!strncmp (url, "/api/scripts/", 13) && strchr (url + 13, '/')) return BMQ_ROLE_REVIEWER;
     if (!strcmp (url, "/api/chat") || !strcmp (url, "/api/plans") || !strcmp (url, "/api/plans/validate")
@@ -36,6 +39,7 @@ const char *bmq_http_api_route (const char *method, const char *url)
     for (int i = 0; fixed[i]; i++)
         if (!strcmp (url, fixed[i])) return fixed[i];
     if (!strncmp (url, "/api/scripts/", 13)) return strchr (url + 13, '/') ? "/api/scripts/{id}/confirm" : "/api/scripts/{id}";
+    if (bmq_http_web_route (url)) return bmq_http_web_route (url);
     if (!strncmp (url, "/api/plans/", 11)) return strchr (url + 11, '/') ? "/api/plans/{id}/cancel" : "/api/plans/{id}";
     return "other";
 }
@@ -409,21 +413,8 @@ static enum MHD_Result s_plan_cancel (bmq_http_req_t *req, const char *id, size_
 
 /* ---- the page ---------------------------------------------------------------------------- */
 
-static const char s_page[] =
-    "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>blendmq</title>"
-    "<meta name=\"referrer\" content=\"no-referrer\"></head><body><h1>blendmq</h1>"
-    "<p>Signed in as <b id=\"who\"></b>. The full page comes with its own issue; the API is under <code>/api</code>.</p>"
-    "<script>fetch('/api/whoami').then(r=>r.json()).then(j=>{document.getElementById('who').textContent=j.name+' ('+j.role+')'})</script>"
-    "</body></html>";
-
-static enum MHD_Result s_index (bmq_http_req_t *req)
-{
-    struct MHD_Response *resp = MHD_create_response_from_buffer (strlen (s_page), (void *) s_page, MHD_RESPMEM_PERSISTENT);
-    MHD_add_response_header (resp, "Content-Type", "text/html; charset=utf-8");
-    MHD_add_response_header (resp, "Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline' 'self'; frame-ancestors 'none'");
-    MHD_add_response_header (resp, "X-Frame-Options", "DENY");
-    return bmq_http_reply (req, 200, resp);
-}
+/* GET /: the page for people (issue 15), its bundle embedded at build time (http_web.h). */
+static enum MHD_Result s_index (bmq_http_req_t *req) { return bmq_http_web_index (req); }
 
 /* GET /api/whoami: the name and role of the token (or the page's session). */
 static enum MHD_Result s_whoami (bmq_http_req_t *req)
@@ -467,6 +458,8 @@ enum MHD_Result bmq_http_api_handle (bmq_http_req_t *req)
     if (!strcmp (url, "/healthz")) return get ? s_health (req) : s_not_allowed (req, "GET");
     if (!strcmp (url, "/")) return get ? s_index (req) : s_not_allowed (req, "GET");
     if (!strcmp (url, "/api/whoami")) return get ? s_whoami (req) : s_not_allowed (req, "GET");
+    bmq_role_t web;
+    if (bmq_http_web_role (m, url, &web)) return bmq_http_web_handle (req);
     if (!strcmp (url, "/metrics")) return get ? s_metrics (req) : s_not_allowed (req, "GET");
     if (!strcmp (url, "/api/mcp/capabilities")) return get ? s_capabilities (req) : s_not_allowed (req, "GET");
     if (!strcmp (url, "/api/chat")) return post ? s_chat (req) : s_not_allowed (req, "POST");

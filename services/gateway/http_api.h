@@ -10,7 +10,8 @@
  *   POST /api/plans/validate           the verdict, 200 {accepted, errors, plan_hash, …}
  *   GET  /api/plans/{id}               what is known of a plan (http_plans); 404 for an unknown id
  *   POST /api/plans/{id}/cancel        stop that plan (cancel.request for its story) → 202
- *   GET  /                             the page (placeholder); GET /?token=T sets the session cookie → 303 /
+ *   GET  /                             the page (http_web.h: it and its own routes /web/…, /api/web/…);
+ *                                      GET /?token=T sets the session cookie → 303 /
  *   POST /api/scripts, POST /api/scripts/{id}/confirm, GET /api/scripts[/{id}]
  *                                      submit, confirm (sha256), list scripts
  *   GET  /api/scene                    objects in the live scene (?limit, ?offset)

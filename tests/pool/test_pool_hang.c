@@ -156,26 +156,47 @@ static void test_stopped_validator (void **state)
     bmq_broker_set_deadline (pool->broker, 400);
     pid_t a = pool_spawn (pool, "validator");
     assert_true (pool_wait_workers (pool, 1, 20000));
+    assert_true (pool_spawn (pool, "validator") > 0);                 /* joins later: idle for less time */
+    assert_true (pool_wait_workers (pool, 2, 20000));
     kill (a, SIGSTOP);
     char cid[BMQ_MAX_ID + 1];
     bmq_envelope_t *req = s_request (cid, sizeof cid);
-    assert_int_equal (bmq_broker_submit (pool->broker, &req), 0);     /* goes to the stopped one */
+    assert_int_equal (bmq_broker_submit (pool->broker, &req), 0);     /* goes to the stopped one (idle longest) */
     replies_t got = { 0 };
-    s_run (pool, NULL, 0, 700, cid, &got);
-    assert_int_equal (got.count, 0);
-    assert_int_equal (bmq_broker_workers (pool->broker), 0);          /* dropped: deadline or silence */
-    assert_int_equal (s_stat (pool, "queued"), 1);                    /* the request waits for a worker */
-    assert_true (pool_spawn (pool, "validator") > 0);
     int64_t t0 = bmq_mono_ms ();
     while (!got.count && bmq_mono_ms () - t0 < 20000) s_run (pool, NULL, 0, 50, cid, &got);
-    assert_int_equal (got.count, 1);
+    assert_int_equal (got.count, 1);                                  /* answered by the other one */
     assert_int_equal (got.last->type, BMQ_MSG_VALIDATE_REPLY);
+    assert_true (s_stat (pool, "requeued") + s_stat (pool, "expired") >= 1);   /* after the re-send */
+    assert_int_equal (bmq_broker_workers (pool->broker), 1);          /* the stopped one was dropped */
     kill (a, SIGCONT);                                                /* it wakes, answers late, reconnects */
     t0 = bmq_mono_ms ();
     while (bmq_broker_workers (pool->broker) < 2 && bmq_mono_ms () - t0 < 10000) s_run (pool, NULL, 0, 50, cid, &got);
     s_run (pool, NULL, 0, 300, cid, &got);
     assert_int_equal (got.count, 1);                                  /* its stale answer was ignored */
     assert_int_equal (bmq_broker_workers (pool->broker), 2);          /* and it is back in the pool */
+    bmq_envelope_destroy (&got.last);
+    assert_int_equal (pool_destroy (&pool), 0);
+}
+
+/* Fail fast (issue 17): with no worker for a whole interval, a queued request
+ * is answered validator_unavailable instead of waiting for the client's timeout. */
+static void test_empty_pool_answers (void **state)
+{
+    pool_t *pool = pool_new (100, false);
+    assert_non_null (pool);
+    char cid[BMQ_MAX_ID + 1];
+    bmq_envelope_t *req = s_request (cid, sizeof cid);
+    assert_int_equal (bmq_broker_submit (pool->broker, &req), 0);
+    replies_t got = { 0 };
+    int64_t t0 = bmq_mono_ms ();
+    while (!got.count && bmq_mono_ms () - t0 < 5000) s_run (pool, NULL, 0, 50, cid, &got);
+    int64_t took = bmq_mono_ms () - t0;
+    assert_int_equal (got.count, 1);
+    assert_int_equal (got.last->type, BMQ_MSG_ERROR);
+    assert_string_equal (bmq_body_str (got.last, "code"), "validator_unavailable");
+    assert_true (took < 3 * 100 + 200);                               /* within two intervals of the pool's grace */
+    assert_int_equal (s_stat (pool, "queued"), 0);
     bmq_envelope_destroy (&got.last);
     assert_int_equal (pool_destroy (&pool), 0);
 }
@@ -213,6 +234,7 @@ int main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_heartbeating_but_silent_worker),
         cmocka_unit_test (test_stopped_validator),
+        cmocka_unit_test (test_empty_pool_answers),
         cmocka_unit_test (test_request_that_hangs_every_worker),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);

@@ -1,0 +1,344 @@
+// The web page, end to end: real headless Chromium (Debian's /usr/bin/chromium
+// driven by playwright-core) against a real stack (run_web_test.sh starts it).
+//   node web_test.mjs TEST --bin DIR --run-dir DIR --url URL --modules NODE_MODULES
+// TEST is one of:
+//   prompt     sign in with the `web` token; a prompt runs to `done: N/N steps in T ms`, with the
+//              planner's notes and every step; the Scene screen shows a preview and the new objects
+//   rollback   Plans: a plan with an error is refused with its step/field/reason; a plan that
+//              fails in Blender shows the failed step, the reason and what was rolled back
+//   review     Scripts: an operator submits a fenced reply (verdict, warnings, exact text, sandbox
+//              diff) and cannot apply it (the button is off and the API answers 403); a reviewer
+//              applies exactly that sha256 and the object appears in the live scene
+//   load       every screen loads with no console error and no failed request, passes axe-core with
+//              no serious or critical violation, and is kept as a screenshot; first-contentful-paint;
+//              the audit story of a request and the export
+//   reconnect  the gateway is killed (kill -9; `up` supervises it back): the page's live stream
+//              reconnects with Last-Event-ID, shows the gap, and follows plans again
+// Screenshots go to ./screenshots (the test's working dir).
+import { createRequire } from 'node:module';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, mkdirSync, statSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+
+const args = Object.fromEntries(process.argv.slice(3).reduce((acc, a, i, all) =>
+  (a.startsWith('--') ? [...acc, [a.slice(2), all[i + 1]]] : acc), []));
+const which = process.argv[2];
+const require = createRequire(join(args.modules, 'noop.js'));
+const { chromium } = require('playwright-core');
+const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+const { bin, url } = args;
+const runDir = args['run-dir'];
+mkdirSync('screenshots', { recursive: true });
+
+let passed = 0, failed = 0;
+function check(cond, what) {
+  if (!cond) throw new Error(`expected: ${what}`);
+  console.log(`ok   ${what}`);
+}
+const sleep = ms => new Promise(r => setTimeout(r, ms));
+const token = name => readFileSync(join(runDir, 'keys', `${name}.token`), 'utf8').trim();
+const blendmq = (...a) => execFileSync(join(bin, 'blendmq'), ['--run-dir', runDir, ...a], { encoding: 'utf8' });
+
+// Every service alive and Blender connected (after a restart the validators and executor reconnect).
+async function waitHealthy(ms = 30000) {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    try {
+      const st = JSON.parse(blendmq('--json', 'status').split('\n')[0]);
+      const s = st.services || [];
+      const pool = s.find(x => x.name === 'validator');
+      if (s.every(x => x.alive) && pool && pool.workers > 0
+          && s.filter(x => x.name === 'executor').every(x => x.state === 'blender connected')) return;
+    } catch { /* not yet */ }
+    await sleep(250);
+  }
+  throw new Error('the stack did not become healthy in time');
+}
+
+// A browser context signed in the way a person is: the address `blendmq web` prints (a token) → session cookie.
+async function signIn(browser, name) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+  const page = await context.newPage();
+  const log = { console: [], failed: [], bad: [] };
+  page.on('console', m => { if (m.type() === 'error' || m.type() === 'warning') log.console.push(`${m.type()}: ${m.text()}`); });
+  page.on('pageerror', e => log.console.push(`pageerror: ${e.message}`));
+  page.on('requestfailed', r => log.failed.push(`${r.method()} ${r.url()}: ${r.failure() && r.failure().errorText}`));
+  page.on('response', r => { if (r.status() >= 400) log.bad.push(`${r.request().method()} ${r.url()}: ${r.status()}`); });
+  const start = `${url}/?token=${token(name)}`;
+  await page.goto(start);
+  await page.getByText('Signed in as').waitFor();
+  await page.getByText('Live updates: live').waitFor();
+  return { context, page, log, start };
+}
+
+async function axe(page, label) {
+  await page.evaluate(axeSource);          // through the DevTools protocol: the page's CSP stays as served
+  const r = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  const grave = r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical');
+  for (const v of grave) console.log(`     axe ${v.impact} ${v.id}: ${v.help} (${v.nodes.map(n => n.target.join(' ')).slice(0, 3).join('; ')})`);
+  check(!grave.length, `axe-core on ${label}: no serious or critical violations (${r.violations.length} minor or moderate)`);
+}
+
+const shot = (page, name) => page.screenshot({ path: `screenshots/${name}.png`, fullPage: true });
+const screen = async (page, hash, heading) => {
+  await page.goto(`${url}/#/${hash}`);
+  await page.getByRole('heading', { level: 2, name: heading }).waitFor();
+};
+
+async function prompt(browser) {
+  const { page, log } = await signIn(browser, 'web');
+  check(await page.getByText('Signed in as web (admin)').isVisible(), 'signed in through the token URL as web (admin)');
+  check(!page.url().includes('token='), 'the token is gone from the address bar');
+  await page.getByLabel('What should Blender build?').fill('build a red chair');
+  await page.getByRole('button', { name: 'Build' }).click();
+  const end = page.locator('.end-line');
+  await end.waitFor({ timeout: 30000 });
+  const line = await end.innerText();
+  const m = /^done: (\d+)\/(\d+) steps in [0-9.]+ ms$/.exec(line);
+  check(m && m[1] === m[2], `the end line is worded like the CLI: "${line}"`);
+  const rows = await page.locator('table.steps tbody tr').count();
+  check(rows === Number(m[1]), `the steps table has all ${rows} steps`);
+  const ok = await page.locator('table.steps tbody tr.st-ok').count();
+  check(ok === rows, 'every step is ok, with its duration');
+  check(await page.locator('table.steps tbody tr').first().locator('td').nth(2).innerText() === 'chair', 'steps name their object');
+  const bar = page.locator('progress');
+  check(await bar.getAttribute('value') === await bar.getAttribute('max'), 'the progress bar is full');
+  check(/offline recipe 'chair'/.test(await page.locator('.notes ol').innerText()), 'the planner\'s note is shown');
+  await axe(page, 'the prompt screen after a plan');
+  await shot(page, 'prompt');
+  await screen(page, 'scene', 'Scene');
+  const img = page.getByRole('img', { name: /Preview render of the live scene/ });
+  await img.waitFor({ timeout: 20000 });
+  check(await img.evaluate(i => i.complete && i.naturalWidth === 640), 'the Scene screen shows a 640×480 preview render');
+  await page.getByRole('cell', { name: 'chair_seat', exact: true }).waitFor();
+  check(true, 'the object list shows the chair\'s parts');
+  await shot(page, 'scene');
+  check(!log.console.length, `no console errors (${log.console.join(' | ')})`);
+}
+
+async function rollback(browser) {
+  const { page, log } = await signIn(browser, 'web');
+  await screen(page, 'plans', 'Plans');
+  const area = page.getByLabel(/^Plan \(JSON/);
+  await area.fill('[{"operation": "bpy.ops.mesh.primitive_cube_add", "name": "a"},\n'
+    + ' {"operation": "object.material", "target": "ghost", "params": {"color": [1, 0, 0]}}]');
+  await page.getByRole('button', { name: 'Validate' }).click();
+  const errors = page.locator('table.errors tbody tr');
+  await errors.first().waitFor();
+  const cells = await errors.first().locator('td').allInnerTexts();
+  check(cells[0] === '2' && cells[1] === 'target' && /ghost/.test(cells[2]), `a refused plan shows step, field and reason: ${cells.join(' | ')}`);
+  check(/rejected: 1 problem\(s\); nothing was run/.test(await page.locator('.note.error').first().innerText()), 'and that nothing ran');
+  await area.fill('[{"operation": "bpy.ops.mesh.primitive_cube_add", "name": "web_cube"},\n'
+    + ' {"operation": "bpy.ops.object.light_add", "name": "web_light"},\n'
+    + ' {"operation": "object.material", "target": "web_light", "params": {"color": [1, 0, 0]}}]');
+  await page.getByRole('button', { name: 'Validate' }).click();
+  await page.getByText('validated: 3 steps accepted').waitFor();
+  check(true, 'a plan that only Blender can refuse passes validation');
+  await page.getByRole('button', { name: 'Run' }).click();
+  const failure = page.locator('.failure');
+  await failure.waitFor({ timeout: 30000 });
+  const text = await failure.innerText();
+  check(/Step 3 failed/.test(text) && /object\.material/.test(text) && /cannot hold materials/.test(text), `the failure names the step and the reason: ${text.split('\n')[0]}`);
+  check(/rolled back: removed 2 object\(s\) \(web_cube, web_light\)/.test(text), 'and what was rolled back');
+  const line = await page.locator('.end-line').innerText();
+  check(/^failed: 2\/3 steps in [0-9.]+ ms — step 3/.test(line), `the end line: "${line.slice(0, 60)}…"`);
+  check(await page.locator('table.steps tbody tr.st-failed').count() === 1, 'the failed step is marked in the table');
+  const scene = await page.evaluate(() => fetch('/api/scene?limit=1000').then(r => r.json()));
+  check(!scene.objects.some(o => o.name.startsWith('web_')), 'the live scene holds nothing of the failed plan');
+  await axe(page, 'the plans screen with a failure');
+  await shot(page, 'plans');
+  // Cancel: 60 dense spheres take Blender long enough to stop them half way
+  const big = Array.from({ length: 60 }, (_, i) => ({ operation: 'bpy.ops.mesh.primitive_uv_sphere_add', name: `web_s${i}`,
+    params: { segments: 128, ring_count: 64, location: [i, 0, 0] } }));
+  await area.fill(JSON.stringify(big));
+  await page.getByRole('button', { name: 'Run' }).click();
+  await page.locator('table.steps tbody tr.st-ok').first().waitFor({ timeout: 30000 });
+  await page.getByRole('button', { name: 'Cancel this plan' }).click();
+  const cancelled = page.locator('.end-line', { hasText: /^cancelled: / });
+  await cancelled.waitFor({ timeout: 30000 });
+  const cl = await cancelled.innerText();
+  const cm = /^cancelled: (\d+)\/60 steps/.exec(cl);
+  check(cm && Number(cm[1]) < 60, `Cancel stops a running plan: "${cl.slice(0, 70)}"`);
+  check(/rolled back: removed \d+ object\(s\)/.test(await page.locator('.plan .rollback').innerText()), 'and rolls back what it built');
+  check(!log.console.some(l => !/status of 422/.test(l)), `no console errors but the refused plan's 422 (${log.console.join(' | ')})`);
+}
+
+async function review(browser) {
+  for (const [n, role] of [['web_alice', 'reviewer'], ['web_bob', 'operator']]) {
+    try { statSync(join(runDir, 'keys', `${n}.token`)); } catch { blendmq('keys', 'add-client', n, '--role', role); }
+  }
+  const bob = await signIn(browser, 'web_bob');
+  let page = bob.page;
+  await screen(page, 'scripts', 'Scripts');
+  await page.getByLabel(/^Script, or an AI reply/).fill('import os\nx = (1,\n');
+  await page.getByRole('button', { name: 'Check script' }).click();
+  const err = page.locator('table.errors tbody tr').first();
+  await err.waitFor({ timeout: 30000 });
+  const cells = await err.locator('td').allInnerTexts();
+  check(cells[0] === '2' && cells[1] === '5' && cells[2] === 'syntax', `a rejected script shows line and column: ${cells.join(' | ')}`);
+  await page.getByLabel(/^Script, or an AI reply/).fill('Here is the crate:\n```python\nimport bpy\n'
+    + 'bpy.ops.mesh.primitive_cube_add(size=1, location=(4, 0, 0.5))\nbpy.context.active_object.name = "web_crate"\n```\nEnjoy!');
+  await page.getByRole('button', { name: 'Check script' }).click();
+  await page.getByRole('heading', { name: /ran cleanly in the sandbox/ }).waitFor({ timeout: 60000 });
+  const result = await page.locator('section.card', { has: page.locator('#result-h') }).innerText();
+  check(/line 1 of the reply is not part of the script/.test(result), 'the verdict lists the prose lines left out');
+  check(/added: web_crate \(MESH\)/.test(result), 'the sandbox diff shows what the script adds');
+  check(/bpy\.ops\.mesh\.primitive_cube_add\(size=1/.test(await page.getByLabel('The exact text that was validated').innerText()),
+    'the exact validated text is shown');
+  const link = page.getByRole('link', { name: /^Review script .* apply it/ });
+  const id = (await link.getAttribute('href')).split('/').pop();
+  await link.click();
+  await page.getByRole('heading', { name: /^Review script/ }).waitFor();
+  const sha = await page.locator('dl.facts code.sha').innerText();
+  check(/^[0-9a-f]{64}$/.test(sha), 'the review shows the script\'s sha256');
+  const apply = page.getByRole('button', { name: 'Apply to live' });
+  check(await apply.isDisabled(), 'an operator gets no Apply to live button that works');
+  check(/needs the reviewer role/.test(await page.locator('#apply-help').innerText()), 'and is told that it needs the reviewer role');
+  const refused = await page.evaluate(([i, s]) => fetch(`/api/scripts/${i}/confirm`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ sha256: s }),
+  }).then(async r => ({ status: r.status, body: await r.json() })), [id, sha]);
+  check(refused.status === 403 && refused.body.error.code === 'forbidden', 'the gateway refuses the operator\'s confirm: 403 forbidden');
+  await axe(page, 'the script review screen (operator)');
+  await bob.context.close();
+
+  const alice = await signIn(browser, 'web_alice');
+  page = alice.page;
+  await screen(page, 'scripts', 'Scripts');
+  check(await page.getByLabel(/^Script, or an AI reply/).isDisabled(), 'a reviewer cannot submit scripts');
+  const chat = await page.evaluate(() => fetch('/api/web/chat', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: '{"prompt": "build a cube"}' }).then(r => r.status));
+  check(chat === 403, 'nor chat: POST /api/web/chat needs the operator role (403)');
+  await page.getByRole('link', { name: `Review ${id.slice(0, 12)}…` }).click();
+  await page.getByRole('heading', { name: /^Review script/ }).waitFor();
+  check(await page.locator('dl.facts code.sha').innerText() === sha, 'the reviewer sees the same sha256 in the pending list\'s review');
+  check(/web_crate/.test(await page.getByLabel(/the exact text that would run/).innerText()), 'and the exact text');
+  await page.getByRole('button', { name: 'Apply to live' }).click();
+  await page.getByText('applied live').waitFor({ timeout: 30000 });
+  check(true, 'the reviewer applies it to the live scene');
+  const scene = await page.evaluate(() => fetch('/api/scene?limit=1000').then(r => r.json()));
+  check(scene.objects.some(o => o.name === 'web_crate'), 'web_crate is in the live scene');
+  await axe(page, 'the script review screen (reviewer, applied)');
+  await shot(page, 'scripts');
+  check(!alice.log.console.some(l => !/status of 403/.test(l)),
+    `no console errors for the reviewer but the 403 of the chat tried on purpose (${alice.log.console.join(' | ')})`);
+}
+
+async function load(browser) {
+  blendmq('chat', 'build a red chair');       // a story for the audit screen, also when this test runs alone
+  const stranger = await browser.newContext();
+  const codes = await Promise.all(['/', '/web/app.js', '/api/web/status'].map(p => stranger.request.get(url + p).then(r => r.status())));
+  check(codes.every(c => c === 401), `without a token or session the page and its files answer 401 (${codes.join(', ')})`);
+  await stranger.close();
+  const { page, log } = await signIn(browser, 'web');
+  const fcp = await page.evaluate(() => {
+    const e = performance.getEntriesByName('first-contentful-paint')[0];
+    return e ? e.startTime : null;
+  });
+  const nav = await page.evaluate(() => { const n = performance.getEntriesByType('navigation')[0]; return n ? n.domContentLoadedEventEnd : null; });
+  console.log(`     first-contentful-paint ${fcp == null ? '?' : fcp.toFixed(1)} ms, DOMContentLoaded ${nav == null ? '?' : nav.toFixed(1)} ms`);
+  check(fcp != null && fcp < 2000, 'first contentful paint within 2 s');
+  const screens = [['prompt', 'Prompt'], ['scene', 'Scene'], ['plans', 'Plans'], ['scripts', 'Scripts'], ['audit', 'Audit'], ['status', 'Status']];
+  for (const [hash, title] of screens) {
+    await page.getByRole('link', { name: title, exact: true }).click();
+    await page.getByRole('heading', { level: 2, name: title }).waitFor();
+    check(await page.evaluate(() => document.activeElement && document.activeElement.tagName) === 'H2', `${title}: moving to a screen puts the focus on its heading`);
+    if (hash === 'scene') await page.getByRole('img', { name: /Preview render/ }).waitFor({ timeout: 20000 });
+    if (hash === 'audit') await page.locator('table.audit tbody tr').first().waitFor();
+    if (hash === 'status') await page.getByRole('cell', { name: 'planner', exact: true }).waitFor();
+    if (hash === 'scripts') await page.getByRole('heading', { name: /Scripts waiting for a reviewer/ }).waitFor();
+    await axe(page, `the ${title} screen`);
+    await shot(page, `load-${hash}`);
+  }
+  const pool = await page.locator('dl.facts').first().innerText();
+  check(/Workers\s+2/.test(pool), 'Status shows the validator pool: 2 workers');
+  check(/blender connected/.test(await page.locator('section.card', { has: page.locator('#exec-h') }).innerText()), 'and the executor\'s Blender link');
+  await shot(page, 'status');
+  // keyboard: the tabs are links in order, reachable with Tab
+  await page.keyboard.press('Home');
+  await page.getByRole('link', { name: 'Prompt', exact: true }).focus();
+  await page.keyboard.press('Tab');
+  check(await page.evaluate(() => document.activeElement.textContent) === 'Scene', 'Tab moves along the screens');
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { level: 2, name: 'Scene' }).waitFor();
+  check(true, 'Enter opens a screen');
+
+  // the audit: a request's story, the filter, the export
+  await screen(page, 'audit', 'Audit');
+  await page.getByLabel('Kind').fill('request');
+  await page.getByRole('button', { name: 'Show records' }).click();
+  await page.locator('table.audit tbody tr').first().waitFor();
+  const kinds = await page.locator('table.audit tbody tr td:nth-child(2)').allInnerTexts();
+  check(kinds.length > 0 && kinds.every(k => k === 'request'), `the kind filter keeps only requests (${kinds.length})`);
+  const row = page.locator('table.audit tbody tr', { hasText: 'build a red chair' }).first();
+  await row.getByRole('link', { name: /^Story/ }).click();
+  await page.getByRole('heading', { name: /^Story of/ }).waitFor();
+  await page.getByRole('heading', { level: 4, name: 'Outcome' }).waitFor();
+  const phases = await page.locator('.story h4').allInnerTexts();
+  check(['Request', 'Plan', 'Verdict', 'Steps', 'Outcome'].every(p => phases.includes(p)), `the story reads request → plan → verdict → steps → outcome (${phases.join(', ')})`);
+  check(/outcome: done/.test(await page.locator('.story').innerText()), 'and ends with its outcome');
+  await axe(page, 'an audit story');
+  await shot(page, 'audit');
+  await page.getByRole('link', { name: 'Back to the audit list' }).click();
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export as JSON lines' }).click()]);
+  const text = readFileSync(await download.path(), 'utf8');
+  const lines = text.trim().split('\n').map(l => JSON.parse(l));
+  check(lines.length > 0 && lines.every(l => l.kind === 'request' && l.cid), `the export is JSON lines of the filtered records (${lines.length})`);
+  check(!log.console.length, `no console errors or warnings (${log.console.join(' | ')})`);
+  check(!log.failed.length, `no failed requests (${log.failed.join(' | ')})`);
+  check(!log.bad.length, `no answer with an error status (${log.bad.join(' | ')})`);
+}
+
+async function reconnect(browser) {
+  const { context, page, start } = await signIn(browser, 'web');
+  await screen(page, 'prompt', 'Prompt');
+  const before = await page.evaluate(() => sessionStorage.getItem('blendmq.lastEventId'));
+  check(/^[0-9a-f]{16}-\d+$/.test(before || ''), `the page keeps its stream position (${before})`);
+  const pid = Number(readFileSync(join(runDir, 'pids', 'gateway.pid'), 'utf8'));
+  process.kill(pid, 'SIGKILL');
+  console.log(`     killed the gateway (pid ${pid})`);
+  await page.getByText(/Live updates: (reconnecting|signed out)/).waitFor({ timeout: 10000 });
+  check(true, 'the page notices the stream is gone');
+  await page.getByText(/Live updates: (live|signed out)/).waitFor({ timeout: 20000 });
+  if (await page.getByText('Live updates: signed out').isVisible()) {
+    // sessions live in the gateway's memory: a restart ends them. A person opens the link again,
+    // in another tab of the same browser; this page, still open, reconnects with its Last-Event-ID.
+    check(await page.getByText('Your session has ended.').isVisible(), 'the page says the session ended and how to sign in again');
+    const tab = await context.newPage();
+    await tab.goto(start);
+    await tab.getByText('Signed in as').waitFor();
+    await tab.close();
+    await page.getByText('Live updates: live').waitFor({ timeout: 15000 });
+  }
+  check(true, 'the stream is live again after the restart');
+  const gap = page.locator('.notices .note', { hasText: 'gateway restarted' });
+  await gap.waitFor({ timeout: 10000 });
+  check(true, `the page shows the gap: ${(await gap.innerText()).slice(0, 90)}…`);
+  const after = await page.evaluate(() => sessionStorage.getItem('blendmq.lastEventId'));
+  check(after && after.split('-')[0] !== before.split('-')[0], `its position now names the new gateway (${after})`);
+  await waitHealthy();
+  blendmq('chat', 'build a table');                // another client: only the live stream tells the page
+  await page.locator('.activity li', { hasText: /done: \d+\/\d+ steps/ }).first().waitFor({ timeout: 20000 });
+  check(true, 'a plan run from the CLI after the restart reaches the page over the stream');
+  await page.getByLabel('What should Blender build?').fill('build a lamp');
+  await page.getByRole('button', { name: 'Build' }).click();
+  await page.locator('.end-line', { hasText: /^done: / }).waitFor({ timeout: 30000 });
+  check(true, 'a prompt from the page runs to done after the restart');
+  await shot(page, 'reconnect');
+}
+
+const tests = { prompt, rollback, review, load, reconnect };
+if (!tests[which]) { console.error(`unknown test ${which}: one of ${Object.keys(tests).join(', ')}`); process.exit(2); }
+try { unlinkSync(`screenshots/FAILED-${which}.png`); } catch { /* none */ }
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true });
+try {
+  await tests[which](browser);
+  passed++;
+} catch (e) {
+  failed++;
+  console.log(`FAIL ${which}: ${e.message}`);
+  try { for (const c of browser.contexts()) for (const p of c.pages()) await p.screenshot({ path: `screenshots/FAILED-${which}.png`, fullPage: true }); } catch { /* closed */ }
+} finally {
+  await browser.close();
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
