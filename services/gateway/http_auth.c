@@ -15,7 +15,6 @@
 
 #define MAX_TOKENS      256
 #define MAX_TOKEN_LEN   256
-#define MAX_SESSIONS    1000
 #define SESSION_MS      (12LL * 3600 * 1000)
 #define RECHECK_MS      200
 #define RELOAD_MS       5000
@@ -27,11 +26,6 @@ typedef struct {
     bmq_role_t role;
 } s_token_t;
 
-typedef struct {
-    char    token[MAX_TOKEN_LEN + 1];      /* the token it was made from: revoked token, dead session */
-    int64_t expires;
-} s_session_t;
-
 struct bmq_http_auth_t {
     pthread_mutex_t  lock;
     char            *dir;
@@ -40,14 +34,7 @@ struct bmq_http_auth_t {
     size_t           ntokens;
     struct timespec  dir_mtime;
     int64_t          checked, loaded;
-    zhashx_t        *sessions;              /* sid → s_session_t* */
 };
-
-static void s_session_free (void **item)
-{
-    if (*item) { sodium_memzero (*item, sizeof (s_session_t)); free (*item); }
-    *item = NULL;
-}
 
 static void s_trim (char *s, size_t *len)
 {
@@ -141,8 +128,6 @@ bmq_http_auth_t *bmq_http_auth_new (const char *keys_dir, const char *static_tok
     self->dir = keys_dir && *keys_dir ? strdup (keys_dir) : NULL;
     snprintf (self->static_token, sizeof self->static_token, "%s", static_token ? static_token : "");
     self->tokens = calloc (MAX_TOKENS, sizeof *self->tokens);
-    self->sessions = zhashx_new ();
-    zhashx_set_destructor (self->sessions, s_session_free);
     pthread_mutex_lock (&self->lock);
     s_refresh (self);
     pthread_mutex_unlock (&self->lock);
@@ -156,7 +141,6 @@ void bmq_http_auth_destroy (bmq_http_auth_t **self_p)
     sodium_memzero (self->tokens, MAX_TOKENS * sizeof *self->tokens);
     sodium_memzero (self->static_token, sizeof self->static_token);
     free (self->tokens);
-    zhashx_destroy (&self->sessions);
     free (self->dir);
     pthread_mutex_destroy (&self->lock);
     free (self);
@@ -195,46 +179,76 @@ size_t bmq_http_auth_tokens (bmq_http_auth_t *self)
     return n;
 }
 
+/* ---- sessions: signed, not stored -------------------------------------------
+ * A session is "NAME.EXPIRES.MAC": the token's name, its expiry (Unix ms) and
+ * HMAC-SHA256 over both, keyed with SHA-256 of that name's token. Nothing is
+ * kept in memory, so a restarted gateway honours the sessions of the one
+ * before it; a revoked or replaced token ends its sessions at once (there is
+ * no key left to check the MAC with); the expiry cannot be changed without
+ * the token. */
+
+/* lock held */
+static const s_token_t *s_by_name (bmq_http_auth_t *self, const char *name, size_t len)
+{
+    for (size_t i = 0; i < self->ntokens; i++)
+        if (strlen (self->tokens[i].name) == len && !memcmp (self->tokens[i].name, name, len)) return &self->tokens[i];
+    return NULL;
+}
+
+static void s_session_mac (const s_token_t *t, const char *name, size_t name_len, long long expires,
+                           char hex[crypto_auth_hmacsha256_BYTES * 2 + 1])
+{
+    unsigned char key[crypto_hash_sha256_BYTES], mac[crypto_auth_hmacsha256_BYTES];
+    crypto_hash_sha256 (key, (const unsigned char *) t->token, t->len);
+    char msg[160];
+    int n = snprintf (msg, sizeof msg, "blendmq-session\n%.*s\n%lld", (int) name_len, name, expires);
+    crypto_auth_hmacsha256 (mac, (const unsigned char *) msg, (unsigned long long) n, key);
+    sodium_bin2hex (hex, crypto_auth_hmacsha256_BYTES * 2 + 1, mac, sizeof mac);
+    sodium_memzero (key, sizeof key);
+    sodium_memzero (mac, sizeof mac);
+}
+
 bool bmq_http_auth_session_new (bmq_http_auth_t *self, const char *token, char *sid, size_t sidlen)
 {
-    if (sidlen < 65) return false;
     pthread_mutex_lock (&self->lock);
     s_refresh (self);
     const s_token_t *t = s_find (self, token);
+    bool ok = false;
     if (t) {
-        int64_t now = bmq_mono_ms ();
-        zlistx_t *dead = zlistx_new ();
-        const char *oldest = NULL;
-        int64_t oldest_exp = INT64_MAX;
-        for (s_session_t *s = zhashx_first (self->sessions); s; s = zhashx_next (self->sessions)) {
-            if (s->expires <= now) zlistx_add_end (dead, (void *) zhashx_cursor (self->sessions));
-            else if (s->expires < oldest_exp) { oldest_exp = s->expires; oldest = zhashx_cursor (self->sessions); }
-        }
-        if (!zlistx_size (dead) && zhashx_size (self->sessions) >= MAX_SESSIONS && oldest) zlistx_add_end (dead, (void *) oldest);
-        for (const char *k = zlistx_first (dead); k; k = zlistx_next (dead)) zhashx_delete (self->sessions, k);
-        zlistx_destroy (&dead);
-        unsigned char bytes[32];
-        randombytes_buf (bytes, sizeof bytes);
-        sodium_bin2hex (sid, sidlen, bytes, sizeof bytes);
-        s_session_t *s = calloc (1, sizeof *s);
-        snprintf (s->token, sizeof s->token, "%s", t->token);
-        s->expires = now + SESSION_MS;
-        zhashx_update (self->sessions, sid, s);
+        long long expires = (long long) bmq_now_ms () + SESSION_MS;
+        char mac[crypto_auth_hmacsha256_BYTES * 2 + 1];
+        s_session_mac (t, t->name, strlen (t->name), expires, mac);
+        int n = snprintf (sid, sidlen, "%s.%lld.%s", t->name, expires, mac);
+        ok = n > 0 && (size_t) n < sidlen;
+        sodium_memzero (mac, sizeof mac);
     }
     pthread_mutex_unlock (&self->lock);
-    return t != NULL;
+    return ok;
 }
 
 bool bmq_http_auth_session (bmq_http_auth_t *self, const char *sid, bmq_http_who_t *who)
 {
-    if (!sid || strlen (sid) != 64) return false;
+    size_t len = sid ? strlen (sid) : 0;
+    if (len < 3 || len > BMQ_HTTP_SESSION_MAX) return false;
+    const char *dot1 = strchr (sid, '.'), *dot2 = dot1 ? strchr (dot1 + 1, '.') : NULL;
+    if (!dot1 || !dot2 || dot1 == sid || dot2 - dot1 < 2 || dot2 - dot1 > 16) return false;
+    long long expires = 0;
+    for (const char *p = dot1 + 1; p < dot2; p++) {
+        if (*p < '0' || *p > '9') return false;
+        expires = expires * 10 + (*p - '0');
+    }
+    if (strlen (dot2 + 1) != crypto_auth_hmacsha256_BYTES * 2 || expires <= (long long) bmq_now_ms ()) return false;
     pthread_mutex_lock (&self->lock);
     s_refresh (self);
-    s_session_t *s = zhashx_lookup (self->sessions, sid);
-    const s_token_t *t = NULL;
-    if (s && s->expires > bmq_mono_ms ()) t = s_find (self, s->token);
-    if (s && !t) zhashx_delete (self->sessions, sid);           /* expired, or its token was revoked */
-    if (t && who) { snprintf (who->name, sizeof who->name, "%s", t->name); who->role = t->role; }
+    const s_token_t *t = s_by_name (self, sid, (size_t) (dot1 - sid));
+    bool ok = false;
+    if (t) {
+        char mac[crypto_auth_hmacsha256_BYTES * 2 + 1];
+        s_session_mac (t, sid, (size_t) (dot1 - sid), expires, mac);
+        ok = sodium_memcmp (mac, dot2 + 1, sizeof mac - 1) == 0;
+        sodium_memzero (mac, sizeof mac);
+    }
+    if (ok && who) { snprintf (who->name, sizeof who->name, "%s", t->name); who->role = t->role; }
     pthread_mutex_unlock (&self->lock);
-    return t != NULL;
+    return ok;
 }

@@ -10,9 +10,10 @@
  * without a restart. gateway.http_token, when set, is one more token, with
  * role admin (name "http_token").
  *
- * A page URL carrying ?token=T is exchanged for a session: a random 256-bit
- * id in an HttpOnly, SameSite=Strict cookie, kept in memory, expiring after
- * 12 h (or at once when T is revoked: a session is only as good as its token).
+ * A page URL carrying ?token=T is exchanged for a session in an HttpOnly,
+ * SameSite=Strict cookie: "NAME.EXPIRES.HMAC", signed with a key derived from
+ * T and kept nowhere, so it outlives a gateway restart; it expires after 12 h,
+ * or at once when T is revoked or replaced (a session is only as good as its token).
  * Tokens are compared in constant time and never logged. Thread-safe. */
 #ifndef BMQ_HTTP_AUTH_H
 #define BMQ_HTTP_AUTH_H
@@ -22,6 +23,7 @@
 #include <stddef.h>
 
 #define BMQ_HTTP_SESSION_COOKIE "blendmq_session"
+#define BMQ_HTTP_SESSION_MAX    128        /* longest session value: name (≤ 63) . expiry . 64 hex */
 
 typedef struct bmq_http_auth_t bmq_http_auth_t;
 
@@ -36,9 +38,9 @@ void bmq_http_auth_destroy (bmq_http_auth_t **self_p);
 
 /* A token (as sent: surrounding blanks ignored): true with *who when known. */
 bool bmq_http_auth_token (bmq_http_auth_t *self, const char *token, bmq_http_who_t *who);
-/* A new browser session for a valid token: its id (64 hex + NUL) in sid. */
+/* A new browser session for a valid token: its value in sid (BMQ_HTTP_SESSION_MAX + 1 bytes). */
 bool bmq_http_auth_session_new (bmq_http_auth_t *self, const char *token, char *sid, size_t sidlen);
-/* A session id from the cookie: true with *who while it lives and its token is valid. */
+/* A session from the cookie: true with *who while it lives and its token is valid. */
 bool bmq_http_auth_session (bmq_http_auth_t *self, const char *sid, bmq_http_who_t *who);
 /* Number of tokens known now (after a reload if the dir changed). */
 size_t bmq_http_auth_tokens (bmq_http_auth_t *self);

@@ -97,6 +97,13 @@ bool bmq_http_plans_note (bmq_http_plans_t *self, const char *plan_id, const bmq
     pthread_mutex_lock (&self->lock);
     json_t *rec = plan_id ? zhashx_lookup (self->records, plan_id) : NULL;
     if (rec) switch (env->type) {
+    case BMQ_MSG_PLAN_NOTE: {          /* "asking Gemini…": kept, so a page opened later shows them (at most 100) */
+        json_t *notes = json_object_get (rec, "planner_notes");
+        if (!notes) json_object_set_new (rec, "planner_notes", notes = json_array ());
+        if (json_array_size (notes) < 100 && bmq_body_str (env, "text"))
+            json_array_append_new (notes, json_string (bmq_body_str (env, "text")));
+        break;
+    }
     case BMQ_MSG_CHAT_PLANNED:
         json_object_set (rec, "plan", json_object_get (env->body, "plan"));
         if (json_object_get (env->body, "source")) json_object_set (rec, "source", json_object_get (env->body, "source"));

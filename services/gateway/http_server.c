@@ -244,9 +244,24 @@ static enum MHD_Result s_preflight (bmq_http_req_t *req)
     return bmq_http_reply (req, 204, resp);
 }
 
+/* A person opening the page without a session gets words, not JSON. */
+static const char s_signin_page[] =
+    "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>blendmq: sign in</title></head>"
+    "<body><main><h1>blendmq</h1><p>This page needs a sign-in link. On the machine running blendmq, run</p>"
+    "<pre>blendmq web</pre><p>and open the address it prints (it carries your token), or add "
+    "<code>--open</code> to open it in your browser.</p></main></body></html>\n";
+
 static enum MHD_Result s_unauthorized (bmq_http_server_t *self, bmq_http_req_t *req, const char *why)
 {
     bmq_http_server_refused (self, req, 401, "unauthorized", why);
+    const char *accept = bmq_http_req_header (req, "Accept");
+    if (!strcmp (req->url, "/") && !strcmp (req->method, "GET") && accept && strstr (accept, "text/html")) {
+        struct MHD_Response *page = MHD_create_response_from_buffer (sizeof s_signin_page - 1, (void *) s_signin_page,
+                                                                     MHD_RESPMEM_PERSISTENT);
+        MHD_add_response_header (page, "Content-Type", "text/html; charset=utf-8");
+        MHD_add_response_header (page, "WWW-Authenticate", "Bearer realm=\"blendmq\"");
+        return bmq_http_reply (req, 401, page);
+    }
     char message[600];
     snprintf (message, sizeof message, "%s. Send \"Authorization: Bearer TOKEN\" with a token from the keys dir "
               "(<run dir>/keys/NAME.token), or open the URL `blendmq web` prints (it carries a token).", why);
@@ -258,10 +273,10 @@ static enum MHD_Result s_unauthorized (bmq_http_server_t *self, bmq_http_req_t *
 /* GET /?token=T: a session for the page, in a cookie, and back to / without the token in the address. */
 static enum MHD_Result s_exchange (bmq_http_server_t *self, bmq_http_req_t *req, const char *token)
 {
-    char sid[80];
+    char sid[BMQ_HTTP_SESSION_MAX + 1];
     if (!bmq_http_auth_session_new (self->auth, token, sid, sizeof sid))
         return s_unauthorized (self, req, "the token in the address is not valid (wrong, or revoked)");
-    char cookie[200];
+    char cookie[BMQ_HTTP_SESSION_MAX + 120];
     snprintf (cookie, sizeof cookie, BMQ_HTTP_SESSION_COOKIE "=%s; HttpOnly; SameSite=Strict; Path=/; Max-Age=43200", sid);
     sodium_memzero (sid, sizeof sid);
     struct MHD_Response *resp = MHD_create_response_from_buffer (0, "", MHD_RESPMEM_PERSISTENT);

@@ -7,6 +7,7 @@
 #include "bus.h"
 #include "config.h"
 #include "fake_gateway.h"
+#include "http_auth.h"
 #include "http_server.h"
 #include "mcp_call.h"
 #include "peer.h"
@@ -475,6 +476,34 @@ static void test_roles (void **state)
 static char *s_header (const char *headers, const char *name);
 
 /* Jupyter's convention: /?token=T sets an HttpOnly SameSite=Strict session cookie and redirects to / */
+/* Sessions are signed, not stored: a second auth over the same keys dir (a
+ * restarted gateway) honours them; a changed byte, name or expiry is refused. */
+static void test_session_survives_restart (void **state)
+{
+    bmq_http_auth_t *first = bmq_http_auth_new (s_keys, NULL), *second = bmq_http_auth_new (s_keys, NULL);
+    char sid[BMQ_HTTP_SESSION_MAX + 1];
+    assert_true (bmq_http_auth_session_new (first, s_tok[OPERATOR], sid, sizeof sid));
+    assert_null (strstr (sid, s_tok[OPERATOR]));
+    bmq_http_who_t who = { 0 };
+    assert_true (bmq_http_auth_session (second, sid, &who));
+    assert_string_equal (who.name, "operator1");
+    assert_int_equal (who.role, BMQ_ROLE_OPERATOR);
+    char bad[sizeof sid];
+    snprintf (bad, sizeof bad, "%s", sid);
+    bad[strlen (bad) - 1] = bad[strlen (bad) - 1] == '0' ? '1' : '0';          /* the MAC */
+    assert_false (bmq_http_auth_session (second, bad, NULL));
+    snprintf (bad, sizeof bad, "admin1%s", strchr (sid, '.'));                 /* another name, same MAC */
+    assert_false (bmq_http_auth_session (second, bad, NULL));
+    snprintf (bad, sizeof bad, "%s", sid);
+    char *digit = strchr (bad, '.') + 1;
+    *digit = *digit == '9' ? '8' : (char) (*digit + 1);                        /* a later expiry */
+    assert_false (bmq_http_auth_session (second, bad, NULL));
+    assert_false (bmq_http_auth_session (second, "operator1.1.00", NULL));
+    assert_false (bmq_http_auth_session (second, "", NULL));
+    bmq_http_auth_destroy (&first);
+    bmq_http_auth_destroy (&second);
+}
+
 static void test_page_token_and_session_cookie (void **state)
 {
     char path[200], cookie[200];
@@ -1105,6 +1134,7 @@ int main (void)
         cmocka_unit_test (test_bearer_token),
         cmocka_unit_test (test_roles),
         cmocka_unit_test (test_page_token_and_session_cookie),
+        cmocka_unit_test (test_session_survives_restart),
         cmocka_unit_test (test_generated_token_for_a_non_loopback_bind),
         cmocka_unit_test (test_sse_filter_and_resume),
         cmocka_unit_test (test_sse_100_subscribers),

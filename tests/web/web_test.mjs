@@ -267,6 +267,11 @@ async function load(browser) {
   await page.getByLabel('Kind').fill('request');
   await page.getByRole('button', { name: 'Show records' }).click();
   await page.locator('table.audit tbody tr').first().waitFor();
+  // the table may still show the unfiltered page for a moment: give the filtered one time to replace it
+  await page.waitForFunction(() => {
+    const cells = [...document.querySelectorAll('table.audit tbody tr td:nth-child(2)')];
+    return cells.length > 0 && cells.every(c => c.textContent === 'request');
+  }, null, { timeout: 5000 }).catch(() => {});
   const kinds = await page.locator('table.audit tbody tr td:nth-child(2)').allInnerTexts();
   check(kinds.length > 0 && kinds.every(k => k === 'request'), `the kind filter keeps only requests (${kinds.length})`);
   const row = page.locator('table.audit tbody tr', { hasText: 'build a red chair' }).first();
