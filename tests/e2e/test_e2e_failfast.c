@@ -218,31 +218,41 @@ static bool s_scene_without (const char *prefix)
     return false;
 }
 
-static void test_executor_stopped_mid_plan (void **state)
+/* `plan run` of a 200-step plan (objects PREFIX…), stopping `service` with
+ * SIGSTOP at its 20th step. Returns the exit code; the last line printed in
+ * last, and how long after the stop the client had its answer in *answered. */
+static int s_run_and_stop (const char *prefix, const char *service, char *last, size_t len, long long *answered)
 {
-    (void) state;
-    char plan[512];
-    snprintf (plan, sizeof plan, "%s/p200.json", s_dir);
-    s_write_plan (plan, "ff");
-    char cmd[1024];
+    char plan[512], cmd[1024], line[2048];
+    snprintf (plan, sizeof plan, "%s/%s200.json", s_dir, prefix);
+    s_write_plan (plan, prefix);
     snprintf (cmd, sizeof cmd, "'%s' --run-dir '%s' plan run '%s' 2>&1", e2e_bin ("blendmq"), s_dir, plan);
     FILE *p = popen (cmd, "r");
     assert_non_null (p);
-    char line[2048], last[2048] = "";
     int steps = 0;
     long long t0 = 0;
+    last[0] = 0;
     while (fgets (line, sizeof line, p)) {
-        snprintf (last, sizeof last, "%s", line);
+        snprintf (last, len, "%s", line);
         if (!strncmp (line, "step ", 5) && ++steps == 20) {
-            s_signal ("executor", SIGSTOP);
+            s_signal (service, SIGSTOP);
             t0 = s_now_ms ();
         }
     }
-    long long answered = s_now_ms () - t0;
+    *answered = s_now_ms () - t0;
     int st = pclose (p);
-    fprintf (stderr, "plan run with the executor stopped at step %d: exit %d after %lld ms: %s", steps, WEXITSTATUS (st), answered, last);
+    fprintf (stderr, "plan run with the %s stopped at step %d: exit %d after %lld ms: %s", service, steps,
+             WEXITSTATUS (st), *answered, last);
     assert_true (t0 > 0);
-    assert_int_equal (WEXITSTATUS (st), 1);
+    return WEXITSTATUS (st);
+}
+
+static void test_executor_stopped_mid_plan (void **state)
+{
+    (void) state;
+    char last[2048];
+    long long answered;
+    assert_int_equal (s_run_and_stop ("ff", "executor", last, sizeof last, &answered), 1);
     assert_non_null (strstr (last, "executor_unavailable"));
     assert_non_null (strstr (last, "was at step"));
     assert_true (answered < BOUND_MS);
@@ -272,27 +282,9 @@ static void test_executor_stopped_mid_plan (void **state)
 static void test_gateway_stopped_mid_plan (void **state)
 {
     (void) state;
-    char plan[512], cmd[1024];
-    snprintf (plan, sizeof plan, "%s/g200.json", s_dir);
-    s_write_plan (plan, "gs");
-    snprintf (cmd, sizeof cmd, "'%s' --run-dir '%s' plan run '%s' 2>&1", e2e_bin ("blendmq"), s_dir, plan);
-    FILE *p = popen (cmd, "r");
-    assert_non_null (p);
-    char line[2048], last[2048] = "";
-    int steps = 0;
-    long long t0 = 0;
-    while (fgets (line, sizeof line, p)) {
-        snprintf (last, sizeof last, "%s", line);
-        if (!strncmp (line, "step ", 5) && ++steps == 20) {
-            s_signal ("gateway", SIGSTOP);
-            t0 = s_now_ms ();
-        }
-    }
-    long long answered = s_now_ms () - t0;
-    int st = pclose (p);
-    fprintf (stderr, "plan run with the gateway stopped at step %d: exit %d after %lld ms: %s", steps, WEXITSTATUS (st), answered, last);
-    assert_true (t0 > 0);
-    assert_int_equal (WEXITSTATUS (st), 2);
+    char last[2048];
+    long long answered;
+    assert_int_equal (s_run_and_stop ("gs", "gateway", last, sizeof last, &answered), 2);
     assert_non_null (strstr (last, "gateway unavailable"));
     assert_true (answered < BOUND_MS + 1000);       /* the CLI waits one interval more than the gateway would */
     sleep (1);
