@@ -90,6 +90,45 @@ static int s_put_own (s_audit_t *self, const char *cid, const char *kind, json_t
     return rc < 0 ? -1 : 1;
 }
 
+/* A gateway (re)started (its "gateway.start" record): the requests an earlier
+ * gateway process accepted and never ended died with it. Their stories end
+ * here, so none is left open: request.end {outcome: lost}. Returns how many. */
+static int s_close_lost (s_audit_t *self, const char *new_instance, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    const char *sql =
+        "SELECT r.cid, r.instance FROM records r WHERE r.kind = 'request' AND r.origin = 'gateway' AND r.instance != ?1"
+        " AND r.ts > ?2 AND NOT EXISTS (SELECT 1 FROM records e WHERE e.cid = r.cid AND e.kind = 'request.end')"
+        " LIMIT 10000";
+    if (sqlite3_prepare_v2 (bmq_audit_store_db (self->store), sql, -1, &st, NULL) != SQLITE_OK) {
+        snprintf (err, errlen, "cannot look for open requests: %s", sqlite3_errmsg (bmq_audit_store_db (self->store)));
+        return -1;
+    }
+    sqlite3_bind_text (st, 1, new_instance, -1, SQLITE_STATIC);
+    sqlite3_bind_int64 (st, 2, bmq_now_ms () - 7LL * 24 * 3600 * 1000);
+    json_t *open = json_array ();
+    while (sqlite3_step (st) == SQLITE_ROW)
+        json_array_append_new (open, json_pack ("[s, s]", (const char *) sqlite3_column_text (st, 0),
+                                                (const char *) sqlite3_column_text (st, 1)));
+    sqlite3_finalize (st);
+    int closed = 0;
+    size_t i;
+    json_t *o;
+    json_array_foreach (open, i, o) {
+        const char *cid = json_string_value (json_array_get (o, 0));
+        if (s_put_own (self, cid, "request.end", json_pack ("{s:s, s:s, s:s}", "outcome", "lost", "reason",
+                       "the gateway process that held this request stopped before answering it; a new one started",
+                       "gateway_instance", json_string_value (json_array_get (o, 1))), err, errlen) < 0) {
+            json_decref (open);
+            return -1;
+        }
+        closed++;
+    }
+    json_decref (open);
+    if (closed) bmq_warn ("%d request(s) of an earlier gateway process had no end: recorded as lost", closed);
+    return closed;
+}
+
 /* Two different records under one (origin, instance, seq): somebody reuses a
  * name and numbers, maybe to have the real record ignored. Keep the evidence. */
 static json_t *s_conflict_alert (const s_item_t *item)
@@ -120,6 +159,9 @@ static bool s_store_batch (s_audit_t *self, s_item_t *items, int n)
             if (rc > 0) conflicts++;
             rc = rc < 0 ? -1 : 0;
         }
+        if (rc == 1 && !items[i].row.flag && !strcmp (items[i].row.kind, "gateway.start")
+            && !strcmp (items[i].row.origin, "gateway") && s_close_lost (self, items[i].row.instance, err, sizeof err) < 0)
+            rc = -1;
         if (rc < 0) {
             bmq_audit_store_rollback (self->store);
             s_write_failed (self, err, n);

@@ -72,6 +72,14 @@ static int s_finish (bmq_envelope_t *answer, bool json, bool verdict_only)
     if (answer->type == BMQ_MSG_SCRIPT_REPLY) {
         const char *status = bmq_body_str (answer, "status");
         json_t *verdict = json_object_get (answer->body, "verdict");
+        /* for a person, the sandbox's preview PNG is a line, not 60 KB of base64 (--json keeps it) */
+        json_t *preview = json_object_get (json_object_get (answer->body, "sandbox"), "preview");
+        const char *png = json_string_value (json_object_get (preview, "png_base64"));
+        if (!json && png) {
+            char note[96];
+            snprintf (note, sizeof note, "<PNG, %zu bytes; --json has it in base64>", strlen (png) / 4 * 3);
+            json_object_set_new (preview, "png_base64", json_string (note));
+        }
         s_print (verdict_only && verdict ? verdict : answer->body, json);
         code = s_code (status);
         if (code && !json && bmq_body_str (answer, "message"))

@@ -58,6 +58,7 @@ typedef struct {
     zhashx_t      *requesters;        /* routing id (hex) → int64_t* last heard (ms), for those that heartbeat */
     int            interval, liveness;
     int64_t        last_watch;
+    int64_t        watch_grace;       /* after a stall of our own: no requester judged before then */
     json_t        *held;              /* [{cid, body}]: interrupted-plan events waiting for one */
 } s_exec_t;
 
@@ -591,7 +592,13 @@ static void s_watch_requesters (s_exec_t *ex)
 {
     int64_t now = bmq_mono_ms ();
     if (now - ex->last_watch < ex->interval / 4) return;
+    if (ex->last_watch && now - ex->last_watch > 2 * (int64_t) ex->interval) {
+        /* we were the silent one (stopped, starved): what our requesters sent meanwhile
+         * waits unread; read it for an interval before judging anyone's silence */
+        ex->watch_grace = now + ex->interval;
+    }
     ex->last_watch = now;
+    if (now < ex->watch_grace) return;
     bmq_job_t *job = ex->current;
     if (job && job->kind == BMQ_JOB_PLAN && !job->cancel && s_requester_silent (ex, job->rid, now)) {
         bmq_warn ("plan %s: its gateway has been silent for %d ms: stopping it after the current step",

@@ -31,6 +31,8 @@ typedef struct {
     bool          curve;              /* security.curve: an unauthenticated peer is refused */
     int           interval;           /* heartbeat.interval_ms */
     int64_t       last_check;         /* s_check_waiting ran (monotonic ms) */
+    int64_t       last_loop;          /* the main loop last turned (monotonic ms) */
+    int64_t       grace_until;        /* after a stall of our own (SIGSTOP, swap): judge no peer's silence till then */
 } s_gw_t;
 
 /* Everything the gateway sends downstream for a client carries who the client
@@ -97,7 +99,7 @@ static const char *s_unavailable (s_gw_t *gw, bmq_req_wait_t waits, int executor
 {
     if (waits == BMQ_WAIT_VALIDATORS) {
         int64_t empty = bmq_broker_empty_ms (gw->broker);
-        if (empty < gw->interval) return NULL;
+        if (empty < gw->interval || bmq_mono_ms () < gw->grace_until) return NULL;
         snprintf (why, len, "no validator worker connected for %lld ms", (long long) empty);
         return why;
     }
@@ -108,7 +110,7 @@ static const char *s_unavailable (s_gw_t *gw, bmq_req_wait_t waits, int executor
         return why;
     }
     int64_t down = bmq_peer_down_ms (peer);
-    if (!down) return NULL;
+    if (!down || bmq_mono_ms () < gw->grace_until) return NULL;
     snprintf (why, len, "no heartbeat for %lld ms", (long long) (down + (int64_t) gw->interval * 3));
     return why;
 }
@@ -608,14 +610,26 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
     int code = 1;
     if (gw.front && gw.pub && gw.sub && gw.broker && gw.planner && gw.executors && gw.audit
         && bmq_http_server_start (cfg, FRONT_INPROC, &gw.http) == 0) {
+        /* the audit service ends the stories an earlier gateway process left open (they died with it) */
+        bmq_audit_record (gw.audit, NULL, "gateway.start", json_pack ("{s:s}", "instance", bmq_instance_id ()));
         bmq_info ("gateway ready on %s (events %s, validator broker %s)", bmq_config_str (cfg, "gateway.endpoint"),
                   bmq_config_str (cfg, "gateway.events"), bmq_config_str (cfg, "gateway.validator_broker"));
         zpoller_t *poller = zpoller_new (gw.front, bmq_broker_sock (gw.broker), bmq_peer_sock (gw.planner),
                                          bmq_audit_sock (gw.audit), gw.sub, NULL);
         for (size_t i = 0; i < bmq_executor_set_size (gw.executors); i++)
             zpoller_add (poller, bmq_peer_sock (bmq_executor_set_peer (gw.executors, i)));
+        gw.last_loop = bmq_mono_ms ();
         while (!zsys_interrupted) {
             zsock_t *which = zpoller_wait (poller, interval / 4);
+            int64_t now = bmq_mono_ms ();
+            if (now - gw.last_loop > 2 * (int64_t) interval) {
+                /* we were the silent one: the heartbeats that came meanwhile wait unread, so
+                 * every peer looks dead; give them an interval to be read before judging */
+                bmq_warn ("the gateway itself stalled for %lld ms: judging no service's silence for %d ms",
+                          (long long) (now - gw.last_loop), interval);
+                gw.grace_until = now + interval;
+            }
+            gw.last_loop = now;
             if (which == gw.front) s_on_client (&gw);
             else if (which == bmq_broker_sock (gw.broker)) {
                 bmq_envelope_t *verdict = bmq_broker_on_message (gw.broker);

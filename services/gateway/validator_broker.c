@@ -26,6 +26,7 @@ struct bmq_broker_t {
     zhashx_t *workers;              /* key → s_worker_t* */
     zlistx_t *queue;                /* s_job_t* waiting for a worker */
     zlistx_t *failed;               /* bmq_envelope_t* replies made here */
+    zhashx_t *dropped;              /* keys of workers this broker dropped (dead or hung): only READY lets them back */
     int       interval, liveness, deadline;
     int64_t   last_beat;
     int64_t   empty_since;          /* monotonic ms since the pool has had no worker; 0 while it has one */
@@ -72,6 +73,7 @@ bmq_broker_t *bmq_broker_new (const char *endpoint, int interval_ms, int livenes
     zhashx_set_destructor (self->workers, s_worker_free);
     self->queue = zlistx_new ();
     zlistx_set_destructor (self->queue, s_job_free);
+    self->dropped = zhashx_new ();
     self->failed = zlistx_new ();
     zlistx_set_destructor (self->failed, s_env_free);
     self->interval = interval_ms > 0 ? interval_ms : 1000;
@@ -88,6 +90,7 @@ void bmq_broker_destroy (bmq_broker_t **self_p)
     zhashx_destroy (&self->workers);
     zlistx_destroy (&self->queue);
     zlistx_destroy (&self->failed);
+    zhashx_destroy (&self->dropped);
     zsock_destroy (&self->sock);
     free (self);
     *self_p = NULL;
@@ -150,6 +153,8 @@ static void s_drop (bmq_broker_t *self, s_worker_t *w)
         zlistx_add_start (self->queue, job);
         self->requeued++;
     }
+    if (zhashx_size (self->dropped) >= BMQ_BROKER_QUEUE_MAX) zhashx_purge (self->dropped);
+    zhashx_insert (self->dropped, w->key, (void *) 1);
     zhashx_delete (self->workers, w->key);
     if (!zhashx_size (self->workers)) self->empty_since = bmq_mono_ms ();
 }
@@ -175,13 +180,19 @@ bmq_envelope_t *bmq_broker_on_message (bmq_broker_t *self)
     }
     char *key = zframe_strhex (rid);
     s_worker_t *w = zhashx_lookup (self->workers, key);
-    if (!w && env->type == BMQ_MSG_WORKER_READY && zhashx_size (self->workers) < BMQ_BROKER_QUEUE_MAX) {
+    /* a heartbeat from a worker we do not know is as good as READY: it is how a
+     * worker of a gateway that restarted joins this one without waiting to
+     * notice the silence of the old one (its heartbeats reach us at once) */
+    bool joins = env->type == BMQ_MSG_WORKER_READY
+              || (env->type == BMQ_MSG_HEARTBEAT && !zhashx_lookup (self->dropped, key));   /* a dropped one says READY */
+    if (!w && joins && zhashx_size (self->workers) < BMQ_BROKER_QUEUE_MAX) {
         w = calloc (1, sizeof *w);
         w->rid = zframe_dup (rid);
         w->key = strdup (key);
         w->pid = bmq_body_int (env, "pid", 0);
         w->idle_since = bmq_mono_ms ();
         zhashx_insert (self->workers, key, w);
+        zhashx_delete (self->dropped, key);
         self->empty_since = 0;
         bmq_info ("validator worker %lld joined (%zu in the pool)", (long long) w->pid, zhashx_size (self->workers));
     }

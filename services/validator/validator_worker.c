@@ -281,7 +281,7 @@ int bmq_validator_worker_run (bmq_config_t *cfg)
         }
         if (now - w.last_sent >= w.interval) {
             bmq_envelope_t *hb = bmq_envelope_new (BMQ_MSG_HEARTBEAT, NULL,
-                json_pack ("{s:s, s:s}", "service", "validator", "state", "ready"));
+                json_pack ("{s:s, s:s, s:I}", "service", "validator", "state", "ready", "pid", (json_int_t) getpid ()));
             bmq_bus_send_and_destroy (w.sock, NULL, &hb);
             w.last_sent = now;
         }

@@ -298,8 +298,9 @@ static void test_gateway_stopped_mid_plan (void **state)
     json_t *r;
     json_array_foreach (lines, i, r) {
         char *text = json_dumps (r, JSON_COMPACT);
-        if (strstr (text, "went silent")) status = "interrupted";
-        else if (!status && strstr (text, "\"status\":\"done\"") && strstr (text, "\"steps_done\":200")) status = "done";
+        if (!strstr (text, "\"gs0\"") && !strstr (text, "gateway went silent before it started")) { }   /* another plan's */
+        else if (strstr (text, "went silent")) status = "interrupted";
+        else if (strstr (text, "\"status\":\"done\"") && strstr (text, "\"steps_done\":200")) status = "done";
         free (text);
     }
     json_decref (lines);
@@ -310,6 +311,7 @@ static void test_gateway_stopped_mid_plan (void **state)
     json_array_foreach (json_object_get (json_array_get (lines, 0), "objects"), i, r)
         left += !strncmp (json_string_value (json_object_get (r, "name")), "gs", 2);
     json_decref (lines);
+    fprintf (stderr, "%zu of its 200 objects are in the scene\n", left);
     assert_int_equal (left, !strcmp (status, "done") ? 200 : 0);
 }
 

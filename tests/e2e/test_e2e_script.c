@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include <setjmp.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
@@ -240,6 +241,17 @@ static void test_seed_a_cube_sandboxed_then_applied (void **state)
     json_t *added = json_object_get (json_object_get (sb, "diff"), "added");
     assert_int_equal (json_array_size (added), 1);
     assert_string_equal (s_str (json_array_get (added, 0), "name"), "seed_a_cube");
+    /* the preview of the sandbox's scene after the run: a PNG, base64 in the reply (what the web page shows) */
+    json_t *preview = json_object_get (sb, "preview");
+    const char *b64 = s_str (preview, "png_base64");
+    if (!b64) fprintf (stderr, "no preview: %s\n", s_str (sb, "preview_error") ?: "(no preview_error)");
+    assert_non_null (b64);
+    assert_int_equal (json_integer_value (json_object_get (preview, "width")), 320);
+    unsigned char head[16];
+    size_t head_len = 0;
+    const char *end;
+    sodium_base642bin (head, sizeof head, b64, 20, NULL, &head_len, &end, sodium_base64_VARIANT_ORIGINAL);
+    assert_true (head_len >= 8 && memcmp (head, "\x89PNG\r\n\x1a\n", 8) == 0);
     json_t *names = s_scene_names ();
     assert_false (s_has (names, "seed_a_cube"));            /* the sandbox ran on a copy */
     json_decref (names);
