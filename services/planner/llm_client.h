@@ -59,8 +59,8 @@ typedef struct {
     const char       *model;
     const char       *api_key;      /* may be NULL or "" (a local server) */
     bool              stream;       /* Gemini: streamGenerateContent?alt=sse */
-    bmq_http_policy_t policy;
-    bmq_http_hooks_t  hooks;
+    bmq_llm_http_policy_t policy;
+    bmq_llm_http_hooks_t  hooks;
     /* Streamed words as they arrive (may be NULL). */
     void            (*on_text) (void *ctx, const char *text, size_t len);
     void             *text_ctx;
@@ -74,7 +74,7 @@ typedef struct {
     /* Send the history, parse the answer into reply, append the model's turn.
      * 0, or -1 with err (HTTP failures after retries, or an answer that is not
      * the API's shape: code bad_response). */
-    int  (*turn) (bmq_llm_t *self, bmq_llm_reply_t *reply, bmq_http_error_t *err);
+    int  (*turn) (bmq_llm_t *self, bmq_llm_reply_t *reply, bmq_llm_http_error_t *err);
     /* Answer every call of the last reply: results[i] (an object, borrowed) answers calls[i]. */
     void (*add_results) (bmq_llm_t *self, const bmq_llm_reply_t *reply, json_t *const *results);
     /* A plain user message (merged into the previous one when the API wants turns to alternate). */

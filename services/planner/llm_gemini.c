@@ -31,8 +31,8 @@ typedef struct {
     char              *url;
     char              *api_key;
     bool               stream;
-    bmq_http_policy_t  policy;
-    bmq_http_hooks_t   hooks;
+    bmq_llm_http_policy_t  policy;
+    bmq_llm_http_hooks_t   hooks;
     void             (*on_text) (void *ctx, const char *text, size_t len);
     void              *text_ctx;
     struct curl_slist *headers;
@@ -224,7 +224,7 @@ static int s_on_event (void *ctx, const char *data, size_t len)
 }
 
 /* After the whole answer: the calls, and the model's turn into the history. */
-static int s_finish_turn (s_gemini_t *g, bmq_http_error_t *err)
+static int s_finish_turn (s_gemini_t *g, bmq_llm_http_error_t *err)
 {
     bmq_llm_reply_t *r = g->reply;
     if (!g->got_candidate) {
@@ -255,18 +255,18 @@ static int s_finish_turn (s_gemini_t *g, bmq_http_error_t *err)
 
 /* ---- the interface ---------------------------------------------------------- */
 
-static int s_turn (bmq_llm_t *base, bmq_llm_reply_t *reply, bmq_http_error_t *err)
+static int s_turn (bmq_llm_t *base, bmq_llm_reply_t *reply, bmq_llm_http_error_t *err)
 {
     s_gemini_t *g = (s_gemini_t *) base;
     g->reply = reply;
     s_reset_turn (g);
-    bmq_http_request_t req = {
+    bmq_llm_http_request_t req = {
         .url = g->url, .headers = g->headers, .body = g->request, .secret = g->api_key, .api_name = "Gemini",
         .on_event = g->stream ? s_on_event : NULL, .event_ctx = g,
         .event_err = g->event_err, .event_err_len = sizeof g->event_err,
     };
     json_t *doc = NULL;
-    int rc = bmq_http_post (&req, &g->policy, &g->hooks, &doc, err);
+    int rc = bmq_llm_http_post (&req, &g->policy, &g->hooks, &doc, err);
     if (rc == 0 && !g->stream && s_absorb (g, doc)) {
         snprintf (err->code, sizeof err->code, "bad_response");
         snprintf (err->message, sizeof err->message, "Gemini sent an answer that makes no sense: %s", g->event_err);
@@ -274,7 +274,7 @@ static int s_turn (bmq_llm_t *base, bmq_llm_reply_t *reply, bmq_http_error_t *er
     }
     json_decref (doc);
     if (rc == 0) rc = s_finish_turn (g, err);
-    if (rc) bmq_http_redact (err->message, sizeof err->message, g->api_key);
+    if (rc) bmq_llm_http_redact (err->message, sizeof err->message, g->api_key);
     g->reply = NULL;
     return rc;
 }

@@ -37,8 +37,8 @@ static int s_grow (char **buf, size_t *cap, size_t need, size_t limit)
 }
 
 typedef struct {
-    const bmq_http_request_t *req;
-    const bmq_http_hooks_t   *hooks;
+    const bmq_llm_http_request_t *req;
+    const bmq_llm_http_hooks_t   *hooks;
     char   *body;
     size_t  len, cap;
     s_sse_t sse;
@@ -150,7 +150,7 @@ static int s_on_progress (void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut
 
 /* ---- errors --------------------------------------------------------------- */
 
-void bmq_http_redact (char *text, size_t size, const char *secret)
+void bmq_llm_http_redact (char *text, size_t size, const char *secret)
 {
     static const char mark[] = "[redacted]";
     size_t ls = secret ? strlen (secret) : 0;
@@ -171,7 +171,7 @@ void bmq_http_redact (char *text, size_t size, const char *secret)
     }
 }
 
-char *bmq_http_utf8_fix (char *text)
+char *bmq_llm_http_utf8_fix (char *text)
 {
     unsigned char *s = (unsigned char *) text;
     for (size_t i = 0; s && s[i]; ) {
@@ -184,7 +184,7 @@ char *bmq_http_utf8_fix (char *text)
     return text;
 }
 
-int bmq_http_duration_ms (const char *text)
+int bmq_llm_http_duration_ms (const char *text)
 {
     if (!text) return -1;
     char *end;
@@ -205,7 +205,7 @@ static void s_clip (char *out, size_t outlen, const char *text, size_t len, size
     out[o] = 0;
 }
 
-int bmq_http_parse_error (const char *body, size_t len, bmq_http_error_t *err)
+int bmq_llm_http_parse_error (const char *body, size_t len, bmq_llm_http_error_t *err)
 {
     json_t *doc = body ? json_loadb (body, len, 0, NULL) : NULL;
     json_t *top = json_is_array (doc) ? json_array_get (doc, 0) : doc;
@@ -229,7 +229,7 @@ int bmq_http_parse_error (const char *body, size_t len, bmq_http_error_t *err)
             const char *type = json_string_value (json_object_get (d, "@type"));
             size_t tl = type ? strlen (type) : 0;
             if (tl >= 9 && !strcmp (type + tl - 9, "RetryInfo")) {
-                int ms = bmq_http_duration_ms (json_string_value (json_object_get (d, "retryDelay")));
+                int ms = bmq_llm_http_duration_ms (json_string_value (json_object_get (d, "retryDelay")));
                 if (ms >= 0) err->retry_after_ms = ms;
             }
         }
@@ -278,9 +278,9 @@ static int s_events_from_json (s_xfer_t *x, const json_t *doc)
     return 0;
 }
 
-static int s_exchange (const bmq_http_request_t *req, const char *payload, struct curl_slist *headers,
-                       long timeout_ms, const bmq_http_policy_t *policy, const bmq_http_hooks_t *hooks,
-                       json_t **out, bmq_http_error_t *err)
+static int s_exchange (const bmq_llm_http_request_t *req, const char *payload, struct curl_slist *headers,
+                       long timeout_ms, const bmq_llm_http_policy_t *policy, const bmq_llm_http_hooks_t *hooks,
+                       json_t **out, bmq_llm_http_error_t *err)
 {
     const char *api = req->api_name ? req->api_name : "the API";
     s_xfer_t x = { .req = req, .hooks = hooks, .retry_after_ms = -1 };
@@ -363,9 +363,9 @@ static int s_exchange (const bmq_http_request_t *req, const char *payload, struc
         json_decref (doc);
     }
     else if (x.status < 200 || x.status >= 300) {
-        bmq_http_error_t parsed = { .retry_after_ms = -1 };
+        bmq_llm_http_error_t parsed = { .retry_after_ms = -1 };
         err->retryable = s_status_retryable (x.status);
-        if (bmq_http_parse_error (x.body, x.len, &parsed) == 0) {
+        if (bmq_llm_http_parse_error (x.body, x.len, &parsed) == 0) {
             snprintf (err->code, sizeof err->code, "%s", parsed.code);
             snprintf (err->message, sizeof err->message, "%s answered %ld%s%s: %.500s", api, x.status,
                       *parsed.code ? " " : "", parsed.code, parsed.message);
@@ -381,22 +381,22 @@ static int s_exchange (const bmq_http_request_t *req, const char *payload, struc
         if (err->retry_after_ms < 0) err->retry_after_ms = x.retry_after_ms;
     }
     s_xfer_free (&x);
-    bmq_http_redact (err->message, sizeof err->message, req->secret);      /* before anyone sees it */
-    bmq_http_redact (err->code, sizeof err->code, req->secret);
-    bmq_http_utf8_fix (err->message);                                       /* clips may cut a character */
-    bmq_http_utf8_fix (err->code);
+    bmq_llm_http_redact (err->message, sizeof err->message, req->secret);      /* before anyone sees it */
+    bmq_llm_http_redact (err->code, sizeof err->code, req->secret);
+    bmq_llm_http_utf8_fix (err->message);                                       /* clips may cut a character */
+    bmq_llm_http_utf8_fix (err->code);
     return result;
 }
 
 /* ---- the retry loop ------------------------------------------------------- */
 
-static bool s_cancelled (const bmq_http_hooks_t *hooks)
+static bool s_cancelled (const bmq_llm_http_hooks_t *hooks)
 {
     return hooks && hooks->cancelled && hooks->cancelled (hooks->ctx);
 }
 
 /* Sleep ms in slices; false when cancelled meanwhile. */
-static bool s_wait (int ms, const bmq_http_hooks_t *hooks)
+static bool s_wait (int ms, const bmq_llm_http_hooks_t *hooks)
 {
     int64_t until = bmq_mono_ms () + ms;
     for (int64_t now = bmq_mono_ms (); now < until; now = bmq_mono_ms ()) {
@@ -407,7 +407,7 @@ static bool s_wait (int ms, const bmq_http_hooks_t *hooks)
     return !s_cancelled (hooks);
 }
 
-static int s_backoff_ms (const bmq_http_policy_t *p, int retry)
+static int s_backoff_ms (const bmq_llm_http_policy_t *p, int retry)
 {
     int64_t d = p->retry_base_ms > 0 ? p->retry_base_ms : 500;
     for (int i = 0; i < retry && d < (int64_t) p->retry_max_ms; i++) d *= 2;
@@ -415,8 +415,8 @@ static int s_backoff_ms (const bmq_http_policy_t *p, int retry)
     return (int) (d / 2 + random () % (d / 2 + 1));           /* equal jitter */
 }
 
-int bmq_http_post (const bmq_http_request_t *req, const bmq_http_policy_t *policy,
-                   const bmq_http_hooks_t *hooks, json_t **out, bmq_http_error_t *err)
+int bmq_llm_http_post (const bmq_llm_http_request_t *req, const bmq_llm_http_policy_t *policy,
+                   const bmq_llm_http_hooks_t *hooks, json_t **out, bmq_llm_http_error_t *err)
 {
     memset (err, 0, sizeof *err);
     err->retry_after_ms = -1;
@@ -465,17 +465,17 @@ int bmq_http_post (const bmq_http_request_t *req, const bmq_http_policy_t *polic
         if (req->on_event) req->on_event (req->event_ctx, NULL, 0);
     }
     if (rc) {
-        bmq_http_redact (err->message, sizeof err->message, req->secret);
-        bmq_http_redact (err->code, sizeof err->code, req->secret);
+        bmq_llm_http_redact (err->message, sizeof err->message, req->secret);
+        bmq_llm_http_redact (err->code, sizeof err->code, req->secret);
         if (!*err->code) snprintf (err->code, sizeof err->code, "error");
-        bmq_http_utf8_fix (err->message);
+        bmq_llm_http_utf8_fix (err->message);
     }
     curl_slist_free_all (headers);
     free (payload);
     return rc;
 }
 
-void bmq_http_global_init (void)
+void bmq_llm_http_global_init (void)
 {
     curl_global_init (CURL_GLOBAL_DEFAULT);
     srandom ((unsigned) (bmq_mono_us () + getpid ()));

@@ -38,7 +38,7 @@ typedef struct {
     int     retry_max_ms;
     int     retry_after_max_ms;
     int64_t deadline_ms;            /* monotonic (bmq_mono_ms); 0: none */
-} bmq_http_policy_t;
+} bmq_llm_http_policy_t;
 
 typedef struct {
     int  status;                    /* HTTP status; 0 when no answer came */
@@ -47,20 +47,20 @@ typedef struct {
     int  attempts;                  /* exchanges made */
     char code[48];                  /* API status ("RESOURCE_EXHAUSTED"), or timeout, network, bad_response, cancelled, too_large */
     char message[640];              /* for people, key blanked */
-} bmq_http_error_t;
+} bmq_llm_http_error_t;
 
 typedef struct {
     /* Polled during transfers and waits; true stops the call (code "cancelled"). */
     bool (*cancelled) (void *ctx);
     /* Told before each wait: which error, the retry number (1-based), the delay. */
-    void (*retrying) (void *ctx, const bmq_http_error_t *err, int retry, int delay_ms);
+    void (*retrying) (void *ctx, const bmq_llm_http_error_t *err, int retry, int delay_ms);
     void *ctx;
-} bmq_http_hooks_t;
+} bmq_llm_http_hooks_t;
 
 /* One server-sent event's data (NULL, 0: start over). 0 to go on, -1 to stop
  * (the call then fails with code bad_response and the message set by the callback
- * through bmq_http_error_t, see event_err below). */
-typedef int (bmq_http_event_fn) (void *ctx, const char *data, size_t len);
+ * through bmq_llm_http_error_t, see event_err below). */
+typedef int (bmq_llm_http_event_fn) (void *ctx, const char *data, size_t len);
 
 typedef struct {
     const char              *url;
@@ -68,35 +68,35 @@ typedef struct {
     const json_t            *body;
     const char              *secret;      /* blanked from every message; may be NULL */
     const char              *api_name;    /* "Gemini", "the OpenAI-compatible server": for messages */
-    bmq_http_event_fn       *on_event;    /* NULL: not streaming */
+    bmq_llm_http_event_fn       *on_event;    /* NULL: not streaming */
     void                    *event_ctx;
     char                    *event_err;   /* where on_event may write why it stopped (event_err_len bytes) */
     size_t                   event_err_len;
-} bmq_http_request_t;
+} bmq_llm_http_request_t;
 
 /* POST the request under the policy. Non-streaming: *out gets the JSON answer
  * (an object or array; new reference). Streaming: *out stays NULL. 0 on
  * success; -1 with err filled. */
-int bmq_http_post (const bmq_http_request_t *req, const bmq_http_policy_t *policy,
-                   const bmq_http_hooks_t *hooks, json_t **out, bmq_http_error_t *err);
+int bmq_llm_http_post (const bmq_llm_http_request_t *req, const bmq_llm_http_policy_t *policy,
+                   const bmq_llm_http_hooks_t *hooks, json_t **out, bmq_llm_http_error_t *err);
 
 /* Parse an API error body (Gemini's {"error": {code, message, status,
  * details: [{"@type": "…RetryInfo", "retryDelay": "59s"}]}} or OpenAI's
  * {"error": {message, type, code}}, possibly inside an array) into err:
  * code, message, retry_after_ms. Returns 0 when the body had that shape. */
-int bmq_http_parse_error (const char *body, size_t len, bmq_http_error_t *err);
+int bmq_llm_http_parse_error (const char *body, size_t len, bmq_llm_http_error_t *err);
 
 /* A protobuf Duration as JSON ("59s", "1.5s", "0.250s") in ms; -1 if not one. */
-int bmq_http_duration_ms (const char *text);
+int bmq_llm_http_duration_ms (const char *text);
 
 /* Replace every occurrence of secret in text (NUL-terminated, size bytes) by "[redacted]". */
-void bmq_http_redact (char *text, size_t size, const char *secret);
+void bmq_llm_http_redact (char *text, size_t size, const char *secret);
 
 /* Make text valid UTF-8 in place: a byte that does not belong to a well-formed
  * sequence (a character cut by a clip) becomes '?'. Returns text. */
-char *bmq_http_utf8_fix (char *text);
+char *bmq_llm_http_utf8_fix (char *text);
 
 /* Call once per process before any thread uses libcurl. */
-void bmq_http_global_init (void);
+void bmq_llm_http_global_init (void);
 
 #endif

@@ -20,8 +20,8 @@ typedef struct {
     bmq_llm_t          base;
     char              *url;
     char              *api_key;
-    bmq_http_policy_t  policy;
-    bmq_http_hooks_t   hooks;
+    bmq_llm_http_policy_t  policy;
+    bmq_llm_http_hooks_t   hooks;
     struct curl_slist *headers;
     json_t            *request;
     json_t            *messages;    /* borrowed from request */
@@ -88,7 +88,7 @@ static void s_call (s_openai_t *o, bmq_llm_reply_t *reply, json_t *echo, const j
     free (args_text);
 }
 
-static int s_parse (s_openai_t *o, const json_t *doc, bmq_llm_reply_t *reply, bmq_http_error_t *err)
+static int s_parse (s_openai_t *o, const json_t *doc, bmq_llm_reply_t *reply, bmq_llm_http_error_t *err)
 {
     const char *why = NULL;
     json_t *choice = json_array_get (json_object_get (doc, "choices"), 0);
@@ -136,18 +136,18 @@ static int s_parse (s_openai_t *o, const json_t *doc, bmq_llm_reply_t *reply, bm
     return 0;
 }
 
-static int s_turn (bmq_llm_t *base, bmq_llm_reply_t *reply, bmq_http_error_t *err)
+static int s_turn (bmq_llm_t *base, bmq_llm_reply_t *reply, bmq_llm_http_error_t *err)
 {
     s_openai_t *o = (s_openai_t *) base;
     bmq_llm_reply_clear (reply);
     o->turns++;
-    bmq_http_request_t req = { .url = o->url, .headers = o->headers, .body = o->request, .secret = o->api_key,
+    bmq_llm_http_request_t req = { .url = o->url, .headers = o->headers, .body = o->request, .secret = o->api_key,
                                .api_name = "the OpenAI-compatible server" };
     json_t *doc = NULL;
-    int rc = bmq_http_post (&req, &o->policy, &o->hooks, &doc, err);
+    int rc = bmq_llm_http_post (&req, &o->policy, &o->hooks, &doc, err);
     if (rc == 0) rc = s_parse (o, doc, reply, err);
     json_decref (doc);
-    if (rc) bmq_http_redact (err->message, sizeof err->message, o->api_key);
+    if (rc) bmq_llm_http_redact (err->message, sizeof err->message, o->api_key);
     return rc;
 }
 

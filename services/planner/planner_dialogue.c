@@ -124,7 +124,7 @@ static bool s_cancelled (void *ctx)
     return (d->sink && d->sink->cancelled && d->sink->cancelled (d->sink->ctx)) || zsys_interrupted;
 }
 
-static void s_retrying (void *ctx, const bmq_http_error_t *err, int retry, int delay_ms)
+static void s_retrying (void *ctx, const bmq_llm_http_error_t *err, int retry, int delay_ms)
 {
     s_dialogue_t *d = ctx;
     if (err->status)
@@ -345,7 +345,7 @@ int bmq_dialogue_run (const bmq_dialogue_opts_t *opts, const char *prompt, const
     cfg.system = opts->system_prompt;
     cfg.tools = decls;
     cfg.policy.deadline_ms = bmq_mono_ms () + (opts->timeout_ms > 0 ? opts->timeout_ms : 100000);
-    cfg.hooks = (bmq_http_hooks_t) { .cancelled = s_cancelled, .retrying = s_retrying, .ctx = &d };
+    cfg.hooks = (bmq_llm_http_hooks_t) { .cancelled = s_cancelled, .retrying = s_retrying, .ctx = &d };
     cfg.on_text = s_on_text;
     cfg.text_ctx = &d;
     const char *pairs[] = { "prompt", prompt, NULL };
@@ -366,7 +366,7 @@ int bmq_dialogue_run (const bmq_dialogue_opts_t *opts, const char *prompt, const
         if (s_cancelled (&d)) { s_fail (out, "cancelled", false, "planning was cancelled"); break; }
         out->turns = turn;
         d.word_notes = 0;
-        bmq_http_error_t err;
+        bmq_llm_http_error_t err;
         double t0 = bmq_mono_us ();
         int trc = llm->ops->turn (llm, &reply, &err);
         s_flush_words (&d);

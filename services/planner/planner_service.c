@@ -291,7 +291,7 @@ int bmq_planner_service_run (bmq_config_t *cfg)
         s_free (&p);
         return 1;
     }
-    bmq_http_global_init ();
+    bmq_llm_http_global_init ();
     p.router = bmq_bus_bind (ZMQ_ROUTER, bmq_config_str (cfg, "planner.endpoint"));
     p.audit = bmq_audit_new_from_config (cfg);
     p.curve = bmq_roles_curve (cfg);

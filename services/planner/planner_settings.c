@@ -89,7 +89,7 @@ int bmq_planner_settings_load (bmq_planner_settings_t *s, const bmq_config_t *cf
             }
         if (s_url_ok (s->base_url, s->api_key && *s->api_key, err, errlen)) { bmq_planner_settings_clear (s); return -1; }
     }
-    s->policy = (bmq_http_policy_t) {
+    s->policy = (bmq_llm_http_policy_t) {
         .connect_timeout_ms = s_int (cfg, "planner.connect_timeout_ms", 100, 120000, 10000),
         .request_timeout_ms = s_int (cfg, "planner.request_timeout_ms", 100, 600000, 60000),
         .max_retries        = s_int (cfg, "planner.max_retries", 0, 10, 4),

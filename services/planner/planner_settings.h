@@ -31,7 +31,7 @@ typedef struct {
     char              base_url[512];
     char             *api_key;              /* owned; wiped on clear */
     bool              stream;
-    bmq_http_policy_t policy;               /* deadline set per dialogue */
+    bmq_llm_http_policy_t policy;               /* deadline set per dialogue */
     int               timeout_ms, max_turns, max_fix_rounds, max_concurrent, inspect_timeout_ms;
     bool              fallback_offline;
     char              recipes_dir[1024], saved_dir[1024], prompts_dir[1024], palette[1024];

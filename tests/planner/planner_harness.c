@@ -133,7 +133,7 @@ h_world_t *h_world_new (const char *backend, h_exec_mode_t mode)
     o->llm.base_url = fake_llm_url (w->llm);
     o->llm.model = !strcmp (backend, "gemini") ? "gemini-test-flash" : "local-model";
     o->llm.api_key = H_KEY;
-    o->llm.policy = (bmq_http_policy_t) { .connect_timeout_ms = 2000, .request_timeout_ms = 5000, .max_retries = 3,
+    o->llm.policy = (bmq_llm_http_policy_t) { .connect_timeout_ms = 2000, .request_timeout_ms = 5000, .max_retries = 3,
                                           .retry_base_ms = 20, .retry_max_ms = 200, .retry_after_max_ms = 3000 };
     o->timeout_ms = 20000;
     o->max_turns = 10;

@@ -706,7 +706,7 @@ static void test_script_mode (void **state)
 
 int main (void)
 {
-    bmq_http_global_init ();
+    bmq_llm_http_global_init ();
     zsys_init ();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_discover_inspect_submit),

@@ -211,7 +211,7 @@ static void test_broken_answers (void **state)
 
 int main (void)
 {
-    bmq_http_global_init ();
+    bmq_llm_http_global_init ();
     zsys_init ();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_dialogue),

@@ -499,7 +499,7 @@ int main (void)
 {
     signal (SIGPIPE, SIG_IGN);
     zsys_init ();
-    bmq_http_global_init ();
+    bmq_llm_http_global_init ();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_gemini_through_the_service),
         cmocka_unit_test (test_dialogues_do_not_block_the_loop),
