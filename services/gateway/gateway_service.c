@@ -2,6 +2,7 @@
  * request through planner → validator pool → executor, forwarding every
  * answer and progress event to the client in order, and audits the story. */
 #include "gateway_service.h"
+#include "gateway_internal.h"
 #include "audit_client.h"
 #include "bus.h"
 #include "gateway_request.h"
@@ -18,37 +19,20 @@
 /* The front ROUTER is bound here too: HTTP connection threads (http_bus) are clients like any other. */
 #define FRONT_INPROC "inproc://blendmq-gateway-front"
 
-typedef struct {
-    bmq_config_t *cfg;
-    zsock_t      *front, *pub, *sub;
-    bmq_peer_t   *planner;
-    bmq_executor_set_t *executors;      /* one per Blender; requests pick one with "target" */
-    bmq_broker_t *broker;
-    bmq_audit_t  *audit;
-    zhashx_t     *requests;           /* cid → bmq_gw_request_t* */
-    int           timeout_ms;
-    bmq_http_server_t *http;          /* REST, SSE, MCP over HTTP; NULL when disabled */
-    bool          curve;              /* security.curve: an unauthenticated peer is refused */
-    int           interval;           /* heartbeat.interval_ms */
-    int64_t       last_check;         /* s_check_waiting ran (monotonic ms) */
-    int64_t       last_loop;          /* the main loop last turned (monotonic ms) */
-    int64_t       grace_until;        /* after a stall of our own (SIGSTOP, swap): judge no peer's silence till then */
-} s_gw_t;
-
 /* Everything the gateway sends downstream for a client carries who the client
  * is (body.on_behalf_of), replacing anything the client put there itself. */
-static void s_for_client (const bmq_gw_request_t *r, bmq_envelope_t *env)
+void bmq_gw_for_client (const bmq_gw_request_t *r, bmq_envelope_t *env)
 {
     bmq_roles_set_on_behalf_of (env->body, r->client_name, r->client_role);
 }
 
-static void s_to_client (s_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t *env)
+void bmq_gw_to_client (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t *env)
 {
     bmq_http_server_on_answer (gw->http, r->plan_id, env);       /* GET /api/plans/{id}, metrics */
     bmq_bus_send_and_destroy (gw->front, r->rid, &env);
 }
 
-static void s_done (s_gw_t *gw, bmq_gw_request_t *r, const char *outcome)
+void bmq_gw_done (bmq_gw_t *gw, bmq_gw_request_t *r, const char *outcome)
 {
     bmq_audit_record (gw->audit, r->cid, "request.end",
                       json_pack ("{s:s, s:s, s:f}", "outcome", outcome, "plan_id", r->plan_id,
@@ -56,138 +40,14 @@ static void s_done (s_gw_t *gw, bmq_gw_request_t *r, const char *outcome)
     zhashx_delete (gw->requests, r->cid);
 }
 
-static void s_fail (s_gw_t *gw, bmq_gw_request_t *r, const char *code, const char *message)
+void bmq_gw_fail (bmq_gw_t *gw, bmq_gw_request_t *r, const char *code, const char *message)
 {
     bmq_envelope_t tmp = { .type = BMQ_MSG_ERROR };
     snprintf (tmp.cid, sizeof tmp.cid, "%s", r->cid);
-    s_to_client (gw, r, bmq_envelope_error (&tmp, code, "%s", message));
-    s_done (gw, r, code);
+    bmq_gw_to_client (gw, r, bmq_envelope_error (&tmp, code, "%s", message));
+    bmq_gw_done (gw, r, code);
 }
 
-/* ---- fail fast: who holds a request, and is it still there? ---------------- */
-
-static bmq_peer_t *s_peer_of (s_gw_t *gw, bmq_req_wait_t waits, int executor)
-{
-    switch (waits) {
-    case BMQ_WAIT_PLANNER: return gw->planner;
-    case BMQ_WAIT_EXECUTOR: return bmq_executor_set_peer (gw->executors, (size_t) executor);
-    case BMQ_WAIT_AUDIT: return bmq_audit_peer (gw->audit);
-    default: return NULL;
-    }
-}
-
-/* The request is now in `waits`'s hands: note which process of it has it. */
-static void s_hand_to (s_gw_t *gw, bmq_gw_request_t *r, bmq_req_wait_t waits)
-{
-    r->waits = waits;
-    bmq_peer_t *peer = s_peer_of (gw, waits, r->executor);
-    r->generation = peer ? bmq_peer_generation (peer) : 0;
-    if (peer) bmq_peer_disconnected_at (peer);       /* see any drop that happened before this hand-over */
-    r->handed_ms = bmq_mono_ms ();
-}
-
-static const char *s_wait_name (bmq_req_wait_t waits)
-{
-    return waits == BMQ_WAIT_BLENDER ? "blender" : waits == BMQ_WAIT_PLANNER ? "planner" : waits == BMQ_WAIT_VALIDATORS ? "validator"
-         : waits == BMQ_WAIT_EXECUTOR ? "executor" : waits == BMQ_WAIT_AUDIT ? "audit" : "?";
-}
-
-/* Is `waits` there to serve a request now? NULL, or why not ("restarted",
- * "no heartbeat for 3000 ms", …) in why. */
-static const char *s_unavailable (s_gw_t *gw, bmq_req_wait_t waits, int executor, unsigned generation, int64_t handed_ms,
-                                  bool held, char *why, size_t len)
-{
-    if (waits == BMQ_WAIT_VALIDATORS) {
-        int64_t empty = bmq_broker_empty_ms (gw->broker);
-        if (empty < gw->interval || bmq_mono_ms () < gw->grace_until) return NULL;
-        snprintf (why, len, "no validator worker connected for %lld ms", (long long) empty);
-        return why;
-    }
-    bmq_peer_t *peer = s_peer_of (gw, waits, executor);
-    if (!peer) return NULL;
-    if (held && bmq_peer_generation (peer) != generation && handed_ms <= bmq_peer_disconnected_at (peer)) {
-        snprintf (why, len, "restarted: a new %s process took over and the one holding this request is gone", s_wait_name (waits));
-        return why;
-    }
-    int64_t down = bmq_peer_down_ms (peer);
-    if (!down || bmq_mono_ms () < gw->grace_until) return NULL;
-    snprintf (why, len, "no heartbeat for %lld ms", (long long) (down + (int64_t) gw->interval * 3));
-    return why;
-}
-
-/* Tell the client what happened to its request, in words that say what to do. */
-static void s_fail_unavailable (s_gw_t *gw, bmq_gw_request_t *r, const char *why)
-{
-    bool restarted = !strncmp (why, "restarted", 9);
-    char msg[900], code[32];
-    const char *service = s_wait_name (r->waits);
-    snprintf (code, sizeof code, "%s_unavailable", service);
-    bool plan = r->waits == BMQ_WAIT_EXECUTOR && r->state == BMQ_REQ_EXECUTING && (r->kind == BMQ_REQ_CHAT || r->kind == BMQ_REQ_RUN);
-    if (plan && r->plan_started && restarted)
-        /* the process that ran it is gone, so is its link: Blender rolled the plan back when the link dropped */
-        snprintf (msg, sizeof msg, "executor unavailable (%s); the plan was interrupted after step %lld of %lld: %s"
-                  " (the plan's story in `blendmq audit show %s` says what was removed); run it again once `blendmq status`"
-                  " shows the executor", why, r->steps_done, r->steps_total,
-                  r->keep_partial ? "what it did so far stays, as asked (keep_partial)" : "Blender rolled it back", r->cid);
-    else if (plan && r->plan_started)
-        /* stopped or cut off, not gone: it may finish the plan before it notices its gateway fell silent
-         * (then it stops and rolls back, executor_service.c): whole or rolled back, never half */
-        snprintf (msg, sizeof msg, "executor unreachable (%s); the plan was at step %lld of %lld when it was last heard"
-                  " from: it ends whole if the executor finished it before losing us, otherwise %s; which one is in"
-                  " `blendmq audit show %s` once the executor is back; check the scene before running it again",
-                  why, r->steps_done, r->steps_total,
-                  r->keep_partial ? "what it did so far stays, as asked (keep_partial)" : "it is rolled back", r->cid);
-    else if (plan)
-        snprintf (msg, sizeof msg, "executor unavailable (%s); the plan had not started: nothing was changed;"
-                  " run it again once `blendmq status` shows the executor", why);
-    else if (r->waits == BMQ_WAIT_EXECUTOR && r->state == BMQ_REQ_EXECUTING)
-        snprintf (msg, sizeof msg, "executor unavailable (%s); the script's run was lost with it: submit it again"
-                  " once `blendmq status` shows the executor", why);
-    else if (r->waits == BMQ_WAIT_AUDIT)
-        snprintf (msg, sizeof msg, "audit unavailable (%s); the audit trail cannot be read now (every service keeps its"
-                  " records until the audit service takes them): try again once `blendmq status` shows it", why);
-    else
-        snprintf (msg, sizeof msg, "%s unavailable (%s); nothing was run: try again once `blendmq status` shows the %s"
-                  " (blendmq up and systemd restart it by themselves)", service, why, service);
-    if (plan) {
-        /* a stopped executor that comes back must not finish a plan its client was told ended:
-         * it finds this cancel first and rolls the plan back (a new process ignores it) */
-        /* in the plan's own story: the request ends here, so no answer of it is awaited */
-        bmq_envelope_t *stop = bmq_envelope_new (BMQ_MSG_CANCEL_REQUEST, r->cid, json_pack ("{s:s}", "plan_id", r->plan_id));
-        bmq_roles_set_on_behalf_of (stop->body, r->client_name, r->client_role);
-        bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), stop);
-        bmq_envelope_destroy (&stop);
-        bmq_audit_record (gw->audit, r->cid, "plan.cut", json_pack ("{s:s, s:s, s:s, s:I, s:I, s:b}", "plan_id", r->plan_id,
-                          "service", service, "why", why, "steps_done", (json_int_t) r->steps_done,
-                          "steps_total", (json_int_t) r->steps_total, "started", r->plan_started));
-    }
-    bmq_warn ("request %s: %s", r->cid, msg);
-    bmq_envelope_t tmp = { .type = BMQ_MSG_ERROR };
-    snprintf (tmp.cid, sizeof tmp.cid, "%s", r->cid);
-    s_to_client (gw, r, bmq_envelope_error (&tmp, code, "%s", msg));
-    s_done (gw, r, plan && r->plan_started ? "interrupted" : code);
-}
-
-/* Answer every request whose holder died or restarted (a few times per interval). */
-static void s_check_waiting (s_gw_t *gw)
-{
-    int64_t now = bmq_mono_ms ();
-    if (now - gw->last_check < gw->interval / 4) return;
-    gw->last_check = now;
-    zlistx_t *cut = zlistx_new ();
-    for (bmq_gw_request_t *r = zhashx_first (gw->requests); r; r = zhashx_next (gw->requests)) {
-        char why[200];
-        if (r->waits != BMQ_WAIT_VALIDATORS      /* the broker answers its own queue (validator_broker.h) */
-            && s_unavailable (gw, r->waits, r->executor, r->generation, r->handed_ms, true, why, sizeof why))
-            zlistx_add_end (cut, r);
-    }
-    for (bmq_gw_request_t *r = zlistx_first (cut); r; r = zlistx_next (cut)) {
-        char why[200];
-        s_unavailable (gw, r->waits, r->executor, r->generation, r->handed_ms, true, why, sizeof why);
-        s_fail_unavailable (gw, r, why);
-    }
-    zlistx_destroy (&cut);
-}
 
 /* Does the plan name objects, or target a name no earlier step creates? Then
  * the validator needs the scene's names: to let it act on existing objects,
@@ -210,36 +70,36 @@ static bool s_targets_scene (const json_t *plan)
     return false;
 }
 
-static void s_validate_with (s_gw_t *gw, bmq_gw_request_t *r, json_t *scene_objects)
+static void s_validate_with (bmq_gw_t *gw, bmq_gw_request_t *r, json_t *scene_objects)
 {
     r->state = BMQ_REQ_VALIDATING;
     bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_VALIDATE_REQUEST, r->cid, json_pack ("{s:O}", "plan", r->plan));
     /* the seal names the executor it is for (issue 12) */
     json_object_set_new (req->body, "target", json_string (bmq_executor_set_name (gw->executors, (size_t) r->executor)));
     if (scene_objects) json_object_set_new (req->body, "scene_objects", scene_objects);
-    s_for_client (r, req);
-    s_hand_to (gw, r, BMQ_WAIT_VALIDATORS);
+    bmq_gw_for_client (r, req);
+    bmq_gw_hand_to (gw, r, BMQ_WAIT_VALIDATORS);
     if (bmq_broker_submit (gw->broker, &req))
-        s_fail (gw, r, "busy", "the validator queue is full; try again shortly");
+        bmq_gw_fail (gw, r, "busy", "the validator queue is full; try again shortly");
     else if (!bmq_broker_workers (gw->broker))
         bmq_warn ("request %s waits: no validator worker is connected", r->cid);
 }
 
-static void s_validate (s_gw_t *gw, bmq_gw_request_t *r)
+static void s_validate (bmq_gw_t *gw, bmq_gw_request_t *r)
 {
     if (!json_is_array (r->plan) || !s_targets_scene (r->plan)) { s_validate_with (gw, r, NULL); return; }
     r->state = BMQ_REQ_LOOKING;
     bmq_envelope_t *look = bmq_envelope_new (BMQ_MSG_SCENE_REQUEST, r->cid,
         json_pack ("{s:s, s:{s:i}}", "command", "scene_info", "args", "limit", 1000));
-    s_for_client (r, look);
-    s_hand_to (gw, r, BMQ_WAIT_EXECUTOR);
+    bmq_gw_for_client (r, look);
+    bmq_gw_hand_to (gw, r, BMQ_WAIT_EXECUTOR);
     bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), look);
     bmq_envelope_destroy (&look);
 }
 
 /* The scene's object names arrived (or could not be had: then the plan is
  * checked without them, and its targets fail with a clear reason). */
-static void s_on_scene_names (s_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env)
+static void s_on_scene_names (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env)
 {
     json_t *names = NULL;
     if (env->type == BMQ_MSG_SCENE_REPLY) {
@@ -256,14 +116,14 @@ static void s_on_scene_names (s_gw_t *gw, bmq_gw_request_t *r, const bmq_envelop
 /* script.request (issue 8): the validator's verdict. Rejected (or the client
  * asked for the verdict only): answer now. Validated: the executor runs it in
  * the sandbox and answers the client (its script.reply carries the verdict). */
-static void s_on_script_verdict (s_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *verdict)
+static void s_on_script_verdict (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *verdict)
 {
     bool valid = !strcmp (bmq_body_str (verdict, "status"), "validated") && json_is_string (json_object_get (verdict->body, "seal"));
     if (!valid || json_is_true (json_object_get (r->plan, "validate_only"))) {
         bmq_envelope_t *copy = bmq_envelope_reply (verdict, verdict->type, json_deep_copy (verdict->body));
         json_object_del (copy->body, "seal");
-        s_to_client (gw, r, copy);
-        s_done (gw, r, valid ? "validated" : "rejected");
+        bmq_gw_to_client (gw, r, copy);
+        bmq_gw_done (gw, r, valid ? "validated" : "rejected");
         return;
     }
     r->state = BMQ_REQ_EXECUTING;
@@ -271,29 +131,29 @@ static void s_on_script_verdict (s_gw_t *gw, bmq_gw_request_t *r, const bmq_enve
     bmq_envelope_t *run = bmq_envelope_new (BMQ_MSG_SCRIPT_REQUEST, r->cid,
         json_pack ("{s:O, s:O, s:O}", "script", json_object_get (verdict->body, "script"),
                    "verdict", json_object_get (verdict->body, "verdict"), "seal", json_object_get (verdict->body, "seal")));
-    s_for_client (r, run);
-    s_hand_to (gw, r, BMQ_WAIT_EXECUTOR);
+    bmq_gw_for_client (r, run);
+    bmq_gw_hand_to (gw, r, BMQ_WAIT_EXECUTOR);
     bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), run);
     bmq_envelope_destroy (&run);
 }
 
-static void s_on_verdict (s_gw_t *gw, bmq_envelope_t *verdict)
+static void s_on_verdict (bmq_gw_t *gw, bmq_envelope_t *verdict)
 {
     bmq_gw_request_t *r = zhashx_lookup (gw->requests, verdict->cid);
     if (!r || r->state != BMQ_REQ_VALIDATING) return;
     if (verdict->type == BMQ_MSG_SCRIPT_REPLY) { s_on_script_verdict (gw, r, verdict); return; }
     if (verdict->type == BMQ_MSG_CAPABILITIES_REPLY) {          /* discover_capabilities: as the validator said */
-        s_to_client (gw, r, bmq_envelope_reply (verdict, verdict->type, json_incref (verdict->body)));
-        s_done (gw, r, "ok");
+        bmq_gw_to_client (gw, r, bmq_envelope_reply (verdict, verdict->type, json_incref (verdict->body)));
+        bmq_gw_done (gw, r, "ok");
         return;
     }
     bool accepted = json_is_true (json_object_get (verdict->body, "accepted"));
     bmq_envelope_t *copy = bmq_envelope_reply (verdict, verdict->type, json_deep_copy (verdict->body));
     json_object_del (copy->body, "seal");       /* the seal is for the executor only */
     json_object_set_new (copy->body, "plan_id", json_string (r->plan_id));
-    s_to_client (gw, r, copy);
+    bmq_gw_to_client (gw, r, copy);
     if (verdict->type == BMQ_MSG_ERROR || r->kind == BMQ_REQ_VALIDATE || !accepted) {
-        s_done (gw, r, verdict->type == BMQ_MSG_ERROR ? "error" : accepted ? "accepted" : "rejected");
+        bmq_gw_done (gw, r, verdict->type == BMQ_MSG_ERROR ? "error" : accepted ? "accepted" : "rejected");
         return;
     }
     r->state = BMQ_REQ_EXECUTING;
@@ -301,15 +161,15 @@ static void s_on_verdict (s_gw_t *gw, bmq_envelope_t *verdict)
         json_pack ("{s:s, s:O, s:O, s:O, s:b}", "plan_id", r->plan_id, "plan", r->plan,
                    "plan_hash", json_object_get (verdict->body, "plan_hash"),
                    "seal", json_object_get (verdict->body, "seal"), "keep_partial", r->keep_partial));
-    s_for_client (r, exec);
+    bmq_gw_for_client (r, exec);
     r->steps_total = (long long) json_array_size (r->plan);
-    s_hand_to (gw, r, BMQ_WAIT_EXECUTOR);
+    bmq_gw_hand_to (gw, r, BMQ_WAIT_EXECUTOR);
     bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), exec);
     bmq_envelope_destroy (&exec);
 }
 
 /* A message from a downstream service (planner or executor) about request cid. */
-static void s_on_downstream (s_gw_t *gw, bmq_peer_t *peer)
+static void s_on_downstream (bmq_gw_t *gw, bmq_peer_t *peer)
 {
     bmq_envelope_t *env = bmq_bus_recv (bmq_peer_sock (peer), NULL);
     if (!env) return;
@@ -325,11 +185,11 @@ static void s_on_downstream (s_gw_t *gw, bmq_peer_t *peer)
         r->plan = json_incref (json_object_get (env->body, "plan"));
         json_t *body = json_deep_copy (env->body);
         json_object_set_new (body, "plan_id", json_string (r->plan_id));
-        s_to_client (gw, r, bmq_envelope_reply (env, BMQ_MSG_CHAT_PLANNED, body));
+        bmq_gw_to_client (gw, r, bmq_envelope_reply (env, BMQ_MSG_CHAT_PLANNED, body));
         s_validate (gw, r);
     }
     else if (env->type == BMQ_MSG_PLAN_NOTE && r->state == BMQ_REQ_PLANNING) {
-        s_to_client (gw, r, env);       /* the planner's progress while it plans */
+        bmq_gw_to_client (gw, r, env);       /* the planner's progress while it plans */
         env = NULL;
     }
     else if (env->type == BMQ_MSG_PROGRESS || env->type == BMQ_MSG_EXECUTE_ACCEPTED) {
@@ -341,7 +201,7 @@ static void s_on_downstream (s_gw_t *gw, bmq_peer_t *peer)
             if (status && !strcmp (status, "ok")) r->steps_done = (long long) bmq_body_int (env, "step", r->steps_done);
             r->steps_total = (long long) bmq_body_int (env, "total", r->steps_total);
         }
-        s_to_client (gw, r, env);
+        bmq_gw_to_client (gw, r, env);
         env = NULL;
     }
     else if (env->type == BMQ_MSG_EXECUTE_RESULT || env->type == BMQ_MSG_SCENE_REPLY || env->type == BMQ_MSG_INSPECT_REPLY
@@ -351,14 +211,14 @@ static void s_on_downstream (s_gw_t *gw, bmq_peer_t *peer)
                             : env->type == BMQ_MSG_ERROR ? bmq_body_str (env, "code") : "ok";
         char saved[64];
         snprintf (saved, sizeof saved, "%s", outcome ? outcome : "?");
-        s_to_client (gw, r, env);
+        bmq_gw_to_client (gw, r, env);
         env = NULL;
-        s_done (gw, r, saved);
+        bmq_gw_done (gw, r, saved);
     }
     bmq_envelope_destroy (&env);
 }
 
-static json_t *s_status (s_gw_t *gw)
+static json_t *s_status (bmq_gw_t *gw)
 {
     json_t *services = json_array ();
     json_array_append_new (services, bmq_peer_status (gw->planner));
@@ -388,7 +248,7 @@ static json_t *s_status (s_gw_t *gw)
  * plan being run is the executor's to stop (after its current step, rolled
  * back); the gateway asks it in a story of its own, so an executor that
  * cannot cancel answers nothing this request would take for its end. */
-static void s_cancel (s_gw_t *gw, const bmq_envelope_t *env, const bmq_principal_t *who)
+static void s_cancel (bmq_gw_t *gw, const bmq_envelope_t *env, const bmq_principal_t *who)
 {
     bmq_gw_request_t *r = zhashx_lookup (gw->requests, env->cid);
     if (!r) return;
@@ -401,12 +261,12 @@ static void s_cancel (s_gw_t *gw, const bmq_envelope_t *env, const bmq_principal
         bmq_envelope_destroy (&stop);
     }
     else if (r->state == BMQ_REQ_PLANNING || r->state == BMQ_REQ_VALIDATING)
-        s_fail (gw, r, "cancelled", "cancelled by the client before anything ran");
+        bmq_gw_fail (gw, r, "cancelled", "cancelled by the client before anything ran");
 }
 
 /* A client may name the plan it starts (POST /api/chat answers with the id at
  * once): a short plain name no request in progress uses. */
-static bool s_plan_id_ok (s_gw_t *gw, const char *id)
+static bool s_plan_id_ok (bmq_gw_t *gw, const char *id)
 {
     size_t n = id ? strlen (id) : 0;
     if (!n || n > 64) return false;
@@ -417,41 +277,7 @@ static bool s_plan_id_ok (s_gw_t *gw, const char *id)
     return true;
 }
 
-/* Everything a new request will need, in the order it needs it: the first
- * that is down (or, for Blender, not connected to its executor) fails it now
- * rather than when it gets there. */
-static bmq_req_wait_t s_missing (s_gw_t *gw, const bmq_envelope_t *env, int executor, char *why, size_t len)
-{
-    bmq_req_wait_t needs[4];
-    int n = 0;
-    bool blender = false;
-    switch (env->type) {
-    case BMQ_MSG_CHAT_REQUEST: needs[n++] = BMQ_WAIT_PLANNER; /* fall through */
-    case BMQ_MSG_RUN_REQUEST: needs[n++] = BMQ_WAIT_VALIDATORS; needs[n++] = BMQ_WAIT_EXECUTOR; blender = true; break;
-    case BMQ_MSG_VALIDATE_REQUEST: case BMQ_MSG_CAPABILITIES_REQUEST: needs[n++] = BMQ_WAIT_VALIDATORS; break;
-    case BMQ_MSG_SCRIPT_REQUEST:
-        needs[n++] = BMQ_WAIT_VALIDATORS;
-        if (!json_is_true (json_object_get (env->body, "validate_only"))) needs[n++] = BMQ_WAIT_EXECUTOR;
-        break;
-    case BMQ_MSG_SCENE_REQUEST: case BMQ_MSG_INSPECT_REQUEST: case BMQ_MSG_SCRIPT_CONFIRM:
-        needs[n++] = BMQ_WAIT_EXECUTOR; blender = true; break;
-    case BMQ_MSG_SCRIPT_LIST: needs[n++] = BMQ_WAIT_EXECUTOR; break;
-    case BMQ_MSG_RECIPE_SAVE: case BMQ_MSG_RECIPE_LIST: needs[n++] = BMQ_WAIT_PLANNER; break;
-    case BMQ_MSG_AUDIT_QUERY: needs[n++] = BMQ_WAIT_AUDIT; break;
-    default: break;
-    }
-    for (int i = 0; i < n; i++)
-        if (s_unavailable (gw, needs[i], executor, 0, 0, false, why, len)) return needs[i];
-    bmq_peer_t *ep = bmq_executor_set_peer (gw->executors, (size_t) executor);
-    const char *state = bmq_peer_state (ep);
-    if (blender && bmq_peer_alive (ep) && strcmp (state, "blender connected") && strcmp (state, "unknown")) {
-        snprintf (why, len, "Blender is not connected to the executor: %s", state);
-        return BMQ_WAIT_BLENDER;
-    }
-    return BMQ_WAIT_NONE;
-}
-
-static void s_on_client (s_gw_t *gw)
+static void s_on_client (bmq_gw_t *gw)
 {
     zframe_t *rid = NULL;
     bmq_envelope_t *env = bmq_bus_recv (gw->front, &rid);
@@ -504,7 +330,7 @@ static void s_on_client (s_gw_t *gw)
         r->executor = bmq_executor_set_find (gw->executors, bmq_body_str (env, "target"));
         snprintf (r->client_name, sizeof r->client_name, "%s", who.name);
         snprintf (r->client_role, sizeof r->client_role, "%s", who.role);
-        s_for_client (r, env);          /* forwarded as is below: the client's own on_behalf_of never passes */
+        bmq_gw_for_client (r, env);          /* forwarded as is below: the client's own on_behalf_of never passes */
         if (named) snprintf (r->plan_id, sizeof r->plan_id, "%s", bmq_body_str (env, "plan_id"));
         zhashx_insert (gw->requests, r->cid, r);
         json_t *what = json_deep_copy (env->body);
@@ -520,29 +346,29 @@ static void s_on_client (s_gw_t *gw)
             bmq_http_server_on_request (gw->http, r->plan_id, env->type == BMQ_MSG_CHAT_REQUEST ? "chat"
                                         : env->type == BMQ_MSG_RUN_REQUEST ? "run" : "validate", env);
         char why[200];
-        bmq_req_wait_t missing = s_missing (gw, env, r->executor, why, sizeof why);
+        bmq_req_wait_t missing = bmq_gw_missing (gw, env, r->executor, why, sizeof why);
         if (missing != BMQ_WAIT_NONE) {
             r->waits = missing;
-            s_fail_unavailable (gw, r, why);
+            bmq_gw_fail_unavailable (gw, r, why);
         }
         else if (kind == BMQ_REQ_CHAT) {
             r->state = BMQ_REQ_PLANNING;
-            s_hand_to (gw, r, BMQ_WAIT_PLANNER);
+            bmq_gw_hand_to (gw, r, BMQ_WAIT_PLANNER);
             bmq_envelope_t *pr = bmq_envelope_new (BMQ_MSG_PLAN_REQUEST, r->cid,
                                                    json_pack ("{s:O}", "prompt", json_object_get (env->body, "prompt")));
-            s_for_client (r, pr);
+            bmq_gw_for_client (r, pr);
             bmq_peer_send (gw->planner, pr);
             bmq_envelope_destroy (&pr);
         }
         else if (kind == BMQ_REQ_SCENE) {
             r->state = BMQ_REQ_FORWARDED;
             bool to_planner = env->type == BMQ_MSG_RECIPE_SAVE || env->type == BMQ_MSG_RECIPE_LIST;
-            s_hand_to (gw, r, to_planner ? BMQ_WAIT_PLANNER : BMQ_WAIT_EXECUTOR);
+            bmq_gw_hand_to (gw, r, to_planner ? BMQ_WAIT_PLANNER : BMQ_WAIT_EXECUTOR);
             bmq_peer_send (to_planner ? gw->planner : bmq_executor_set_peer (gw->executors, (size_t) r->executor), env);
         }
         else if (kind == BMQ_REQ_AUDIT) {
             r->state = BMQ_REQ_FORWARDED;
-            s_hand_to (gw, r, BMQ_WAIT_AUDIT);
+            bmq_gw_hand_to (gw, r, BMQ_WAIT_AUDIT);
             bmq_bus_send (bmq_audit_sock (gw->audit), NULL, env);
         }
         else if (env->type == BMQ_MSG_CAPABILITIES_REQUEST || env->type == BMQ_MSG_SCRIPT_REQUEST) {
@@ -551,8 +377,8 @@ static void s_on_client (s_gw_t *gw)
             bmq_envelope_t *req = bmq_envelope_reply (env, env->type, json_incref (env->body));
             if (env->type == BMQ_MSG_SCRIPT_REQUEST)        /* the seal names the executor it is for (issue 12) */
                 json_object_set_new (req->body, "target", json_string (bmq_executor_set_name (gw->executors, (size_t) r->executor)));
-            s_hand_to (gw, r, BMQ_WAIT_VALIDATORS);
-            if (bmq_broker_submit (gw->broker, &req)) s_fail (gw, r, "busy", "the validator queue is full; try again shortly");
+            bmq_gw_hand_to (gw, r, BMQ_WAIT_VALIDATORS);
+            if (bmq_broker_submit (gw->broker, &req)) bmq_gw_fail (gw, r, "busy", "the validator queue is full; try again shortly");
         }
         else {
             r->plan = json_incref (json_object_get (env->body, "plan"));
@@ -564,7 +390,7 @@ static void s_on_client (s_gw_t *gw)
     bmq_envelope_destroy (&env);
 }
 
-static void s_expire (s_gw_t *gw)
+static void s_expire (bmq_gw_t *gw)
 {
     int64_t now = bmq_mono_ms ();
     zlistx_t *late = zlistx_new ();
@@ -573,12 +399,12 @@ static void s_expire (s_gw_t *gw)
     for (bmq_gw_request_t *r = zlistx_first (late); r; r = zlistx_next (late)) {
         char msg[256];
         snprintf (msg, sizeof msg, "no answer within %d ms while %s", gw->timeout_ms, bmq_gw_request_state_name (r->state));
-        s_fail (gw, r, "timeout", msg);
+        bmq_gw_fail (gw, r, "timeout", msg);
     }
     zlistx_destroy (&late);
 }
 
-static void s_forward_events (s_gw_t *gw)
+static void s_forward_events (bmq_gw_t *gw)
 {
     zmsg_t *msg = zmsg_recv (gw->sub);
     if (!msg) return;
@@ -589,7 +415,7 @@ static void s_forward_events (s_gw_t *gw)
 
 int bmq_gateway_service_run (bmq_config_t *cfg)
 {
-    s_gw_t gw = { .cfg = cfg, .timeout_ms = (int) bmq_config_int (cfg, "gateway.request_timeout_ms"),
+    bmq_gw_t gw = { .cfg = cfg, .timeout_ms = (int) bmq_config_int (cfg, "gateway.request_timeout_ms"),
                   .curve = bmq_config_bool (cfg, "security.curve"),
                   .interval = (int) bmq_config_int (cfg, "heartbeat.interval_ms") };
     int interval = (int) bmq_config_int (cfg, "heartbeat.interval_ms");
@@ -647,9 +473,9 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
                 bmq_gw_request_t *r = env ? zhashx_lookup (gw.requests, env->cid) : NULL;
                 if (r && r->kind == BMQ_REQ_AUDIT && (env->type == BMQ_MSG_AUDIT_RESULT || env->type == BMQ_MSG_ERROR)) {
                     bool ok = env->type == BMQ_MSG_AUDIT_RESULT;
-                    s_to_client (&gw, r, env);
+                    bmq_gw_to_client (&gw, r, env);
                     env = NULL;
-                    s_done (&gw, r, ok ? "ok" : "error");
+                    bmq_gw_done (&gw, r, ok ? "ok" : "error");
                 }
                 else if (env) bmq_audit_handle (gw.audit, env);
                 bmq_envelope_destroy (&env);
@@ -663,7 +489,7 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
             bmq_audit_tick (gw.audit);
             bmq_http_server_tick (gw.http);
             bmq_http_server_audit (gw.http, gw.audit);     /* refused HTTP requests: "http.refused" records */
-            s_check_waiting (&gw);
+            bmq_gw_check_waiting (&gw);
             s_expire (&gw);
         }
         bmq_info ("gateway stopping (%zu requests in progress)", zhashx_size (gw.requests));

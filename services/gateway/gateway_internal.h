@@ -1,0 +1,53 @@
+/* gateway_internal — the gateway's state and what its parts share: the
+ * service loop and request intake (gateway_service.c), and fail-fast, who
+ * holds each request and what to tell its client when that one is gone
+ * (gateway_failfast.c). Not for other services. */
+#ifndef BMQ_GATEWAY_INTERNAL_H
+#define BMQ_GATEWAY_INTERNAL_H
+
+#include "audit_client.h"
+#include "executor_set.h"
+#include "gateway_request.h"
+#include "http_server.h"
+#include "peer.h"
+#include "validator_broker.h"
+
+typedef struct bmq_gw_t bmq_gw_t;
+struct bmq_gw_t {
+    bmq_config_t *cfg;
+    zsock_t      *front, *pub, *sub;
+    bmq_peer_t   *planner;
+    bmq_executor_set_t *executors;      /* one per Blender; requests pick one with "target" */
+    bmq_broker_t *broker;
+    bmq_audit_t  *audit;
+    zhashx_t     *requests;           /* cid → bmq_gw_request_t* */
+    int           timeout_ms;
+    bmq_http_server_t *http;          /* REST, SSE, MCP over HTTP; NULL when disabled */
+    bool          curve;              /* security.curve: an unauthenticated peer is refused */
+    int           interval;           /* heartbeat.interval_ms */
+    int64_t       last_check;         /* bmq_gw_check_waiting ran (monotonic ms) */
+    int64_t       last_loop;          /* the main loop last turned (monotonic ms) */
+    int64_t       grace_until;        /* after a stall of our own (SIGSTOP, swap): judge no peer's silence till then */
+};
+
+/* ---- answering clients (gateway_service.c) ---- */
+/* Stamp who the client is (body.on_behalf_of) on what goes downstream for it. */
+void bmq_gw_for_client (const bmq_gw_request_t *r, bmq_envelope_t *env);
+/* Send env (taken) to the request's client, telling the HTTP side too. */
+void bmq_gw_to_client (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t *env);
+/* The request's story ends (request.end with outcome); r is freed. */
+void bmq_gw_done (bmq_gw_t *gw, bmq_gw_request_t *r, const char *outcome);
+/* Answer with an error and end the story. */
+void bmq_gw_fail (bmq_gw_t *gw, bmq_gw_request_t *r, const char *code, const char *message);
+
+/* ---- fail fast (gateway_failfast.c) ---- */
+/* r is now in `waits`'s hands: remember which process of it, and since when. */
+void bmq_gw_hand_to (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_req_wait_t waits);
+/* Answer r: the service it waits on (r->waits) is gone for `why`. */
+void bmq_gw_fail_unavailable (bmq_gw_t *gw, bmq_gw_request_t *r, const char *why);
+/* Answer every request whose holder died or restarted (a few times per interval). */
+void bmq_gw_check_waiting (bmq_gw_t *gw);
+/* The first service a new request will need that is down, or BMQ_WAIT_NONE; why in `why`. */
+bmq_req_wait_t bmq_gw_missing (bmq_gw_t *gw, const bmq_envelope_t *env, int executor, char *why, size_t len);
+
+#endif
