@@ -1,5 +1,6 @@
 /* mcp_call — one MCP tools/call: arguments → bus request → answers → result. */
 #include "mcp_call.h"
+#include "mcp_call_internal.h"
 
 #include <pthread.h>
 #include <sodium.h>
@@ -11,155 +12,9 @@
 
 #define MAX_PROMPT      16000
 #define MAX_TEXT_ERRORS 20
-#define ELICIT_MS       (10 * 60 * 1000)    /* a person has this long to answer */
-#define BOOK_MAX        64                  /* scripts remembered for confirm_script */
-#define SHOWN_SCRIPT    6000                /* bytes of the script text shown to the person */
 
-typedef enum { S_CONFIRM_NONE, S_CONFIRM_LISTING, S_CONFIRM_ASKING, S_CONFIRM_APPLYING } s_confirm_phase_t;
 
-struct bmq_mcp_call_t {
-    const bmq_mcp_tool_t *tool;
-    json_t  *id;
-    json_t  *token;              /* progress token, or NULL */
-    char     cid[BMQ_MAX_ID + 1];
-    int      log_level;
-    int64_t  started, deadline;
-    double   last_progress;
-    bool     progressed;
-    bool     over;
-    bool     sent;               /* a bus request went out */
-    size_t   script_next;        /* test tools: next scripted notification */
-    json_t  *run;                /* execute/chat: what the result will say */
-    json_t  *on_behalf_of;       /* {name, role} of the token, or NULL */
-    char     client[96];
-    /* confirm_script */
-    s_confirm_phase_t phase;
-    char     script_id[BMQ_MAX_ID + 1];
-    char     sha256[65];
-    json_t  *elicit_id;          /* id of our elicitation/create */
-};
 
-/* ---- what script.reply told, for confirm_script -------------------------------- */
-
-static pthread_mutex_t s_book_lock = PTHREAD_MUTEX_INITIALIZER;
-static json_t *s_book;           /* script_id → {sha256, operators, diff}; insertion order */
-
-void bmq_mcp_note_script (const json_t *body)
-{
-    const char *id = json_string_value (json_object_get (body, "script_id"));
-    json_t *verdict = json_object_get (body, "verdict"), *sandbox = json_object_get (body, "sandbox");
-    if (!id || (!verdict && !sandbox)) return;
-    json_t *entry = json_object ();
-    json_t *sha = json_object_get (verdict, "script_sha256"), *ops = json_object_get (verdict, "operator_list");
-    json_t *diff = json_object_get (sandbox, "diff");
-    if (json_is_string (sha)) json_object_set (entry, "sha256", sha);
-    if (json_is_array (ops)) json_object_set (entry, "operators", ops);
-    if (json_is_object (diff)) json_object_set (entry, "diff", diff);
-    pthread_mutex_lock (&s_book_lock);
-    if (!s_book) s_book = json_object ();
-    json_t *old = json_object_get (s_book, id);
-    if (old) json_object_update (old, entry);        /* validate_only, then the sandbox run: both count */
-    else {
-        while (json_object_size (s_book) >= BOOK_MAX) {
-            void *it = json_object_iter (s_book);
-            json_object_del (s_book, json_object_iter_key (it));
-        }
-        json_object_set (s_book, id, entry);
-    }
-    pthread_mutex_unlock (&s_book_lock);
-    json_decref (entry);
-}
-
-static json_t *s_book_get (const char *id)
-{
-    pthread_mutex_lock (&s_book_lock);
-    json_t *e = s_book ? json_deep_copy (json_object_get (s_book, id)) : NULL;
-    pthread_mutex_unlock (&s_book_lock);
-    return e;
-}
-
-static const char *s_levels[] = { "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency" };
-
-int bmq_mcp_log_level (const char *name)
-{
-    for (int i = 0; name && i < 8; i++)
-        if (!strcmp (name, s_levels[i])) return i;
-    return -1;
-}
-
-const char *bmq_mcp_log_level_name (int level) { return level >= 0 && level < 8 ? s_levels[level] : "info"; }
-
-/* ---- JSON-RPC and result builders ------------------------------------------ */
-
-static json_t *s_response (const json_t *id, json_t *result)
-{
-    return json_pack ("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result);
-}
-
-static json_t *s_text (const char *text) { return json_pack ("{s:s, s:s}", "type", "text", "text", text); }
-
-static json_t *s_vresult_error (const char *fmt, va_list ap)
-{
-    char text[4096];
-    vsnprintf (text, sizeof text, fmt, ap);
-    return json_pack ("{s:[o], s:b}", "content", s_text (text), "isError", 1);
-}
-
-static json_t *s_result_error (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
-static json_t *s_result_error (const char *fmt, ...)
-{
-    va_list ap;
-    va_start (ap, fmt);
-    json_t *r = s_vresult_error (fmt, ap);
-    va_end (ap);
-    return r;
-}
-
-/* A result with structuredContent (stolen) and its JSON as text, after an
- * optional one-line summary for people and models reading the text. */
-static json_t *s_result_structured (json_t *structured, const char *summary, bool is_error)
-{
-    char *json = json_dumps (structured, BMQ_MCP_JSON_FLAGS);
-    size_t n = (summary ? strlen (summary) + 1 : 0) + strlen (json ? json : "") + 1;
-    char *text = malloc (n);
-    snprintf (text, n, "%s%s%s", summary ? summary : "", summary ? "\n" : "", json ? json : "");
-    json_t *r = json_pack ("{s:[o], s:o}", "content", s_text (text), "structuredContent", structured);
-    if (is_error) json_object_set_new (r, "isError", json_true ());
-    free (text);
-    free (json);
-    return r;
-}
-
-static void s_finish (bmq_mcp_call_t *self, json_t *result, json_t *out)
-{
-    json_array_append_new (out, s_response (self->id, result));
-    self->over = true;
-}
-
-static void s_log (bmq_mcp_call_t *self, json_t *out, int level, const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
-static void s_log (bmq_mcp_call_t *self, json_t *out, int level, const char *fmt, ...)
-{
-    if (level < self->log_level) return;
-    char text[2048];
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (text, sizeof text, fmt, ap);
-    va_end (ap);
-    json_array_append_new (out, json_pack ("{s:s, s:s, s:{s:s, s:s, s:s}}", "jsonrpc", "2.0", "method", "notifications/message",
-                                           "params", "level", s_levels[level], "logger", "blendmq", "data", text));
-}
-
-/* notifications/progress; the value must grow with each notification. */
-static void s_progress (bmq_mcp_call_t *self, json_t *out, double progress, double total, const char *message)
-{
-    if (!self->token || (self->progressed && progress <= self->last_progress)) return;
-    self->progressed = true;
-    self->last_progress = progress;
-    json_t *params = json_pack ("{s:O, s:f}", "progressToken", self->token, "progress", progress);
-    if (total > 0) json_object_set_new (params, "total", json_real (total));
-    if (message) json_object_set_new (params, "message", json_string (message));
-    json_array_append_new (out, json_pack ("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", "notifications/progress", "params", params));
-}
 
 /* ---- arguments → bus request ----------------------------------------------- */
 
@@ -288,16 +143,16 @@ bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const bmq_mcp_
     }
     json_t *args = json_object_get (params, "arguments");
     if (args && !json_is_null (args) && !json_is_object (args)) {
-        *response = s_response (id, s_result_error ("%s: arguments must be an object", tool->name));
+        *response = bmq_mcp_response (id, bmq_mcp_result_error ("%s: arguments must be an object", tool->name));
         return NULL;
     }
     if (!tool->available) {
-        *response = s_response (id, s_result_error ("%s is not available in this build of blendmq: the service behind it "
+        *response = bmq_mcp_response (id, bmq_mcp_result_error ("%s is not available in this build of blendmq: the service behind it "
                                                     "(bus message %s) is not part of it yet", tool->name, tool->request_name));
         return NULL;
     }
     if (!s_may_call (tool, caller)) {
-        *response = s_response (id, s_result_error ("%s needs a token with role %s; this one (%s) has role %s. Ask the "
+        *response = bmq_mcp_response (id, bmq_mcp_result_error ("%s needs a token with role %s; this one (%s) has role %s. Ask the "
                                                     "admin for a token with that role (`blendmq keys add-client NAME --role %s`).",
                                                     tool->name, tool->kind == BMQ_TOOL_CONFIRM ? "operator or reviewer" : bmq_role_name (tool->role),
                                                     caller->name, bmq_role_name (caller->role), bmq_role_name (tool->role)));
@@ -307,12 +162,12 @@ bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const bmq_mcp_
         const char *sid = json_string_value (json_object_get (args, "script_id"));
         const char *sha = json_string_value (json_object_get (args, "sha256"));
         if (!sid || !*sid || strlen (sid) > BMQ_MAX_ID || !s_is_hex64 (sha)) {
-            *response = s_response (id, s_result_error ("%s: script_id (from inject_bpy_script) and sha256 (its script_sha256, "
+            *response = bmq_mcp_response (id, bmq_mcp_result_error ("%s: script_id (from inject_bpy_script) and sha256 (its script_sha256, "
                                                         "64 hex digits) are required", tool->name));
             return NULL;
         }
         if (!caller || !caller->elicitation || !caller->can_ask) {
-            *response = s_response (id, s_result_error (
+            *response = bmq_mcp_response (id, bmq_mcp_result_error (
                 "%s: nothing was applied. A person must confirm a script, and this MCP client %s, so blendmq cannot ask its "
                 "user. " S_WHERE_TO_CONFIRM, tool->name,
                 caller && caller->elicitation ? "did not accept an event stream for this call (Accept: text/event-stream)"
@@ -337,7 +192,7 @@ bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const bmq_mcp_
         snprintf (self->cid, sizeof self->cid, "local-%p", (void *) self);
         json_decref (no_args);
         if (!json_array_size (json_object_get (tool->def, "_script"))) {
-            *response = s_response (id, json_deep_copy (json_object_get (tool->def, "_result")));
+            *response = bmq_mcp_response (id, json_deep_copy (json_object_get (tool->def, "_result")));
             bmq_mcp_call_destroy (&self);
         }
         return self;
@@ -346,7 +201,7 @@ bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const bmq_mcp_
     json_t *body = s_body (self, args, err, sizeof err);
     json_decref (no_args);
     if (!body) {
-        *response = s_response (id, s_result_error ("%s: %s", tool->name, err));
+        *response = bmq_mcp_response (id, bmq_mcp_result_error ("%s: %s", tool->name, err));
         bmq_mcp_call_destroy (&self);
         return NULL;
     }
@@ -414,10 +269,10 @@ static void s_on_error (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t 
         char summary[2048];
         snprintf (summary, sizeof summary, "%s failed: %s: %s%s", self->tool->name, code ? code : "error",
                   message ? message : "", s_hint (code));
-        s_finish (self, s_result_structured (json_incref (self->run), summary, true), out);
+        bmq_mcp_call_finish (self, bmq_mcp_result_structured (json_incref (self->run), summary, true), out);
         return;
     }
-    s_finish (self, s_result_error ("%s failed: %s: %s%s", self->tool->name, code ? code : "error", message ? message : "",
+    bmq_mcp_call_finish (self, bmq_mcp_result_error ("%s failed: %s: %s%s", self->tool->name, code ? code : "error", message ? message : "",
                                     s_hint (code)), out);
 }
 
@@ -452,20 +307,20 @@ static void s_on_progress (bmq_mcp_call_t *self, const bmq_envelope_t *env, json
     char msg[1024];
     if (event && !strcmp (event, "plan") && status && !strcmp (status, "started")) {
         snprintf (msg, sizeof msg, "plan %s started: %.0f steps", bmq_body_str (env, "plan_id"), total);
-        s_progress (self, out, 0, total, msg);
+        bmq_mcp_call_progress (self, out, 0, total, msg);
     }
     else if (event && !strcmp (event, "step")) {
         const char *error = bmq_body_str (env, "error");
         snprintf (msg, sizeof msg, "step %lld/%.0f %s %s %.1f ms%s%s", (long long) bmq_body_int (env, "step", 0), total,
                   bmq_body_str (env, "operation") ? bmq_body_str (env, "operation") : "?", status ? status : "?",
                   json_number_value (json_object_get (env->body, "duration_ms")), error ? ": " : "", error ? error : "");
-        s_progress (self, out, (double) bmq_body_int (env, "step", 0), total, msg);
-        if (status && strcmp (status, "ok")) s_log (self, out, 4, "%s", msg);
-        else s_log (self, out, 0, "%s", msg);
+        bmq_mcp_call_progress (self, out, (double) bmq_body_int (env, "step", 0), total, msg);
+        if (status && strcmp (status, "ok")) bmq_mcp_call_log (self, out, 4, "%s", msg);
+        else bmq_mcp_call_log (self, out, 0, "%s", msg);
     }
     else if (event && !strcmp (event, "rollback")) {
         json_t *rb = json_object_get (env->body, "rollback");
-        s_log (self, out, 3, "plan %s %s: removed %zu object(s), restored %zu", bmq_body_str (env, "plan_id"),
+        bmq_mcp_call_log (self, out, 3, "plan %s %s: removed %zu object(s), restored %zu", bmq_body_str (env, "plan_id"),
                status ? status : "rolled back", json_array_size (json_object_get (rb, "removed")),
                json_array_size (json_object_get (rb, "restored")));
     }
@@ -475,7 +330,7 @@ static bool s_feed_run (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t 
 {
     switch (env->type) {
     case BMQ_MSG_PLAN_NOTE:
-        s_log (self, out, 1, "planner: %s", bmq_body_str (env, "text"));
+        bmq_mcp_call_log (self, out, 1, "planner: %s", bmq_body_str (env, "text"));
         return false;
     case BMQ_MSG_CHAT_PLANNED: {
         json_t *plan = json_object_get (env->body, "plan");
@@ -483,7 +338,7 @@ static bool s_feed_run (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t 
         s_set_plan_id (self, env);
         json_object_set (self->run, "plan", plan);
         json_object_set_new (self->run, "steps_total", json_integer ((json_int_t) json_array_size (plan)));
-        s_log (self, out, 1, "plan %s: %s, %zu steps (%s planner)", bmq_body_str (env, "plan_id"), title ? title : "?",
+        bmq_mcp_call_log (self, out, 1, "plan %s: %s, %zu steps (%s planner)", bmq_body_str (env, "plan_id"), title ? title : "?",
                json_array_size (plan), bmq_body_str (env, "source") ? bmq_body_str (env, "source") : "?");
         /* what the planner understood and what it could not place: a model must hear about dropped words too */
         static const char *const said[] = { "parts", "not_understood", "notes" };
@@ -493,7 +348,7 @@ static bool s_feed_run (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t 
         json_t *missed = json_object_get (env->body, "not_understood");
         if (json_array_size (missed)) {
             char *text = json_dumps (missed, JSON_COMPACT);
-            s_log (self, out, 1, "not understood: %s", text ? text : "?");
+            bmq_mcp_call_log (self, out, 1, "not understood: %s", text ? text : "?");
             free (text);
         }
         return false;
@@ -501,7 +356,7 @@ static bool s_feed_run (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t 
     case BMQ_MSG_VALIDATE_REPLY: {
         s_set_plan_id (self, env);
         if (json_is_true (json_object_get (env->body, "accepted"))) {
-            s_log (self, out, 1, "validated: %lld steps accepted", (long long) json_integer_value (json_object_get (self->run, "steps_total")));
+            bmq_mcp_call_log (self, out, 1, "validated: %lld steps accepted", (long long) json_integer_value (json_object_get (self->run, "steps_total")));
             return false;
         }
         json_t *errors = json_object_get (env->body, "errors");
@@ -511,12 +366,12 @@ static bool s_feed_run (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t 
         s_errors_text (errors, lines, sizeof lines);
         snprintf (summary, sizeof summary, "The plan was rejected, nothing ran. Fix %s and call again "
                   "(discover_capabilities lists what is allowed):%s", json_array_size (errors) == 1 ? "this" : "these", lines);
-        s_finish (self, s_result_structured (json_incref (self->run), summary, true), out);
+        bmq_mcp_call_finish (self, bmq_mcp_result_structured (json_incref (self->run), summary, true), out);
         return true;
     }
     case BMQ_MSG_EXECUTE_ACCEPTED:
         s_set_plan_id (self, env);
-        s_log (self, out, 0, "plan %s queued at position %lld", bmq_body_str (env, "plan_id"), (long long) bmq_body_int (env, "position", 0));
+        bmq_mcp_call_log (self, out, 0, "plan %s queued at position %lld", bmq_body_str (env, "plan_id"), (long long) bmq_body_int (env, "position", 0));
         return false;
     case BMQ_MSG_PROGRESS:
         s_on_progress (self, env, out);
@@ -531,8 +386,8 @@ static bool s_feed_run (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t 
                   (long long) bmq_body_int (env, "steps_done", 0), (long long) bmq_body_int (env, "steps_total", 0),
                   json_number_value (json_object_get (env->body, "duration_ms")), bmq_body_str (env, "plan_id"),
                   error ? ": " : "", error ? error : "");
-        s_log (self, out, ok ? 1 : 4, "%s", summary);
-        s_finish (self, s_result_structured (json_incref (self->run), summary, !ok), out);
+        bmq_mcp_call_log (self, out, ok ? 1 : 4, "%s", summary);
+        bmq_mcp_call_finish (self, bmq_mcp_result_structured (json_incref (self->run), summary, !ok), out);
         return true;
     }
     default:
@@ -542,7 +397,7 @@ static bool s_feed_run (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t 
 
 static json_t *s_image_result (const bmq_envelope_t *env)
 {
-    if (!env->blob_len) return s_result_error ("get_viewport_screenshot: Blender returned no image");
+    if (!env->blob_len) return bmq_mcp_result_error ("get_viewport_screenshot: Blender returned no image");
     size_t b64len = sodium_base64_ENCODED_LEN (env->blob_len, sodium_base64_VARIANT_ORIGINAL);
     char *b64 = malloc (b64len);
     sodium_bin2base64 (b64, b64len, env->blob, env->blob_len, sodium_base64_VARIANT_ORIGINAL);
@@ -550,151 +405,9 @@ static json_t *s_image_result (const bmq_envelope_t *env)
     char text[256];
     snprintf (text, sizeof text, "preview %lldx%lld, %zu bytes PNG", (long long) json_integer_value (json_object_get (result, "width")),
               (long long) json_integer_value (json_object_get (result, "height")), env->blob_len);
-    json_t *r = json_pack ("{s:[{s:s, s:s, s:s}, o]}", "content", "type", "image", "mimeType", "image/png", "data", b64, s_text (text));
+    json_t *r = json_pack ("{s:[{s:s, s:s, s:s}, o]}", "content", "type", "image", "mimeType", "image/png", "data", b64, bmq_mcp_text (text));
     free (b64);
     return r;
-}
-
-/* ---- confirm_script: the executor's listing → elicitation → script.confirm ------------- */
-
-static void s_names (json_t *list, const char *key, char *buf, size_t len)
-{
-    size_t used = 0, i;
-    json_t *v;
-    buf[0] = 0;
-    json_array_foreach (list, i, v) {
-        const char *name = json_is_string (v) ? json_string_value (v) : json_string_value (json_object_get (v, key));
-        if (i == 40) { snprintf (buf + used, len - used, ", … %zu more", json_array_size (list) - i); return; }
-        int n = snprintf (buf + used, len - used, "%s%s", i ? ", " : "", name ? name : "?");
-        if (n < 0 || (size_t) n >= len - used) return;
-        used += (size_t) n;
-    }
-    if (!used) snprintf (buf, len, "none");
-}
-
-/* What the person reads before deciding. */
-static char *s_elicit_message (bmq_mcp_call_t *self, const json_t *entry)
-{
-    json_t *known = s_book_get (self->script_id);
-    json_t *ops = json_object_get (known, "operators"), *diff = json_object_get (known, "diff");
-    char op_text[2048], added[1024], removed[1024], changed[1024];
-    if (json_is_array (ops)) s_names (ops, "name", op_text, sizeof op_text);
-    else snprintf (op_text, sizeof op_text, "(not known to this gateway: review the script on the blendmq web page)");
-    s_names (json_object_get (diff, "added"), "name", added, sizeof added);
-    s_names (json_object_get (diff, "removed"), "name", removed, sizeof removed);
-    s_names (json_object_get (diff, "changed"), "name", changed, sizeof changed);
-    const char *script = json_string_value (json_object_get (entry, "script"));
-    size_t slen = script ? strlen (script) : 0;
-    char *text = NULL;
-    if (asprintf (&text,
-                  "An AI assistant (MCP client %s, token %s) asks to apply a script to the LIVE Blender scene.\n\n"
-                  "script_id: %s\nsha256: %s\nlines: %lld\n"
-                  "Blender operators it calls: %s\n"
-                  "Sandbox run on a copy of the scene: %s%s%s%s%s%s%s\n\n"
-                  "The script%s:\n%.*s%s\n\n"
-                  "Apply it only if this is what you want done.",
-                  self->client, self->on_behalf_of ? json_string_value (json_object_get (self->on_behalf_of, "name")) : "-",
-                  self->script_id, self->sha256, (long long) json_integer_value (json_object_get (entry, "lines")), op_text,
-                  json_is_object (diff) ? "added: " : "(its changes are not known to this gateway)",
-                  json_is_object (diff) ? added : "", json_is_object (diff) ? "; removed: " : "",
-                  json_is_object (diff) ? removed : "", json_is_object (diff) ? "; changed: " : "",
-                  json_is_object (diff) ? changed : "", "",
-                  slen > SHOWN_SCRIPT ? " (the beginning)" : "", (int) (slen > SHOWN_SCRIPT ? SHOWN_SCRIPT : slen),
-                  script ? script : "", slen > SHOWN_SCRIPT ? "\n…" : "") < 0)
-        text = NULL;
-    json_decref (known);
-    return text;
-}
-
-static bool s_feed_confirm (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t *out)
-{
-    if (self->phase == S_CONFIRM_LISTING && env->type == bmq_msg_type_from_name ("script.listing")) {
-        json_t *entry = json_array_get (json_object_get (env->body, "scripts"), 0);
-        const char *sha = json_string_value (json_object_get (entry, "sha256"));
-        if (!json_is_object (entry)) {
-            s_finish (self, s_result_error ("%s: no sandboxed script %s is known (the executor keeps the 64 most recent; "
-                                            "submit it again with inject_bpy_script)", self->tool->name, self->script_id), out);
-            return true;
-        }
-        if (!sha || strcasecmp (sha, self->sha256)) {
-            s_finish (self, s_result_error ("%s: nothing was applied: sha256 %s is not the sha256 of script %s (%s). Confirm "
-                                            "exactly the script that was reviewed.", self->tool->name, self->sha256,
-                                            self->script_id, sha ? sha : "?"), out);
-            return true;
-        }
-        if (json_is_true (json_object_get (entry, "applied")) || !json_is_true (json_object_get (entry, "ok"))) {
-            s_finish (self, s_result_error ("%s: script %s %s", self->tool->name, self->script_id,
-                                            json_is_true (json_object_get (entry, "applied")) ? "was already applied"
-                                            : "did not pass its sandbox run, so it cannot be applied"), out);
-            return true;
-        }
-        char *message = s_elicit_message (self, entry);
-        char eid[BMQ_MAX_ID + 16];
-        snprintf (eid, sizeof eid, "elicit-%s", self->cid);
-        self->elicit_id = json_string (eid);
-        json_array_append_new (out, json_pack (
-            "{s:s, s:O, s:s, s:{s:s, s:{s:s, s:{s:{s:s, s:s, s:s, s:b}}, s:[s]}}}", "jsonrpc", "2.0", "id", self->elicit_id,
-            "method", "elicitation/create", "params", "message", message ? message : "apply the script?",
-            "requestedSchema", "type", "object", "properties", "confirm", "type", "boolean", "title", "Apply to the live scene",
-            "description", "Yes: run this exact script (this sha256) in the live Blender scene.", "default", 0,
-            "required", "confirm"));
-        free (message);
-        s_log (self, out, 1, "asking the user to confirm script %s (sha256 %.12s…)", self->script_id, self->sha256);
-        self->phase = S_CONFIRM_ASKING;
-        self->deadline = bmq_mono_ms () + ELICIT_MS;
-        return false;
-    }
-    if (self->phase == S_CONFIRM_APPLYING && env->type == BMQ_MSG_SCRIPT_REPLY) {
-        const char *status = bmq_body_str (env, "status");
-        bool applied = status && !strcmp (status, "applied");
-        char summary[1024];
-        snprintf (summary, sizeof summary, "%s: script %s %s%s%s", applied ? "applied" : "not applied", self->script_id,
-                  status ? status : "?", bmq_body_str (env, "message") ? ": " : "",
-                  bmq_body_str (env, "message") ? bmq_body_str (env, "message") : "");
-        s_finish (self, s_result_structured (json_deep_copy (env->body), summary, !applied), out);
-        return true;
-    }
-    return false;
-}
-
-bool bmq_mcp_call_awaits (const bmq_mcp_call_t *self, const json_t *id)
-{
-    return self->phase == S_CONFIRM_ASKING && self->elicit_id && id && json_equal (self->elicit_id, (json_t *) id);
-}
-
-bool bmq_mcp_call_answer (bmq_mcp_call_t *self, const json_t *response, json_t *out, bmq_envelope_t **request)
-{
-    *request = NULL;
-    if (self->over || self->phase != S_CONFIRM_ASKING) return self->over;
-    json_t *result = json_object_get (response, "result");
-    const char *action = json_string_value (json_object_get (result, "action"));
-    json_t *confirm = json_object_get (json_object_get (result, "content"), "confirm");
-    if (!result || !action || strcmp (action, "accept") || !json_is_true (confirm)) {
-        const char *why = json_object_get (response, "error") ? "the client could not ask its user"
-                        : !action ? "the client's answer had no action"
-                        : !strcmp (action, "accept") ? "the user did not tick confirm"
-                        : !strcmp (action, "decline") ? "the user declined" : "the user dismissed the question";
-        s_log (self, out, 3, "script %s not applied: %s", self->script_id, why);
-        s_finish (self, s_result_error ("%s: nothing was applied: %s (action %s).", self->tool->name, why, action ? action : "none"), out);
-        return true;
-    }
-    /* A person said yes through this MCP client: the gateway vouches for that, and says so. */
-    json_t *body = json_pack ("{s:s, s:s}", "script_id", self->script_id, "sha256", self->sha256);
-    json_t *who = self->on_behalf_of ? json_deep_copy (self->on_behalf_of) : json_object ();
-    json_object_set_new (who, "token_role", json_incref (json_object_get (who, "role") ? json_object_get (who, "role") : json_null ()));
-    json_object_set_new (who, "role", json_string ("reviewer"));
-    json_object_set_new (who, "confirmed_by", json_string ("person"));
-    json_object_set_new (who, "via", json_string ("mcp-elicitation"));
-    json_object_set_new (who, "mcp_client", json_string (self->client));
-    json_object_set_new (body, "on_behalf_of", who);
-    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_SCRIPT_CONFIRM, NULL, body);
-    snprintf (env->sender, sizeof env->sender, "mcp");
-    snprintf (self->cid, sizeof self->cid, "%s", env->cid);      /* a new story: the listing's has ended */
-    self->phase = S_CONFIRM_APPLYING;
-    self->deadline = bmq_mono_ms () + 130000;                     /* the gateway's own timeout, and a little more */
-    s_log (self, out, 1, "the user confirmed script %s: applying it", self->script_id);
-    *request = env;
-    return false;
 }
 
 bool bmq_mcp_call_feed (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t *out)
@@ -709,11 +422,11 @@ bool bmq_mcp_call_feed (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t 
         return s_feed_run (self, env, out);
     case BMQ_TOOL_CAPABILITIES:
         if (env->type != BMQ_MSG_CAPABILITIES_REPLY) return false;
-        s_finish (self, s_result_structured (json_deep_copy (body), NULL, false), out);
+        bmq_mcp_call_finish (self, bmq_mcp_result_structured (json_deep_copy (body), NULL, false), out);
         return true;
     case BMQ_TOOL_INSPECT:
         if (env->type != BMQ_MSG_INSPECT_REPLY) return false;
-        s_finish (self, s_result_structured (json_deep_copy (body), NULL, false), out);
+        bmq_mcp_call_finish (self, bmq_mcp_result_structured (json_deep_copy (body), NULL, false), out);
         return true;
     case BMQ_TOOL_VALIDATE: {
         if (env->type != BMQ_MSG_VALIDATE_REPLY) return false;
@@ -722,29 +435,29 @@ bool bmq_mcp_call_feed (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t 
         s_errors_text (json_object_get (body, "errors"), lines, sizeof lines);
         if (accepted) snprintf (summary, sizeof summary, "accepted: the plan may run");
         else snprintf (summary, sizeof summary, "rejected:%s", lines);
-        s_finish (self, s_result_structured (json_deep_copy (body), summary, false), out);
+        bmq_mcp_call_finish (self, bmq_mcp_result_structured (json_deep_copy (body), summary, false), out);
         return true;
     }
     case BMQ_TOOL_SCENE_INFO:
     case BMQ_TOOL_OBJECT_INFO: {
         if (env->type != BMQ_MSG_SCENE_REPLY) return false;
         json_t *result = json_object_get (body, "result");
-        s_finish (self, s_result_structured (json_is_object (result) ? json_deep_copy (result) : json_object (), NULL, false), out);
+        bmq_mcp_call_finish (self, bmq_mcp_result_structured (json_is_object (result) ? json_deep_copy (result) : json_object (), NULL, false), out);
         return true;
     }
     case BMQ_TOOL_SCREENSHOT:
         if (env->type != BMQ_MSG_SCENE_REPLY) return false;
-        s_finish (self, s_image_result (env), out);
+        bmq_mcp_call_finish (self, s_image_result (env), out);
         return true;
     case BMQ_TOOL_CONFIRM:
-        return s_feed_confirm (self, env, out);
+        return bmq_mcp_call_feed_confirm (self, env, out);
     case BMQ_TOOL_FORWARD:
         if (env->type != t->reply) return false;
         if (env->type == BMQ_MSG_SCRIPT_REPLY) bmq_mcp_note_script (body);
-        if (t->structured) s_finish (self, s_result_structured (json_deep_copy (body), NULL, false), out);
+        if (t->structured) bmq_mcp_call_finish (self, bmq_mcp_result_structured (json_deep_copy (body), NULL, false), out);
         else {
             char *text = json_dumps (body, BMQ_MCP_JSON_FLAGS);
-            s_finish (self, json_pack ("{s:[o]}", "content", s_text (text ? text : "{}")), out);
+            bmq_mcp_call_finish (self, json_pack ("{s:[o]}", "content", bmq_mcp_text (text ? text : "{}")), out);
             free (text);
         }
         return true;
@@ -766,12 +479,12 @@ bool bmq_mcp_call_tick (bmq_mcp_call_t *self, int64_t now_ms, json_t *out)
             const char *method = json_string_value (json_object_get (n, "method"));
             json_t *params = json_object_get (n, "params");
             if (!strcmp (method, "notifications/progress"))
-                s_progress (self, out, json_number_value (json_object_get (params, "progress")),
+                bmq_mcp_call_progress (self, out, json_number_value (json_object_get (params, "progress")),
                             json_number_value (json_object_get (params, "total")), NULL);
             else if (bmq_mcp_log_level (json_string_value (json_object_get (params, "level"))) >= self->log_level)
                 json_array_append_new (out, json_pack ("{s:s, s:s, s:O}", "jsonrpc", "2.0", "method", method, "params", params));
         }
-        s_finish (self, json_deep_copy (json_object_get (self->tool->def, "_result")), out);
+        bmq_mcp_call_finish (self, json_deep_copy (json_object_get (self->tool->def, "_result")), out);
         return true;
     }
     if (now_ms < self->deadline) return false;
@@ -799,9 +512,9 @@ void bmq_mcp_call_fail (bmq_mcp_call_t *self, const char *why, json_t *out)
         json_object_set_new (self->run, "error", json_string (why));
         char summary[600];
         snprintf (summary, sizeof summary, "%s failed: %s", self->tool->name, why);
-        s_finish (self, s_result_structured (json_incref (self->run), summary, true), out);
+        bmq_mcp_call_finish (self, bmq_mcp_result_structured (json_incref (self->run), summary, true), out);
     }
-    else s_finish (self, s_result_error ("%s failed: %s", self->tool->name, why), out);
+    else bmq_mcp_call_finish (self, bmq_mcp_result_error ("%s failed: %s", self->tool->name, why), out);
 }
 
 bmq_envelope_t *bmq_mcp_call_cancel (bmq_mcp_call_t *self)

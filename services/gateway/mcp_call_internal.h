@@ -1,0 +1,55 @@
+/* mcp_call_internal — one tools/call's state, shared by its parts:
+ * mcp_call.c (arguments → bus request → answers → result),
+ * mcp_result.c (responses, results, log and progress notifications) and
+ * mcp_confirm.c (confirm_script: listing → elicitation → script.confirm). */
+#ifndef BMQ_MCP_CALL_INTERNAL_H
+#define BMQ_MCP_CALL_INTERNAL_H
+
+#include "mcp_call.h"
+
+#define ELICIT_MS       (10 * 60 * 1000)    /* a person has this long to answer */
+#define BOOK_MAX        64                  /* scripts remembered for confirm_script */
+#define SHOWN_SCRIPT    6000                /* bytes of the script text shown to the person */
+
+typedef enum { S_CONFIRM_NONE, S_CONFIRM_LISTING, S_CONFIRM_ASKING, S_CONFIRM_APPLYING } s_confirm_phase_t;
+
+struct bmq_mcp_call_t {
+    const bmq_mcp_tool_t *tool;
+    json_t  *id;
+    json_t  *token;              /* progress token, or NULL */
+    char     cid[BMQ_MAX_ID + 1];
+    int      log_level;
+    int64_t  started, deadline;
+    double   last_progress;
+    bool     progressed;
+    bool     over;
+    bool     sent;               /* a bus request went out */
+    size_t   script_next;        /* test tools: next scripted notification */
+    json_t  *run;                /* execute/chat: what the result will say */
+    json_t  *on_behalf_of;       /* {name, role} of the token, or NULL */
+    char     client[96];
+    /* confirm_script */
+    s_confirm_phase_t phase;
+    char     script_id[BMQ_MAX_ID + 1];
+    char     sha256[65];
+    json_t  *elicit_id;          /* id of our elicitation/create */
+};
+
+/* {jsonrpc, id, result} with result taken. */
+json_t *bmq_mcp_response (const json_t *id, json_t *result);
+/* A text content block. */
+json_t *bmq_mcp_text (const char *text);
+/* notifications/progress when the client gave a progress token (rate-limited). */
+void bmq_mcp_call_progress (bmq_mcp_call_t *self, json_t *out, double progress, double total, const char *message);
+/* The call's result (taken) as its JSON-RPC response, appended to out; the call is over. */
+void bmq_mcp_call_finish (bmq_mcp_call_t *self, json_t *result, json_t *out);
+/* A notifications/message at `level` (RFC 5424 index) when the client asked for that level. */
+void bmq_mcp_call_log (bmq_mcp_call_t *self, json_t *out, int level, const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
+/* A tool result with isError and one text block. */
+json_t *bmq_mcp_result_error (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+/* A tool result with structuredContent (taken) and a text summary. */
+json_t *bmq_mcp_result_structured (json_t *structured, const char *summary, bool is_error);
+/* confirm_script: an answer from the bus during the listing or the apply; true when the call is over. */
+bool bmq_mcp_call_feed_confirm (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t *out);
+
+#endif
