@@ -276,7 +276,6 @@ done:
 }
 
 bool bmq_bus_curve (void) { return s_sec.init && s_sec.curve; }
-const char *bmq_bus_keys_dir (void) { return s_sec.keys_dir; }
 
 /* Options for every socket; CURVE as server (server NULL) or as client of `server`. */
 static int s_secure (zsock_t *sock, const char *self_key, const char *server, const char *endpoint)

@@ -55,7 +55,5 @@ int  bmq_bus_security_init (const bmq_config_t *cfg, const char *self_key, char 
 void bmq_bus_security_shutdown (void);
 /* True when sockets are made with CURVE. */
 bool bmq_bus_curve (void);
-/* The keys dir in use ("" when none). */
-const char *bmq_bus_keys_dir (void);
 
 #endif

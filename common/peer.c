@@ -94,7 +94,6 @@ void bmq_peer_destroy (bmq_peer_t **self_p)
 }
 
 zsock_t *bmq_peer_sock (bmq_peer_t *self) { return self->sock; }
-const char *bmq_peer_name (const bmq_peer_t *self) { return self->name; }
 
 int64_t bmq_peer_disconnected_at (bmq_peer_t *self)
 {

@@ -17,7 +17,6 @@ typedef struct bmq_peer_t bmq_peer_t;
 bmq_peer_t *bmq_peer_new (const char *name, const char *endpoint, int interval_ms, int liveness);
 void     bmq_peer_destroy (bmq_peer_t **self_p);
 zsock_t *bmq_peer_sock (bmq_peer_t *self);
-const char *bmq_peer_name (const bmq_peer_t *self);
 void     bmq_peer_tick (bmq_peer_t *self);
 /* Note traffic from the peer; a heartbeat's state is remembered. Returns true
  * when `env` was a heartbeat (nothing more to do with it). */

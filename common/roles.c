@@ -22,7 +22,6 @@ static const struct { const char *name; unsigned bit; } s_roles[] = {
 };
 #define N_ROLES (sizeof s_roles / sizeof s_roles[0])
 
-const bmq_role_rule_t *bmq_roles_table (void) { return s_rules; }
 
 unsigned bmq_roles_bit (const char *role)
 {

@@ -57,8 +57,6 @@ typedef struct {
 /* check flags */
 #define BMQ_ROLES_TRUST_LOCAL 1
 
-/* The table (NULL-terminated by a row with to == NULL). */
-const bmq_role_rule_t *bmq_roles_table (void);
 /* A role name's bit (0 for "service" and anything unknown). */
 unsigned bmq_roles_bit (const char *role);
 bool bmq_roles_client_role (const char *role);

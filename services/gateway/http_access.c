@@ -81,7 +81,6 @@ void bmq_http_access_destroy (bmq_http_access_t **self_p)
     *self_p = NULL;
 }
 
-bool bmq_http_access_has_token (const bmq_http_access_t *self) { return self->token_len > 0; }
 
 bool bmq_http_access_origin_ok (const bmq_http_access_t *self, const char *origin)
 {

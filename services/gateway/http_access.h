@@ -31,7 +31,6 @@ int bmq_http_access_check (const bmq_http_access_t *self, const char *host, cons
                            const char *authorization, bool need_token, const char **code, const char **message);
 /* Origin may read our answers (CORS): loopback or listed. */
 bool bmq_http_access_origin_ok (const bmq_http_access_t *self, const char *origin);
-bool bmq_http_access_has_token (const bmq_http_access_t *self);
 
 /* "localhost", "127.x.y.z", "::1" / "[::1]", with or without ":port". */
 bool bmq_http_host_is_loopback (const char *host);

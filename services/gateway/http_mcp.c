@@ -81,14 +81,6 @@ void bmq_http_mcp_destroy (bmq_http_mcp_t **self_p)
     *self_p = NULL;
 }
 
-size_t bmq_http_mcp_sessions (bmq_http_mcp_t *self)
-{
-    pthread_mutex_lock (&self->lock);
-    size_t n = zhashx_size (self->sessions);
-    pthread_mutex_unlock (&self->lock);
-    return n;
-}
-
 /* ---- replies ------------------------------------------------------------------- */
 
 static enum MHD_Result s_reply_message (bmq_http_req_t *req, int status, json_t *msg, const char *session_id)

@@ -21,6 +21,5 @@ bmq_http_mcp_t *bmq_http_mcp_new (bool test_tools, int request_timeout_ms, char 
 void bmq_http_mcp_destroy (bmq_http_mcp_t **self_p);
 /* Serve a request to /mcp whose body is complete. */
 enum MHD_Result bmq_http_mcp_handle (bmq_http_mcp_t *self, bmq_http_req_t *req);
-size_t bmq_http_mcp_sessions (bmq_http_mcp_t *self);
 
 #endif

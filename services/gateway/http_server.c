@@ -71,8 +71,6 @@ const bmq_http_options_t *bmq_http_server_options (const bmq_http_server_t *self
 bmq_sse_ring_t     *bmq_http_server_events (bmq_http_server_t *self) { return self->events; }
 bmq_http_plans_t   *bmq_http_server_plans (bmq_http_server_t *self) { return self->plans; }
 bmq_http_metrics_t *bmq_http_server_metrics (bmq_http_server_t *self) { return self->metrics; }
-bmq_http_mcp_t     *bmq_http_server_mcp (bmq_http_server_t *self) { return self->mcp; }
-bmq_http_auth_t    *bmq_http_server_auth (bmq_http_server_t *self) { return self->auth; }
 
 /* ---- refusals, for the audit ------------------------------------------------------ */
 

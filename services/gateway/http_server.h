@@ -96,8 +96,6 @@ const bmq_http_options_t *bmq_http_server_options (const bmq_http_server_t *self
 bmq_sse_ring_t     *bmq_http_server_events (bmq_http_server_t *self);
 bmq_http_plans_t   *bmq_http_server_plans (bmq_http_server_t *self);
 bmq_http_metrics_t *bmq_http_server_metrics (bmq_http_server_t *self);
-bmq_http_mcp_t     *bmq_http_server_mcp (bmq_http_server_t *self);
-bmq_http_auth_t    *bmq_http_server_auth (bmq_http_server_t *self);
 /* Note a refusal for the audit (and the log): what was asked, by whom, why. */
 void bmq_http_server_refused (bmq_http_server_t *self, bmq_http_req_t *req, int status, const char *code, const char *why);
 bool                bmq_http_server_stopping (const bmq_http_server_t *self);

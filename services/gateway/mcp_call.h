@@ -77,6 +77,5 @@ void bmq_mcp_note_script (const json_t *script_reply_body);
 
 /* Log levels of notifications/message (RFC 5424 order): 0 debug … 7 emergency. */
 int         bmq_mcp_log_level (const char *name);      /* -1 when unknown */
-const char *bmq_mcp_log_level_name (int level);
 
 #endif

@@ -16,7 +16,6 @@ int bmq_mcp_log_level (const char *name)
     return -1;
 }
 
-const char *bmq_mcp_log_level_name (int level) { return level >= 0 && level < 8 ? s_levels[level] : "info"; }
 
 /* ---- JSON-RPC and result builders ------------------------------------------ */
 

@@ -23,11 +23,6 @@ struct bmq_prompts_t {
     s_prompt_t p[BMQ_PROMPT__COUNT];
 };
 
-const char *bmq_prompts_file (bmq_prompt_id_t id)
-{
-    return id < BMQ_PROMPT__COUNT ? s_files[id] : "";
-}
-
 /* Drop <!-- … --> comments and trailing blank space. */
 static void s_strip (char *text)
 {

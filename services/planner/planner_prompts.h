@@ -32,7 +32,6 @@ void bmq_prompts_destroy (bmq_prompts_t **self_p);
  * read again, or -1 when one failed. */
 int bmq_prompts_refresh (bmq_prompts_t *self, char *err, size_t errlen);
 const char *bmq_prompts_get (const bmq_prompts_t *self, bmq_prompt_id_t id);
-const char *bmq_prompts_file (bmq_prompt_id_t id);
 
 /* tpl with every {{key}} replaced by its value; pairs is key, value, …, NULL.
  * Unknown keys stay as written. malloc'd. */
