@@ -49,8 +49,9 @@ int bmq_cli_down (const bmq_cli_opts_t *opts);
 /* The supervisor of a stack (cli_supervise.c). `up`, once the run dir holds
  * its config and keys, starts it as a daemon (`blendmq supervise`, its own
  * session) and waits until it started every Blender and service: its pid, or
- * -1 with err. bmq_cli_supervise is that daemon: it restarts what exits
- * until SIGTERM, then stops everything; RUN/supervisor.json is its state. */
+ * -1 with err (cli_supervisor_launch.c). bmq_cli_supervise is that daemon: it
+ * restarts what exits until SIGTERM, then stops everything;
+ * RUN/supervisor.json is its state (cli_supervisor_status.c). */
 pid_t bmq_cli_supervisor_start (const bmq_cli_opts_t *opts, char *err, size_t errlen);
 int bmq_cli_supervise (const bmq_cli_opts_t *opts);
 int bmq_cli_status (const bmq_cli_opts_t *opts);

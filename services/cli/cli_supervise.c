@@ -8,17 +8,17 @@
  * (SIGSTOP) process is no exit and is left alone. A restarted Blender gets
  * the port it chose the first time, so its executor reconnects by itself.
  *
- * `up` starts it with bmq_cli_supervisor_start: fork, setsid and exec of
- * `blendmq --run-dir RUN supervise ...`, a fresh process (no czmq threads
- * carried over a fork). It spawns everything, then reports on fd 3: "ok", or
+ * `up` starts it with bmq_cli_supervisor_start (cli_supervisor_launch.c): a
+ * fresh process. It spawns everything, then reports on fd 3: "ok", or
  * "error: WHY" and exits. It keeps RUN/supervisor.json (0600, replaced
- * atomically) for `blendmq status`, audits each restart (kind
- * service.restart) with its own key `supervisor`, and writes its log to
- * RUN/logs/supervisor.log. SIGTERM (`blendmq down`) stops it: children get
+ * atomically: cli_supervisor_status.c) for `blendmq status`, audits each
+ * restart (kind service.restart) with its own key `supervisor`, and writes
+ * its log to RUN/logs/supervisor.log. SIGTERM (`blendmq down`) stops it: children get
  * SIGTERM, then SIGKILL after 10 s; nothing is restarted meanwhile. */
 #include "audit_client.h"
 #include "bus.h"
 #include "cli.h"
+#include "cli_supervisor.h"
 #include "log.h"
 #include "service.h"
 
@@ -26,55 +26,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define READY_FD           3          /* where the supervisor reports to `up` */
-#define MAX_CHILDREN       96         /* 64 validators, 8 Blenders and their executors, 4 services */
-#define MAX_ARGS           48         /* a wrapper's words (at most 32) and the command's */
-#define BLENDER_TIMEOUT_MS 120000     /* a first Blender start: the add-on loads, picks a port */
 #define STOP_TIMEOUT_MS    10000      /* SIGTERM, then SIGKILL */
 #define TICK_MS            100        /* an exit is noticed within this */
 
-typedef enum { S_RUNNING, S_RESTARTING, S_STOPPED } s_state_t;
-static const char *const s_state_names[] = { "running", "restarting", "stopped" };
-
-typedef struct {
-    char      name[32];
-    char     *argv[MAX_ARGS];      /* owned, NULL-terminated: what is exec'd, wrapper included */
-    char     *port_arg;            /* Blender: its --port value in argv ("0" until the first start) */
-    int       port;                /* Blender: the port it chose the first time */
-    pid_t     pid;                 /* 0 while not running */
-    pid_t     old_pid;             /* the process before the current one */
-    s_state_t state;
-    int       restarts;
-    int       failures;            /* consecutive exits of short-lived processes: the back-off's exponent */
-    int64_t   started_mono;        /* monotonic ms, for uptimes */
-    int64_t   started_at;          /* wall ms, for status */
-    int64_t   restart_at;          /* monotonic ms, while restarting */
-    int64_t   backoff_ms;          /* the delay before the current (or coming) start */
-    int64_t   uptime_ms;           /* how long the previous process ran */
-    char      last_exit[96];       /* "killed by signal 9 (SIGKILL)", "exited with code 1", "" */
-    int64_t   last_exit_at;        /* wall ms */
-} s_child_t;
-
-typedef struct {
-    const bmq_cli_opts_t *opts;
-    s_child_t    children[MAX_CHILDREN];
-    size_t       count;
-    bmq_audit_t *audit;
-    int64_t      base_ms, max_ms, stable_ms;
-    int64_t      started_at;
-    const char  *state;            /* starting | running | stopping | stopped */
-    char         bindir[1024];
-} s_sup_t;
-
 /* ---- children ----------------------------------------------------------------- */
 
-static void s_child_free (s_child_t *c)
+static void s_child_free (supervisor_child_t *c)
 {
     for (int i = 0; c->argv[i]; i++) free (c->argv[i]);
     memset (c, 0, sizeof *c);
@@ -83,10 +45,10 @@ static void s_child_free (s_child_t *c)
 /* A child named `name` running `words` (NULL-terminated). Services (blendmq-*)
  * run under BLENDMQ_WRAPPER when it is set (e.g. "valgrind --leak-check=full");
  * Blender never is. NULL when the table is full. */
-static s_child_t *s_child_add (s_sup_t *sup, const char *name, const char *const words[])
+static supervisor_child_t *s_child_add (supervisor_t *sup, const char *name, const char *const words[])
 {
     if (sup->count >= MAX_CHILDREN) { bmq_error ("more than %d processes to supervise: %s left out", MAX_CHILDREN, name); return NULL; }
-    s_child_t *c = &sup->children[sup->count++];
+    supervisor_child_t *c = &sup->children[sup->count++];
     memset (c, 0, sizeof *c);
     snprintf (c->name, sizeof c->name, "%s", name);
     int n = 0;
@@ -107,7 +69,7 @@ static s_child_t *s_child_add (s_sup_t *sup, const char *name, const char *const
     return c;
 }
 
-static s_child_t *s_child_by_pid (s_sup_t *sup, pid_t pid)
+static supervisor_child_t *s_child_by_pid (supervisor_t *sup, pid_t pid)
 {
     for (size_t i = 0; i < sup->count; i++)
         if (sup->children[i].pid == pid) return &sup->children[i];
@@ -139,7 +101,7 @@ static void s_exec_child (const char *log, char *const argv[])
 
 /* Start (or start again) child `c`: RUN/logs/NAME.log appended to,
  * RUN/pids/NAME.pid rewritten. 0 / -1 (logged). */
-static int s_spawn (s_sup_t *sup, s_child_t *c)
+static int s_spawn (supervisor_t *sup, supervisor_child_t *c)
 {
     char log[1200], pidfile[1200], err[600];
     snprintf (log, sizeof log, "%s/logs/%s.log", sup->opts->run_dir, c->name);
@@ -148,7 +110,7 @@ static int s_spawn (s_sup_t *sup, s_child_t *c)
     if (pid == 0) s_exec_child (log, c->argv);
     if (pid < 0) { bmq_error ("cannot fork for %s: %s", c->name, strerror (errno)); return -1; }
     c->pid = pid;
-    c->state = S_RUNNING;
+    c->state = SUPERVISOR_RUNNING;
     c->started_mono = bmq_mono_ms ();
     c->started_at = bmq_now_ms ();
     char text[32];
@@ -170,47 +132,11 @@ static void s_exit_reason (int status, char *buf, size_t len)
     else snprintf (buf, len, "ended with wait status %d", status);
 }
 
-/* ---- status file ---------------------------------------------------------------- */
-
-static json_t *s_child_json (const s_child_t *c, int64_t now_mono, int64_t now_wall)
-{
-    json_t *o = json_pack ("{s:s, s:i, s:s, s:i, s:I, s:I}", "name", c->name, "pid", (int) c->pid,
-                           "state", s_state_names[c->state], "restarts", c->restarts,
-                           "started_at", (json_int_t) c->started_at, "backoff_ms", (json_int_t) c->backoff_ms);
-    json_object_set_new (o, "last_exit", *c->last_exit ? json_string (c->last_exit) : json_null ());
-    json_object_set_new (o, "last_exit_at", c->last_exit_at ? json_integer (c->last_exit_at) : json_null ());
-    if (c->old_pid) json_object_set_new (o, "old_pid", json_integer (c->old_pid));
-    if (c->port) json_object_set_new (o, "port", json_integer (c->port));
-    if (c->state == S_RESTARTING)
-        json_object_set_new (o, "restart_at", json_integer (now_wall + (c->restart_at - now_mono)));
-    return o;
-}
-
-/* RUN/supervisor.json: written to a new 0600 file, then renamed over the old
- * one, so a reader never sees half of it. */
-static void s_write_status (s_sup_t *sup)
-{
-    int64_t mono = bmq_mono_ms (), wall = bmq_now_ms ();
-    json_t *children = json_array ();
-    for (size_t i = 0; i < sup->count; i++) json_array_append_new (children, s_child_json (&sup->children[i], mono, wall));
-    json_t *doc = json_pack ("{s:i, s:I, s:s, s:I, s:{s:I, s:I, s:I}, s:o}", "pid", (int) getpid (),
-                             "started_at", (json_int_t) sup->started_at, "state", sup->state, "updated_at", (json_int_t) wall,
-                             "settings", "restart_base_ms", (json_int_t) sup->base_ms, "restart_max_ms", (json_int_t) sup->max_ms,
-                             "stable_after_ms", (json_int_t) sup->stable_ms, "children", children);
-    char *text = json_dumps (doc, JSON_INDENT (1));
-    json_decref (doc);
-    char path[1200], tmp[1300], err[1400];
-    snprintf (path, sizeof path, "%s/supervisor.json", sup->opts->run_dir);
-    snprintf (tmp, sizeof tmp, "%s.tmp", path);
-    if (!text || bmq_secret_file_write (tmp, text, strlen (text), true, err, sizeof err) || rename (tmp, path))
-        bmq_error ("cannot write %s (`blendmq status` shows an old state): %s", path, text ? strerror (errno) : "out of memory");
-    free (text);
-}
 
 /* ---- restarts -------------------------------------------------------------------- */
 
 /* base × 2^failures, at most max */
-static int64_t s_backoff (const s_sup_t *sup, int failures)
+static int64_t s_backoff (const supervisor_t *sup, int failures)
 {
     int64_t ms = sup->base_ms;
     for (int i = 0; i < failures && ms < sup->max_ms; i++) ms *= 2;
@@ -218,7 +144,7 @@ static int64_t s_backoff (const s_sup_t *sup, int failures)
 }
 
 /* Child `c` ended with `status`: note why, and schedule its next start. */
-static void s_on_exit (s_sup_t *sup, s_child_t *c, int status)
+static void s_on_exit (supervisor_t *sup, supervisor_child_t *c, int status)
 {
     int64_t now = bmq_mono_ms ();
     s_exit_reason (status, c->last_exit, sizeof c->last_exit);
@@ -229,13 +155,13 @@ static void s_on_exit (s_sup_t *sup, s_child_t *c, int status)
     if (c->uptime_ms >= sup->stable_ms) c->failures = 0;     /* it had settled: this is a new incident */
     c->backoff_ms = s_backoff (sup, c->failures);
     c->failures++;
-    c->state = S_RESTARTING;
+    c->state = SUPERVISOR_RESTARTING;
     c->restart_at = now + c->backoff_ms;
     bmq_warn ("%s (pid %d) %s after %lld ms: starting it again in %lld ms", c->name, (int) c->old_pid, c->last_exit,
               (long long) c->uptime_ms, (long long) c->backoff_ms);
 }
 
-static void s_restart (s_sup_t *sup, s_child_t *c)
+static void s_restart (supervisor_t *sup, supervisor_child_t *c)
 {
     if (s_spawn (sup, c)) {          /* no fork: try again later, backing off further */
         c->backoff_ms = s_backoff (sup, c->failures++);
@@ -252,13 +178,13 @@ static void s_restart (s_sup_t *sup, s_child_t *c)
 
 /* Collect every child that ended. waitpid without WUNTRACED: a stopped
  * child is not reported, so it is left alone. true when one ended. */
-static bool s_reap (s_sup_t *sup)
+static bool s_reap (supervisor_t *sup)
 {
     bool any = false;
     int status;
     pid_t pid;
     while ((pid = waitpid (-1, &status, WNOHANG)) > 0) {
-        s_child_t *c = s_child_by_pid (sup, pid);
+        supervisor_child_t *c = s_child_by_pid (sup, pid);
         if (!c) continue;
         any = true;
         if (strcmp (sup->state, "stopping")) s_on_exit (sup, c, status);
@@ -267,24 +193,24 @@ static bool s_reap (s_sup_t *sup)
             c->last_exit_at = bmq_now_ms ();
             c->old_pid = c->pid;
             c->pid = 0;
-            c->state = S_STOPPED;
+            c->state = SUPERVISOR_STOPPED;
         }
     }
     return any;
 }
 
 /* How long the loop may sleep: until the next restart is due, at most a tick. */
-static int s_wait_ms (const s_sup_t *sup)
+static int s_wait_ms (const supervisor_t *sup)
 {
     int64_t now = bmq_mono_ms (), wait = TICK_MS;
     for (size_t i = 0; i < sup->count; i++)
-        if (sup->children[i].state == S_RESTARTING && sup->children[i].restart_at - now < wait)
+        if (sup->children[i].state == SUPERVISOR_RESTARTING && sup->children[i].restart_at - now < wait)
             wait = sup->children[i].restart_at - now;
     return wait < 0 ? 0 : (int) wait;
 }
 
 /* Until SIGTERM: restart what ends, serve the audit client. */
-static void s_run (s_sup_t *sup)
+static void s_run (supervisor_t *sup)
 {
     zpoller_t *poller = zpoller_new (bmq_audit_sock (sup->audit), NULL);
     while (!zsys_interrupted) {
@@ -298,27 +224,27 @@ static void s_run (s_sup_t *sup)
         bool changed = s_reap (sup);
         int64_t now = bmq_mono_ms ();
         for (size_t i = 0; i < sup->count && !zsys_interrupted; i++) {
-            s_child_t *c = &sup->children[i];
-            if (c->state == S_RESTARTING && c->restart_at <= now) { s_restart (sup, c); changed = true; }
+            supervisor_child_t *c = &sup->children[i];
+            if (c->state == SUPERVISOR_RESTARTING && c->restart_at <= now) { s_restart (sup, c); changed = true; }
         }
-        if (changed) s_write_status (sup);
+        if (changed) supervisor_write_status (sup);
     }
     zpoller_destroy (&poller);
 }
 
 /* SIGTERM to every child (SIGCONT too, so a stopped one can act on it); after
  * STOP_TIMEOUT_MS, SIGKILL to what is left. */
-static void s_stop_children (s_sup_t *sup)
+static void s_stop_children (supervisor_t *sup)
 {
     sup->state = "stopping";
     for (size_t i = 0; i < sup->count; i++) {
-        s_child_t *c = &sup->children[i];
-        if (c->state == S_RESTARTING) c->state = S_STOPPED;
+        supervisor_child_t *c = &sup->children[i];
+        if (c->state == SUPERVISOR_RESTARTING) c->state = SUPERVISOR_STOPPED;
         if (!c->pid) continue;
         kill (c->pid, SIGTERM);
         kill (c->pid, SIGCONT);
     }
-    s_write_status (sup);
+    supervisor_write_status (sup);
     int64_t deadline = bmq_mono_ms () + STOP_TIMEOUT_MS;
     for (;;) {
         s_reap (sup);
@@ -328,7 +254,7 @@ static void s_stop_children (s_sup_t *sup)
         zclock_sleep (50);
     }
     for (size_t i = 0; i < sup->count; i++) {
-        s_child_t *c = &sup->children[i];
+        supervisor_child_t *c = &sup->children[i];
         if (!c->pid) continue;
         bmq_warn ("%s (pid %d) did not stop within %d s: killed", c->name, (int) c->pid, STOP_TIMEOUT_MS / 1000);
         kill (c->pid, SIGKILL);
@@ -336,7 +262,7 @@ static void s_stop_children (s_sup_t *sup)
         if (waitpid (c->pid, &status, 0) == c->pid) s_exit_reason (status, c->last_exit, sizeof c->last_exit);
         c->old_pid = c->pid;
         c->pid = 0;
-        c->state = S_STOPPED;
+        c->state = SUPERVISOR_STOPPED;
     }
 }
 
@@ -344,11 +270,11 @@ static void s_stop_children (s_sup_t *sup)
 
 /* Start Blender child `c` on port 0 and wait until the add-on wrote the port
  * it chose; from then on `c` restarts on that port. 0 / -1 with err. */
-static int s_blender_first_start (s_sup_t *sup, s_child_t *c, const char *port_file, char *err, size_t errlen)
+static int s_blender_first_start (supervisor_t *sup, supervisor_child_t *c, const char *port_file, char *err, size_t errlen)
 {
     remove (port_file);
     if (s_spawn (sup, c)) { snprintf (err, errlen, "cannot start %s: fork failed", c->name); return -1; }
-    int64_t deadline = bmq_mono_ms () + BLENDER_TIMEOUT_MS;
+    int64_t deadline = bmq_mono_ms () + SUPERVISOR_BLENDER_TIMEOUT_MS;
     while (bmq_mono_ms () < deadline && !zsys_interrupted) {
         FILE *f = fopen (port_file, "r");
         int port = 0;
@@ -366,7 +292,7 @@ static int s_blender_first_start (s_sup_t *sup, s_child_t *c, const char *port_f
         zclock_sleep (50);
     }
     if (zsys_interrupted) snprintf (err, errlen, "stopped while %s was starting", c->name);
-    else snprintf (err, errlen, "%s did not report a port within %d s (see %s/logs/%s.log)", c->name, BLENDER_TIMEOUT_MS / 1000,
+    else snprintf (err, errlen, "%s did not report a port within %d s (see %s/logs/%s.log)", c->name, SUPERVISOR_BLENDER_TIMEOUT_MS / 1000,
                    sup->opts->run_dir, c->name);
     return -1;
 }
@@ -385,7 +311,7 @@ static int s_config_set_port (const char *path, int port, char *err, size_t errl
 
 /* The Blenders (unless --no-blender): blender, blender-2 ... each on the port it
  * picks; blendmq.yaml and executor-K.yaml get their Blender's port. */
-static int s_start_blenders (s_sup_t *sup, char *err, size_t errlen)
+static int s_start_blenders (supervisor_t *sup, char *err, size_t errlen)
 {
     const char *run = sup->opts->run_dir;
     char addon[1200], token[1200], port_file[1200], cfgpath[1200], name[32];
@@ -398,7 +324,7 @@ static int s_start_blenders (s_sup_t *sup, char *err, size_t errlen)
         snprintf (port_file, sizeof port_file, "%s/%s.port", run, name);
         const char *const argv[] = { blender, "-b", "--factory-startup", "--python", addon, "--", "--host", "127.0.0.1",
                                      "--port", "0", "--port-file", port_file, "--token-file", token, "--reset-scene", NULL };
-        s_child_t *c = s_child_add (sup, name, argv);
+        supervisor_child_t *c = s_child_add (sup, name, argv);
         if (!c) { snprintf (err, errlen, "too many processes"); return -1; }
         if (s_blender_first_start (sup, c, port_file, err, errlen)) return -1;
         if (k == 1) snprintf (cfgpath, sizeof cfgpath, "%s/blendmq.yaml", run);
@@ -409,12 +335,12 @@ static int s_start_blenders (s_sup_t *sup, char *err, size_t errlen)
     return 0;
 }
 
-static int s_start_service (s_sup_t *sup, const char *name, const char *binary, const char *cfgpath, char *err, size_t errlen)
+static int s_start_service (supervisor_t *sup, const char *name, const char *binary, const char *cfgpath, char *err, size_t errlen)
 {
     char bin[1200];
     snprintf (bin, sizeof bin, "%s/blendmq-%s", sup->bindir, binary);
     const char *const argv[] = { bin, "--config", cfgpath, NULL };
-    s_child_t *c = s_child_add (sup, name, argv);
+    supervisor_child_t *c = s_child_add (sup, name, argv);
     if (c && !s_spawn (sup, c)) return 0;
     snprintf (err, errlen, "cannot start %s (see %s/logs/supervisor.log)", name, sup->opts->run_dir);
     return -1;
@@ -422,7 +348,7 @@ static int s_start_service (s_sup_t *sup, const char *name, const char *binary, 
 
 /* The services, in `up`'s order: audit, planner, executor, gateway, the
  * executors of more Blenders (executor-K.yaml), the validators. */
-static int s_start_services (s_sup_t *sup, char *err, size_t errlen)
+static int s_start_services (supervisor_t *sup, char *err, size_t errlen)
 {
     const bmq_cli_opts_t *opts = sup->opts;
     char cfgpath[1200], path[1200], name[32];
@@ -443,7 +369,7 @@ static int s_start_services (s_sup_t *sup, char *err, size_t errlen)
 }
 
 /* The supervisor's own settings and identity on the bus. 0 / -1 with err. */
-static int s_setup (s_sup_t *sup, bmq_config_t **cfg_out, char *err, size_t errlen)
+static int s_setup (supervisor_t *sup, bmq_config_t **cfg_out, char *err, size_t errlen)
 {
     char cfgpath[1200];
     snprintf (cfgpath, sizeof cfgpath, "%s/blendmq.yaml", sup->opts->run_dir);
@@ -481,12 +407,12 @@ static void s_report (int fd, const char *text)
 static int s_ready_fd (void)
 {
     struct stat st;
-    if (fstat (READY_FD, &st) || !S_ISFIFO (st.st_mode)) return -1;
-    fcntl (READY_FD, F_SETFD, FD_CLOEXEC);
-    return READY_FD;
+    if (fstat (SUPERVISOR_READY_FD, &st) || !S_ISFIFO (st.st_mode)) return -1;
+    fcntl (SUPERVISOR_READY_FD, F_SETFD, FD_CLOEXEC);
+    return SUPERVISOR_READY_FD;
 }
 
-static void s_pidfile (const s_sup_t *sup, bool create)
+static void s_pidfile (const supervisor_t *sup, bool create)
 {
     char path[1200], text[32], err[1400];
     snprintf (path, sizeof path, "%s/pids/supervisor.pid", sup->opts->run_dir);
@@ -500,7 +426,7 @@ int bmq_cli_supervise (const bmq_cli_opts_t *opts)
     bmq_log_init ("supervisor", false, BMQ_LOG_INFO);
     bmq_envelope_set_sender ("supervisor");       /* the records' origin must match the key */
     signal (SIGPIPE, SIG_IGN);                     /* `up` may be gone when we report */
-    s_sup_t *sup = calloc (1, sizeof *sup);
+    supervisor_t *sup = calloc (1, sizeof *sup);
     if (!sup) return 1;
     sup->opts = opts;
     sup->state = "starting";
@@ -524,7 +450,7 @@ int bmq_cli_supervise (const bmq_cli_opts_t *opts)
     }
     else {
         sup->state = "running";
-        s_write_status (sup);
+        supervisor_write_status (sup);
         bmq_info ("supervising %zu processes in %s (restart back-off %lld..%lld ms, stable after %lld ms)", sup->count,
                   opts->run_dir, (long long) sup->base_ms, (long long) sup->max_ms, (long long) sup->stable_ms);
         s_report (ready, "ok");
@@ -537,7 +463,7 @@ int bmq_cli_supervise (const bmq_cli_opts_t *opts)
     }
     s_stop_children (sup);
     sup->state = "stopped";
-    s_write_status (sup);
+    supervisor_write_status (sup);
     bmq_audit_destroy (&sup->audit);              /* what is unacknowledged stays in the spool */
     bmq_config_destroy (&cfg);
     s_pidfile (sup, false);
@@ -546,74 +472,3 @@ int bmq_cli_supervise (const bmq_cli_opts_t *opts)
     return rc ? 1 : 0;
 }
 
-/* ---- `up`'s side ---------------------------------------------------------------------- */
-
-/* Read the supervisor's one-line report from fd, waiting up to timeout_ms.
- * 0 on "ok"; -1 with err otherwise. */
-static int s_read_report (int fd, const char *run_dir, int64_t timeout_ms, char *err, size_t errlen)
-{
-    char line[1600] = "";
-    size_t len = 0;
-    int64_t deadline = bmq_mono_ms () + timeout_ms;
-    while (len < sizeof line - 1 && !memchr (line, '\n', len)) {
-        int64_t left = deadline - bmq_mono_ms ();
-        struct pollfd p = { .fd = fd, .events = POLLIN };
-        int r = left > 0 ? poll (&p, 1, (int) left) : 0;
-        if (r < 0 && errno == EINTR) continue;
-        if (r == 0) {
-            snprintf (err, errlen, "the supervisor did not report within %lld s (see %s/logs/supervisor.log)",
-                      (long long) (timeout_ms / 1000), run_dir);
-            return -1;
-        }
-        ssize_t n = read (fd, line + len, sizeof line - 1 - len);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        len += (size_t) n;
-        line[len] = 0;
-    }
-    line[strcspn (line, "\n")] = 0;
-    if (!strcmp (line, "ok")) return 0;
-    if (!strncmp (line, "error: ", 7)) snprintf (err, errlen, "%s", line + 7);
-    else snprintf (err, errlen, "the supervisor ended before starting the stack (see %s/logs/supervisor.log)", run_dir);
-    return -1;
-}
-
-pid_t bmq_cli_supervisor_start (const bmq_cli_opts_t *opts, char *err, size_t errlen)
-{
-    char exe[1024], log[1200], validators[16], blenders[16];
-    ssize_t n = readlink ("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) { snprintf (err, errlen, "cannot find the blendmq binary (/proc/self/exe): %s", strerror (errno)); return -1; }
-    exe[n] = 0;
-    snprintf (log, sizeof log, "%s/logs/supervisor.log", opts->run_dir);
-    snprintf (validators, sizeof validators, "%d", opts->validators);
-    snprintf (blenders, sizeof blenders, "%d", opts->blenders);
-    char *const argv[] = { exe, "--run-dir", (char *) opts->run_dir, "supervise", "--validators", validators,
-                           "--blenders", blenders, opts->no_blender ? "--no-blender" : NULL, NULL };
-    int fds[2];
-    if (pipe2 (fds, O_CLOEXEC)) { snprintf (err, errlen, "cannot make a pipe for the supervisor: %s", strerror (errno)); return -1; }
-    pid_t pid = fork ();
-    if (pid == 0) {
-        /* a daemon: its own session, no terminal, the report pipe on fd 3 */
-        setsid ();
-        if (fds[1] == READY_FD) fcntl (READY_FD, F_SETFD, 0);
-        else dup2 (fds[1], READY_FD);
-        int in = open ("/dev/null", O_RDONLY | O_CLOEXEC);
-        int out = open (log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (in >= 0) dup2 (in, 0);
-        if (out >= 0) { dup2 (out, 1); dup2 (out, 2); }
-        close_range (READY_FD + 1, ~0U, 0);
-        execv (exe, argv);
-        _exit (127);
-    }
-    close (fds[1]);
-    if (pid < 0) {
-        close (fds[0]);
-        snprintf (err, errlen, "cannot fork the supervisor: %s", strerror (errno));
-        return -1;
-    }
-    /* it starts every Blender (each may take BLENDER_TIMEOUT_MS) and then the services */
-    int64_t timeout = (int64_t) BLENDER_TIMEOUT_MS * (opts->no_blender ? 0 : opts->blenders) + 30000;
-    int rc = s_read_report (fds[0], opts->run_dir, timeout, err, errlen);
-    close (fds[0]);
-    return rc ? -1 : pid;
-}

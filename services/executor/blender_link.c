@@ -75,7 +75,6 @@ void bmq_blender_link_destroy (bmq_blender_link_t **self_p)
 
 bool bmq_blender_link_connected (const bmq_blender_link_t *self) { return self->fd >= 0; }
 const json_t *bmq_blender_link_hello_report (const bmq_blender_link_t *self) { return self->hello; }
-int  bmq_blender_link_fd (const bmq_blender_link_t *self) { return self->fd; }
 
 /* Wait until fd is ready for `events` or the deadline passes: 1 ready, 0 timeout, -1 error. */
 static int s_wait (int fd, short events, int64_t deadline)

@@ -56,7 +56,6 @@ bool bmq_blender_link_connected (const bmq_blender_link_t *self);
  * not succeed or the reply had nothing to report. */
 const json_t *bmq_blender_link_hello_report (const bmq_blender_link_t *self);
 void bmq_blender_link_close (bmq_blender_link_t *self);
-int  bmq_blender_link_fd (const bmq_blender_link_t *self);
 /* Send one command and wait up to timeout_ms for its reply. args is borrowed
  * (may be NULL). On OK *reply_out is the whole reply (caller decrefs; check
  * "ok"), and the blob (malloc'd, or NULL) goes to blob_out if asked. DOWN and

@@ -8,7 +8,7 @@
  *
  * A watcher that sees seq jump within one instance missed events; a new
  * instance means the executor restarted (its seq starts again at 1). Both the
- * plan loop (executor_service.c) and script runs (script_jobs.c) stamp through
+ * plan loop (executor_plan.c) and script runs (script_jobs.c) stamp through
  * here, on the executor's main thread. */
 #ifndef BMQ_PROGRESS_STAMP_H
 #define BMQ_PROGRESS_STAMP_H

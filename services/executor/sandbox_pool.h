@@ -78,7 +78,4 @@ json_t *bmq_sandbox_pool_run (bmq_sandbox_pool_t *self, const char *script, size
 /* Wait until `count` instances are ready (benchmarks, tests). 0 / -1 on timeout. */
 int bmq_sandbox_pool_wait_ready (bmq_sandbox_pool_t *self, int count, int timeout_ms);
 
-/* Are the instances run unprivileged (as limits.uid when root, else as the service's user)? */
-bool bmq_sandbox_pool_unprivileged (const bmq_sandbox_pool_t *self);
-
 #endif

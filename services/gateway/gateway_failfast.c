@@ -73,7 +73,7 @@ void bmq_gw_fail_unavailable (bmq_gw_t *gw, bmq_gw_request_t *r, const char *why
                   r->keep_partial ? "what it did so far stays, as asked (keep_partial)" : "Blender rolled it back", r->cid);
     else if (plan && r->plan_started)
         /* stopped or cut off, not gone: it may finish the plan before it notices its gateway fell silent
-         * (then it stops and rolls back, executor_service.c): whole or rolled back, never half */
+         * (then it stops and rolls back, executor_requesters.c): whole or rolled back, never half */
         snprintf (msg, sizeof msg, "executor unreachable (%s); the plan was at step %lld of %lld when it was last heard"
                   " from: it ends whole if the executor finished it before losing us, otherwise %s; which one is in"
                   " `blendmq audit show %s` once the executor is back; check the scene before running it again",

@@ -1,12 +1,12 @@
 """The Blender link's interrupted-plan fields are written twice, in Python (the add-on,
 services/executor/addon/blendmq/protocol.py and transaction.py) and in C (blender_link.c's
-field tables, executor_service.c's plan_begin). This fails when the two drift apart:
+field tables, executor_plan.c's plan_begin). This fails when the two drift apart:
 
   * each C table (s_hello_fields, s_report_fields, s_open_plan_fields, s_rollback_fields) names
     exactly the fields of its protocol.py tuple, in the same order;
   * transaction.py writes every report, open_plan and rollback field it declares (a string
     literal of each), and its hello_fields() the hello's;
-  * executor_service.c sends plan_begin with exactly PLAN_BEGIN_FIELDS, and transaction.py
+  * executor_plan.c sends plan_begin with exactly PLAN_BEGIN_FIELDS, and transaction.py
     reads each of them.
 
 Usage: python3 check_link_drift.py SOURCE_DIR   (exit 0 in step, 1 drifted)
@@ -66,11 +66,11 @@ def main():
         missing = [f for f in py.get(name, ()) if f not in literals]
         if missing:
             problems.append("transaction.py never names %s fields %s" % (name, missing))
-    svc = read(EXECUTOR + "executor_service.c")
+    svc = read(EXECUTOR + "executor_plan.c")
     m = re.search(r'cmd = "plan_begin";\s*args = json_pack \("[^"]*", (.*?)\);', svc, re.S)
     sent = tuple(re.findall(r'"([a-z_]+)", ', m.group(1))) if m else None
     if sent != py.get("PLAN_BEGIN_FIELDS"):
-        problems.append("executor_service.c sends plan_begin with %s, protocol.py says %s"
+        problems.append("executor_plan.c sends plan_begin with %s, protocol.py says %s"
                         % (sent, py.get("PLAN_BEGIN_FIELDS")))
     for text in (read(ADDON + "commands.py"), read(EXECUTOR + "blender_actor.c")):
         if "interrupted_ack" not in text:

@@ -1,0 +1,225 @@
+/* executor_plan — a sealed plan's state machine in the executor.
+ *
+ * BEGIN tells Blender the plan's story (cid), then each step waits for
+ * Blender's acknowledgement before the next is sent; after the last, COMMIT.
+ * The first failing step (or a cancel) leads to ROLLBACK, or to COMMIT when
+ * the plan asked to keep partial work; a lost Blender ends the plan as
+ * "interrupted" (Blender rolls it back itself). Progress goes to the
+ * requester (in order, on its own connection) and to the PUB socket for
+ * watchers, every event stamped with seq and instance (progress_stamp.h). */
+#include "executor_internal.h"
+#include "blender_link.h"
+#include "log.h"
+#include "progress_stamp.h"
+
+static void s_progress (executor_t *ex, bmq_job_t *job, json_t *body)
+{
+    json_object_set_new (body, "plan_id", json_string (job->plan_id));
+    json_object_set_new (body, "total", json_integer ((json_int_t) job->total));
+    bmq_progress_stamp (body);
+    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_PROGRESS, job->cid, body);
+    bmq_bus_send (ex->router, job->rid, env);
+    bmq_bus_send (ex->pub, NULL, env);
+    bmq_envelope_destroy (&env);
+}
+
+/* The plan is open in Blender and the link is gone (or about to go): the
+ * add-on rolls it back itself and reports what it removed at the next
+ * connection, recorded then as plan.interrupted in this story. A commit on its
+ * way may or may not have arrived. */
+static json_t *s_rollback_by_blender (const bmq_job_t *job)
+{
+    if (job->phase == BMQ_PHASE_COMMIT && !*job->fail_status)
+        return json_pack ("{s:s, s:s, s:s}", "status", "unknown", "by", "blender", "detail",
+                          "the link dropped while the plan was being committed: if the commit did not reach Blender, "
+                          "Blender rolled the plan back, and plan.interrupted in this story says what it removed");
+    return json_pack ("{s:s, s:s, s:s}", "status", "blender rolls back", "by", "blender", "detail",
+                      "Blender rolls back a plan whose link drops; what it removed is recorded as plan.interrupted "
+                      "in this story when the executor reconnects (a Blender that died lost its scene instead)");
+}
+
+static void s_call (executor_t *ex, const char *cmd, json_t *args, int timeout_ms)
+{
+    char *text = json_dumps (args, JSON_COMPACT);
+    char timeout[16];
+    snprintf (timeout, sizeof timeout, "%d", timeout_ms);
+    zstr_sendx (ex->blender, "CALL", "job", cmd, text ? text : "{}", timeout, NULL);
+    free (text);
+    ex->waiting = true;
+}
+
+void executor_finish_plan (executor_t *ex, const char *status, const char *error, json_int_t failed_step,
+                           json_t *rollback)
+{
+    bmq_job_t *job = ex->current;
+    double ms = (bmq_mono_us () - job->started_us) / 1000.0;
+    char honest[700];
+    if (!strcmp (status, "interrupted") && !rollback) {      /* the link is gone with the plan open */
+        rollback = s_rollback_by_blender (job);
+        snprintf (honest, sizeof honest, "%s; %s", error ? error : "interrupted",
+                  job->phase == BMQ_PHASE_COMMIT && !*job->fail_status ? "the commit may not have reached Blender"
+                                                                      : "Blender rolls the plan back");
+        error = honest;
+    }
+    json_t *end = json_pack ("{s:s, s:s, s:I, s:f, s:O}", "event", "plan", "status", status,
+                             "step", (json_int_t) job->step, "duration_ms", ms, "objects", job->created);
+    if (rollback) json_object_set_new (end, "rollback", rollback);
+    if (error) json_object_set_new (end, "error", json_string (error));
+    if (failed_step > 0) json_object_set_new (end, "failed_step", json_integer (failed_step));
+    s_progress (ex, job, json_deep_copy (end));
+    json_object_set_new (end, "plan_id", json_string (job->plan_id));
+    json_object_set_new (end, "steps_done", json_integer ((json_int_t) job->step));
+    json_object_set_new (end, "steps_total", json_integer ((json_int_t) job->total));
+    bmq_audit_record (ex->audit, job->cid, "plan.end", json_deep_copy (end));
+    executor_reply (ex, job, bmq_envelope_new (BMQ_MSG_EXECUTE_RESULT, job->cid, end));
+    bmq_info ("plan %s %s after %zu/%zu steps (%.1f ms)%s%s", job->plan_id, status, job->step, job->total, ms,
+              error ? ": " : "", error ? error : "");
+    ex->plans_run++;
+    bmq_job_destroy (&ex->current);
+}
+
+/* Start or continue work when nothing is outstanding. */
+void executor_pump (executor_t *ex)
+{
+    while (!ex->waiting) {
+        if (!ex->current) {
+            ex->current = zlistx_first (ex->queue) ? zlistx_detach (ex->queue, NULL) : NULL;
+            if (!ex->current) return;
+            ex->current->started_us = bmq_mono_us ();
+            if (ex->current->kind == BMQ_JOB_PLAN) {
+                s_progress (ex, ex->current, json_pack ("{s:s, s:s, s:i}", "event", "plan", "status", "started", "step", 0));
+                bmq_audit_record (ex->audit, ex->current->cid, "plan.start",
+                                  json_pack ("{s:s, s:I}", "plan_id", ex->current->plan_id, "steps", (json_int_t) ex->current->total));
+            }
+        }
+        bmq_job_t *job = ex->current;
+        if (job->kind == BMQ_JOB_COMMAND) {
+            int script_ms = ex->scripts ? bmq_script_jobs_link_timeout (ex->scripts, job) : 0;     /* run_script: its own */
+            s_call (ex, job->command, job->args, script_ms > 0 ? script_ms : ex->command_timeout);
+            return;
+        }
+        const char *cmd = "run_step";
+        json_t *args;
+        if (job->phase == BMQ_PHASE_STEPS && job->cancel && !*job->fail_status) {
+            /* cancelled: stop here, and undo what was done unless asked to keep it */
+            snprintf (job->fail_status, sizeof job->fail_status, job->orphaned ? "interrupted" : "cancelled");
+            if (job->orphaned)
+                snprintf (job->fail_error, sizeof job->fail_error, "the gateway that asked for it went silent after step %zu"
+                          " of %zu (it told its client the plan was cut)", job->step, job->total);
+            else
+                snprintf (job->fail_error, sizeof job->fail_error, "cancelled by the client after step %zu of %zu",
+                          job->step, job->total);
+            job->failed_step = 0;
+            job->phase = job->keep_partial ? BMQ_PHASE_COMMIT : BMQ_PHASE_ROLLBACK;
+        }
+        if (job->phase == BMQ_PHASE_STEPS && job->step >= job->total) job->phase = BMQ_PHASE_COMMIT;
+        switch (job->phase) {
+        case BMQ_PHASE_BEGIN:       /* the story goes with the plan: Blender reports it if the link drops */
+            cmd = "plan_begin";
+            args = json_pack ("{s:s, s:s, s:I}", "plan_id", job->plan_id, "cid", job->cid, "steps", (json_int_t) job->total);
+            break;
+        case BMQ_PHASE_COMMIT: cmd = "plan_commit"; args = json_pack ("{s:s}", "plan_id", job->plan_id); break;
+        case BMQ_PHASE_ROLLBACK: cmd = "plan_rollback"; args = json_pack ("{s:s}", "plan_id", job->plan_id); break;
+        default: {
+            /* a target the plan named earlier means that step's object, whatever Blender called it */
+            json_t *step = json_array_get (job->plan, job->step);
+            const char *target = json_string_value (json_object_get (step, "target"));
+            const char *parent = json_string_value (json_object_get (json_object_get (step, "params"), "parent"));
+            json_t *actual = target ? json_object_get (job->names, target) : NULL;
+            json_t *actual_parent = parent ? json_object_get (job->names, parent) : NULL;
+            step = actual || actual_parent ? json_deep_copy (step) : json_incref (step);
+            if (actual) json_object_set (step, "target", actual);
+            if (actual_parent) json_object_set (json_object_get (step, "params"), "parent", actual_parent);
+            args = json_pack ("{s:o, s:s}", "step", step, "plan_id", job->plan_id);
+        }
+        }
+        s_call (ex, cmd, args, ex->step_timeout);
+        json_decref (args);
+    }
+}
+
+/* The answer to plan_begin, plan_commit or plan_rollback. */
+void executor_phase_result (executor_t *ex, int status, json_t *reply, const char *err)
+{
+    bmq_job_t *job = ex->current;
+    bool ok = status == BMQ_LINK_OK && json_is_true (json_object_get (reply, "ok"));
+    const char *why = status == BMQ_LINK_OK ? json_string_value (json_object_get (reply, "error")) : err;
+    if (status == BMQ_LINK_DOWN || status == BMQ_LINK_PROTOCOL) {
+        executor_finish_plan (ex, "interrupted", *job->fail_error ? job->fail_error : (err && *err ? err : "connection to Blender lost"),
+                       job->failed_step, NULL);
+        return;
+    }
+    if (job->phase == BMQ_PHASE_BEGIN) {
+        if (ok) { job->phase = BMQ_PHASE_STEPS; return; }
+        char msg[600];
+        snprintf (msg, sizeof msg, "Blender could not open the plan: %s", why ? why : "timed out");
+        executor_finish_plan (ex, "failed", msg, 0, NULL);
+    }
+    else if (job->phase == BMQ_PHASE_COMMIT) {
+        if (*job->fail_status) executor_finish_plan (ex, job->fail_status, job->fail_error, job->failed_step, NULL);
+        else executor_finish_plan (ex, "done", NULL, 0, NULL);
+    }
+    else {
+        json_t *result = json_object_get (reply, "result");
+        json_t *rb = ok ? json_pack ("{s:s, s:O, s:O}", "status", "rolled back",
+                                     "removed", json_object_get (result, "removed"), "restored", json_object_get (result, "restored"))
+                        : json_pack ("{s:s, s:s}", "status", "rollback failed", "error", why ? why : "timed out");
+        json_t *ev = json_pack ("{s:s, s:I, s:s, s:O}", "event", "rollback", "step", (json_int_t) job->step,
+                                "status", ok ? "rolled back" : "rollback failed", "rollback", rb);
+        s_progress (ex, job, ev);
+        bmq_audit_record (ex->audit, job->cid, "rollback", json_pack ("{s:s, s:O}", "plan_id", job->plan_id, "rollback", rb));
+        executor_finish_plan (ex, job->fail_status, job->fail_error, job->failed_step, rb);
+    }
+}
+
+void executor_step_result (executor_t *ex, int status, json_t *reply, const char *err, double elapsed_us)
+{
+    bmq_job_t *job = ex->current;
+    json_t *step = json_array_get (job->plan, job->step);
+    const char *op = json_string_value (json_object_get (step, "operation"));
+    json_int_t k = (json_int_t) job->step + 1;
+    json_t *ev = json_pack ("{s:s, s:I, s:s, s:f}", "event", "step", "step", k, "operation", op ? op : "?",
+                            "duration_ms", elapsed_us / 1000.0);
+    json_t *bpy_ms = json_object_get (reply, "bpy_ms");
+    if (json_is_number (bpy_ms)) json_object_set (ev, "bpy_ms", bpy_ms);
+    const char *fail = NULL;
+    if (status == BMQ_LINK_OK && json_is_true (json_object_get (reply, "ok"))) {
+        json_t *created = json_object_get (json_object_get (reply, "result"), "objects_created");
+        json_object_set_new (ev, "status", json_string ("ok"));
+        json_object_set (ev, "objects", json_is_array (created) ? created : json_array ());
+        if (json_is_array (created)) json_array_extend (job->created, created);
+        json_t *obj = json_object_get (json_object_get (reply, "result"), "object");
+        if (json_is_string (obj)) json_object_set (ev, "object", obj);
+        const char *asked = json_string_value (json_object_get (step, "name"));
+        if (asked && json_is_string (obj)) json_object_set (job->names, asked, obj);
+    }
+    else if (status == BMQ_LINK_OK) {
+        fail = "failed";
+        const char *msg = json_string_value (json_object_get (reply, "error"));
+        json_object_set_new (ev, "status", json_string ("failed"));
+        json_object_set_new (ev, "error", json_string (msg ? msg : "Blender reported an error"));
+    }
+    else if (status == BMQ_LINK_TIMEOUT) {
+        fail = "failed";
+        json_object_set_new (ev, "status", json_string ("timeout"));
+        json_object_set_new (ev, "error", json_string ("the step exceeded its deadline"));
+    }
+    else {
+        fail = "interrupted";
+        json_object_set_new (ev, "status", json_string ("interrupted"));
+        json_object_set_new (ev, "error", json_string (err && *err ? err : "connection to Blender lost"));
+    }
+    bmq_audit_record (ex->audit, job->cid, "step", json_pack ("{s:s, s:O, s:O}", "plan_id", job->plan_id,
+                                                              "event", ev, "step", step ? step : json_null ()));
+    char error_text[600];
+    snprintf (error_text, sizeof error_text, "step %lld (%s): %s", (long long) k, op ? op : "?",
+              json_string_value (json_object_get (ev, "error")) ? json_string_value (json_object_get (ev, "error")) : "");
+    s_progress (ex, job, ev);
+    if (!fail) { job->step++; return; }
+    if (!strcmp (fail, "interrupted")) { executor_finish_plan (ex, fail, error_text, k, NULL); return; }
+    /* a failed step: stop, then roll back (or keep what was done, if asked) */
+    snprintf (job->fail_status, sizeof job->fail_status, "%s", fail);
+    snprintf (job->fail_error, sizeof job->fail_error, "%s", error_text);
+    job->failed_step = k;
+    job->phase = job->keep_partial ? BMQ_PHASE_COMMIT : BMQ_PHASE_ROLLBACK;
+}
