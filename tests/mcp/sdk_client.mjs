@@ -53,8 +53,9 @@ try {
   };
   const info = client.getServerVersion();
   check("initialize: server blendmq, instructions given", info?.name === "blendmq" && !!client.getInstructions(), info);
-  await client.ping();
-  check("ping", true);
+  const pong = await client.ping();
+  check("ping: an empty result", pong !== null && typeof pong === "object" && !Array.isArray(pong)
+        && Object.keys(pong).filter((k) => k !== "_meta").length === 0, pong);
 
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name);
@@ -146,7 +147,9 @@ try {
     r = await people.callTool({ name: "confirm_script", arguments: { script_id: sub.script_id, sha256: sha } }, undefined, { timeout: 120000 });
     check("confirm_script: the person accepts, the script is applied", !r.isError && /applied/.test(r.content[0].text), r);
   } else {
-    console.log(`skip ${mode}: no sandbox here (inject_bpy_script: ${sub.status ?? r.content?.[0]?.text?.slice(0, 200)})`);
+    // not a skip: the sandbox (bubblewrap, deploy/install-deps.sh) is part of the stack under test
+    check("inject_bpy_script: sandboxed, with a script id and its sha256", false,
+          { status: sub.status, text: r.content?.[0]?.text?.slice(0, 300) });
   }
   await people.close().catch(() => {});
   const confirmTool = tools.find((t) => t.name === "confirm_script");
@@ -165,17 +168,36 @@ try {
   check("an unknown tool: a JSON-RPC error", unknown && /Unknown tool/.test(String(unknown)), String(unknown));
 
   // Cancellation: abort a longer plan after its first step; the server stays healthy.
-  const longPlan = Array.from({ length: 30 }, (_, i) =>
-    step("bpy.ops.mesh.primitive_cube_add", `${tag}_c${i}`, { size: 0.1, location: [i * 0.2, 3, 0] }));
+  // (the palette's most steps: long enough that the cancel lands while it runs)
+  const longPlan = Array.from({ length: 200 }, (_, i) =>
+    step("bpy.ops.mesh.primitive_cube_add", `${tag}_c${i}`, { size: 0.1, location: [(i % 20) * 0.2, 3 + Math.floor(i / 20) * 0.2, 0] }));
   const ac = new AbortController();
-  let aborted;
+  let aborted, abortedAt = 0, endedAt = 0;
   try {
     await client.callTool({ name: "execute_plan", arguments: { plan: longPlan } }, undefined,
-                          { signal: ac.signal, onprogress: (p) => { if (p.progress >= 1) ac.abort("enough"); } });
+                          { signal: ac.signal, timeout: 120000,
+                            onprogress: (p) => { if (p.progress >= 1 && !abortedAt) { abortedAt = Date.now(); ac.abort("enough"); } } });
   } catch (e) { aborted = e; }
-  check("cancel: the client's call ends at once", !!aborted, String(aborted));
-  await client.ping();
-  check("cancel: the server goes on answering", true);
+  endedAt = Date.now();
+  check("cancel: the client's call ends at once (an abort, not an answer, within 2 s)",
+        !!aborted && abortedAt > 0 && endedAt - abortedAt < 2000, { error: String(aborted), ms: abortedAt ? endedAt - abortedAt : null });
+  // The server stops the plan after its current step and rolls it back (or, when the
+  // cancel came too late, has run it whole): never half a plan. Wait for it to settle.
+  const exists = async (name) => {
+    const o = await client.callTool({ name: "get_object_info", arguments: { name } });
+    return !o.isError && o.structuredContent?.name === name;
+  };
+  let first, last;
+  for (let t0 = Date.now(); Date.now() - t0 < 30000; await new Promise((res) => setTimeout(res, 250))) {
+    first = await exists(`${tag}_c0`);
+    last = await exists(`${tag}_c199`);
+    if (first === last) break;
+  }
+  check("cancel: the plan is rolled back (or was already whole), never half-built", first === last, { c0: first, c199: last });
+  console.log(`     ${mode}: the cancelled plan ${first === last ? (first ? "had already run whole" : "was stopped and rolled back") : "is half-built"}`);
+  r = await client.callTool({ name: "validate_plan", arguments: { plan: smallPlan } });
+  check("cancel: the server goes on answering (validate_plan after the cancel)",
+        !r.isError && r.structuredContent?.accepted === true, r);
 } catch (e) {
   check("no exception", false, String(e?.stack ?? e));
 } finally {

@@ -358,6 +358,7 @@ run_fault () {
     if ! "$inject"; then
         [ -z "$long_pid" ] || wait "$long_pid"
         ROWS+=("$name|skipped: $INJECT_NOTE|-|-|-")
+        SKIPPED_FAULTS+=("$name: $INJECT_NOTE")
         log "SKIP: $name: $INJECT_NOTE"
         return
     fi
@@ -445,10 +446,15 @@ bad=$(awk '$7 != "done" && $7 != "ok"' <<<"$base")
     || fail "baseline: calls failed before any fault: $(head -3 <<<"$bad")"
 load_resume
 
-run_fault "1. executor host link down 8 s" "$BOUND_HARD_MS" exec_link_down exec_link_up 8 1
-run_fault "1b. gateway-executor cut only, 8 s" "$BOUND_HARD_MS" gw_exec_cut gw_exec_join 8 1
-run_fault "2. executor link loss 30% + delay 200±50 ms, 15 s" "$BOUND_LOSSY_MS" exec_netem_on exec_netem_off 15
-run_fault "3. audit host link down 10 s" "$BOUND_HARD_MS" audit_link_down audit_link_up 10
+SKIPPED_FAULTS=()
+# PARTITION_CASES picks the faults (ctest runs netem as its own test, multihost.netem,
+# so a kernel without sch_netem skips that test alone instead of hiding the others)
+cases=",${PARTITION_CASES:-link,cut,netem,audit},"
+wants () { [[ "$cases" == *",$1,"* ]]; }
+if wants link; then run_fault "1. executor host link down 8 s" "$BOUND_HARD_MS" exec_link_down exec_link_up 8 1; fi
+if wants cut; then run_fault "1b. gateway-executor cut only, 8 s" "$BOUND_HARD_MS" gw_exec_cut gw_exec_join 8 1; fi
+if wants netem; then run_fault "2. executor link loss 30% + delay 200±50 ms, 15 s" "$BOUND_LOSSY_MS" exec_netem_on exec_netem_off 15; fi
+if wants audit; then run_fault "3. audit host link down 10 s" "$BOUND_HARD_MS" audit_link_down audit_link_up 10; fi
 load_pause
 
 echo
@@ -461,5 +467,10 @@ if [ ${#NOTES[@]} -gt 0 ]; then
     for n in "${NOTES[@]}"; do echo "  $n"; done
 fi
 echo
+# a fault this kernel could not inject is not a pass: the test reads as skipped (77)
+if [ $fails = 0 ] && [ ${#SKIPPED_FAULTS[@]} -gt 0 ]; then
+    log "SKIPPED: ${#SKIPPED_FAULTS[@]} fault(s) not injected (the others passed): $(IFS=';'; echo "${SKIPPED_FAULTS[*]}")"
+    exit 77
+fi
 log "$([ $fails = 0 ] && echo PASSED || echo "FAILED ($fails)") in $(elapsed) s"
 [ $fails = 0 ]
