@@ -286,7 +286,7 @@ static bmq_envelope_t *s_on_script (bmq_script_jobs_t *self, const bmq_envelope_
     const char *seal = bmq_body_str (req, "seal");
     char sha[BMQ_HEX_DIGEST] = "", subject[128];
     if (json_is_string (script)) s_sha256_hex (json_string_value (script), json_string_length (script), sha);
-    snprintf (subject, sizeof subject, "script:%s", sha);       /* what validator_script.c seals */
+    snprintf (subject, sizeof subject, "script:%s", sha);       /* what worker_scripts.c seals */
     char why[300] = "the script text does not match its verdict";
     bmq_seal_status_t sealed = BMQ_SEAL_INVALID;
     if (json_is_string (script) && !strcmp (sha, json_string_value (json_object_get (verdict, "sha256")) ?: ""))

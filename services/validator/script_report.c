@@ -104,17 +104,9 @@ void bmq_script_report_operator (bmq_script_report_t *self, const char *name)
         json_array_append_new (self->operators, json_string (name));
 }
 
-size_t bmq_script_report_errors (const bmq_script_report_t *self)
+static size_t s_error_count (const bmq_script_report_t *self)
 {
     return self->errors.count + self->omitted;
-}
-
-bool bmq_script_report_has_rule (const bmq_script_report_t *self, const char *rule)
-{
-    for (size_t i = 0; i < self->errors.count; i++)
-        if (strcmp (self->errors.items[i].rule, rule) == 0)
-            return true;
-    return false;
 }
 
 static int s_cmp (const void *a, const void *b)
@@ -145,7 +137,7 @@ static json_t *s_list_json (const s_list_t *list)
 
 json_t *bmq_script_report_json (const bmq_script_report_t *self)
 {
-    json_t *out = json_pack ("{s:b, s:o, s:o, s:O}", "is_valid", bmq_script_report_errors (self) == 0,
+    json_t *out = json_pack ("{s:b, s:o, s:o, s:O}", "is_valid", s_error_count (self) == 0,
                              "errors", s_list_json (&self->errors),
                              "warnings", s_list_json (&self->warnings),
                              "operator_list", self->operators);

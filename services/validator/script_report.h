@@ -30,10 +30,6 @@ void bmq_script_report_warning (bmq_script_report_t *self, int line, int col, co
 /* Record an operator the script calls (kept once, in order of first call). */
 void bmq_script_report_operator (bmq_script_report_t *self, const char *name);
 
-size_t bmq_script_report_errors (const bmq_script_report_t *self);
-/* True when an error with this rule was recorded. */
-bool bmq_script_report_has_rule (const bmq_script_report_t *self, const char *rule);
-
 /* The ValidationResult (new reference). */
 json_t *bmq_script_report_json (const bmq_script_report_t *self);
 

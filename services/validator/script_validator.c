@@ -52,11 +52,6 @@ void bmq_script_validator_destroy (bmq_script_validator_t **self_p)
     *self_p = NULL;
 }
 
-const json_t *bmq_script_validator_rules (const bmq_script_validator_t *self)
-{
-    return self->policy.rules;
-}
-
 /* Strict UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF). */
 static size_t s_bad_utf8 (const unsigned char *s, size_t len)
 {

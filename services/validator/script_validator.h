@@ -39,9 +39,6 @@ void bmq_script_validator_destroy (bmq_script_validator_t **self_p);
 /* Validate `len` bytes. Returns a new verdict; NULL only when out of memory. */
 json_t *bmq_script_validate (bmq_script_validator_t *self, const char *script, size_t len);
 
-/* The effective rules (borrowed): what a planner prompt can quote. */
-const json_t *bmq_script_validator_rules (const bmq_script_validator_t *self);
-
 /* ast.dump() of the tree the validator walks for `len` bytes of UTF-8 (the
  * same parse as bmq_script_validate: PyCF_ONLY_AST | PyCF_IGNORE_COOKIE), for
  * the differential test against the sandbox's and the add-on's compile.

@@ -17,7 +17,7 @@
 #include "rna_fetch.h"
 #include "roles.h"
 #include "service.h"
-#include "validator_script.h"
+#include "worker_scripts.h"
 #include "yaml_json.h"
 
 #include <unistd.h>
@@ -29,7 +29,7 @@ typedef struct {
     json_t          *rna_status;    /* published with capabilities: {state, …} */
     bmq_seal_key_t   key;
     bmq_audit_t     *audit;
-    bmq_vscript_t   *script;        /* script.request: extraction, static checks, seal (issue 8) */
+    bmq_worker_scripts_t *script;          /* script.request: extraction, static checks, seal (issue 8) */
     const char      *broker;
     zsock_t         *sock;
     int64_t          last_heard, last_sent;
@@ -224,7 +224,7 @@ static void s_on_broker (s_worker_t *w)
     else if (env->type == BMQ_MSG_VALIDATE_REQUEST) s_validate (w, env);
     else if (env->type == BMQ_MSG_CAPABILITIES_REQUEST) s_capabilities (w, env);
     else if (env->type == BMQ_MSG_SCRIPT_REQUEST) {
-        bmq_envelope_t *reply = bmq_vscript_handle (w->script, &w->key, w->audit, env);
+        bmq_envelope_t *reply = bmq_worker_scripts_handle (w->script, &w->key, w->audit, env);
         bmq_bus_send_and_destroy (w->sock, NULL, &reply);
         w->handled++;
     }
@@ -246,7 +246,7 @@ int bmq_validator_worker_run (bmq_config_t *cfg)
     w.broker = bmq_config_str (cfg, "gateway.validator_broker");
     w.audit = bmq_audit_new_from_config (cfg);
     w.curve = bmq_roles_curve (cfg);
-    w.script = bmq_vscript_new (cfg);
+    w.script = bmq_worker_scripts_new (cfg);
     s_connect (&w);
     if (!w.sock || !w.audit) goto done;
     s_rna_start (&w, cfg);
@@ -293,7 +293,7 @@ int bmq_validator_worker_run (bmq_config_t *cfg)
 done:
     bmq_rna_fetch_destroy (&w.rna);
     bmq_audit_destroy (&w.audit);
-    bmq_vscript_destroy (&w.script);
+    bmq_worker_scripts_destroy (&w.script);
     zsock_destroy (&w.sock);
     bmq_palette_destroy (&w.palette);
     json_decref (w.doc);

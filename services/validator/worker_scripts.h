@@ -1,4 +1,4 @@
-/* validator_script — a validator worker's answer to script.request (issue 8):
+/* worker_scripts — a validator worker's answer to script.request (issue 8):
  * extract the script from the request (fenced block, plain text or
  * attachment), check it statically (bmq_script, with the RNA table loaded at
  * start), seal an accepted script like a plan (plan_seal.h: HMAC over
@@ -7,28 +7,25 @@
  *   {script_id (the story's cid), status "validated" | "rejected",
  *    verdict (ValidationResult + sha256), script (what was extracted),
  *    seal (when validated; the gateway strips it before the client sees it)}. */
-#ifndef BMQ_VALIDATOR_SCRIPT_H
-#define BMQ_VALIDATOR_SCRIPT_H
+#ifndef BMQ_WORKER_SCRIPTS_H
+#define BMQ_WORKER_SCRIPTS_H
 
 #include "audit_client.h"
 #include "codec.h"
 #include "config.h"
 #include "plan_seal.h"
 
-typedef struct bmq_vscript_t bmq_vscript_t;
+typedef struct bmq_worker_scripts_t bmq_worker_scripts_t;
 
 /* Load the RNA table (tests/script/fixtures/…, or validator.script_rna when the
  * config has it) and start the embedded Python. Never NULL: when the script
  * checker cannot start, every script.request is answered with an error that
  * says why. */
-bmq_vscript_t *bmq_vscript_new (bmq_config_t *cfg);
-void bmq_vscript_destroy (bmq_vscript_t **self_p);
+bmq_worker_scripts_t *bmq_worker_scripts_new (bmq_config_t *cfg);
+void bmq_worker_scripts_destroy (bmq_worker_scripts_t **self_p);
 
 /* The reply to a script.request (caller sends and destroys it). */
-bmq_envelope_t *bmq_vscript_handle (bmq_vscript_t *self, const bmq_seal_key_t *key, bmq_audit_t *audit,
-                                    const bmq_envelope_t *req);
-
-/* The string a script's seal signs: "script:" + sha256 hex. */
-void bmq_script_seal_subject (const char *sha256, char *out, size_t len);
+bmq_envelope_t *bmq_worker_scripts_handle (bmq_worker_scripts_t *self, const bmq_seal_key_t *key, bmq_audit_t *audit,
+                                           const bmq_envelope_t *req);
 
 #endif

@@ -1,5 +1,5 @@
-/* validator_script — script.request in a validator worker (see validator_script.h). */
-#include "validator_script.h"
+/* worker_scripts — script.request in a validator worker (see worker_scripts.h). */
+#include "worker_scripts.h"
 #include "log.h"
 #include "script_extract.h"
 #include "script_validator.h"
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct bmq_vscript_t {
+struct bmq_worker_scripts_t {
     json_t                 *rna;
     bmq_script_validator_t *validator;
     char                    error[600];      /* why there is no validator */
@@ -17,14 +17,15 @@ struct bmq_vscript_t {
     char                    target[129];     /* executor.name: the seal's target when the request names none */
 };
 
-void bmq_script_seal_subject (const char *sha256, char *out, size_t len)
+/* The string a script's seal signs: "script:" + sha256 hex. */
+static void s_seal_subject (const char *sha256, char *out, size_t len)
 {
     snprintf (out, len, "script:%s", sha256 ? sha256 : "");
 }
 
-bmq_vscript_t *bmq_vscript_new (bmq_config_t *cfg)
+bmq_worker_scripts_t *bmq_worker_scripts_new (bmq_config_t *cfg)
 {
-    bmq_vscript_t *self = calloc (1, sizeof *self);
+    bmq_worker_scripts_t *self = calloc (1, sizeof *self);
     if (!self) return NULL;
     char path[1024], err[512] = "";
     self->seal_ttl_ms = bmq_config_int (cfg, "security.seal_ttl_ms") > 0 ? bmq_config_int (cfg, "security.seal_ttl_ms")
@@ -42,10 +43,10 @@ bmq_vscript_t *bmq_vscript_new (bmq_config_t *cfg)
     return self;
 }
 
-void bmq_vscript_destroy (bmq_vscript_t **self_p)
+void bmq_worker_scripts_destroy (bmq_worker_scripts_t **self_p)
 {
     if (!self_p || !*self_p) return;
-    bmq_vscript_t *self = *self_p;
+    bmq_worker_scripts_t *self = *self_p;
     bmq_script_validator_destroy (&self->validator);
     json_decref (self->rna);
     free (self);
@@ -53,8 +54,8 @@ void bmq_vscript_destroy (bmq_vscript_t **self_p)
 }
 
 
-bmq_envelope_t *bmq_vscript_handle (bmq_vscript_t *self, const bmq_seal_key_t *key, bmq_audit_t *audit,
-                                    const bmq_envelope_t *req)
+bmq_envelope_t *bmq_worker_scripts_handle (bmq_worker_scripts_t *self, const bmq_seal_key_t *key, bmq_audit_t *audit,
+                                           const bmq_envelope_t *req)
 {
     if (!self || !self->validator)
         return bmq_envelope_error (req, "unavailable", "%s", self ? self->error : "out of memory");
@@ -89,7 +90,7 @@ bmq_envelope_t *bmq_vscript_handle (bmq_vscript_t *self, const bmq_seal_key_t *k
     if (valid && sha) {
         char subject[128], seal[BMQ_SEAL_MAX];      /* for one executor, expiring, single-use (issue 12) */
         const char *target = bmq_body_str (req, "target") && *bmq_body_str (req, "target") ? bmq_body_str (req, "target") : self->target;
-        bmq_script_seal_subject (sha, subject, sizeof subject);
+        s_seal_subject (sha, subject, sizeof subject);
         if (bmq_seal_make (key, subject, target, self->seal_ttl_ms, seal) == 0)
             json_object_set_new (body, "seal", json_string (seal));
     }
