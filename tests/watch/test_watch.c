@@ -349,7 +349,7 @@ static void test_watch_across_gateway_restart (void **state)
     s_release ();
     s_wait_new_gateway (old);
     assert_int_equal (s_run_plan ("small.json", plan2, sizeof plan2), 0);    /* queued behind the long plan */
-    assert_true (s_file_has (out, plan2, 30000));
+    assert_true (s_file_has (out, plan2, 60000));
     usleep (500000);
     char *text = s_slurp (out);
     json_t *lines = e2e_json_lines (text);
