@@ -21,8 +21,6 @@ for d in proto prompts services/planner/recipes services/executor/addon services
   mkdir -p "$data/$d"
   cp -R "$src/$d/." "$data/$d/"
 done
-install -D -m 0644 "$src/tests/script/fixtures/script_rna_blender_3.4.1.json" \
-  "$data/tests/script/fixtures/script_rna_blender_3.4.1.json"
 install -D -m 0644 "$src/deploy/blendmq.yaml" "$data/deploy/blendmq.yaml"
 install -D -m 0644 "$src/README.md" "$data/README.md"
 find "$data" -name __pycache__ -prune -exec rm -rf {} +

@@ -49,8 +49,8 @@ char *bmq_script_ast_dump (const char *text, size_t len, char *msg, size_t msgle
 /* Read an RNA table file (a JSON object). New reference, or NULL with err. */
 json_t *bmq_script_rna_load (const char *path, char *err, size_t errlen);
 
-/* The RNA table shipped with the tests, recorded from Blender 3.4.1:
- * <data dir>/tests/script/fixtures/script_rna_blender_3.4.1.json. */
-#define BMQ_SCRIPT_RNA_FIXTURE "tests/script/fixtures/script_rna_blender_3.4.1.json"
+/* The RNA table shipped in proto/ (data, like the palette), recorded from Blender 3.4.1:
+ * <data dir>/proto/script_rna_blender_3.4.1.json. */
+#define BMQ_SCRIPT_RNA_FIXTURE "proto/script_rna_blender_3.4.1.json"
 
 #endif

@@ -61,7 +61,7 @@ while read -r c; do
   [[ "$1" == --from=* ]] && continue
   while [ $# -gt 1 ]; do [ -e "$src/$1" ] && ok || fail "COPY source $1 missing"; shift; done
 done < <(grep -E '^COPY ' <<<"$lines")
-for d in $(grep -oE 'for d in [^;]*' <<<"$build" | sed 's/for d in //') tests/script/fixtures/script_rna_blender_3.4.1.json deploy/blendmq.yaml deploy/container/entrypoint.sh; do
+for d in $(grep -oE 'for d in [^;]*' <<<"$build" | sed 's/for d in //') deploy/blendmq.yaml deploy/container/entrypoint.sh; do
   [ -e "$src/$d" ] && ok || fail "data path $d missing"
 done
 

@@ -66,9 +66,9 @@ def sha(s):
 # ---------------------------------------------------------------------------- the lists
 
 def test_lists_match_the_validator():
-    """The fixed lists are copies of services/validator/script_rules.c: they must not drift."""
+    """The fixed lists are copies of common/script/script_rules.c: they must not drift."""
     import re
-    with open(os.path.join(ROOT, "services", "validator", "script_rules.c"), encoding="utf-8") as f:
+    with open(os.path.join(ROOT, "common", "script", "script_rules.c"), encoding="utf-8") as f:
         c = f.read()
 
     def clist(name):

@@ -38,7 +38,7 @@ import time
 import traceback
 import types
 
-# Fixed allowlists (services/validator/script_rules.c: s_modules, s_builtins). A request may
+# Fixed allowlists (common/script/script_rules.c: s_modules, s_builtins). A request may
 # only narrow them.
 MODULES = frozenset({"bpy", "bmesh", "mathutils", "math", "random"})
 
@@ -52,7 +52,7 @@ BUILTINS = frozenset({
     "TypeError", "ValueError", "ZeroDivisionError",
 })
 
-# s_forbidden_builtins of services/validator/script_rules.c.
+# s_forbidden_builtins of common/script/script_rules.c.
 FORBIDDEN_BUILTINS = frozenset({
     "exec", "eval", "compile", "open", "getattr", "setattr", "delattr", "hasattr", "globals", "locals",
     "vars", "dir", "type", "__import__", "breakpoint", "input", "help", "exit", "quit",
@@ -61,7 +61,7 @@ FORBIDDEN_BUILTINS = frozenset({
     "BaseException", "SystemExit", "KeyboardInterrupt", "GeneratorExit",
 })
 
-# s_denied_attributes of services/validator/script_rules.c.
+# s_denied_attributes of common/script/script_rules.c.
 DENIED_ATTRIBUTES = frozenset({
     # code from strings, persistence and hooks
     "handlers", "timers", "driver_namespace", "drivers", "driver", "driver_add", "driver_remove",
@@ -281,7 +281,7 @@ class s_Facade(types.ModuleType):
         raise AttributeError("module %r is read-only" % self.__name__)
 
 
-# Operators (s_op_categories, s_denied_ops, s_denied_op_words of services/validator/
+# Operators (s_op_categories, s_denied_ops, s_denied_op_words of common/script/
 # script_rules.c): bpy.ops in a script shows these categories only, without the denied
 # operators (the static validator refuses the rest; this is the same rule at run time).
 OP_CATEGORIES = frozenset({

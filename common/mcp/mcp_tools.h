@@ -1,6 +1,6 @@
 /* mcp_tools — the tools blendmq offers over MCP, as data.
  *
- * services/gateway/mcp_tools.json (and mcp_test_tools.json) are built into the
+ * common/mcp/mcp_tools.json (and mcp_test_tools.json) are built into the
  * binaries; this class parses them once, resolves their shared schema
  * fragments ("@step"), and decides which tools this build can serve: a tool
  * needs the bus message it turns into (its "_request") to be declared in
