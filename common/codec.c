@@ -1,4 +1,6 @@
-/* codec — envelope encode/decode, checked against proto/messages.def. */
+/* codec — envelope encode/decode, checked against proto/messages.def: each
+ * declared field's presence, type and limits, and in strict mode (compiled with
+ * BMQ_STRICT_FIELDS, or bmq_codec_set_strict) that no undeclared field is there. */
 #include "codec.h"
 #include "msgpack_json.h"
 
@@ -10,21 +12,46 @@
 
 #define ERR(...) do { if (err) snprintf (err, errlen, __VA_ARGS__); } while (0)
 
-typedef enum { F_STR, F_INT, F_NUM, F_BOOL, F_ARR, F_MAP, F_ANY } s_ftype_t;
-typedef struct { bmq_msg_type_t msg; const char *name; s_ftype_t type; int required; } s_field_t;
-
 static const char *s_names[] = {
     "unknown",
-#define BMQ_MSG(id, wire, doc) wire,
+#define BMQ_MSG(id, wire, answered_by, doc) wire,
 #include "messages.def"
 #undef BMQ_MSG
 };
 
-static const s_field_t s_fields[] = {
-#define BMQ_FIELD(id, name, type, req) { BMQ_MSG_##id, name, F_##type, req },
+static const char *s_answered_by[] = {
+    "",
+#define BMQ_MSG(id, wire, answered_by, doc) answered_by,
+#include "messages.def"
+#undef BMQ_MSG
+};
+
+static const bmq_field_t s_fields[] = {
+#define BMQ_FIELD(id, name, type, req, lo, hi) { BMQ_MSG_##id, name, BMQ_FT_##type, req, lo, hi },
 #include "messages.def"
 #undef BMQ_FIELD
 };
+#define S_NFIELDS (sizeof s_fields / sizeof s_fields[0])
+
+#ifdef BMQ_STRICT_FIELDS
+static bool s_strict = true;
+#else
+static bool s_strict = false;
+#endif
+
+bool bmq_codec_strict (void) { return s_strict; }
+void bmq_codec_set_strict (bool on) { s_strict = on; }
+
+const bmq_field_t *bmq_msg_fields (size_t *count)
+{
+    if (count) *count = S_NFIELDS;
+    return s_fields;
+}
+
+const char *bmq_msg_answered_by (bmq_msg_type_t type)
+{
+    return (type > 0 && type < BMQ_MSG__COUNT) ? s_answered_by[type] : "";
+}
 
 static char s_sender[BMQ_MAX_ID + 1] = "blendmq";
 
@@ -66,36 +93,87 @@ double bmq_mono_us (void)
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-static bool s_type_ok (s_ftype_t t, const json_t *v)
+const char *bmq_field_type_name (bmq_field_type_t type)
+{
+    static const char *names[] = { "string", "integer", "number", "boolean", "array", "map", "any" };
+    return type <= BMQ_FT_ANY ? names[type] : "?";
+}
+
+static bool s_type_ok (bmq_field_type_t t, const json_t *v)
 {
     switch (t) {
-    case F_STR: return json_is_string (v);
-    case F_INT: return json_is_integer (v);
-    case F_NUM: return json_is_number (v);
-    case F_BOOL: return json_is_boolean (v);
-    case F_ARR: return json_is_array (v);
-    case F_MAP: return json_is_object (v);
+    case BMQ_FT_STR: return json_is_string (v);
+    case BMQ_FT_INT: return json_is_integer (v);
+    case BMQ_FT_NUM: return json_is_number (v);
+    case BMQ_FT_BOOL: return json_is_boolean (v);
+    case BMQ_FT_ARR: return json_is_array (v);
+    case BMQ_FT_MAP: return json_is_object (v);
     default: return true;
     }
 }
 
+/* The declared limits of one field's value (its type already checked). An
+ * ANY field's limits apply to whatever it holds: a string's bytes, an array's
+ * items, a map's keys, a number's value. 0 / -1 with err. */
+static int s_limits_ok (bmq_msg_type_t type, const bmq_field_t *f, const json_t *v, char *err, size_t errlen)
+{
+    if (f->lo == 0 && f->hi == 0) return 0;
+    if (json_is_real (v)) {
+        double x = json_real_value (v);
+        if (x >= (double) f->lo && x <= (double) f->hi) return 0;
+        ERR ("%s: field '%s' is %g, outside %lld..%lld", s_names[type], f->name, x, (long long) f->lo, (long long) f->hi);
+        return -1;
+    }
+    const char *unit = NULL;
+    long long n;
+    if (json_is_integer (v)) n = (long long) json_integer_value (v);
+    else if (json_is_string (v)) { n = (long long) json_string_length (v); unit = "bytes"; }
+    else if (json_is_array (v)) { n = (long long) json_array_size (v); unit = "items"; }
+    else if (json_is_object (v)) { n = (long long) json_object_size (v); unit = "keys"; }
+    else return 0;
+    if (n >= f->lo && n <= f->hi) return 0;
+    if (unit) ERR ("%s: field '%s' has %lld %s, outside %lld..%lld", s_names[type], f->name, n, unit,
+                   (long long) f->lo, (long long) f->hi);
+    else ERR ("%s: field '%s' is %lld, outside %lld..%lld", s_names[type], f->name, n, (long long) f->lo, (long long) f->hi);
+    return -1;
+}
+
+static bool s_declared (bmq_msg_type_t type, const char *key)
+{
+    for (size_t i = 0; i < S_NFIELDS; i++)
+        if (s_fields[i].msg == type && !strcmp (s_fields[i].name, key)) return true;
+    return false;
+}
+
 int bmq_msg_check_body (bmq_msg_type_t type, const json_t *body, char *err, size_t errlen)
 {
-    static const char *tnames[] = { "string", "integer", "number", "boolean", "array", "map", "any" };
+    if (type <= BMQ_MSG_UNKNOWN || type >= BMQ_MSG__COUNT) { ERR ("unknown message type"); return -1; }
     if (!json_is_object (body)) { ERR ("%s: body is not a map", bmq_msg_type_name (type)); return -1; }
-    for (size_t i = 0; i < sizeof s_fields / sizeof s_fields[0]; i++) {
-        const s_field_t *f = &s_fields[i];
+    size_t present = 0;         /* body keys that are declared fields (a null value counts: the key is there) */
+    for (size_t i = 0; i < S_NFIELDS; i++) {
+        const bmq_field_t *f = &s_fields[i];
         if (f->msg != type) continue;
         json_t *v = json_object_get (body, f->name);
+        if (v) present++;
         if (!v || json_is_null (v)) {
             if (f->required) { ERR ("%s: required field '%s' is missing", s_names[type], f->name); return -1; }
             continue;
         }
         if (!s_type_ok (f->type, v)) {
-            ERR ("%s: field '%s' must be %s", s_names[type], f->name, tnames[f->type]);
+            ERR ("%s: field '%s' must be %s", s_names[type], f->name, bmq_field_type_name (f->type));
             return -1;
         }
+        if (s_limits_ok (type, f, v, err, errlen)) return -1;
     }
+    /* keys are unique: none is undeclared exactly when every one was counted */
+    if (!s_strict || present == json_object_size (body)) return 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach ((json_t *) body, key, v)
+        if (!s_declared (type, key)) {
+            ERR ("%s: field '%s' is not declared for this message (proto/messages.def)", s_names[type], key);
+            return -1;
+        }
     return 0;
 }
 

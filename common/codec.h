@@ -3,7 +3,15 @@
  *
  * Decoding treats input as hostile: sizes, depth and item counts are bounded,
  * every type is checked, and a failure returns NULL with a message in `err`.
- * It never asserts and never leaks on bad input. */
+ * It never asserts and never leaks on bad input.
+ *
+ * Every top-level body field is declared in messages.def with its type,
+ * whether it is required and its limits; encode and decode both check a body
+ * against them (a string over its length, an array over its items, an
+ * integer out of range is refused). In strict mode (BMQ_STRICT_FIELDS, on in
+ * test builds) a body holding a field its message does not declare is
+ * refused too, on encode and on decode; otherwise such a field is kept, for
+ * forward compatibility, and nothing is logged. */
 #ifndef BMQ_CODEC_H
 #define BMQ_CODEC_H
 
@@ -22,7 +30,7 @@
 
 typedef enum {
     BMQ_MSG_UNKNOWN = 0,
-#define BMQ_MSG(id, wire, doc) BMQ_MSG_##id,
+#define BMQ_MSG(id, wire, answered_by, doc) BMQ_MSG_##id,
 #include "messages.def"
 #undef BMQ_MSG
     BMQ_MSG__COUNT
@@ -69,8 +77,29 @@ bmq_envelope_t *bmq_envelope_decode (const void *buf, size_t len, char *err, siz
 
 const char    *bmq_msg_type_name (bmq_msg_type_t type);
 bmq_msg_type_t bmq_msg_type_from_name (const char *name);
-/* Check `body` against the fields messages.def lists for `type`. 0 / -1 with err. */
+/* Check `body` against the fields messages.def lists for `type`: required
+ * fields present, types, limits and, in strict mode, no undeclared field.
+ * 0 / -1 with err naming the message type and the field. */
 int bmq_msg_check_body (bmq_msg_type_t type, const json_t *body, char *err, size_t errlen);
+/* Who answers or consumes `type` (messages.def's third column): a comma list
+ * of gateway, planner, validator, executor, audit, any, client. */
+const char *bmq_msg_answered_by (bmq_msg_type_t type);
+
+/* The field table, as declared in messages.def (for tests and tools). */
+typedef enum { BMQ_FT_STR, BMQ_FT_INT, BMQ_FT_NUM, BMQ_FT_BOOL, BMQ_FT_ARR, BMQ_FT_MAP, BMQ_FT_ANY } bmq_field_type_t;
+typedef struct {
+    bmq_msg_type_t   msg;
+    const char      *name;
+    bmq_field_type_t type;
+    bool             required;
+    int64_t          lo, hi;     /* STR bytes, ARR items, MAP keys, INT/NUM value; 0, 0: codec default */
+} bmq_field_t;
+const bmq_field_t *bmq_msg_fields (size_t *count);
+const char *bmq_field_type_name (bmq_field_type_t type);
+
+/* Strict mode: compiled in with BMQ_STRICT_FIELDS; tests may switch it. */
+bool bmq_codec_strict (void);
+void bmq_codec_set_strict (bool on);
 
 /* Convenience readers for bodies (NULL / fallback when absent or mistyped). */
 const char *bmq_body_str (const bmq_envelope_t *self, const char *key);
