@@ -17,6 +17,9 @@ command -v npm >/dev/null 2>&1 || PKGS+=(npm)
 [ "${1:-}" = "--test" ] && PKGS+=(wrk)
 # ...chromium, driven by playwright-core, for the web page's tests (tests/web).
 [ "${1:-}" = "--test" ] && PKGS+=(chromium)
+# ...python3-yaml: tests drive the add-on's run_step directly (no executor, no hello), and
+# it then reads the palette's bounds from proto/palette.yaml (blendmq_addon.py).
+[ "${1:-}" = "--test" ] && PKGS+=(python3-yaml)
 # ...xvfb and xauth (xvfb-run) for the GUI add-on test and bench (tests/gui, gui_read_p50_ms).
 [ "${1:-}" = "--test" ] && PKGS+=(xvfb xauth)
 # ...tcpdump and iproute2 (ip netns, veth, bridge) for the multi-host test (tests/multihost).

@@ -1,6 +1,6 @@
 /* blender_link — framed, authenticated request/reply with the Blender add-on. */
 #include "blender_link.h"
-#include "yaml_json.h"
+#include "palette.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,15 +25,17 @@ struct bmq_blender_link_t {
     int     port;
     char   *token;
     json_t *operations;     /* palette operation names sent at hello */
+    json_t *bounds;         /* the palette's parameter bounds sent at hello, or NULL (none known) */
     json_t *hello;          /* interrupted plans the last hello reported (checked), or NULL */
     int     fd;
     int64_t next_id;
 };
 
-#define LINK_VERSION  2
-#define NONCE_BYTES   32
-#define CLIENT_LABEL  "blendmq-link-client"
-#define SERVER_LABEL  "blendmq-link-server"
+/* Link version, nonce size and labels: proto/blender_link.json (bmq_link_proto.h). */
+#define LINK_VERSION  BMQ_LINK_VERSION
+#define NONCE_BYTES   BMQ_LINK_NONCE_BYTES
+#define CLIENT_LABEL  BMQ_LINK_CLIENT_LABEL
+#define SERVER_LABEL  BMQ_LINK_SERVER_LABEL
 
 static int64_t s_now_ms (void)
 {
@@ -68,6 +70,7 @@ void bmq_blender_link_destroy (bmq_blender_link_t **self_p)
     if ((*self_p)->token) sodium_memzero ((*self_p)->token, strlen ((*self_p)->token));
     free ((*self_p)->token);
     json_decref ((*self_p)->operations);
+    json_decref ((*self_p)->bounds);
     json_decref ((*self_p)->hello);
     free (*self_p);
     *self_p = NULL;
@@ -233,24 +236,61 @@ int bmq_blender_link_set_operations (bmq_blender_link_t *self, const json_t *nam
     return self->operations ? 0 : -1;
 }
 
+/* One palette parameter's bounds as hello carries them: bmq_palette_to_json's
+ * entry without its description (the add-on checks values, it shows nothing). */
+static json_t *s_bounds_of (const json_t *palette)
+{
+    json_t *out = json_object ();
+    const char *op, *param;
+    json_t *params, *spec;
+    json_object_foreach ((json_t *) palette, op, params) {
+        json_t *clean = json_object ();
+        json_object_foreach (params, param, spec) {
+            json_t *copy = json_copy (spec);
+            json_object_del (copy, "description");
+            json_object_set_new (clean, param, copy);
+        }
+        json_object_set_new (out, op, clean);
+    }
+    return out;
+}
+
+int bmq_blender_link_set_bounds (bmq_blender_link_t *self, const json_t *bounds)
+{
+    if (bounds && (!json_is_object (bounds) || json_object_size (bounds) > BMQ_LINK_HELLO_MAX_OPERATIONS)) return -1;
+    const char *op;
+    json_t *params;
+    json_object_foreach ((json_t *) bounds, op, params)
+        if (!json_is_object (params) || json_object_size (params) > BMQ_LINK_BOUNDS_MAX_PARAMS) return -1;
+    json_decref (self->bounds);
+    self->bounds = bounds ? json_deep_copy (bounds) : NULL;
+    return bounds && !self->bounds ? -1 : 0;
+}
+
 int bmq_blender_link_load_palette (bmq_blender_link_t *self, const char *path, char *err, size_t errlen)
 {
-    char yerr[256] = "";
-    json_t *doc = bmq_yaml_load_file (path, yerr, sizeof yerr);
-    json_t *ops = json_object_get (doc, "operations");
-    if (!json_is_object (ops) || !json_object_size (ops)) {
-        ERR ("cannot read the palette's operations from %s: %s", path, doc ? "no operations mapping" : yerr);
-        json_decref (doc);
+    char perr[512] = "";
+    bmq_palette_t *palette = bmq_palette_load (path, perr, sizeof perr);
+    if (!palette) {
+        ERR ("cannot read the palette from %s: %s", path, perr);
         return -1;
     }
-    json_t *names = json_array ();
+    json_t *all = bmq_palette_to_json (palette);
+    bmq_palette_destroy (&palette);
+    json_t *names = json_array (), *bounds = all ? s_bounds_of (all) : NULL;
     const char *name;
     json_t *v;
-    json_object_foreach (ops, name, v) json_array_append_new (names, json_string (name));
-    int rc = bmq_blender_link_set_operations (self, names);
+    json_object_foreach (all, name, v) json_array_append_new (names, json_string (name));
+    /* hello goes before authentication, in a frame of at most BMQ_LINK_PREAUTH_MAX_JSON */
+    size_t size = json_dumpb (names, NULL, 0, JSON_COMPACT) + json_dumpb (bounds, NULL, 0, JSON_COMPACT);
+    int rc = bounds && json_array_size (names) && size < BMQ_LINK_PREAUTH_MAX_JSON - 1024
+             ? bmq_blender_link_set_operations (self, names) : -1;
+    if (!rc) rc = bmq_blender_link_set_bounds (self, bounds);
     json_decref (names);
-    json_decref (doc);
-    if (rc) ERR ("out of memory");
+    json_decref (bounds);
+    json_decref (all);
+    if (rc) ERR ("the palette %s has no operations, or more than a hello carries (%d operations, %u bytes)", path,
+                 BMQ_LINK_HELLO_MAX_OPERATIONS, BMQ_LINK_PREAUTH_MAX_JSON - 1024);
     return rc;
 }
 
@@ -276,25 +316,24 @@ static bool s_unhex (const char *hex, unsigned char *out, size_t len)
 /* ---- interrupted-plan reports in the hello reply (issue 17) ----------------
  * Each object the add-on sends is rebuilt from a table of its fields: a field
  * is copied only when its check passes, so nothing unchecked (or unbounded)
- * goes further. The tables name the fields as addon/blendmq/protocol.py does
- * (tests/txn/check_link_drift.py compares them). */
+ * goes further. The tables (bmq_link_*_fields) and the limits are generated
+ * from proto/blender_link.json, as the add-on's link_proto.py is. */
 
-#define REPORTS_MAX    16           /* reports taken from one hello (the add-on keeps 8) */
-#define NAMES_MAX      256          /* object names per list (the add-on sends at most 256) */
-#define NAME_MAX_BYTES 256          /* Blender's own limit is 63 */
-#define TEXT_MAX_BYTES 300          /* reason, error */
-#define ID_MAX_BYTES   64           /* plan ids; cids are the bus's ids (codec.c s_copy_id) */
+#define REPORTS_MAX    BMQ_LINK_REPORTS_MAX      /* reports taken from one hello (the add-on keeps 8) */
+#define NAMES_MAX      BMQ_LINK_NAMES_MAX        /* object names per list (the add-on sends at most 256) */
+#define NAME_MAX_BYTES BMQ_LINK_NAME_MAX_BYTES   /* Blender's own limit is 63 */
+#define TEXT_MAX_BYTES BMQ_LINK_TEXT_MAX_BYTES   /* reason, error */
+#define ID_MAX_BYTES   BMQ_LINK_ID_MAX_BYTES     /* plan ids; cids are the bus's ids (codec.c s_copy_id) */
 
-typedef json_t *(*s_check_fn) (json_t *value);     /* a clean copy of value, or NULL */
-typedef struct { const char *name; s_check_fn check; bool required; } s_field_t;
+static json_t *s_check_field (const bmq_link_field_t *f, json_t *value);
 
-static json_t *s_check_object (json_t *value, const s_field_t *fields)
+static json_t *s_check_object (json_t *value, const bmq_link_field_t *fields)
 {
     if (!json_is_object (value)) return NULL;
     json_t *out = json_object ();
-    for (const s_field_t *f = fields; f->name; f++) {
+    for (const bmq_link_field_t *f = fields; f->name; f++) {
         json_t *got = json_object_get (value, f->name);
-        json_t *clean = got && !json_is_null (got) ? f->check (got) : NULL;
+        json_t *clean = got && !json_is_null (got) ? s_check_field (f, got) : NULL;
         if (!clean && f->required) { json_decref (out); return NULL; }
         if (clean) json_object_set_new (out, f->name, clean);
     }
@@ -371,14 +410,9 @@ static json_t *s_check_names (json_t *v)
     return out;
 }
 
-static const s_field_t s_rollback_fields[] = {
-    { "removed", s_check_names, true }, { "restored", s_check_names, true },
-    { "removed_count", s_check_count, false }, { "restored_count", s_check_count, false }, { NULL }
-};
-
 static json_t *s_check_rollback (json_t *v)
 {
-    json_t *out = s_check_object (v, s_rollback_fields);
+    json_t *out = s_check_object (v, bmq_link_rollback_fields);
     if (!out) return NULL;
     const char *lists[] = { "removed", "restored" }, *counts[] = { "removed_count", "restored_count" };
     for (int i = 0; i < 2; i++)         /* a count is never below what is listed */
@@ -387,23 +421,7 @@ static json_t *s_check_rollback (json_t *v)
     return out;
 }
 
-static const s_field_t s_report_fields[] = {
-    { "id", s_check_report_id, true }, { "plan_id", s_check_plan_id, true }, { "cid", s_check_cid, false },
-    { "steps_run", s_check_count, false }, { "steps_total", s_check_count, false },
-    { "rollback", s_check_rollback, false }, { "at", s_check_count, false },
-    { "reason", s_check_text, false }, { "error", s_check_text, false }, { NULL }
-};
-
-static const s_field_t s_open_plan_fields[] = {
-    { "plan_id", s_check_plan_id, true }, { "cid", s_check_cid, false },
-    { "steps_run", s_check_count, false }, { "steps_total", s_check_count, false },
-    { "reason", s_check_text, false }, { "error", s_check_text, false }, { NULL }
-};
-
-static json_t *s_check_report (json_t *v) { return s_check_object (v, s_report_fields); }
-static json_t *s_check_open_plan (json_t *v) { return s_check_object (v, s_open_plan_fields); }
-
-static json_t *s_check_reports (json_t *v)
+static json_t *s_check_reports (json_t *v, const bmq_link_field_t *fields)
 {
     if (!json_is_array (v)) return NULL;
     json_t *out = json_array ();
@@ -411,21 +429,34 @@ static json_t *s_check_reports (json_t *v)
     json_t *r;
     json_array_foreach (v, i, r) {
         if (i >= REPORTS_MAX) break;
-        json_t *clean = s_check_report (r);
+        json_t *clean = s_check_object (r, fields);
         if (clean) json_array_append_new (out, clean);
     }
     return out;
 }
 
-static const s_field_t s_hello_fields[] = {
-    { "interrupted", s_check_reports, false }, { "open_plan", s_check_open_plan, false }, { NULL }
-};
+/* One field by the check its table names (proto/blender_link.json, hello_report). */
+static json_t *s_check_field (const bmq_link_field_t *f, json_t *value)
+{
+    switch (f->check) {
+    case BMQ_LINK_CHECK_REPORT_ID: return s_check_report_id (value);
+    case BMQ_LINK_CHECK_PLAN_ID:   return s_check_plan_id (value);
+    case BMQ_LINK_CHECK_CID:       return s_check_cid (value);
+    case BMQ_LINK_CHECK_COUNT:     return s_check_count (value);
+    case BMQ_LINK_CHECK_TEXT:      return s_check_text (value);
+    case BMQ_LINK_CHECK_NAMES:     return s_check_names (value);
+    case BMQ_LINK_CHECK_OBJECT:    return f->fields == bmq_link_rollback_fields ? s_check_rollback (value)
+                                                                               : s_check_object (value, f->fields);
+    case BMQ_LINK_CHECK_ARRAY:     return s_check_reports (value, f->fields);
+    }
+    return NULL;
+}
 
 /* The hello reply's result → self->hello (NULL when there is nothing to report). */
 static void s_take_hello_report (bmq_blender_link_t *self, json_t *result)
 {
     json_decref (self->hello);
-    self->hello = s_check_object (result, s_hello_fields);
+    self->hello = s_check_object (result, bmq_link_hello_fields);
     if (!self->hello) return;
     if (!json_object_get (self->hello, "interrupted")) json_object_set_new (self->hello, "interrupted", json_array ());
     if (!json_array_size (json_object_get (self->hello, "interrupted")) && !json_object_get (self->hello, "open_plan")) {
@@ -470,6 +501,7 @@ static int s_handshake (bmq_blender_link_t *self, int timeout_ms, char *err, siz
     sodium_bin2hex (nc_hex, sizeof nc_hex, nc, sizeof nc);
     sodium_bin2hex (mac_hex, sizeof mac_hex, mac, sizeof mac);
     json_t *args = json_pack ("{s:s, s:s, s:O}", "nonce", nc_hex, "mac", mac_hex, "operations", self->operations);
+    if (self->bounds) json_object_set (args, "bounds", self->bounds);
     json_t *reply = NULL;
     int64_t left = deadline - s_now_ms ();
     rc = bmq_blender_link_call (self, "hello", args, left > 0 ? (int) left : 1, &reply, NULL, NULL, err, errlen);

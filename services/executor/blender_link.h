@@ -1,5 +1,9 @@
 /* blender_link — client of the blendmq Blender add-on (addon/blendmq_addon.py).
  *
+ * The protocol (link version, frame limits, commands, hello fields, the hello
+ * report tables) is declared in proto/blender_link.json; bmq_link_proto.h is
+ * generated from it, as the add-on's blendmq/link_proto.py is.
+ *
  * TCP; every frame (both ways) is: u32 BE JSON length, u32 BE blob length,
  * the JSON object, the blob. Requests carry an id; replies echo it, so a late
  * reply to a call that timed out is recognised and discarded. Lengths from the
@@ -9,6 +13,8 @@
  * crosses the wire, see addon/blendmq/protocol.py):
  *   add-on → {"id":0, "ok":true, "challenge":{"link":2, "nonce": hex Ns}}
  *   client → hello {"nonce": hex Nc, "operations": [palette names],
+ *                   "bounds": {operation: {param: {type, required, default,
+ *                              min, max, max_len, items}}},
  *                   "mac": hex HMAC-SHA256(token, "blendmq-link-client"||Ns||Nc)}
  *   add-on → {"ok":true, "result":{..., "mac": hex HMAC-SHA256(token,
  *                   "blendmq-link-server"||Nc||Ns)}}
@@ -25,12 +31,11 @@
 #ifndef BMQ_BLENDER_LINK_H
 #define BMQ_BLENDER_LINK_H
 
+#include "bmq_link_proto.h"      /* BMQ_LINK_MAX_JSON, BMQ_LINK_MAX_BLOB, the tables */
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
-
-#define BMQ_LINK_MAX_JSON (1u << 20)
-#define BMQ_LINK_MAX_BLOB (64u << 20)
 
 typedef struct bmq_blender_link_t bmq_blender_link_t;
 typedef enum { BMQ_LINK_OK = 0, BMQ_LINK_TIMEOUT = 1, BMQ_LINK_DOWN = 2, BMQ_LINK_PROTOCOL = 3 } bmq_link_status_t;
@@ -41,8 +46,13 @@ void bmq_blender_link_destroy (bmq_blender_link_t **self_p);
  * any other operation (none set: every run_step is refused). `names` is a
  * JSON array of strings, copied. 0, or -1 when it is not such an array. */
 int  bmq_blender_link_set_operations (bmq_blender_link_t *self, const json_t *names);
-/* The same from a palette file (proto/palette.yaml: the keys of "operations").
- * 0, or -1 with a message in err. */
+/* The palette's parameter bounds sent at hello ({operation: {param: {type,
+ * required, default, min, max, max_len, items}}}, bmq_palette_to_json's shape
+ * without descriptions), copied; NULL sends none (the add-on then refuses
+ * every step that has parameters or is a builtin). 0, or -1 when malformed. */
+int  bmq_blender_link_set_bounds (bmq_blender_link_t *self, const json_t *bounds);
+/* Both from a palette file (proto/palette.yaml, loaded and checked as the
+ * validator does: bmq_palette_load). 0, or -1 with a message in err. */
 int  bmq_blender_link_load_palette (bmq_blender_link_t *self, const char *path, char *err, size_t errlen);
 /* Connect (with a timeout) and authenticate both ways. 0, or -1 with a
  * message in err. */

@@ -40,6 +40,11 @@ void bmq_sandbox_limits_defaults (bmq_sandbox_limits_t *l)
         snprintf (guard, sizeof guard, "%s/services/executor/addon/blendmq/script_exec.py", bmq_data_dir ());
         l->guard = guard;
     }
+    if (!l->proto) {
+        static char proto[1024];
+        snprintf (proto, sizeof proto, "%s/services/executor/addon/blendmq/link_proto.py", bmq_data_dir ());
+        l->proto = proto;
+    }
     if (l->uid == 0 || l->gid == 0) {
         /* the dedicated id, only while nothing else (no user, no group) has it */
         struct passwd pw, *pwp = NULL;
@@ -213,6 +218,7 @@ pid_t bmq_sandbox_spawn (const bmq_sandbox_limits_t *l, const char *inst_dir, co
     s_add (&a, "--ro-bind"); s_add (&a, s_keep (&a, "%s/job", inst_dir)); s_add (&a, "/job");
     s_add (&a, "--ro-bind"); s_add (&a, l->runner); s_add (&a, "/sandbox/runner.py");
     s_add (&a, "--ro-bind"); s_add (&a, l->guard); s_add (&a, "/sandbox/script_exec.py");
+    s_add (&a, "--ro-bind"); s_add (&a, l->proto); s_add (&a, "/sandbox/link_proto.py");
     if (scene_path && scene_path[0] == '/') {
         s_add (&a, "--ro-bind"); s_add (&a, s_keep (&a, "%s/job/scene.blend", inst_dir)); s_add (&a, scene_path);
     }
@@ -295,6 +301,10 @@ int bmq_sandbox_probe (bmq_sandbox_limits_t *l, bool *drop_root, char *err, size
     }
     if (access (l->guard, R_OK) != 0) {
         snprintf (err, errlen, "sandbox unavailable: the run-time guard %s is missing", l->guard);
+        return -1;
+    }
+    if (access (l->proto, R_OK) != 0) {
+        snprintf (err, errlen, "sandbox unavailable: the protocol module %s is missing", l->proto);
         return -1;
     }
     if (!s_in_path (l->blender, blender, sizeof l->resolved[1]) || strncmp (blender, "/usr/", 5) != 0) {

@@ -19,7 +19,8 @@
  *     --bind INST/home /home/sb (private $HOME, so a private Blender config dir),
  *     --bind INST/out /out (the only folder a script may leave files in);
  *   --ro-bind INST/job /job (script and scene copy), --ro-bind RUNNER /sandbox/runner.py,
- *   --ro-bind GUARD /sandbox/script_exec.py (the run-time guard shared with live);
+ *   --ro-bind GUARD /sandbox/script_exec.py (the run-time guard shared with live),
+ *   --ro-bind PROTO /sandbox/link_proto.py (the fd-3 protocol, generated from proto/sandbox.json);
  *   when the live scene has a path, --ro-bind INST/job/scene.blend <that path>, so that
  *   bpy.data.filepath is the same in the sandbox as live;
  *   --remount-ro / /home /dev last: the tmpfs bwrap builds the tree on, /home and /dev
@@ -55,6 +56,7 @@ typedef struct {
     int file_mb;                /* RLIMIT_FSIZE (default 64) */
     int processes;              /* RLIMIT_NPROC (default 512; threads count) */
     const char *guard;          /* script_exec.py on the host (default: data dir's add-on) */
+    const char *proto;          /* link_proto.py on the host (default: data dir's add-on) */
     bool keep_root;             /* do not drop privileges when root (default false) */
     uid_t uid;                  /* the uid/gid the sandbox runs as when root drops privileges */
     gid_t gid;                  /* (0: default, BMQ_SANDBOX_UID if unused, else nobody) */

@@ -1,6 +1,7 @@
 /* sandbox_instance — one sandboxed Blender: its folders, its process, and
  * the fd-3 line protocol with sandbox/sandbox_runner.py (sandbox_instance.h). */
 #include "sandbox_instance.h"
+#include "bmq_sandbox_proto.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define S_MAX_LINE (4u << 20)
+#define S_MAX_LINE BMQ_SANDBOX_MAX_LINE    /* proto/sandbox.json */
 
 double sandbox_now_ms (void)
 {

@@ -172,7 +172,7 @@ def scenario():
     yield from wait(lambda: replies and replies[-1] is None, 60, "the malformed requests are answered")
     errors = [r.get("error") for r in replies[1:-1]]
     check(errors == ["unknown command ['scene_info']", "args must be an object", "object_info: name must be a string",
-                     "request id must be an integer", "limit must be an integer", None]
+                     "request id must be an integer", "scene_info: limit must be an integer", None]
           and replies[-2].get("result") == {"pong": True}, "malformed requests get error replies (%s)" % errors)
 
     # -- the whole stack, its executor connected to this Blender

@@ -1,25 +1,30 @@
-"""The Blender link's interrupted-plan fields are written twice, in Python (the add-on,
-services/executor/addon/blendmq/protocol.py and transaction.py) and in C (blender_link.c's
-field tables, executor_plan.c's plan_begin). This fails when the two drift apart:
+"""The Blender link and the sandbox protocol are declared once (proto/blender_link.json,
+proto/sandbox.json) and generated for both sides (proto/gen_protocols.py). This fails when code
+drifts from the declaration where the generator cannot reach it:
 
-  * each C table (s_hello_fields, s_report_fields, s_open_plan_fields, s_rollback_fields) names
-    exactly the fields of its protocol.py tuple, in the same order;
-  * transaction.py writes every report, open_plan and rollback field it declares (a string
-    literal of each), and its hello_fields() the hello's;
-  * executor_plan.c sends plan_begin with exactly PLAN_BEGIN_FIELDS, and transaction.py
-    reads each of them.
+  * the C side keeps no hand-written copy: blender_link.c checks the hello report with the
+    generated bmq_link_*_fields tables and takes version, labels and limits from
+    bmq_link_proto.h; executor_service.c forwards the commands marked "forward" (no list);
+  * the add-on keeps no copy: protocol.py and tokens.py take their constants and field names
+    from link_proto, commands.py implements exactly the declared commands (also checked when
+    the add-on loads) and takes READ_ONLY / NO_DEADLINE from link_proto;
+  * every command name the executor sends (blender_actor.c, executor_plan.c, script_jobs.c,
+    executor_service.c) is declared, and the arguments it packs for plan_begin, run_step and
+    run_script are declared arguments (plan_begin: exactly them);
+  * transaction.py writes every report, open_plan and rollback field the tables declare;
+  * the sandbox pool sends exactly the declared job fields, and the runner writes only declared
+    result fields and verdicts.
 
 Usage: python3 check_link_drift.py SOURCE_DIR   (exit 0 in step, 1 drifted)
 """
 import ast
+import json
 import re
 import sys
 
 SRC = sys.argv[1] if len(sys.argv) > 1 else "."
 ADDON = SRC + "/services/executor/addon/blendmq/"
 EXECUTOR = SRC + "/services/executor/"
-PAIRS = {"HELLO_REPORT_FIELDS": "s_hello_fields", "REPORT_FIELDS": "s_report_fields",
-         "OPEN_PLAN_FIELDS": "s_open_plan_fields", "ROLLBACK_FIELDS": "s_rollback_fields"}
 
 
 def read(path):
@@ -27,57 +32,143 @@ def read(path):
         return f.read()
 
 
-def python_tuples(text):
-    out = {}
-    for node in ast.parse(text).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            if name.endswith("_FIELDS"):
-                out[name] = tuple(ast.literal_eval(node.value))
-    return out
-
-
-def c_table(text, name):
-    m = re.search(r"static const s_field_t %s\[\] = \{(.*?)\{ NULL \}" % re.escape(name), text, re.S)
-    if not m:
-        return None
-    return tuple(re.findall(r'\{ "([a-z_]+)",', m.group(1)))
-
-
 def string_literals(text):
     return {n.value for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
 
 
+def dict_keys(text, name):
+    """The string keys of the dict literal assigned to `name` at module level, or None."""
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets) \
+                and isinstance(node.value, ast.Dict):
+            return [k.value for k in node.value.keys if isinstance(k, ast.Constant)]
+    return None
+
+
+def literal_assignments(text, suffix):
+    """Module-level NAME = (literal tuple/list of strings) whose name ends with suffix."""
+    out = []
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Tuple, ast.List)) \
+                and any(isinstance(t, ast.Name) and t.id.endswith(suffix) for t in node.targets) \
+                and node.value.elts and all(isinstance(e, ast.Constant) for e in node.value.elts):
+            out.append(node.targets[0].id)
+    return out
+
+
+def packed_keys(pack_args):
+    """The keys of a json_pack argument list: every "name", that is followed by a value."""
+    return re.findall(r'"([a-z_0-9]+)",\s*(?!")', pack_args)
+
+
 def main():
+    link = json.loads(read(SRC + "/proto/blender_link.json"))
+    sandbox = json.loads(read(SRC + "/proto/sandbox.json"))
+    commands = link["commands"]
+    tables = link["hello_report"]["tables"]
     problems = []
-    py = python_tuples(read(ADDON + "protocol.py"))
+
+    # ---- the C side takes the declaration's tables
     link_c = read(EXECUTOR + "blender_link.c")
-    for py_name, c_name in PAIRS.items():
-        if py_name not in py:
-            problems.append("protocol.py has no %s" % py_name)
-            continue
-        c = c_table(link_c, c_name)
-        if c is None:
-            problems.append("blender_link.c has no field table %s" % c_name)
-        elif c != py[py_name]:
-            problems.append("%s %s != blender_link.c %s %s" % (py_name, py[py_name], c_name, c))
+    if re.search(r"static const \w+ s_\w+_fields\[\]", link_c):
+        problems.append("blender_link.c has a hand-written field table again")
+    for t in tables:
+        if "bmq_link_%s_fields" % t not in link_c and not any(f.get("fields") == t for fs in tables.values() for f in fs):
+            problems.append("blender_link.c does not use the generated table bmq_link_%s_fields" % t)
+    if "bmq_link_hello_fields" not in link_c:
+        problems.append("blender_link.c does not check the hello reply with bmq_link_hello_fields")
+    for macro in ("BMQ_LINK_VERSION", "BMQ_LINK_NONCE_BYTES", "BMQ_LINK_CLIENT_LABEL", "BMQ_LINK_SERVER_LABEL",
+                  "BMQ_LINK_MAX_JSON", "BMQ_LINK_MAX_BLOB"):
+        if macro not in link_c:
+            problems.append("blender_link.c does not use %s" % macro)
+    m = re.search(r'json_t \*args = json_pack \("[^"]*", (.*?)\);\n(.*?)\n', link_c, re.S)
+    hello = set(packed_keys(m.group(1))) | set(re.findall(r'json_object_set \(args, "([a-z_]+)"', m.group(2))) if m else set()
+    if hello != set(link["handshake"]["hello"]["args"]):
+        problems.append("blender_link.c sends hello with %s, the declaration says %s"
+                        % (sorted(hello), sorted(link["handshake"]["hello"]["args"])))
+    if re.search(r'#define\s+BMQ_LINK_MAX_(JSON|BLOB)\b', read(EXECUTOR + "blender_link.h")):
+        problems.append("blender_link.h defines the frame limits itself")
+    svc = read(EXECUTOR + "executor_service.c")
+    forward = [n for n, c in commands.items() if c.get("forward")]
+    if "bmq_link_command (" not in svc or re.search(r'"%s",\s*"%s"' % (forward[0], forward[1]), svc):
+        problems.append("executor_service.c keeps its own list of forwardable commands")
+
+    # ---- every command the executor sends is declared, with declared arguments
+    sent = set()
+    for name in ("blender_actor.c", "executor_plan.c", "script_jobs.c", "executor_service.c"):
+        text = read(EXECUTOR + name)
+        sent |= set(re.findall(r'bmq_blender_link_call \([^,]+, "([a-z_]+)"', text))
+        sent |= set(re.findall(r'cmd = "([a-z_]+)"', text))
+        sent |= set(re.findall(r's_command \([^,]+, [A-Z_]+, "([a-z_]+)"', text))
+        sent |= set(re.findall(r'"command", "([a-z_]+)"', text))
+    sent.discard("hello")
+    for cmd in sorted(sent - set(commands)):
+        problems.append("the executor sends %s, which proto/blender_link.json does not declare" % cmd)
+    if not {"run_step", "plan_begin", "plan_commit", "plan_rollback", "ping", "interrupted_ack", "run_script"} <= sent:
+        problems.append("the drift check no longer finds the executor's commands (found %s)" % sorted(sent))
+    plan_c = read(EXECUTOR + "executor_plan.c")
+    m = re.search(r'cmd = "plan_begin";\s*args = json_pack \("[^"]*", (.*?)\);', plan_c, re.S)
+    begin = tuple(packed_keys(m.group(1))) if m else None
+    if begin != tuple(commands["plan_begin"]["args"]):
+        problems.append("executor_plan.c sends plan_begin with %s, the declaration says %s"
+                        % (begin, tuple(commands["plan_begin"]["args"])))
+    m = re.search(r'args = json_pack \("\{s:o, s:s\}", (.*?)\);', plan_c, re.S)
+    step_keys = packed_keys(m.group(1)) if m else None
+    if not step_keys or set(step_keys) - set(commands["run_step"]["args"]):
+        problems.append("executor_plan.c sends run_step with %s, not all declared" % step_keys)
+    jobs_c = read(EXECUTOR + "script_jobs.c")
+    m = re.search(r'json_t \*args = json_pack \("[^"]*", (.*?)\);\s*zlistx_add_start \(queue, s_command \(run, '
+                  r'BMQ_MSG_SCRIPT_CONFIRM, "run_script"', jobs_c, re.S)
+    script_keys = packed_keys(m.group(1)) if m else None
+    if not script_keys or set(script_keys) - set(commands["run_script"]["args"]):
+        problems.append("script_jobs.c sends run_script with %s, not all declared" % script_keys)
+
+    # ---- the add-on takes the declaration's
+    proto_py = read(ADDON + "protocol.py")
+    for name in literal_assignments(proto_py, "_FIELDS"):
+        problems.append("protocol.py spells out %s again (take it from link_proto)" % name)
+    if re.search(r"^(LINK_VERSION|MAX_JSON|MAX_BLOB|PREAUTH_MAX_JSON) = \d", proto_py, re.M):
+        problems.append("protocol.py spells out a link constant again")
+    if re.search(r'^(NONCE_BYTES = \d|CLIENT_LABEL = b"|SERVER_LABEL = b")', read(ADDON + "tokens.py"), re.M):
+        problems.append("tokens.py spells out the handshake's constants again")
+    cmds_py = read(ADDON + "commands.py")
+    table = dict_keys(cmds_py, "COMMANDS")
+    if table is None or set(table) != set(commands):
+        problems.append("commands.py's COMMANDS %s != declared %s" % (sorted(table or []), sorted(commands)))
+    if "check_table(COMMANDS)" not in cmds_py or "link_proto.check_args" not in cmds_py:
+        problems.append("commands.py no longer checks its table or the arguments against the declaration")
+    if re.search(r"(READ_ONLY|NO_DEADLINE) = frozenset\(\(", cmds_py):
+        problems.append("commands.py spells out READ_ONLY / NO_DEADLINE again")
     literals = string_literals(read(ADDON + "transaction.py"))
-    for name in ("HELLO_REPORT_FIELDS", "REPORT_FIELDS", "OPEN_PLAN_FIELDS", "ROLLBACK_FIELDS", "PLAN_BEGIN_FIELDS"):
-        missing = [f for f in py.get(name, ()) if f not in literals]
+    for t, fields in tables.items():
+        missing = [f["name"] for f in fields if f["name"] not in literals]
         if missing:
-            problems.append("transaction.py never names %s fields %s" % (name, missing))
-    svc = read(EXECUTOR + "executor_plan.c")
-    m = re.search(r'cmd = "plan_begin";\s*args = json_pack \("[^"]*", (.*?)\);', svc, re.S)
-    sent = tuple(re.findall(r'"([a-z_]+)", ', m.group(1))) if m else None
-    if sent != py.get("PLAN_BEGIN_FIELDS"):
-        problems.append("executor_plan.c sends plan_begin with %s, protocol.py says %s"
-                        % (sent, py.get("PLAN_BEGIN_FIELDS")))
-    for text in (read(ADDON + "commands.py"), read(EXECUTOR + "blender_actor.c")):
-        if "interrupted_ack" not in text:
-            problems.append("interrupted_ack is missing on one side (commands.py / blender_actor.c)")
+            problems.append("transaction.py never names the %s fields %s" % (t, missing))
+    for f in commands["plan_begin"]["args"]:
+        if f not in literals:
+            problems.append("transaction.py never reads plan_begin's %s" % f)
+
+    # ---- the sandbox protocol
+    pool_c = read(EXECUTOR + "sandbox_pool.c")
+    m = re.search(r'json_t \*req = json_pack \("[^"]*", (.*?)\);', pool_c, re.S)
+    job = set(packed_keys(m.group(1))) if m else set()
+    job |= set(re.findall(r'json_object_set_new \(req, "([a-z_]+)"', pool_c))
+    if job != set(sandbox["job"]):
+        problems.append("sandbox_pool.c sends the job fields %s, proto/sandbox.json declares %s"
+                        % (sorted(job), sorted(sandbox["job"])))
+    runner = read(EXECUTOR + "sandbox/sandbox_runner.py")
+    written = set(re.findall(r'result\["([a-z_]+)"\]', runner)) | set(re.findall(r'"([a-z_]+)": job\.get\("nonce"\)', runner))
+    for key in sorted(written - set(sandbox["result"])):
+        problems.append("sandbox_runner.py writes result field %s, which proto/sandbox.json does not declare" % key)
+    verdicts = set(re.findall(r'"verdict"\]?[,:]?\s*=?\s*"([a-z]+)"', runner)) | set(re.findall(r'result\["verdict"\](?:, result\["ok"\])? = "([a-z]+)"', runner))
+    for v in sorted(verdicts - set(sandbox["verdicts"]["runner"])):
+        problems.append("sandbox_runner.py gives verdict %s, which proto/sandbox.json does not declare" % v)
+    if "link_proto.check_args(link_proto.SANDBOX_JOB" not in runner:
+        problems.append("sandbox_runner.py no longer checks the job against the declaration")
+
     for p in problems:
         print("drift: " + p)
-    print("link protocol in step" if not problems else "%d drift(s)" % len(problems))
+    print("link protocol in step with proto/" if not problems else "%d drift(s)" % len(problems))
     return 1 if problems else 0
 
 

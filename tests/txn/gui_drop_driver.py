@@ -27,6 +27,8 @@ OPTS = dict(zip(argv[0::2], argv[1::2]))
 WORK, ZIP = OPTS["--work"], OPTS["--zip"]
 RESULT = {"ok": False, "checks": [], "error": None}
 CUBE = "bpy.ops.mesh.primitive_cube_add"
+# hello's palette bounds for CUBE (as blender_link.c sends them from proto/palette.yaml)
+CUBE_BOUNDS = {CUBE: {"location": {"type": "vec3", "min": -10000, "max": 10000, "default": [0, 0, 0]}}}
 
 
 def log(msg):
@@ -49,7 +51,7 @@ class Client:
         self.next_id = 1
         ns = bytes.fromhex(self.frame()["challenge"]["nonce"])
         nc = secrets.token_bytes(tokens.NONCE_BYTES)
-        self.hello = self.call("hello", {"nonce": nc.hex(), "operations": [CUBE],
+        self.hello = self.call("hello", {"nonce": nc.hex(), "operations": [CUBE], "bounds": CUBE_BOUNDS,
                                          "mac": tokens.client_proof(token, ns, nc).hex()})
 
     def frame(self):

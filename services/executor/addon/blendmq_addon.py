@@ -8,7 +8,9 @@ serves from its own select() loop on the main thread until `shutdown` or SIGTERM
 GUI Blender (no -b) the same command line starts the GUI runtime and the panel instead.
 
 Imported as a module (tests do: importlib on this path), it offers the package's commands
-under their old names (cmd_run_step, cmd_rna_info, CommandError, …).
+under their old names (cmd_run_step, cmd_rna_info, CommandError, …). There is no hello then, so
+the palette's bounds for run_step come from the palette file ($BLENDMQ_PALETTE, else the source
+tree's proto/palette.yaml; bounds.load_palette_file); without it bounded steps are refused.
 """
 import os
 import sys
@@ -27,6 +29,11 @@ from blendmq.rna import cmd_rna_info                                    # noqa: 
 from blendmq.scene import cmd_object_info, cmd_reset_scene, cmd_scene_info  # noqa: E402,F401
 from blendmq.steps import BUILTINS, OP_RE, cmd_run_step                 # noqa: E402,F401
 from blendmq.transaction import TXN, cmd_plan_begin, cmd_plan_commit, cmd_plan_rollback  # noqa: E402,F401
+
+if __name__ != "__main__":          # direct calls: no link server, no hello
+    from blendmq import bounds                                          # noqa: E402
+    bounds.load_palette_file(os.environ.get("BLENDMQ_PALETTE")
+                             or os.path.join(_here, "..", "..", "..", "proto", "palette.yaml"))
 
 if __name__ == "__main__":
     if main(sys.argv):

@@ -4,7 +4,9 @@ reports what happened.
 
   bwrap ... blender -b --factory-startup --disable-autoexec --python /sandbox/runner.py
 
-Protocol on fd 3 (a socket from the pool), one JSON line each way:
+Protocol on fd 3 (a socket from the pool), one JSON line each way, declared in
+proto/sandbox.json (/sandbox/link_proto.py, generated from it, is bound read-only next to this
+file: the job is checked against its declared fields, and the line limits are its):
   runner → pool   {"ready": true, "blender": "3.4.1"}        once Blender is up (warm)
   pool → runner   {"nonce", "script": "/job/script.py", "sha256": hex of the script's bytes,
                    "blend": the scene copy to open | null (factory scene),
@@ -48,6 +50,7 @@ import traceback
 import bpy
 
 sys.path.insert(0, "/sandbox")
+import link_proto                       # noqa: E402  (the fd-3 protocol, generated from proto/sandbox.json)
 import script_exec                      # noqa: E402  (the shared run-time guard)
 sys.path.pop(0)
 
@@ -66,7 +69,7 @@ def read_line():
         if not chunk:
             os._exit(0)                 # the pool went away
         buf += chunk
-        if len(buf) > 1 << 20:
+        if len(buf) > link_proto.SANDBOX_JOB_MAX_LINE:
             os._exit(3)
     return json.loads(buf)
 
@@ -333,16 +336,23 @@ def s_run(job):
     return result
 
 
+def s_refused(job, why):
+    return {"nonce": job.get("nonce") if isinstance(job, dict) else None, "ok": False, "verdict": "error",
+            "error": {"type": "runner", "message": why[:1000], "line": None}, "traceback": None,
+            "violations": [], "diff": None}
+
+
 def main():
     send({"ready": True, "blender": bpy.app.version_string.split(" ")[0]})
     job = read_line()
+    wrong = link_proto.check_args(link_proto.SANDBOX_JOB, job, "sandbox job")
     try:
-        result = s_run(job)
+        result = s_refused(job, wrong) if wrong else s_run(job)
     except BaseException as exc:
         result = {"nonce": job.get("nonce"), "ok": False, "verdict": "error",
                   "error": {"type": "runner", "message": "%s: %s" % (type(exc).__name__, exc), "line": None},
                   "traceback": traceback.format_exc()[-4000:], "violations": [], "diff": None}
-    send(result)
+    send({k: v for k, v in result.items() if k in link_proto.SANDBOX_RESULT_FIELDS})
     CTRL.close()
     os._exit(0)
 

@@ -19,13 +19,6 @@ def s_vec3(params, key, where):
     return Vector(v)
 
 
-def s_unit(params, key, default, where):
-    v = params.get(key, default)
-    if not (s_num(v) and 0.0 <= v <= 1.0):
-        raise CommandError("%s: %s must be a number in 0..1" % (where, key))
-    return float(v)
-
-
 def s_int_arg(args, key, default, lo, hi):
     v = args.get(key, default)
     if not isinstance(v, int) or isinstance(v, bool):

@@ -1,9 +1,15 @@
-"""commands — the command table and the one place a request becomes a reply (both runtimes)."""
+"""commands — the command table and the one place a request becomes a reply (both runtimes).
+
+The commands, their arguments and their flags are declared in proto/blender_link.json
+(link_proto.COMMANDS, generated): the table below must implement exactly those (checked at
+import: a command implemented but not declared, or declared but not implemented, stops the
+add-on from loading), and every request's arguments are checked against their declared types
+and limits before its function runs."""
 import json
 import re
 import time
 
-from . import script_exec
+from . import link_proto, script_exec
 from .args import CommandError
 from .bench import cmd_bench_direct
 from .protocol import MAX_BLOB, MAX_JSON
@@ -121,10 +127,23 @@ COMMANDS = {
 }
 
 # Commands that change nothing in the scene (a GUI Blender may answer them from its snapshot).
-READ_ONLY = frozenset(("scene_info", "object_info"))
+READ_ONLY = link_proto.READ_ONLY
 # Commands that end a transaction or settle its report: never skipped for a passed deadline, or
 # a plan would stay open behind its executor's back (issue 17).
-NO_DEADLINE = frozenset(("plan_commit", "plan_rollback", "interrupted_ack"))
+NO_DEADLINE = link_proto.NO_DEADLINE
+
+
+def check_table(table, declared=None):
+    """Raise ImportError unless `table` implements exactly the declared commands."""
+    declared = link_proto.COMMANDS if declared is None else declared
+    undeclared, missing = sorted(set(table) - set(declared)), sorted(set(declared) - set(table))
+    if undeclared or missing:
+        raise ImportError("blendmq: the add-on's commands differ from proto/blender_link.json:%s%s"
+                          % (" implemented but not declared: %s;" % ", ".join(undeclared) if undeclared else "",
+                             " declared but not implemented: %s" % ", ".join(missing) if missing else ""))
+
+
+check_table(COMMANDS)
 
 
 def handle_request(req, arrival, table=None, link=None):
@@ -149,6 +168,11 @@ def handle_request(req, arrival, table=None, link=None):
     try:
         if not isinstance(args, dict):
             raise CommandError("args must be an object")
+        declared = link_proto.COMMANDS.get(cmd)
+        if declared is not None:        # a test's own table may hold commands of its own
+            wrong = link_proto.check_args(declared["args"], args, cmd)
+            if wrong:
+                raise CommandError(wrong)
         result, blob = fn(args)
         reply = {"id": rid, "ok": True, "result": result}
     except CommandError as e:

@@ -1,4 +1,6 @@
-"""protocol — the add-on's wire format (the C side is services/executor/blender_link.c).
+"""protocol — the add-on's wire format (the C side is services/executor/blender_link.c). Both
+sides take the link version, the limits, the commands and the hello report's fields from one
+declaration, proto/blender_link.json (here through the generated link_proto.py).
 
 Frame (both directions): u32 BE json length H, u32 BE blob length B, H bytes UTF-8 JSON object,
 B bytes blob. H <= 1 MiB, B <= 64 MiB (before `hello` succeeds: H <= 64 KiB, B = 0, so an
@@ -11,6 +13,7 @@ Handshake (link version 2; the shared token never crosses the wire):
   server → {"id": 0, "ok": true, "addon": ..., "challenge": {"link": 2, "nonce": hex(Ns)}}
            sent as soon as the connection is accepted (Ns: 32 random bytes)
   client → {"id": n, "cmd": "hello", "args": {"nonce": hex(Nc), "operations": [names...],
+           "bounds": {operation: {param: {type, min, max, ...}}},
            "mac": hex(HMAC-SHA256(token, "blendmq-link-client" || Ns || Nc))}}
   server → {"id": n, "ok": true, "result": {..., "mac": hex(HMAC-SHA256(token,
            "blendmq-link-server" || Nc || Ns))}}   (after checking the client's mac)
@@ -24,23 +27,32 @@ Interrupted plans (issue 17; transaction.py): the hello reply's result also carr
                                 "restored_count"} | null, "at": unix ms, "reason", "error"?}]
   "open_plan":   {"plan_id", "cid", "steps_run", "steps_total", "reason", "error"}   (if one is open)
 and the client, once it has recorded reports, sends interrupted_ack {"ids": [...]}. plan_begin
-takes {"plan_id", "cid"?, "steps"?}. The field names below are the ones the C side
-(services/executor/blender_link.c) reads; tests/txn/check_link_drift.py keeps the two in step.
+takes {"plan_id", "cid"?, "steps"?}. The field names below are the declaration's
+(link_proto.HELLO_REPORT_TABLES, generated like the C side's tables); tests/txn/check_link_drift.py
+checks that transaction.py writes them and executor_plan.c sends plan_begin's.
 """
 import json
 import struct
 
-ADDON_VERSION = "0.1.0"
-LINK_VERSION = 2
-MAX_JSON = 1 << 20
-MAX_BLOB = 64 << 20
-PREAUTH_MAX_JSON = 64 << 10
+from . import link_proto
 
-HELLO_REPORT_FIELDS = ("interrupted", "open_plan")
-REPORT_FIELDS = ("id", "plan_id", "cid", "steps_run", "steps_total", "rollback", "at", "reason", "error")
-OPEN_PLAN_FIELDS = ("plan_id", "cid", "steps_run", "steps_total", "reason", "error")
-ROLLBACK_FIELDS = ("removed", "restored", "removed_count", "restored_count")
-PLAN_BEGIN_FIELDS = ("plan_id", "cid", "steps")
+ADDON_VERSION = "0.1.0"
+LINK_VERSION = link_proto.LINK_VERSION
+MAX_JSON = link_proto.MAX_JSON
+MAX_BLOB = link_proto.MAX_BLOB
+PREAUTH_MAX_JSON = link_proto.PREAUTH_MAX_JSON
+PREAUTH_MAX_BLOB = link_proto.PREAUTH_MAX_BLOB
+
+
+def s_fields(table):
+    return tuple(f[0] for f in link_proto.HELLO_REPORT_TABLES[table])
+
+
+HELLO_REPORT_FIELDS = s_fields("hello")
+REPORT_FIELDS = s_fields("report")
+OPEN_PLAN_FIELDS = s_fields("open_plan")
+ROLLBACK_FIELDS = s_fields("rollback")
+PLAN_BEGIN_FIELDS = tuple(link_proto.COMMANDS["plan_begin"]["args"])
 
 
 class FrameError(Exception):
@@ -64,7 +76,7 @@ def take_frame(buf, authed):
     if len(buf) < 8:
         return None
     hlen, blen = struct.unpack_from(">II", buf)
-    cap_h, cap_b = (MAX_JSON, MAX_BLOB) if authed else (PREAUTH_MAX_JSON, 0)
+    cap_h, cap_b = (MAX_JSON, MAX_BLOB) if authed else (PREAUTH_MAX_JSON, PREAUTH_MAX_BLOB)
     if hlen > cap_h or blen > cap_b:
         raise FrameError("frame too large (json %d, blob %d bytes)" % (hlen, blen))
     if len(buf) < 8 + hlen + blen:

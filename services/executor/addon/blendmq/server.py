@@ -7,7 +7,9 @@ sends a random nonce Ns; the client answers `hello` with its nonce Nc and
 HMAC-SHA256(token, "blendmq-link-client" || Ns || Nc), which is checked in constant time; only
 then does the server prove itself with HMAC-SHA256(token, "blendmq-link-server" || Nc || Ns) in
 the hello reply. A wrong proof gets "unauthorized" and the connection is closed. The hello also
-carries the palette's operation names: run_step refuses any other operation (steps.py).
+carries the palette's operation names and their parameter bounds: run_step refuses any other
+operation, and parameters out of bounds (bounds.py). hello's arguments are checked against their
+declaration (proto/blender_link.json, link_proto.HELLO_ARGS).
 
 One client at a time: a second connection gets {"id":0,"ok":false,"error":"busy: ..."} and is
 closed. A client that sends no `hello` within HELLO_TIMEOUT_S is dropped.
@@ -24,7 +26,7 @@ import time
 
 import bpy
 
-from . import steps, tokens, transaction
+from . import bounds, link_proto, tokens, transaction
 from .log import log
 from .protocol import ADDON_VERSION, LINK_VERSION, FrameError, encode, take_frame
 
@@ -32,8 +34,6 @@ HELLO_TIMEOUT_S = 10.0      # a silent peer must not hold the only client slot f
 SEND_TIMEOUT_S = 30.0       # a peer that stops reading must not wedge Blender's main thread
 SO_TIMESTAMPING = getattr(socket, "SO_TIMESTAMPING", 37)
 TS_FLAGS = (1 << 3) | (1 << 4)  # SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE
-MAX_OPERATIONS = 1024           # palette operation names a hello may carry (the palette's own ceiling)
-MAX_OPERATION_LEN = 128
 
 
 def s_unhex(value, size):
@@ -157,26 +157,31 @@ class Connection:
             why = "unauthorized: this add-on never takes the token itself (link %d: answer the challenge)" \
                 % LINK_VERSION
         else:
-            nonce, mac = s_unhex(args.get("nonce"), tokens.NONCE_BYTES), s_unhex(args.get("mac"), 32)
-            ops = args.get("operations", [])
+            nonce = s_unhex(args.get("nonce"), tokens.NONCE_BYTES)
+            mac = s_unhex(args.get("mac"), link_proto.MAC_BYTES)
+            ops, limits = args.get("operations") or [], args.get("bounds")
             if nonce is None or mac is None:
-                why = "unauthorized: hello needs nonce (%d bytes) and mac (32 bytes), in hex" % tokens.NONCE_BYTES
+                why = "unauthorized: hello needs nonce (%d bytes) and mac (%d bytes), in hex" \
+                    % (tokens.NONCE_BYTES, link_proto.MAC_BYTES)
             elif not tokens.check_client_proof(self.server.token, self.nonce, nonce, mac):
                 why = "unauthorized: the client's proof does not match (wrong token)"
-            elif not (isinstance(ops, list) and len(ops) <= MAX_OPERATIONS
-                      and all(isinstance(o, str) and 0 < len(o) <= MAX_OPERATION_LEN for o in ops)):
-                why = "hello: operations must be a list of at most %d operation names" % MAX_OPERATIONS
+            else:
+                why = link_proto.check_args(link_proto.HELLO_ARGS, args, "hello")
+                if why is None and limits is not None:
+                    why = bounds.check_bounds(limits)
+                    why = "hello: " + why if why else None
         if why:
             log("refused %s: %s" % (self.peer, why))
             self.send({"id": rid, "ok": False, "error": why, "bpy_ms": 0.0})
             raise FrameError(None)     # already replied; the connection is closed
         self.authed = True
         self.operations = frozenset(ops)
-        steps.set_allowed_operations(self.operations)
+        bounds.set_palette(self.operations, limits)
         self.server.changed += 1
         result = dict(self.server.info)
         result["mac"] = tokens.server_proof(self.server.token, nonce, self.nonce).hex()
         result["operations"] = len(self.operations)
+        result["bounds"] = len(limits) if limits is not None else 0
         if self.server.on_hello is not None:
             self.server.on_hello(self, rid, result)     # the GUI: finish_hello on the main thread
         else:
@@ -212,7 +217,7 @@ class Server:
         self.client = None
         self.stopping = False
         self.changed = 0
-        steps.set_allowed_operations(frozenset())   # no client yet: no run_step
+        bounds.set_palette(frozenset())     # no client yet: no run_step
 
     def wake(self):
         try:
@@ -314,7 +319,7 @@ class Server:
             pass
         conn.sock.close()
         if conn.authed:
-            steps.set_allowed_operations(frozenset())
+            bounds.set_palette(frozenset())
         if self.on_drop is not None and conn.authed:
             self.on_drop(conn)
 

@@ -1,41 +1,44 @@
 """steps — one plan step: a blendmq builtin (object.material, object.location, ...) or a
-bpy.ops operator, run on the main thread (run_step)."""
+bpy.ops operator, run on the main thread (run_step). The step's operation must be one the
+client named at hello and its parameters must fit the bounds it sent (bounds.py); the builtins
+take their defaults from those bounds too: no bound is coded here."""
 import math
 import re
 
 import bpy
 from mathutils import Matrix, Quaternion, Vector
 
-from .args import CommandError, s_num, s_only, s_tuples, s_unit, s_vec3
+from . import bounds
+from .args import CommandError, s_num, s_only, s_tuples, s_vec3
 from .capture import CAPTURE
 from .scene import s_select_only, s_target_object
 from .transaction import TXN
 
 OP_RE = re.compile(r"^bpy\.ops\.[a-z_]+\.[a-z0-9_]+$")
 
-# The palette's operation names the connected client sent at hello (server.py): run_step
-# refuses anything else, as defence in depth behind the validator. None: no link server in
-# this process (direct calls, e.g. tests/planner/run_recipes.py); an empty set refuses all.
-ALLOWED_OPERATIONS = None
-
-
-def set_allowed_operations(names):
-    global ALLOWED_OPERATIONS
-    ALLOWED_OPERATIONS = frozenset(names) if names is not None else None
-
-
 # ---------------------------------------------------------------------------- builtin steps
+# Each takes (object, params, spec): params already fit spec, the operation's bounds from hello
+# (bounds.check_step); bounds.value gives a parameter or its declared default.
 
-def s_builtin_material(obj, p):
+def s_float(p, spec, key):
+    v = bounds.value(p, spec, key)
+    if not s_num(v):        # neither given nor declared with a default: the bounds are incomplete
+        raise CommandError("%s has no value and its bounds declare no default" % key)
+    return float(v)
+
+
+def s_int(p, spec, key):
+    return int(s_float(p, spec, key))
+
+
+def s_builtin_material(obj, p, spec):
     where = "object.material"
-    s_only(p, ("color", "metallic", "roughness"), where)
-    color = p.get("color")
-    if not (isinstance(color, list) and len(color) in (3, 4)
-            and all(s_num(c) and 0.0 <= c <= 1.0 for c in color)):
-        raise CommandError("%s: color must be [r,g,b] or [r,g,b,a] in 0..1" % where)
+    color = bounds.value(p, spec, "color")
+    if not (isinstance(color, list) and len(color) in (3, 4) and all(s_num(c) for c in color)):
+        raise CommandError("%s: color must be [r,g,b] or [r,g,b,a]" % where)
     rgba = tuple(float(c) for c in color) + ((1.0,) if len(color) == 3 else ())
-    metallic = s_unit(p, "metallic", 0.0, where)
-    roughness = s_unit(p, "roughness", 0.5, where)
+    metallic = s_float(p, spec, "metallic")
+    roughness = s_float(p, spec, "roughness")
     if not hasattr(obj.data, "materials"):
         raise CommandError("%s: object %s (%s) cannot hold materials" % (where, obj.name, obj.type))
     name = obj.name + "_mat"
@@ -55,17 +58,15 @@ def s_builtin_material(obj, p):
 
 
 def s_builtin_setter(attr):
-    def apply(obj, p):
+    def apply(obj, p, spec):
         where = "object." + {"rotation_euler": "rotation"}.get(attr, attr)
-        s_only(p, ("value",), where)
-        setattr(obj, attr, s_vec3(p, "value", where))
+        setattr(obj, attr, s_vec3({"value": bounds.value(p, spec, "value")}, "value", where))
     return apply
 
 
-def s_builtin_parent(obj, p):
+def s_builtin_parent(obj, p, spec):
     where = "object.parent"
-    s_only(p, ("parent",), where)
-    name = p.get("parent")
+    name = bounds.value(p, spec, "parent")
     if not isinstance(name, str) or not name:
         raise CommandError("%s: parent must be an object name" % where)
     parent = bpy.context.view_layer.objects.get(name)
@@ -82,49 +83,30 @@ def s_builtin_parent(obj, p):
     obj.matrix_world = world
 
 
-MODIFIER_KEYS = ("type", "levels", "count", "offset", "width", "segments", "thickness", "axis")
-
-
-def s_int_in(p, key, default, lo, hi, where):
-    v = p.get(key, default)
-    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-        raise CommandError("%s: %s must be an integer in %d..%d" % (where, key, lo, hi))
-    return v
-
-
-def s_float_in(p, key, default, lo, hi, where):
-    v = p.get(key, default)
-    if not s_num(v) or not lo <= v <= hi:
-        raise CommandError("%s: %s must be a number in %g..%g" % (where, key, lo, hi))
-    return float(v)
-
-
-def s_builtin_modifier(obj, p):
-    """A modifier with bounded settings: the bounds repeat the palette's, so a step that
-    reached Blender some other way still cannot freeze it."""
+def s_builtin_modifier(obj, p, spec):
+    """A modifier with bounded settings (only those of its type are used)."""
     where = "object.modifier"
-    s_only(p, MODIFIER_KEYS, where)
-    kind = p.get("type")
-    if kind not in ("BEVEL", "SUBSURF", "ARRAY", "MIRROR", "SOLIDIFY"):
-        raise CommandError("%s: type must be BEVEL, SUBSURF, ARRAY, MIRROR or SOLIDIFY" % where)
+    kind = bounds.value(p, spec, "type")
+    if not isinstance(kind, str):
+        raise CommandError("%s: type is required" % where)
     if obj.type != "MESH":
         raise CommandError("%s: %s is a %s, not a mesh" % (where, obj.name, obj.type))
     mod = obj.modifiers.new(name=kind.title(), type=kind)
     if kind == "SUBSURF":
-        mod.levels = mod.render_levels = s_int_in(p, "levels", 1, 0, 3, where)
+        mod.levels = mod.render_levels = s_int(p, spec, "levels")
     elif kind == "ARRAY":
-        mod.count = s_int_in(p, "count", 2, 1, 20, where)
-        off = p.get("offset", [1.0, 0.0, 0.0])
-        if not (isinstance(off, list) and len(off) == 3 and all(s_num(x) and -10 <= x <= 10 for x in off)):
-            raise CommandError("%s: offset must be [x, y, z] each in -10..10" % where)
+        mod.count = s_int(p, spec, "count")
+        off = bounds.value(p, spec, "offset")
+        if not (isinstance(off, list) and len(off) == 3 and all(s_num(x) for x in off)):
+            raise CommandError("%s: offset must be [x, y, z]" % where)
         mod.relative_offset_displace = [float(x) for x in off]
     elif kind == "BEVEL":
-        mod.width = s_float_in(p, "width", 0.1, 0.0, 1.0, where)
-        mod.segments = s_int_in(p, "segments", 1, 1, 8, where)
+        mod.width = s_float(p, spec, "width")
+        mod.segments = s_int(p, spec, "segments")
     elif kind == "SOLIDIFY":
-        mod.thickness = s_float_in(p, "thickness", 0.05, -1.0, 1.0, where)
+        mod.thickness = s_float(p, spec, "thickness")
     elif kind == "MIRROR":
-        axis = p.get("axis", "X")
+        axis = bounds.value(p, spec, "axis")
         if axis not in ("X", "Y", "Z"):
             raise CommandError("%s: axis must be X, Y or Z" % where)
         mod.use_axis = [axis == "X", axis == "Y", axis == "Z"]
@@ -252,12 +234,15 @@ def cmd_run_step(args):
     name, target = step.get("name"), step.get("target")
     if not isinstance(operation, str):
         raise CommandError("run_step: operation must be a string")
-    allowed = ALLOWED_OPERATIONS
+    allowed = bounds.allowed()
     if allowed is not None and operation not in allowed:
         raise CommandError("run_step refused: %s is not in the palette's operation list%s"
                            % (operation[:120], "" if allowed else " (the client sent none at hello)"))
     if not isinstance(params, dict):
         raise CommandError("run_step: params must be an object")
+    if operation not in BUILTINS and not OP_RE.match(operation):
+        raise CommandError("unknown operation %s" % operation[:120])
+    spec = bounds.check_step(operation, params, operation in BUILTINS)
     if name is not None and not (isinstance(name, str) and name):
         raise CommandError("run_step: name must be a non-empty string")
     if target is not None and not isinstance(target, str):
@@ -268,7 +253,7 @@ def cmd_run_step(args):
     obj = None
     if operation in BUILTINS:
         obj = s_target_object(target)
-        BUILTINS[operation](obj, params)
+        BUILTINS[operation](obj, params, spec)
     elif OP_RE.match(operation):
         if target is not None:
             s_select_only(target)

@@ -11,9 +11,11 @@ import hmac
 import os
 import secrets
 
-NONCE_BYTES = 32
-CLIENT_LABEL = b"blendmq-link-client"
-SERVER_LABEL = b"blendmq-link-server"
+from . import link_proto
+
+NONCE_BYTES = link_proto.NONCE_BYTES                        # proto/blender_link.json's handshake
+CLIENT_LABEL = link_proto.CLIENT_LABEL.encode("ascii")
+SERVER_LABEL = link_proto.SERVER_LABEL.encode("ascii")
 
 
 def new_nonce():
