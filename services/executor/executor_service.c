@@ -137,19 +137,14 @@ static bmq_envelope_t *s_accept_plan (executor_t *ex, const bmq_envelope_t *req,
                    "position", (json_int_t) (zlistx_size (ex->queue) + (ex->current ? 1 : 0)), "blender", s_state (ex)));
 }
 
-/* Scene commands a client may ask for directly. Everything that changes the
- * scene step by step goes through sealed plans instead; run_step and the plan
- * transaction commands are never forwarded from a client. */
-static const char *s_scene_commands[] = {
-    "scene_info", "object_info", "render_preview", "save_blend", "reset_scene", "bench_direct", "viewport_screenshot", NULL
-};
-#define SCENE_COMMANDS_TEXT "scene_info, object_info, render_preview, save_blend, reset_scene, bench_direct, viewport_screenshot"
-
+/* Scene commands a client may ask for directly: the commands proto/blender_link.json
+ * marks "forward". Everything that changes the scene step by step goes through
+ * sealed plans instead; run_step and the plan transaction commands are never
+ * forwarded from a client. */
 static bool s_scene_command_allowed (const char *command)
 {
-    for (int i = 0; command && s_scene_commands[i]; i++)
-        if (!strcmp (command, s_scene_commands[i])) return true;
-    return false;
+    const bmq_link_command_t *c = bmq_link_command (command);
+    return c && c->forward;
 }
 
 /* inspect.request: queued like a scene command, running the add-on's rna_info. */
@@ -215,7 +210,7 @@ static void s_on_request (executor_t *ex)
         const char *command = bmq_body_str (env, "command");
         if (!s_scene_command_allowed (command))
             reply = bmq_envelope_error (env, "bad_request", "'%.64s' is not a scene command (allowed: %s)", command,
-                                        SCENE_COMMANDS_TEXT);
+                                        BMQ_LINK_FORWARD_TEXT);
         else if (zlistx_size (ex->queue) >= QUEUE_MAX) reply = bmq_envelope_error (env, "busy", "the executor queue is full");
         else {
             bmq_audit_record (ex->audit, env->cid, "scene", json_pack ("{s:s}", "command", command));
@@ -322,6 +317,7 @@ int bmq_executor_service_run (bmq_config_t *cfg)
                                                                          : BMQ_SEAL_TTL_DEFAULT_MS;
     ex.seals = bmq_seal_guard_new (100000, seal_ttl);
     if (ex.scripts) bmq_script_jobs_set_timeout (ex.scripts, (int) bmq_config_int (cfg, "executor.script_timeout_ms"));
+    if (ex.scripts) bmq_script_jobs_set_sandbox_warm (ex.scripts, (int) bmq_config_int (cfg, "executor.sandbox_warm"));
     if (ex.scripts) bmq_script_jobs_set_seals (ex.scripts, ex.name, ex.seals);
     if (ex.router && ex.pub && ex.audit && ex.scripts) {
         ex.blender = bmq_blender_actor_new (&args);

@@ -1,8 +1,14 @@
 /* sandbox_pool — warm pool of sandboxed Blenders, one script each: taking an
  * instance, one run (job files, the job line, the report, the kill, the host
  * check: sandbox_files.c), the verdict, and a replacement. An instance's
- * folders, process and fd-3 protocol are in sandbox_instance.c. */
+ * folders, process and fd-3 protocol are in sandbox_instance.c.
+ *
+ * Replacements are started by the pool's refill thread, never by a run: a
+ * run wakes it when it takes an instance, so a verdict never waits on a
+ * start-up or on another run's refill. A used instance is killed, checked
+ * and removed by its run before the verdict returns, as before. */
 #include "sandbox_pool.h"
+#include "bmq_sandbox_proto.h"
 #include "sandbox_files.h"
 #include "sandbox_instance.h"
 
@@ -26,6 +32,8 @@
 #define S_MAX_INSTANCES 16
 #define S_REPORT_GRACE_MS 5000  /* the runner's own timeout reports first; then the kill */
 
+#define S_RETRY_MS 1000         /* after a failed start, the refill thread tries again this much later */
+
 struct bmq_sandbox_pool_t {
     bmq_sandbox_opts_t opts;
     bool drop_root;
@@ -33,6 +41,9 @@ struct bmq_sandbox_pool_t {
     char scene_path[SANDBOX_MAX_SCENE_PATH];  /* what new warm instances bind the scene at */
     json_t *modules, *builtins;
     pthread_mutex_t mutex;
+    pthread_cond_t wake;        /* the refill thread: something to start or replace, or stop */
+    pthread_t refiller;
+    bool refilling, stop;
     sandbox_inst_t *idle[S_MAX_INSTANCES];
     int nidle;
     unsigned seq;
@@ -40,28 +51,68 @@ struct bmq_sandbox_pool_t {
 
 /* ---------------------------------------------------------------- pool */
 
-/* Keep opts.warm instances, all bound for the latest scene path (the live
- * scene's path rarely changes: warm instances are started for it). */
-static void s_replenish (bmq_sandbox_pool_t *self)
+/* The refill thread: keeps opts.warm instances, all bound for the latest
+ * scene path (the live scene's path rarely changes: warm instances are
+ * started for it). Starts and removals of instances bound for an old path
+ * run outside the lock, so runs take instances meanwhile. */
+static void *s_refill (void *arg)
 {
-    char err[256];
+    bmq_sandbox_pool_t *self = arg;
+    char err[256], scene[SANDBOX_MAX_SCENE_PATH];
     pthread_mutex_lock (&self->mutex);
-    for (int i = 0; i < self->nidle;) {
-        if (strcmp (self->idle[i]->scene_path, self->scene_path) != 0) {
-            sandbox_inst_destroy (&self->idle[i]);
-            memmove (&self->idle[i], &self->idle[i + 1], (size_t) (self->nidle - i - 1) * sizeof self->idle[0]);
-            self->nidle--;
+    while (!self->stop) {
+        sandbox_inst_t *gone[S_MAX_INSTANCES];
+        int ngone = 0;
+        for (int i = 0; i < self->nidle;) {
+            if (strcmp (self->idle[i]->scene_path, self->scene_path) != 0) {
+                gone[ngone++] = self->idle[i];
+                memmove (&self->idle[i], &self->idle[i + 1], (size_t) (self->nidle - i - 1) * sizeof self->idle[0]);
+                self->nidle--;
+            }
+            else
+                i++;
         }
-        else
-            i++;
-    }
-    while (self->nidle < self->opts.warm && self->nidle < S_MAX_INSTANCES) {
-        sandbox_inst_t *inst = sandbox_inst_start (&self->opts.limits, self->drop_root, self->work, self->seq++, self->scene_path, err, sizeof err);
-        if (!inst)
-            break;
-        self->idle[self->nidle++] = inst;
+        bool start = self->nidle < self->opts.warm;
+        unsigned seq = self->seq;
+        if (start)
+            self->seq++;
+        snprintf (scene, sizeof scene, "%s", self->scene_path);
+        if (ngone == 0 && !start) {
+            pthread_cond_wait (&self->wake, &self->mutex);
+            continue;
+        }
+        pthread_mutex_unlock (&self->mutex);
+        for (int i = 0; i < ngone; i++)
+            sandbox_inst_destroy (&gone[i]);
+        sandbox_inst_t *inst = start ? sandbox_inst_start (&self->opts.limits, self->drop_root, self->work, seq, scene,
+                                                           err, sizeof err) : NULL;
+        bool failed = start && !inst;
+        pthread_mutex_lock (&self->mutex);
+        if (inst && !self->stop && self->nidle < self->opts.warm && strcmp (scene, self->scene_path) == 0) {
+            self->idle[self->nidle++] = inst;
+            inst = NULL;
+        }
+        if (inst) {             /* not wanted any more (the scene path moved, or stopping) */
+            pthread_mutex_unlock (&self->mutex);
+            sandbox_inst_destroy (&inst);
+            pthread_mutex_lock (&self->mutex);
+        }
+        else if (failed && !self->stop) {
+            /* runs start cold (and say why) until a retry works; a run's wake-up retries sooner */
+            struct timespec until;
+            clock_gettime (CLOCK_REALTIME, &until);
+            until.tv_sec += S_RETRY_MS / 1000;
+            pthread_cond_timedwait (&self->wake, &self->mutex, &until);
+        }
     }
     pthread_mutex_unlock (&self->mutex);
+    return NULL;
+}
+
+/* Wake the refill thread (mutex held). */
+static void s_wake (bmq_sandbox_pool_t *self)
+{
+    pthread_cond_signal (&self->wake);
 }
 
 bmq_sandbox_pool_t *bmq_sandbox_pool_new (const bmq_sandbox_opts_t *opts, char *err, size_t errlen)
@@ -76,9 +127,9 @@ bmq_sandbox_pool_t *bmq_sandbox_pool_new (const bmq_sandbox_opts_t *opts, char *
         self->opts = *opts;
     bmq_sandbox_limits_defaults (&self->opts.limits);
     if (!opts)
-        self->opts.warm = 1;
+        self->opts.warm = BMQ_SANDBOX_WARM_DEFAULT;
     if (self->opts.warm < 0) self->opts.warm = 0;
-    if (self->opts.warm > S_MAX_INSTANCES) self->opts.warm = S_MAX_INSTANCES;
+    if (self->opts.warm > BMQ_SANDBOX_WARM_MAX) self->opts.warm = BMQ_SANDBOX_WARM_MAX;
     if (self->opts.timeout_ms <= 0) self->opts.timeout_ms = 30000;
     if (self->opts.start_timeout_ms <= 0) self->opts.start_timeout_ms = 30000;
     json_t *rules = bmq_script_rules_default ();
@@ -86,6 +137,7 @@ bmq_sandbox_pool_t *bmq_sandbox_pool_new (const bmq_sandbox_opts_t *opts, char *
     self->builtins = json_incref (self->opts.builtins ? (json_t *) self->opts.builtins : json_object_get (rules, "builtins"));
     json_decref (rules);
     pthread_mutex_init (&self->mutex, NULL);
+    pthread_cond_init (&self->wake, NULL);
     if (bmq_sandbox_probe (&self->opts.limits, &self->drop_root, err, errlen) < 0)
         goto fail;
     const char *base = self->opts.work_dir ? self->opts.work_dir : getenv ("TMPDIR");
@@ -95,7 +147,11 @@ bmq_sandbox_pool_t *bmq_sandbox_pool_new (const bmq_sandbox_opts_t *opts, char *
         self->work[0] = 0;
         goto fail;
     }
-    s_replenish (self);
+    if (pthread_create (&self->refiller, NULL, s_refill, self) != 0) {
+        snprintf (err, errlen, "sandbox unavailable: cannot start the refill thread");
+        goto fail;
+    }
+    self->refilling = true;
     return self;
 fail:
     bmq_sandbox_pool_destroy (&self);
@@ -107,6 +163,13 @@ void bmq_sandbox_pool_destroy (bmq_sandbox_pool_t **self_p)
     if (!self_p || !*self_p)
         return;
     bmq_sandbox_pool_t *self = *self_p;
+    if (self->refilling) {
+        pthread_mutex_lock (&self->mutex);
+        self->stop = true;
+        s_wake (self);
+        pthread_mutex_unlock (&self->mutex);
+        pthread_join (self->refiller, NULL);
+    }
     for (int i = 0; i < self->nidle; i++)
         sandbox_inst_destroy (&self->idle[i]);
     if (self->work[0])
@@ -114,6 +177,7 @@ void bmq_sandbox_pool_destroy (bmq_sandbox_pool_t **self_p)
     json_decref (self->modules);
     json_decref (self->builtins);
     pthread_mutex_destroy (&self->mutex);
+    pthread_cond_destroy (&self->wake);
     free (self);
     *self_p = NULL;
 }
@@ -138,7 +202,9 @@ int bmq_sandbox_pool_wait_ready (bmq_sandbox_pool_t *self, int count, int timeou
 
 /* Take an instance whose scene binding is scene_path (NULL: any, the scene is
  * Blender's factory one): a ready one, else the oldest starting one, else a new
- * one. A scene path becomes the one new warm instances are started with. */
+ * one (a cold start, here: the refill thread starts only warm ones). A scene
+ * path becomes the one new warm instances are started with. The refill thread
+ * is woken to replace what was taken. */
 static sandbox_inst_t *s_take (bmq_sandbox_pool_t *self, const char *scene_path, bool *warm, char *err, size_t errlen)
 {
     sandbox_inst_t *inst = NULL;
@@ -161,6 +227,7 @@ static sandbox_inst_t *s_take (bmq_sandbox_pool_t *self, const char *scene_path,
     else
         inst = sandbox_inst_start (&self->opts.limits, self->drop_root, self->work, self->seq++, self->scene_path, err,
                                    errlen);
+    s_wake (self);
     pthread_mutex_unlock (&self->mutex);
     return inst;
 }
@@ -339,6 +406,18 @@ json_t *bmq_sandbox_pool_run (bmq_sandbox_pool_t *self, const char *script, size
         goto done;
     }
     json_object_del (result, "nonce");
+    /* the runner's report is untrusted: only the fields proto/sandbox.json declares go on,
+     * and a verdict it does not declare is not one */
+    const char *key;
+    json_t *value;
+    void *tmp;
+    json_object_foreach_safe (result, tmp, key, value)
+        if (!bmq_sandbox_proto_has (bmq_sandbox_result_fields, key)) json_object_del (result, key);
+    if (!bmq_sandbox_proto_has (bmq_sandbox_runner_verdicts, json_string_value (json_object_get (result, "verdict")))) {
+        json_decref (result);
+        result = s_fail ("error", "the sandbox report has no verdict the protocol knows%s", "");
+        goto done;
+    }
     if (!json_is_string (json_object_get (result, "message")))     /* the runner's own: a refusal */
         json_object_set_new (result, "message", json_string (s_summary (result)));
 
@@ -392,6 +471,5 @@ done:;
     json_object_set_new (result, "start", json_string (warm ? "warm" : "cold"));
     json_object_set_new (result, "total_ms", json_real (sandbox_now_ms () - t0));
     json_object_set_new (result, "isolation", s_isolation_json (self));
-    s_replenish (self);
     return result;
 }

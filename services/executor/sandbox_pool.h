@@ -7,6 +7,13 @@
  *   if (!pool) → refuse live execution, tell the user err (never run unsandboxed)
  *   json_t *result = bmq_sandbox_pool_run (pool, script, len, blend, blend_len, &job, &png, &png_len);
  *
+ * The pool keeps opts.warm instances started (Blender up, waiting for a job);
+ * a background thread starts the replacement of each one a run takes, so
+ * scripts submitted back to back find one ready as long as they come no
+ * faster than opts.warm per Blender start-up (about a second here). A run
+ * never waits on a refill: with no ready instance it takes the one closest
+ * to ready, or starts one itself (a cold start).
+ *
  * A run: take a ready instance (or start one: a cold start), put the script
  * and the scene copy (a .blend, e.g. the executor's save_blend bytes) in its
  * job folder (0700 folders, 0600 files, owned by the sandbox's uid), note what
@@ -41,9 +48,14 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#define BMQ_SANDBOX_WARM_DEFAULT 2  /* executor.sandbox_warm */
+#define BMQ_SANDBOX_WARM_MAX 8
+
 typedef struct {
     bmq_sandbox_limits_t limits;
-    int warm;                   /* instances kept ready (default 1; 0 = every run is cold) */
+    int warm;                   /* instances kept ready, 0..BMQ_SANDBOX_WARM_MAX (NULL opts:
+                                 * BMQ_SANDBOX_WARM_DEFAULT; 0 = every run is cold). Each is a
+                                 * headless Blender: some 200 MB resident, little CPU while idle */
     int timeout_ms;             /* wall clock per script (default 30000) */
     int start_timeout_ms;       /* Blender start-up (default 30000) */
     const char *work_dir;       /* parent of the instance folders (default $TMPDIR or /tmp) */
@@ -62,11 +74,12 @@ typedef struct {
 
 typedef struct bmq_sandbox_pool_t bmq_sandbox_pool_t;
 
-/* Probe (bmq_sandbox_probe) and start the warm instances. NULL with a reason
+/* Probe (bmq_sandbox_probe) and start the refill thread, which starts the
+ * warm instances. NULL with a reason
  * in err when no sandbox can run here: the caller must then refuse live
  * execution with that message. */
 bmq_sandbox_pool_t *bmq_sandbox_pool_new (const bmq_sandbox_opts_t *opts, char *err, size_t errlen);
-/* Kill every instance and remove the work folder. */
+/* Stop the refill thread, kill every instance and remove the work folder. */
 void bmq_sandbox_pool_destroy (bmq_sandbox_pool_t **self_p);
 
 /* Run one script (len bytes) on a copy of the scene (blend bytes, or NULL for

@@ -56,6 +56,7 @@ struct bmq_script_jobs_t {
     zlistx_t    *store;         /* s_entry_t*, oldest first */
     json_t      *modules, *builtins;    /* run-time allowlists: the script rules' defaults, as in the sandbox */
     int          timeout_ms;            /* run_script: the add-on's limit for a live run */
+    int          sandbox_warm;          /* executor.sandbox_warm: read by the worker when it makes its pool */
     const char  *name;                  /* this executor (executor.name): seals must be for it */
     bmq_seal_guard_t *seals;            /* the executor's replay guard (borrowed) */
 };
@@ -159,7 +160,7 @@ static void s_worker (zsock_t *pipe, void *args)
         if (term) break;
         if (!run) continue;
         if (!pool) {            /* started on the first script: a stack that runs none keeps no sandbox Blender */
-            bmq_sandbox_opts_t opts = { .warm = 1 };
+            bmq_sandbox_opts_t opts = { .warm = ((bmq_script_jobs_t *) args)->sandbox_warm };
             pool = bmq_sandbox_pool_new (&opts, err, sizeof err);
             if (!pool) bmq_error ("no sandbox: %s", err);
         }
@@ -182,6 +183,7 @@ bmq_script_jobs_t *bmq_script_jobs_new (const bmq_seal_key_t *key, bmq_audit_t *
     bmq_script_jobs_t *self = calloc (1, sizeof *self);
     if (!self) return NULL;
     self->timeout_ms = BMQ_SCRIPT_TIMEOUT_MS_DEFAULT;
+    self->sandbox_warm = BMQ_SANDBOX_WARM_DEFAULT;
     self->key = *key;
     self->audit = audit;
     self->router = router;
@@ -194,7 +196,7 @@ bmq_script_jobs_t *bmq_script_jobs_new (const bmq_seal_key_t *key, bmq_audit_t *
     self->modules = json_incref (json_object_get (rules, "modules"));
     self->builtins = json_incref (json_object_get (rules, "builtins"));
     json_decref (rules);
-    self->worker = zactor_new (s_worker, NULL);
+    self->worker = zactor_new (s_worker, self);
     return self;
 }
 
@@ -222,6 +224,11 @@ void bmq_script_jobs_set_seals (bmq_script_jobs_t *self, const char *name, bmq_s
 void bmq_script_jobs_set_timeout (bmq_script_jobs_t *self, int timeout_ms)
 {
     if (timeout_ms > 0) self->timeout_ms = timeout_ms;
+}
+
+void bmq_script_jobs_set_sandbox_warm (bmq_script_jobs_t *self, int warm)
+{
+    self->sandbox_warm = warm < 1 ? 1 : warm > BMQ_SANDBOX_WARM_MAX ? BMQ_SANDBOX_WARM_MAX : warm;
 }
 
 int bmq_script_jobs_link_timeout (const bmq_script_jobs_t *self, const bmq_job_t *job)

@@ -47,6 +47,9 @@ bmq_script_jobs_t *bmq_script_jobs_new (const bmq_seal_key_t *key, bmq_audit_t *
 void bmq_script_jobs_destroy (bmq_script_jobs_t **self_p);
 /* The add-on's limit for a live run (run_script's timeout_ms; executor.script_timeout_ms). */
 void bmq_script_jobs_set_timeout (bmq_script_jobs_t *self, int timeout_ms);
+/* Warm sandbox instances (executor.sandbox_warm, clamped to 1..BMQ_SANDBOX_WARM_MAX):
+ * call before the first script; the pool is made on the first script. */
+void bmq_script_jobs_set_sandbox_warm (bmq_script_jobs_t *self, int warm);
 /* Seals must be for executor `name` (kept, not copied) and are remembered in
  * `guard` (borrowed) so none is used twice (issue 12). */
 void bmq_script_jobs_set_seals (bmq_script_jobs_t *self, const char *name, bmq_seal_guard_t *guard);

@@ -73,7 +73,7 @@ bmq_plan_job_t *bmq_plan_job_new (const bmq_dialogue_opts_t *opts, const char *p
     job->str[S_USER] = s_dup (opts->user_template);
     job->str[S_REFORMAT] = s_dup (opts->reformat_template);
     job->str[S_FIX] = s_dup (opts->fix_template);
-    job->str[S_EXECUTOR] = s_dup (opts->executor_endpoint);
+    job->str[S_EXECUTOR] = s_dup (opts->gateway_endpoint);
     job->str[S_CID] = s_dup (cid);
     job->str[S_PROMPT] = s_dup (prompt);
     for (int i = 0; i < S_COUNT; i++)
@@ -86,7 +86,7 @@ bmq_plan_job_t *bmq_plan_job_new (const bmq_dialogue_opts_t *opts, const char *p
     job->opts.user_template = job->str[S_USER];
     job->opts.reformat_template = job->str[S_REFORMAT];
     job->opts.fix_template = job->str[S_FIX];
-    job->opts.executor_endpoint = job->str[S_EXECUTOR];
+    job->opts.gateway_endpoint = job->str[S_EXECUTOR];
     job->opts.cid = job->str[S_CID];
     job->rid = rid ? zframe_dup (rid) : NULL;
     job->started = bmq_mono_ms ();

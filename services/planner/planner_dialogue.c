@@ -256,7 +256,7 @@ static s_step_t s_call (s_dialogue_t *d, bmq_tools_t *tools, const bmq_llm_call_
     }
     if (!strcmp (c->name, "discover_capabilities")) {
         s_note (d, "asking for capabilities…");
-        *answer = bmq_tools_discover (tools);
+        *answer = bmq_tools_discover (tools, c->args);
         return S_GO_ON;
     }
     if (!strcmp (c->name, "inspect_tool")) {
@@ -351,7 +351,7 @@ int bmq_dialogue_run (const bmq_dialogue_opts_t *opts, const char *prompt, const
     const char *pairs[] = { "prompt", prompt, NULL };
     char *first = bmq_template_fill (opts->user_template ? opts->user_template : "{{prompt}}", pairs);
     bmq_llm_t *llm = first ? bmq_llm_new (opts->backend, &cfg, first) : NULL;
-    bmq_tools_t *tools = bmq_tools_new (opts->palette, opts->executor_endpoint, opts->inspect_timeout_ms, opts->cid,
+    bmq_tools_t *tools = bmq_tools_new (opts->palette, opts->caps, opts->gateway_endpoint, opts->inspect_timeout_ms, opts->cid,
                                         s_cancelled, &d);
     free (first);
     int rc = -1;

@@ -3,9 +3,9 @@
  *
  * The model gets the planning functions (planner_tools.h) and the user's
  * prompt. Each turn, every function call is answered: discover_capabilities
- * from the palette, inspect_tool by the executor (Blender's RNA), and
- * submit_plan by checking the plan with the validator's own code against the
- * same palette. The dialogue ends when:
+ * with the palette MCP clients get (planner_caps.h), inspect_tool with
+ * Blender's RNA through the gateway (common/inspect), and submit_plan by
+ * checking the plan with the validator's own code against the same palette. The dialogue ends when:
  *   - a submitted plan passes: success (the gateway's validator pool still
  *     checks and seals it; this check only saves a round trip per mistake);
  *   - a plan was rejected and sent back for fixing max_fix_rounds times
@@ -23,6 +23,7 @@
 
 #include "llm_client.h"
 #include "palette.h"
+#include "planner_caps.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -46,8 +47,9 @@ typedef struct {
     const char          *user_template;     /* {{prompt}} */
     const char          *reformat_template; /* {{reason}}, {{function}} */
     const char          *fix_template;      /* {{round}}, {{rounds}} */
-    const bmq_palette_t *palette;
-    const char          *executor_endpoint;
+    const bmq_palette_t *palette;           /* drafts are checked against it; declarations */
+    const bmq_caps_snapshot_t *caps;        /* what discover_capabilities publishes (NULL: made from palette) */
+    const char          *gateway_endpoint;  /* inspect_tool asks through it */
     int                  inspect_timeout_ms;
     const char          *cid;
 } bmq_dialogue_opts_t;

@@ -7,7 +7,12 @@
  * plan.reply, or an error. When the LLM failed for reasons that say nothing
  * against the prompt (unreachable, rate limited past the deadline, no usable
  * plan in time) and planner.fallback_offline is on, a matching recipe answers
- * instead, and the user is told so. */
+ * instead, and the user is told so.
+ *
+ * A dialogue plans with the validator pool's palette (planner_caps: asked of
+ * the gateway, refreshed when it changes), the one MCP clients get; until the
+ * pool has answered, or when it cannot be reached, with the curated palette,
+ * and a note tells the user so. The offline recipes need neither. */
 #include "planner_service.h"
 #include "audit_client.h"
 #include "bus.h"
@@ -17,16 +22,19 @@
 #include "plan_job.h"
 #include "planner_offline.h"
 #include "planner_prompts.h"
+#include "planner_caps.h"
 #include "planner_settings.h"
 #include "roles.h"
 #include "service.h"
+#include "yaml_json.h"
 
 #define MAX_PROMPT 4096
 
 typedef struct {
     bmq_planner_settings_t set;
     char                   state[200];      /* heartbeat state: the backend */
-    bmq_palette_t         *palette;
+    bmq_palette_t         *palette;         /* curated: the offline recipes */
+    bmq_planner_caps_t    *caps;            /* the pool's palette, for dialogues */
     bmq_prompts_t         *prompts;
     bmq_offline_t         *offline;
     zsock_t               *router;
@@ -160,6 +168,7 @@ static int s_start_job (s_planner_t *p, const bmq_envelope_t *req, zframe_t *rid
     int r = bmq_prompts_refresh (p->prompts, err, sizeof err);
     if (r > 0) bmq_info ("prompts reloaded (%d file%s changed)", r, r == 1 ? "" : "s");
     else if (r < 0) bmq_warn ("%s", err);
+    const bmq_caps_snapshot_t *caps = bmq_planner_caps_current (p->caps);
     bmq_dialogue_opts_t o = {
         .backend = p->set.backend,
         .llm = { .base_url = p->set.base_url, .model = p->set.model, .api_key = p->set.api_key,
@@ -170,11 +179,17 @@ static int s_start_job (s_planner_t *p, const bmq_envelope_t *req, zframe_t *rid
         .user_template = bmq_prompts_get (p->prompts, BMQ_PROMPT_CONTEXTUAL),
         .reformat_template = bmq_prompts_get (p->prompts, BMQ_PROMPT_REFORMAT),
         .fix_template = bmq_prompts_get (p->prompts, BMQ_PROMPT_FIX),
-        .palette = p->palette, .executor_endpoint = p->set.executor, .inspect_timeout_ms = p->set.inspect_timeout_ms,
-        .cid = req->cid,
+        .palette = caps->palette, .caps = caps, .gateway_endpoint = p->set.gateway,
+        .inspect_timeout_ms = p->set.inspect_timeout_ms, .cid = req->cid,
     };
     bmq_plan_job_t *job = bmq_plan_job_new (&o, bmq_body_str (req, "prompt"), req->cid, rid);
     if (!job) return -1;
+    if (!caps->merged) {            /* the curated palette, or the pool's before its merge with Blender's RNA */
+        char note[800];
+        const char *why = bmq_planner_caps_detail (p->caps);
+        snprintf (note, sizeof note, "%s%s%s%s", caps->note, *why ? " (the gateway's validator pool: " : "", why, *why ? ")" : "");
+        s_note (p, rid, req->cid, note);
+    }
     zlistx_add_end (p->jobs, job);
     zpoller_add (p->poller, bmq_plan_job_actor (job));
     return 0;
@@ -271,6 +286,7 @@ static void s_free (s_planner_t *p)
     bmq_offline_destroy (&p->offline);
     bmq_prompts_destroy (&p->prompts);
     bmq_palette_destroy (&p->palette);
+    bmq_planner_caps_destroy (&p->caps);
     bmq_planner_settings_clear (&p->set);
 }
 
@@ -280,8 +296,12 @@ int bmq_planner_service_run (bmq_config_t *cfg)
     char err[512];
     if (bmq_planner_settings_load (&p.set, cfg, err, sizeof err)) { bmq_error ("%s", err); return 1; }
     bmq_planner_settings_describe (&p.set, p.state, sizeof p.state);
-    if (!(p.palette = bmq_palette_load (p.set.palette, err, sizeof err))) {
-        bmq_error ("cannot load the palette: %s", err);
+    json_t *doc = bmq_yaml_load_file (p.set.palette, err, sizeof err);
+    p.palette = doc ? bmq_palette_from_json (doc, err, sizeof err) : NULL;
+    p.caps = p.palette ? bmq_planner_caps_new (p.set.gateway, doc, NULL, err, sizeof err) : NULL;
+    json_decref (doc);
+    if (!p.caps) {
+        bmq_error ("cannot load the palette: %s: %s", p.set.palette, err);
         s_free (&p);
         return 1;
     }
@@ -304,7 +324,9 @@ int bmq_planner_service_run (bmq_config_t *cfg)
         bmq_info ("%s at %s, streaming %s, fallback to recipes %s", p.set.backend, p.set.base_url,
                   p.set.stream ? "on" : "off", p.set.fallback_offline ? "on" : "off");
     while (!zsys_interrupted) {
-        void *which = zpoller_wait (p.poller, 500);
+        /* the palette exchange's socket is short-lived (one per exchange): looked at, not polled */
+        int64_t wait = bmq_planner_caps_sock (p.caps) ? 20 : bmq_planner_caps_due (p.caps) - bmq_mono_ms ();
+        void *which = zpoller_wait (p.poller, wait < 0 ? 0 : wait > 500 ? 500 : (int) wait);
         if (which == p.router) s_on_router (&p);
         else if (which == bmq_audit_sock (p.audit)) {
             bmq_envelope_t *env = bmq_bus_recv (bmq_audit_sock (p.audit), NULL);
@@ -314,6 +336,10 @@ int bmq_planner_service_run (bmq_config_t *cfg)
         else if (which)
             for (bmq_plan_job_t *job = zlistx_first (p.jobs); job; job = zlistx_next (p.jobs))
                 if (which == bmq_plan_job_actor (job)) { s_on_job (&p, job); break; }
+        bmq_planner_caps_tick (p.caps);
+        while (bmq_planner_caps_sock (p.caps) && (zsock_events (bmq_planner_caps_sock (p.caps)) & ZMQ_POLLIN))
+            bmq_planner_caps_on_message (p.caps);
+        if (!zlistx_size (p.jobs)) bmq_planner_caps_collect (p.caps);       /* no dialogue holds a replaced palette */
         bmq_audit_tick (p.audit);
     }
     bmq_info ("planner stopping (%zu dialogues cancelled)", zlistx_size (p.jobs));

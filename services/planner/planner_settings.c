@@ -113,7 +113,8 @@ int bmq_planner_settings_load (bmq_planner_settings_t *s, const bmq_config_t *cf
         if (xdg) snprintf (s->saved_dir, sizeof s->saved_dir, "%s/blendmq/recipes", xdg);
         else snprintf (s->saved_dir, sizeof s->saved_dir, "%s/.local/state/blendmq/recipes", home ? home : "/tmp");
     }
-    snprintf (s->executor, sizeof s->executor, "%s", bmq_config_str (cfg, "executor.endpoint"));
+    /* inspect_tool and the validator pool's palette: through the gateway's front */
+    snprintf (s->gateway, sizeof s->gateway, "%s", bmq_config_str (cfg, "gateway.endpoint"));
     return 0;
 }
 

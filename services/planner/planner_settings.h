@@ -35,7 +35,7 @@ typedef struct {
     int               timeout_ms, max_turns, max_fix_rounds, max_concurrent, inspect_timeout_ms;
     bool              fallback_offline;
     char              recipes_dir[1024], saved_dir[1024], prompts_dir[1024], palette[1024];
-    char              executor[512];
+    char              gateway[512];         /* gateway.endpoint: inspect.request, capabilities.request */
 } bmq_planner_settings_t;
 
 /* 0, or -1 with err (an unknown backend, gemini without a key, a key over

@@ -1,6 +1,7 @@
 /* planner_tools — declarations and answers for the planning functions. */
 #include "planner_tools.h"
 #include "bus.h"
+#include "inspect.h"
 #include "log.h"
 
 #include <ctype.h>
@@ -8,27 +9,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define S_SLICE_MS 50
-
 struct bmq_tools_t {
-    const bmq_palette_t *palette;
-    json_t  *described;             /* bmq_palette_describe, made once */
-    char    *executor;
+    json_t  *full, *compact;        /* capabilities.reply bodies (references) */
+    char    *gateway;
     int      timeout_ms;
     char     cid[BMQ_MAX_ID + 1];
-    zsock_t *dealer;                /* to the executor, made on first use */
     bool   (*cancelled) (void *ctx);
     void    *cancel_ctx;
 };
 
-bmq_tools_t *bmq_tools_new (const bmq_palette_t *palette, const char *executor_endpoint, int inspect_timeout_ms,
-                            const char *cid, bool (*cancelled) (void *ctx), void *cancel_ctx)
+bmq_tools_t *bmq_tools_new (const bmq_palette_t *palette, const bmq_caps_snapshot_t *caps, const char *gateway_endpoint,
+                            int inspect_timeout_ms, const char *cid, bool (*cancelled) (void *ctx), void *cancel_ctx)
 {
     bmq_tools_t *self = calloc (1, sizeof *self);
     if (!self) return NULL;
-    self->palette = palette;
-    self->described = bmq_palette_describe (palette);
-    self->executor = executor_endpoint && *executor_endpoint ? strdup (executor_endpoint) : NULL;
+    if (caps) {
+        self->full = json_incref (caps->full);
+        self->compact = json_incref (caps->compact);
+    }
+    else {
+        self->full = bmq_planner_caps_body (palette, false, json_pack ("{s:s}", "state", "curated"));
+        self->compact = bmq_planner_caps_body (palette, true, json_pack ("{s:s}", "state", "curated"));
+    }
+    self->gateway = gateway_endpoint && *gateway_endpoint ? strdup (gateway_endpoint) : NULL;
     self->timeout_ms = inspect_timeout_ms > 0 ? inspect_timeout_ms : 3000;
     snprintf (self->cid, sizeof self->cid, "%s", cid ? cid : "");
     self->cancelled = cancelled;
@@ -40,9 +43,9 @@ void bmq_tools_destroy (bmq_tools_t **self_p)
 {
     if (!self_p || !*self_p) return;
     bmq_tools_t *self = *self_p;
-    json_decref (self->described);
-    free (self->executor);
-    zsock_destroy (&self->dealer);
+    json_decref (self->full);
+    json_decref (self->compact);
+    free (self->gateway);
     free (self);
     *self_p = NULL;
 }
@@ -122,10 +125,12 @@ json_t *bmq_tools_declarations (const bmq_palette_t *palette, bool script_mode)
     const char *op;
     json_t *entry;
     json_object_foreach (json_object_get (described, "operations"), op, entry) json_array_append_new (ops, json_string (op));
-    json_t *decls = json_pack ("[{s:s, s:s}, {s:s, s:s, s:{s:s, s:{s:{s:s, s:s}}, s:[s]}}]",
+    json_t *decls = json_pack ("[{s:s, s:s, s:{s:s, s:{s:{s:s, s:[s, s], s:s}}}}, {s:s, s:s, s:{s:s, s:{s:{s:s, s:s}}, s:[s]}}]",
         "name", "discover_capabilities",
         "description", "List the operations a plan may use: what each does, whether it creates an object or acts on one, "
                        "and its parameters with their types, bounds and defaults. Call it before planning anything non-trivial.",
+        "parameters", "type", "object", "properties", "form", "type", "string", "enum", "full", "compact",
+        "description", "full (default): with descriptions; compact: one signature line per operation",
         "name", "inspect_tool",
         "description", "Describe one operation in full, from Blender itself: every parameter, its type, default, limits "
                        "and enum items. The answer also gives what validation allows for it.",
@@ -166,63 +171,25 @@ json_t *bmq_tools_declarations (const bmq_palette_t *palette, bool script_mode)
 
 /* ---- answers -------------------------------------------------------------- */
 
-json_t *bmq_tools_discover (bmq_tools_t *self)
+json_t *bmq_tools_discover (bmq_tools_t *self, const json_t *args)
 {
-    return json_pack ("{s:O, s:O, s:s}", "operations", json_object_get (self->described, "operations"),
-                      "limits", json_object_get (self->described, "limits"),
-                      "conventions", "Units are metres and radians; Z is up; the front of the scene faces -Y. "
-                                     "A step's name names the object it creates; target makes a later step act on it.");
-}
-
-/* Ask the executor; 0 with *tool set, or -1 with why. */
-static int s_ask_executor (bmq_tools_t *self, const char *tool_name, json_t **tool, char *why, size_t whylen)
-{
-    if (!self->executor) { snprintf (why, whylen, "no executor is configured"); return -1; }
-    if (!self->dealer && !(self->dealer = bmq_bus_connect (ZMQ_DEALER, self->executor, "executor"))) {
-        snprintf (why, whylen, "cannot connect to the executor at %s", self->executor);
-        return -1;
-    }
-    bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_INSPECT_REQUEST, self->cid[0] ? self->cid : NULL,
-                                            json_pack ("{s:s}", "tool_name", tool_name));
-    bmq_bus_send_and_destroy (self->dealer, NULL, &req);
-    int64_t until = bmq_mono_ms () + self->timeout_ms;
-    int rc = -1;
-    snprintf (why, whylen, "the executor did not answer within %d ms (is it running, and does it support inspect?)",
-              self->timeout_ms);
-    zpoller_t *poller = zpoller_new (self->dealer, NULL);
-    while (bmq_mono_ms () < until) {
-        if (self->cancelled && self->cancelled (self->cancel_ctx)) { snprintf (why, whylen, "cancelled"); break; }
-        if (!zpoller_wait (poller, S_SLICE_MS)) {
-            if (zpoller_terminated (poller)) { snprintf (why, whylen, "interrupted"); break; }
-            continue;
-        }
-        bmq_envelope_t *env = bmq_bus_recv (self->dealer, NULL);
-        if (!env || env->type == BMQ_MSG_HEARTBEAT) { bmq_envelope_destroy (&env); continue; }
-        if (env->type == BMQ_MSG_INSPECT_REPLY) {
-            *tool = json_incref (json_object_get (env->body, "tool"));
-            rc = 0;
-        }
-        else if (env->type == BMQ_MSG_ERROR)
-            snprintf (why, whylen, "the executor answered %s: %s", bmq_body_str (env, "code"), bmq_body_str (env, "message"));
-        else
-            snprintf (why, whylen, "the executor answered %s", bmq_msg_type_name (env->type));
-        bmq_envelope_destroy (&env);
-        break;
-    }
-    zpoller_destroy (&poller);
-    if (rc) zsock_destroy (&self->dealer);      /* a late answer must not be taken for the next question's */
-    return rc;
+    const json_t *form = json_object_get (args, "form");
+    if (form && !json_is_null (form) && (!json_is_string (form) || (strcmp (json_string_value (form), "full")
+                                                                    && strcmp (json_string_value (form), "compact"))))
+        return json_pack ("{s:s}", "error", "form must be \"full\" or \"compact\"");
+    bool compact = json_is_string (form) && !strcmp (json_string_value (form), "compact");
+    return json_deep_copy (compact ? self->compact : self->full);
 }
 
 json_t *bmq_tools_inspect (bmq_tools_t *self, const char *tool_name)
 {
     if (!tool_name || !*tool_name) return json_pack ("{s:s}", "error", "tool_name is required");
-    json_t *allowed = json_object_get (json_object_get (self->described, "operations"), tool_name);
+    json_t *allowed = json_object_get (json_object_get (self->full, "palette"), tool_name);
     if (!allowed) {
         char list[2048] = "";
         const char *op;
         json_t *e;
-        json_object_foreach (json_object_get (self->described, "operations"), op, e) {
+        json_object_foreach (json_object_get (self->full, "palette"), op, e) {
             if (*list) strncat (list, ", ", sizeof list - strlen (list) - 1);
             strncat (list, op, sizeof list - strlen (list) - 1);
         }
@@ -232,12 +199,19 @@ json_t *bmq_tools_inspect (bmq_tools_t *self, const char *tool_name)
         return json_pack ("{s:s}", "error", msg);
     }
     if (strncmp (tool_name, "bpy.ops.", 8))
-        return json_pack ("{s:{s:s, s:O}, s:O, s:s}", "tool", "name", tool_name,
+        return json_pack ("{s:{s:s, s:O?}, s:O, s:s}", "tool", "name", tool_name,
                           "description", json_object_get (allowed, "description"), "allowed", allowed,
                           "note", "a blendmq builtin, not a Blender operator: 'allowed' is its full description");
     json_t *tool = NULL;
     char why[512];
-    if (s_ask_executor (self, tool_name, &tool, why, sizeof why) == 0)
+    int rc = -1;
+    if (!self->gateway) snprintf (why, sizeof why, "no gateway is configured");
+    else {
+        bmq_inspect_opts_t opts = { .story = self->cid[0] ? self->cid : NULL };
+        rc = bmq_inspect_once (self->gateway, tool_name, &opts, self->timeout_ms, self->cancelled, self->cancel_ctx,
+                               &tool, why, sizeof why);
+    }
+    if (rc == 0)
         return json_pack ("{s:o, s:O, s:s}", "tool", tool ? tool : json_object (), "allowed", allowed,
                           "note", "only the parameters and bounds under 'allowed' pass validation");
     char msg[700];

@@ -1,15 +1,18 @@
 /* planner_tools — the functions a model may call while it plans, and the
  * planner's answers to them.
  *
- *   discover_capabilities ()           the capability palette, described for an AI
- *                                      (every operation, what it does, whether it
- *                                      creates or acts on an object, its parameters
- *                                      with types, bounds and defaults)
- *   inspect_tool (tool_name)           one operation in full, from Blender's RNA: the
- *                                      executor answers an inspect.request; the
- *                                      palette entry (what validation allows) comes
- *                                      with it. No answer in time is an error the
- *                                      model reads, never a hang.
+ *   discover_capabilities (form?)     the capability palette exactly as MCP clients get
+ *                                      it (capabilities.reply: the validator pool's
+ *                                      palette merged with Blender's RNA, planner_caps.h;
+ *                                      the curated one until the pool has answered);
+ *                                      form "full" (the default here: descriptions
+ *                                      included) or "compact" (one line per operation)
+ *   inspect_tool (tool_name)           one operation in full, from Blender's RNA: asked
+ *                                      through the gateway (common/inspect), whose
+ *                                      executor set routes it; the published palette
+ *                                      entry (what validation allows) comes with it.
+ *                                      No answer in time is an error the model reads,
+ *                                      never a hang.
  *   submit_plan (plan, title?)         the action plan (seed 000's JSON array)
  *   submit_script (script, title?)     script mode only (seed 003): a bpy script
  *
@@ -20,6 +23,7 @@
 #define BMQ_PLANNER_TOOLS_H
 
 #include "palette.h"
+#include "planner_caps.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -28,18 +32,22 @@
 
 typedef struct bmq_tools_t bmq_tools_t;
 
-/* executor_endpoint may be NULL or "" (inspect_tool then answers from the
- * palette only, saying so). `cid` is the story the inspect requests belong to.
- * `cancelled` (may be NULL) is polled while waiting for the executor. */
-bmq_tools_t *bmq_tools_new (const bmq_palette_t *palette, const char *executor_endpoint, int inspect_timeout_ms,
-                            const char *cid, bool (*cancelled) (void *ctx), void *cancel_ctx);
+/* `caps`: the snapshot to publish (borrowed, may be NULL: then bodies are
+ * made from `palette`, marked curated). gateway_endpoint may be NULL or ""
+ * (inspect_tool then answers from the palette only, saying so). `cid` is the
+ * story the inspect requests serve (each is a story of its own at the
+ * gateway, "<cid>.inspect-<n>"). `cancelled` (may be NULL) is polled while
+ * waiting for the answer. */
+bmq_tools_t *bmq_tools_new (const bmq_palette_t *palette, const bmq_caps_snapshot_t *caps, const char *gateway_endpoint,
+                            int inspect_timeout_ms, const char *cid, bool (*cancelled) (void *ctx), void *cancel_ctx);
 void bmq_tools_destroy (bmq_tools_t **self_p);
 
 /* The neutral function declarations (see llm_client.h). New reference. */
 json_t *bmq_tools_declarations (const bmq_palette_t *palette, bool script_mode);
 
-/* discover_capabilities: new reference. */
-json_t *bmq_tools_discover (bmq_tools_t *self);
+/* discover_capabilities with the model's arguments (may be NULL): the
+ * capabilities.reply body of that form, or {error}. New reference. */
+json_t *bmq_tools_discover (bmq_tools_t *self, const json_t *args);
 /* inspect_tool: {tool, allowed} or {error, allowed?}. New reference. */
 json_t *bmq_tools_inspect (bmq_tools_t *self, const char *tool_name);
 

@@ -6,6 +6,23 @@
 
 PyObject *bmq_script_get (PyObject *node, PyObject *name)
 {
+    /* A node of a class the walker names (an exact _ast class, as the
+     * parser builds it) holds every field and position in its instance dict:
+     * ast2obj sets them all, None for an absent optional one, and those
+     * classes define no descriptor of any field's name (only plain None
+     * defaults, which an instance's own entry overrides in getattr too). So
+     * the dict answers exactly what getattr would, without getattr's type
+     * lookups (about a third of the walk). Missing there, or any other
+     * object: getattr. */
+    if (bmq_script_ast_kind (node) != BMQ_AST_OTHER && Py_TYPE (node)->tp_dictoffset > 0) {
+        PyObject *dict = *(PyObject **) ((char *) node + Py_TYPE (node)->tp_dictoffset);
+        PyObject *hit = dict && PyDict_CheckExact (dict) ? PyDict_GetItemWithError (dict, name) : NULL;
+        if (hit) {
+            Py_INCREF (hit);
+            return hit;
+        }
+        PyErr_Clear ();
+    }
     PyObject *v = PyObject_GetAttr (node, name);
     if (!v)
         PyErr_Clear ();
@@ -165,7 +182,7 @@ PyObject *bmq_script_literal_elts (PyObject *node, bmq_ast_kind_t *kind)
 void bmq_script_position (PyObject *node, int *line, int *col)
 {
     const bmq_script_names_t *n = bmq_script_names ();
-    PyObject *l = PyObject_GetAttr (node, n->lineno);
+    PyObject *l = bmq_script_get (node, n->lineno);
     if (!l) {
         PyErr_Clear ();
         return;                 /* not every node has one: keep the fallback */

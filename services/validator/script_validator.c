@@ -1,6 +1,7 @@
 /* script_validator — size, encoding, parse, walk: one verdict per script. */
 #include "script_validator.h"
 
+#include "script_cache.h"
 #include "script_policy.h"
 #include "script_report.h"
 #include "script_walk.h"
@@ -12,6 +13,7 @@
 
 struct bmq_script_validator_t {
     bmq_script_policy_t policy;
+    bmq_script_cache_t *cache;      /* verdicts by sha256 of the text (script_cache.h) */
 };
 
 bmq_script_validator_t *bmq_script_validator_new (const json_t *rules, const json_t *rna, char *err, size_t errlen)
@@ -24,6 +26,10 @@ bmq_script_validator_t *bmq_script_validator_new (const json_t *rules, const jso
         return NULL;
     }
     bmq_script_validator_t *self = calloc (1, sizeof *self);
+    if (self && !(self->cache = bmq_script_cache_new (BMQ_SCRIPT_CACHE_DEFAULT))) {
+        free (self);
+        self = NULL;
+    }
     if (!self) {
         json_decref (effective);
         snprintf (err, errlen, "out of memory");
@@ -35,6 +41,7 @@ bmq_script_validator_t *bmq_script_validator_new (const json_t *rules, const jso
     json_decref (effective);
     if (rc < 0) {
         snprintf (err, errlen, "script rules: cannot build the name sets");
+        bmq_script_cache_destroy (&self->cache);
         free (self);
         return NULL;
     }
@@ -48,6 +55,7 @@ void bmq_script_validator_destroy (bmq_script_validator_t **self_p)
     bmq_script_gil_t gil = bmq_script_python_lock ();
     bmq_script_policy_clear (&(*self_p)->policy);
     bmq_script_python_unlock (gil);
+    bmq_script_cache_destroy (&(*self_p)->cache);
     free (*self_p);
     *self_p = NULL;
 }
@@ -146,17 +154,44 @@ static double s_now_ms (void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* A verdict found in the cache, with this call's stats: no parse, its own time. */
+static json_t *s_cached (json_t *verdict, double t0)
+{
+    json_t *stats = json_object_get (verdict, "stats");
+    if (json_is_object (stats)) {
+        json_object_set_new (stats, "parse_ms", json_real (0));
+        json_object_set_new (stats, "cached", json_true ());
+        json_object_set_new (stats, "ms", json_real (s_now_ms () - t0));
+    }
+    return verdict;
+}
+
+/* Whether a verdict may be kept: not one that failed for want of memory
+ * (rule "internal"): that says nothing about the script. */
+static bool s_cacheable (const json_t *verdict)
+{
+    json_t *errors = json_object_get (verdict, "errors"), *e;
+    size_t i;
+    json_array_foreach (errors, i, e)
+        if (!strcmp (json_string_value (json_object_get (e, "rule")) ?: "", "internal"))
+            return false;
+    return true;
+}
+
 json_t *bmq_script_validate (bmq_script_validator_t *self, const char *script, size_t len)
 {
     double t0 = s_now_ms ();
     const bmq_script_limits_t *l = &self->policy.limits;
-    bmq_script_report_t *report = bmq_script_report_new (l->max_errors);
-    if (!report)
-        return NULL;
     unsigned char digest[crypto_hash_sha256_BYTES];
     char hex[2 * sizeof digest + 1];
     crypto_hash_sha256 (digest, (const unsigned char *) script, len);
+    json_t *hit = bmq_script_cache_get (self->cache, digest);
+    if (hit)
+        return s_cached (hit, t0);
     sodium_bin2hex (hex, sizeof hex, digest, sizeof digest);
+    bmq_script_report_t *report = bmq_script_report_new (l->max_errors);
+    if (!report)
+        return NULL;
     size_t nodes = 0, lines = 0;
     double parse_ms = 0;
     for (size_t i = 0; i < len; i++)
@@ -210,9 +245,11 @@ json_t *bmq_script_validate (bmq_script_validator_t *self, const char *script, s
     if (!verdict)
         return NULL;
     json_object_set_new (verdict, "sha256", json_string (hex));
-    json_object_set_new (verdict, "stats", json_pack ("{s:I, s:I, s:I, s:f, s:f}", "bytes", (json_int_t) len,
+    json_object_set_new (verdict, "stats", json_pack ("{s:I, s:I, s:I, s:f, s:b, s:f}", "bytes", (json_int_t) len,
                                                       "lines", (json_int_t) lines, "nodes", (json_int_t) nodes,
-                                                      "parse_ms", parse_ms, "ms", s_now_ms () - t0));
+                                                      "parse_ms", parse_ms, "cached", 0, "ms", s_now_ms () - t0));
+    if (s_cacheable (verdict))
+        bmq_script_cache_put (self->cache, digest, verdict);
     return verdict;
 }
 

@@ -8,7 +8,11 @@
  * The verdict is the ValidationResult (script_report.h) plus
  *   "sha256": hex of the exact bytes checked (bind a sandbox run and a live
  *             confirmation to it),
- *   "stats": {"bytes", "lines", "nodes", "parse_ms", "ms"}.
+ *   "stats": {"bytes", "lines", "nodes", "parse_ms", "cached", "ms"}.
+ * A validator keeps its last verdicts (script_cache.h, by sha256 of the
+ * exact bytes; its rules and RNA never change): the same bytes again get a
+ * copy of the same verdict, with "cached": true, "parse_ms": 0 and this
+ * call's "ms".
  * Stages, in order: size cap, encoding (UTF-8, no NUL byte, no coding
  * declaration other than UTF-8: Blender must decode exactly what was
  * checked), Python 3.11's parser (syntax errors with line and column), then

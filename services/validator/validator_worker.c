@@ -2,19 +2,20 @@
  * exponential back-off when the broker falls silent (zguide ch. 4).
  *
  * Validation starts at once with the curated palette. Meanwhile the worker
- * asks the executor for the RNA of the palette's Blender operators
- * (rna_fetch) and, once every one is answered, swaps in the merged palette
+ * asks for the RNA of the palette's Blender operators through the gateway's
+ * front (common/inspect: the gateway's executor set routes inspect.request to
+ * the default executor) and, once every one is answered, swaps in the merged palette
  * (palette_rna): the merge only narrows, so the swap never lets through
  * anything the curated palette refused. */
 #include "validator_worker.h"
 #include "audit_client.h"
 #include "bus.h"
+#include "inspect.h"
 #include "log.h"
 #include "palette.h"
 #include "palette_rna.h"
 #include "plan_seal.h"
 #include "plan_validator.h"
-#include "rna_fetch.h"
 #include "roles.h"
 #include "service.h"
 #include "worker_scripts.h"
@@ -25,7 +26,7 @@
 typedef struct {
     json_t          *doc;           /* the curated palette document */
     bmq_palette_t   *palette;       /* in use: curated, then merged with RNA */
-    bmq_rna_fetch_t *rna;           /* while fetching */
+    bmq_inspect_t   *rna;           /* while fetching */
     json_t          *rna_status;    /* published with capabilities: {state, …} */
     bmq_seal_key_t   key;
     bmq_audit_t     *audit;
@@ -114,15 +115,15 @@ static void s_rna_start (s_worker_t *w, bmq_config_t *cfg)
     json_t *v;
     json_object_foreach (json_object_get (w->doc, "operations"), name, v)
         if (bmq_palette_rna_wanted (name)) json_array_append_new (ops, json_string (name));
-    w->rna = bmq_rna_fetch_new (bmq_config_str (cfg, "executor.endpoint"), ops, NULL);
-    s_rna_status (w, w->rna ? "pending" : "none", w->rna ? "asking the executor for Blender's RNA" : "nothing to check");
+    w->rna = bmq_inspect_new (bmq_config_str (cfg, "gateway.endpoint"), ops, NULL);
+    s_rna_status (w, w->rna ? "pending" : "none", w->rna ? "asking Blender's RNA through the gateway" : "nothing to check");
     json_decref (ops);
 }
 
 /* Every operator answered: merge, check, swap. */
 static void s_rna_merge (s_worker_t *w)
 {
-    const json_t *result = bmq_rna_fetch_result (w->rna);
+    const json_t *result = bmq_inspect_result (w->rna);
     json_t *notes = json_array ();
     json_t *merged = bmq_palette_rna_merge (w->doc, result, notes);
     char err[512] = "the curated palette is not a document";
@@ -175,16 +176,16 @@ static void s_rna_merge (s_worker_t *w)
 static void s_rna_tick (s_worker_t *w)
 {
     if (!w->rna) return;
-    bmq_rna_fetch_tick (w->rna);
-    bmq_rna_state_t state = bmq_rna_fetch_state (w->rna);
-    if (state == BMQ_RNA_FETCHING) return;
-    if (state == BMQ_RNA_DONE) s_rna_merge (w);
+    bmq_inspect_tick (w->rna);
+    bmq_inspect_state_t state = bmq_inspect_state (w->rna);
+    if (state == BMQ_INSPECT_FETCHING) return;
+    if (state == BMQ_INSPECT_DONE) s_rna_merge (w);
     else {
-        bmq_warn ("no RNA from the executor after %d tries (%s): validating with the curated palette only",
-                  bmq_rna_fetch_rounds (w->rna), bmq_rna_fetch_detail (w->rna));
-        s_rna_status (w, "unavailable", bmq_rna_fetch_detail (w->rna));
+        bmq_warn ("no RNA through the gateway after %d tries (%s): validating with the curated palette only",
+                  bmq_inspect_rounds (w->rna), bmq_inspect_detail (w->rna));
+        s_rna_status (w, "unavailable", bmq_inspect_detail (w->rna));
     }
-    bmq_rna_fetch_destroy (&w->rna);
+    bmq_inspect_destroy (&w->rna);
 }
 
 /* ---- the loop ----------------------------------------------------------------- */
@@ -254,14 +255,14 @@ int bmq_validator_worker_run (bmq_config_t *cfg)
 
     int backoff = w.interval;
     while (!zsys_interrupted) {
-        zsock_t *rna_sock = w.rna ? bmq_rna_fetch_sock (w.rna) : NULL;
+        zsock_t *rna_sock = bmq_inspect_sock (w.rna);
         zmq_pollitem_t items[3] = {
             { zsock_resolve (w.sock), 0, ZMQ_POLLIN, 0 },
             { zsock_resolve (bmq_audit_sock (w.audit)), 0, ZMQ_POLLIN, 0 },
             { rna_sock ? zsock_resolve (rna_sock) : NULL, 0, ZMQ_POLLIN, 0 },
         };
         int64_t now = bmq_mono_ms (), wait = w.interval / 2;
-        if (w.rna && bmq_rna_fetch_due (w.rna) - now < wait) wait = bmq_rna_fetch_due (w.rna) - now;
+        if (w.rna && bmq_inspect_due (w.rna) - now < wait) wait = bmq_inspect_due (w.rna) - now;
         if (zmq_poll (items, rna_sock ? 3 : 2, wait < 0 ? 0 : (long) wait) < 0 && zsys_interrupted) break;
         if (items[0].revents & ZMQ_POLLIN) { s_on_broker (&w); backoff = w.interval; }
         if (items[1].revents & ZMQ_POLLIN) {
@@ -269,7 +270,7 @@ int bmq_validator_worker_run (bmq_config_t *cfg)
             if (env) bmq_audit_handle (w.audit, env);
             bmq_envelope_destroy (&env);
         }
-        if (rna_sock && (items[2].revents & ZMQ_POLLIN)) bmq_rna_fetch_on_message (w.rna);
+        if (rna_sock && (items[2].revents & ZMQ_POLLIN)) bmq_inspect_on_message (w.rna);
         s_rna_tick (&w);
         now = bmq_mono_ms ();
         if (now - w.last_heard > (int64_t) w.interval * w.liveness) {
@@ -291,7 +292,7 @@ int bmq_validator_worker_run (bmq_config_t *cfg)
     bmq_audit_flush (w.audit, 1000);
     code = 0;
 done:
-    bmq_rna_fetch_destroy (&w.rna);
+    bmq_inspect_destroy (&w.rna);
     bmq_audit_destroy (&w.audit);
     bmq_worker_scripts_destroy (&w.script);
     zsock_destroy (&w.sock);

@@ -119,9 +119,19 @@ static void test_services (void **state)
     assert_int_equal (s_check ("executor", BMQ_MSG_SCENE_REQUEST, "validator", "service",
                                json_pack ("{s:s}", "command", "save_blend"), true), -1);
     assert_int_equal (s_check ("planner", BMQ_MSG_PLAN_REQUEST, "validator", "service", NULL, true), -1);
-    /* but may look up RNA, as the planner may */
-    assert_int_equal (s_check ("executor", BMQ_MSG_INSPECT_REQUEST, "validator", "service", NULL, true), 0);
-    assert_int_equal (s_check ("executor", BMQ_MSG_INSPECT_REQUEST, "planner", "service", NULL, true), 0);
+    /* but may look up RNA through the gateway (common/inspect), as the planner may,
+     * which may also ask for the pool's palette; never the executor directly */
+    assert_int_equal (s_check ("gateway", BMQ_MSG_INSPECT_REQUEST, "validator", "service", NULL, true), 0);
+    assert_int_equal (s_check ("gateway", BMQ_MSG_INSPECT_REQUEST, "planner", "service", NULL, true), 0);
+    assert_int_equal (s_check ("gateway", BMQ_MSG_CAPABILITIES_REQUEST, "planner", "service", NULL, true), 0);
+    assert_int_equal (s_check ("gateway", BMQ_MSG_CAPABILITIES_REQUEST, "validator", "service", NULL, true), -1);
+    assert_int_equal (s_check ("gateway", BMQ_MSG_INSPECT_REQUEST, "executor", "service", NULL, true), -1);
+    assert_int_equal (s_check ("executor", BMQ_MSG_INSPECT_REQUEST, "validator", "service", NULL, true), -1);
+    assert_int_equal (s_check ("executor", BMQ_MSG_INSPECT_REQUEST, "planner", "service", NULL, true), -1);
+    /* the gateway forwards those look-ups as its own (no on_behalf_of) */
+    assert_int_equal (s_check ("executor", BMQ_MSG_INSPECT_REQUEST, "gateway", "service", NULL, true), 0);
+    assert_int_equal (s_check ("validator", BMQ_MSG_CAPABILITIES_REQUEST, "gateway", "service", NULL, true), 0);
+    assert_int_equal (s_check ("validator", BMQ_MSG_VALIDATE_REQUEST, "gateway", "service", NULL, true), -1);
     /* a service key is no client at the gateway */
     assert_int_equal (s_check ("gateway", BMQ_MSG_CHAT_REQUEST, "planner", "service", NULL, true), -1);
     /* heartbeats everywhere */

@@ -14,15 +14,15 @@ const char *H_BAD_PLAN =
     "[{\"operation\": \"bpy.ops.mesh.primitive_teapot_add\", \"name\": \"pot\"},"
     " {\"operation\": \"bpy.ops.mesh.primitive_uv_sphere_add\", \"name\": \"ball\", \"params\": {\"radius\": 5000}}]";
 
-/* ---- fake executor ------------------------------------------------------ */
+/* ---- fake gateway front ------------------------------------------------ */
 
 typedef struct { h_exec_mode_t mode; } s_exec_args_t;
 
-static void s_executor (zsock_t *pipe, void *args)
+static void s_gateway (zsock_t *pipe, void *args)
 {
     h_exec_mode_t mode = ((s_exec_args_t *) args)->mode;
     free (args);
-    zsock_t *router = bmq_bus_bind_as (ZMQ_ROUTER, "tcp://127.0.0.1:*", "executor");   /* plays the executor */
+    zsock_t *router = bmq_bus_bind_as (ZMQ_ROUTER, "tcp://127.0.0.1:*", "gateway");   /* plays the gateway */
     zsock_signal (pipe, 0);
     char *endpoint = zsock_last_endpoint (router);     /* czmq 4.2: the caller frees it */
     zstr_send (pipe, endpoint);
@@ -42,7 +42,11 @@ static void s_executor (zsock_t *pipe, void *args)
         if (which != router) break;
         zframe_t *rid = NULL;
         bmq_envelope_t *env = bmq_bus_recv (router, &rid);
-        if (env && env->type == BMQ_MSG_INSPECT_REQUEST) {
+        if (env && env->type == BMQ_MSG_CAPABILITIES_REQUEST) {
+            bmq_envelope_t *reply = bmq_envelope_error (env, "validator_unavailable", "no validator is connected");
+            bmq_bus_send_and_destroy (router, rid, &reply);
+        }
+        else if (env && env->type == BMQ_MSG_INSPECT_REQUEST) {
             asked++;
             bmq_envelope_t *reply = NULL;
             const char *name = bmq_body_str (env, "tool_name");
@@ -61,10 +65,10 @@ static void s_executor (zsock_t *pipe, void *args)
     zsock_destroy (&router);
 }
 
-int h_executor_asked (h_world_t *w)
+int h_inspect_asked (h_world_t *w)
 {
-    zstr_send (w->executor, "ASKED");
-    char *n = zstr_recv (w->executor);
+    zstr_send (w->gateway, "ASKED");
+    char *n = zstr_recv (w->gateway);
     int asked = n ? atoi (n) : -1;
     free (n);
     return asked;
@@ -121,9 +125,9 @@ h_world_t *h_world_new (const char *backend, h_exec_mode_t mode)
     w->llm = fake_llm_new ();
     s_exec_args_t *args = malloc (sizeof *args);
     args->mode = mode;
-    w->executor = zactor_new (s_executor, args);
-    char *ep = zstr_recv (w->executor);
-    snprintf (w->executor_ep, sizeof w->executor_ep, "%s", ep);
+    w->gateway = zactor_new (s_gateway, args);
+    char *ep = zstr_recv (w->gateway);
+    snprintf (w->gateway_ep, sizeof w->gateway_ep, "%s", ep);
     free (ep);
     w->sink.notes = json_array ();
     w->sink.audit = json_array ();
@@ -144,7 +148,7 @@ h_world_t *h_world_new (const char *backend, h_exec_mode_t mode)
     o->reformat_template = bmq_prompts_get (w->prompts, BMQ_PROMPT_REFORMAT);
     o->fix_template = bmq_prompts_get (w->prompts, BMQ_PROMPT_FIX);
     o->palette = w->palette;
-    o->executor_endpoint = w->executor_ep;
+    o->gateway_endpoint = w->gateway_ep;
     o->inspect_timeout_ms = 300;
     o->cid = "story-1";
     return w;
@@ -155,7 +159,7 @@ void h_world_destroy (h_world_t **self_p)
     if (!self_p || !*self_p) return;
     h_world_t *w = *self_p;
     bmq_dialogue_result_clear (&w->result);
-    zactor_destroy (&w->executor);
+    zactor_destroy (&w->gateway);
     fake_llm_destroy (&w->llm);
     bmq_prompts_destroy (&w->prompts);
     bmq_palette_destroy (&w->palette);

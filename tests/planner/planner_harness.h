@@ -1,5 +1,7 @@
-/* planner_harness — what the planner's dialogue tests share: a fake executor
- * answering inspect.request, a sink that keeps notes and audit records, the
+/* planner_harness — what the planner's dialogue tests share: a fake gateway
+ * front answering inspect.request (as the gateway relays an executor's
+ * answer) and capabilities.request (validator_unavailable: the dialogue
+ * then plans with the curated palette), a sink that keeps notes and audit records, the
  * palette and prompts of the source tree, and builders for Gemini and OpenAI
  * answers. */
 #ifndef BMQ_PLANNER_HARNESS_H
@@ -26,21 +28,21 @@ typedef struct {
     bmq_palette_t        *palette;
     bmq_prompts_t        *prompts;
     fake_llm_t           *llm;
-    zactor_t             *executor;
-    char                  executor_ep[256];
+    zactor_t             *gateway;
+    char                  gateway_ep[256];
     h_sink_t              sink;
     bmq_plan_sink_t       plan_sink;
     bmq_dialogue_opts_t   opts;
     bmq_dialogue_result_t result;
 } h_world_t;
 
-/* A world for backend "gemini" or "openai", the executor in `mode`. */
+/* A world for backend "gemini" or "openai", the fake gateway's inspect answers in `mode`. */
 h_world_t *h_world_new (const char *backend, h_exec_mode_t mode);
 void       h_world_destroy (h_world_t **self_p);
 /* Run the dialogue; returns its code. */
 int        h_run (h_world_t *w, const char *prompt);
-/* How many inspect.request the fake executor received. */
-int        h_executor_asked (h_world_t *w);
+/* How many inspect.request the fake gateway received. */
+int        h_inspect_asked (h_world_t *w);
 /* True when some note contains `needle`. */
 bool       h_noted (h_world_t *w, const char *needle);
 /* Everything the test saw (notes, audit, result message) as one text. */

@@ -90,7 +90,9 @@ static void test_discover_inspect_submit (void **state)
     assert_string_equal (json_string_value (json_object_get (plan_schema, "type")), "ARRAY");
     assert_non_null (json_object_get (json_object_get (json_object_get (json_object_get (json_object_get (plan_schema, "items"),
                                                       "properties"), "params"), "properties"), "radius"));
-    assert_null (json_object_get (json_array_get (decls, 0), "parameters"));     /* no empty OBJECT schemas */
+    /* discover_capabilities takes MCP's form argument (full, compact) */
+    json_t *form = json_object_get (json_object_get (json_object_get (json_array_get (decls, 0), "parameters"), "properties"), "form");
+    assert_int_equal (json_array_size (json_object_get (form, "enum")), 2);
     assert_string_equal (json_string_value (json_object_get (json_object_get (json_object_get (r0, "toolConfig"),
                                                                              "functionCallingConfig"), "mode")), "AUTO");
     assert_non_null (strstr (json_string_value (json_object_get (s_part (w, 0, 0, 0), "text")), "build a snowman"));
@@ -98,9 +100,9 @@ static void test_discover_inspect_submit (void **state)
     assert_string_equal (json_string_value (json_object_get (s_part (w, 1, 1, 0), "thoughtSignature")), "sig-A");
     json_t *fr = json_object_get (s_part (w, 1, 2, 0), "functionResponse");
     assert_string_equal (json_string_value (json_object_get (fr, "name")), "discover_capabilities");
-    assert_non_null (json_object_get (json_object_get (json_object_get (fr, "response"), "operations"),
+    assert_non_null (json_object_get (json_object_get (json_object_get (fr, "response"), "palette"),
                                       "bpy.ops.mesh.primitive_cone_add"));
-    /* the third: both earlier turns kept exactly, the inspect answer from the executor */
+    /* the third: both earlier turns kept exactly, the inspect answer through the gateway */
     assert_string_equal (json_string_value (json_object_get (s_part (w, 2, 1, 0), "thoughtSignature")), "sig-A");
     assert_string_equal (json_string_value (json_object_get (s_part (w, 2, 3, 0), "thoughtSignature")), "sig-B");
     fr = json_object_get (s_part (w, 2, 4, 0), "functionResponse");
@@ -108,7 +110,7 @@ static void test_discover_inspect_submit (void **state)
     assert_string_equal (json_string_value (json_object_get (json_object_get (json_object_get (fr, "response"), "tool"), "name")),
                          "bpy.ops.mesh.primitive_cone_add");
     assert_non_null (json_object_get (json_object_get (fr, "response"), "allowed"));
-    assert_int_equal (h_executor_asked (w), 1);
+    assert_int_equal (h_inspect_asked (w), 1);
     assert_true (h_noted (w, "asking for capabilities"));
     assert_true (h_noted (w, "inspecting bpy.ops.mesh.primitive_cone_add"));
     assert_true (h_noted (w, "plan of 3 steps ready"));
@@ -524,7 +526,7 @@ static void test_unknown_function_and_turn_limit (void **state)
 static void test_inspect_without_blender (void **state)
 {
     h_exec_mode_t modes[] = { H_EXEC_SILENT, H_EXEC_ERROR };
-    const char *expect[] = { "did not answer within 300 ms", "executor answered unsupported" };
+    const char *expect[] = { "within 300 ms", "the gateway answered unsupported" };
     for (int m = 0; m < 2; m++) {
         h_world_t *w = h_world_new ("gemini", modes[m]);
         s_push_json (w, 200, h_gemini_call ("inspect_tool", "{\"tool_name\": \"bpy.ops.mesh.primitive_cone_add\"}", NULL));
@@ -539,7 +541,7 @@ static void test_inspect_without_blender (void **state)
         assert_non_null (strstr (json_string_value (json_object_get (resp, "error")), "not in the capability palette"));
         resp = json_object_get (json_object_get (s_part (w, 3, 6, 0), "functionResponse"), "response");
         assert_non_null (json_object_get (resp, "tool"));      /* a builtin: described by the palette */
-        assert_int_equal (h_executor_asked (w), 1);            /* only the real operator went to Blender */
+        assert_int_equal (h_inspect_asked (w), 1);            /* only the real operator went to Blender */
         h_world_destroy (&w);
     }
 }

@@ -77,7 +77,7 @@ static void test_dialogue (void **state)
     assert_string_equal (json_string_value (json_object_get (tool, "role")), "tool");
     assert_string_equal (json_string_value (json_object_get (tool, "tool_call_id")), "call_1");
     json_t *content = json_loads (json_string_value (json_object_get (tool, "content")), 0, NULL);
-    assert_non_null (json_object_get (json_object_get (content, "operations"), "bpy.ops.mesh.primitive_cone_add"));
+    assert_non_null (json_object_get (json_object_get (content, "palette"), "bpy.ops.mesh.primitive_cone_add"));
     json_decref (content);
     content = json_loads (json_string_value (json_object_get (s_msg (w, 2, 5), "content")), 0, NULL);
     assert_non_null (json_object_get (content, "tool"));

@@ -37,7 +37,8 @@ typedef struct {
 } s_proc_t;
 
 /* CURVE: one keys dir for this test program (before any socket: the fake
- * executor and audit bind with their services' keys); it plays the gateway. */
+ * audit binds with its service's key); it plays the gateway (its front, in
+ * the harness, answers the planner's inspect and capabilities requests). */
 static char s_keys[64];
 static int s_keys_setup (void **state)
 {
@@ -69,7 +70,7 @@ static void s_send_as_client (zsock_t *dealer, bmq_envelope_t **env_p)
 }
 
 /* Start blendmq-planner with `backend`, everything on ipc sockets in a fresh folder. */
-static s_proc_t *s_start (const char *backend, fake_llm_t *llm, const char *executor_ep, const char *extra_env)
+static s_proc_t *s_start (const char *backend, fake_llm_t *llm, const char *gateway_ep, const char *extra_env)
 {
     s_proc_t *p = calloc (1, sizeof *p);
     snprintf (p->dir, sizeof p->dir, "/tmp/bmq_planner_svc_XXXXXX");
@@ -97,7 +98,8 @@ static s_proc_t *s_start (const char *backend, fake_llm_t *llm, const char *exec
         setenv ("BLENDMQ_PLANNER_MAX_RETRIES", "2", 1);
         setenv ("BLENDMQ_PLANNER_INSPECT_TIMEOUT_MS", "300", 1);
         setenv ("BLENDMQ_LOG_LEVEL", "debug", 1);
-        if (executor_ep) setenv ("BLENDMQ_EXECUTOR_ENDPOINT", executor_ep, 1);
+        snprintf (v, sizeof v, "ipc://%s/no-gateway.sock", p->dir);       /* none: nobody answers there */
+        setenv ("BLENDMQ_GATEWAY_ENDPOINT", gateway_ep ? gateway_ep : v, 1);
         if (llm) {
             setenv ("GEMINI_API_KEY", H_KEY, 1);
             setenv ("GEMINI_BASE_URL", fake_llm_url (llm), 1);
@@ -255,8 +257,8 @@ static char *s_submit (const char *plan)
 
 static void test_gemini_through_the_service (void **state)
 {
-    h_world_t *w = h_world_new ("gemini", H_EXEC_ANSWER);       /* its fake Gemini and executor */
-    s_proc_t *p = s_start ("auto", w->llm, w->executor_ep, NULL);
+    h_world_t *w = h_world_new ("gemini", H_EXEC_ANSWER);       /* its fake Gemini and gateway front */
+    s_proc_t *p = s_start ("auto", w->llm, w->gateway_ep, NULL);
     s_wait_ready (p);
     s_push (w->llm, h_gemini_call ("discover_capabilities", "{}", "s1"), 0);
     s_push (w->llm, h_gemini_call ("inspect_tool", "{\"tool_name\": \"bpy.ops.mesh.primitive_cone_add\"}", "s2"), 0);
@@ -275,7 +277,9 @@ static void test_gemini_through_the_service (void **state)
     assert_true (s_has_note (msgs, "inspecting bpy.ops.mesh.primitive_cone_add"));
     assert_true (s_has_note (msgs, "plan rejected"));
     assert_true (s_has_note (msgs, "plan of 3 steps ready"));
-    assert_int_equal (h_executor_asked (w), 1);
+    /* the fake gateway has no validator pool: the curated palette, and the user is told */
+    assert_true (s_has_note (msgs, "capabilities are the planner's curated palette"));
+    assert_int_equal (h_inspect_asked (w), 1);
     assert_true (s_audited (p, "story-g1", "prompt"));
     assert_true (s_audited (p, "story-g1", "llm.turn"));
     assert_true (s_audited (p, "story-g1", "plan.check"));
@@ -288,7 +292,7 @@ static void test_gemini_through_the_service (void **state)
 static void test_dialogues_do_not_block_the_loop (void **state)
 {
     h_world_t *w = h_world_new ("gemini", H_EXEC_ANSWER);
-    s_proc_t *p = s_start ("gemini", w->llm, w->executor_ep, NULL);
+    s_proc_t *p = s_start ("gemini", w->llm, w->gateway_ep, NULL);
     s_wait_ready (p);
     s_push (w->llm, s_submit (H_GOOD_PLAN), 1500);
     s_push (w->llm, s_submit (H_GOOD_PLAN), 1500);
@@ -326,7 +330,7 @@ static void test_dialogues_do_not_block_the_loop (void **state)
 static void test_cancel (void **state)
 {
     h_world_t *w = h_world_new ("gemini", H_EXEC_ANSWER);
-    s_proc_t *p = s_start ("gemini", w->llm, w->executor_ep, NULL);
+    s_proc_t *p = s_start ("gemini", w->llm, w->gateway_ep, NULL);
     s_wait_ready (p);
     s_push (w->llm, s_submit (H_GOOD_PLAN), 5000);                /* a model that takes its time */
     bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_PLAN_REQUEST, "story-c", json_pack ("{s:s}", "prompt", "a chair"));
@@ -358,7 +362,7 @@ static void test_cancel (void **state)
 static void test_fallback_and_errors (void **state)
 {
     h_world_t *w = h_world_new ("gemini", H_EXEC_ANSWER);
-    s_proc_t *p = s_start ("gemini", w->llm, w->executor_ep, NULL);
+    s_proc_t *p = s_start ("gemini", w->llm, w->gateway_ep, NULL);
     s_wait_ready (p);
     /* the model is down: the recipes answer, and the user is told */
     for (int i = 0; i < 3; i++)
@@ -399,7 +403,7 @@ static void test_fallback_and_errors (void **state)
 static void test_prompts_are_read_again (void **state)
 {
     h_world_t *w = h_world_new ("gemini", H_EXEC_ANSWER);
-    s_proc_t *p = s_start ("gemini", w->llm, w->executor_ep, NULL);
+    s_proc_t *p = s_start ("gemini", w->llm, w->gateway_ep, NULL);
     s_wait_ready (p);
     s_push (w->llm, s_submit (H_GOOD_PLAN), 0);
     json_decref (s_converse (p, "story-p1", json_pack ("{s:s}", "prompt", "a snowman"), 10000));

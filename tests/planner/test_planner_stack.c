@@ -4,7 +4,11 @@
  * notes as they come ("planner: …", relayed by the gateway as plan.note),
  * then the plan, and the validator pool accepts it. Also the offline
  * planner: its no-match answer, what it understood of a scene and what it
- * did not, and a request too big for one plan. Skipped without Blender. */
+ * did not, and a request too big for one plan. And one source of
+ * capabilities: once the validators have merged the palette with the real
+ * Blender's RNA, the LLM's discover_capabilities (the planner's answer, read
+ * from what it sent the fake Gemini) is exactly MCP's discover_capabilities
+ * (`blendmq mcp` on stdio), in both forms. Skipped without Blender. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -139,6 +143,114 @@ static void test_offline_no_match (void **state)
     free (out);
 }
 
+/* MCP's discover_capabilities over `blendmq mcp` (stdio): the tool result's
+ * structuredContent, or NULL. */
+static json_t *s_mcp_discover (const char *form)
+{
+    char cmd[2048];
+    snprintf (cmd, sizeof cmd, "(printf '%%s\\n' "
+              "'{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}' "
+              "'{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}' "
+              "'{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"discover_capabilities\",\"arguments\":{\"form\":\"%s\"}}}'; "
+              "sleep 4) | timeout 20 '%s/blendmq' --run-dir '%s' mcp 2>/dev/null", form, BMQ_BIN_DIR, s_dir);
+    int code;
+    char *out = s_run (cmd, &code);
+    json_t *found = NULL;
+    for (char *save = NULL, *line = strtok_r (out, "\n", &save); line && !found; line = strtok_r (NULL, "\n", &save)) {
+        json_t *msg = json_loads (line, 0, NULL);
+        if (json_integer_value (json_object_get (msg, "id")) == 2)
+            found = json_incref (json_object_get (json_object_get (msg, "result"), "structuredContent"));
+        json_decref (msg);
+    }
+    free (out);
+    return found;
+}
+
+/* The planner's last answer to discover_capabilities, as sent to the fake Gemini. */
+static json_t *s_planner_discover (fake_llm_t *llm)
+{
+    json_t *found = NULL;
+    for (size_t i = 0; i < fake_llm_requests (llm); i++) {
+        size_t c, k;
+        json_t *content, *part;
+        json_array_foreach (json_object_get (fake_llm_body (llm, i), "contents"), c, content)
+            json_array_foreach (json_object_get (content, "parts"), k, part) {
+                json_t *fr = json_object_get (part, "functionResponse");
+                if (fr && !strcmp (json_string_value (json_object_get (fr, "name")), "discover_capabilities"))
+                    found = json_object_get (fr, "response");
+            }
+    }
+    return found ? json_deep_copy (found) : NULL;
+}
+
+static const char *s_rna_state (const json_t *body)
+{
+    const char *state = json_string_value (json_object_get (json_object_get (body, "rna"), "state"));
+    return state ? state : "";
+}
+
+static void test_discover_same_as_mcp (void **state)
+{
+    int code;
+    free (s_blendmq ("", "down", &code));
+    fake_llm_t *llm = fake_llm_new ();
+    char env[512];
+    snprintf (env, sizeof env, "GEMINI_API_KEY='%s' GEMINI_BASE_URL='%s' GEMINI_MODEL=gemini-test-flash "
+              "BLENDMQ_PLANNER_SAVED_RECIPES_DIR='%s/saved'", H_KEY, fake_llm_url (llm), s_dir);
+    char *out = s_blendmq (env, "up --ipc", &code);
+    if (code) fail_msg ("blendmq up failed (%d):\n%s", code, out);
+    free (out);
+    /* the validators merge the palette with Blender's RNA (through the gateway) */
+    json_t *mcp_full = NULL;
+    for (int i = 0; i < 40; i++) {
+        json_decref (mcp_full);
+        mcp_full = s_mcp_discover ("full");
+        if (!strcmp (s_rna_state (mcp_full), "merged")) break;
+    }
+    if (strcmp (s_rna_state (mcp_full), "merged")) fail_msg ("the validators never merged Blender's RNA: %s", json_dumps (mcp_full, 0));
+    json_t *mcp_compact = s_mcp_discover ("compact");
+    assert_string_equal (s_rna_state (mcp_compact), "merged");
+    /* the planner picks the pool's palette up within its refresh (2 s while not final) */
+    char *submit = h_gemini_call ("submit_plan", "{\"title\": \"ball\", \"plan\": "
+        "[{\"operation\": \"bpy.ops.mesh.primitive_uv_sphere_add\", \"name\": \"ball\", \"params\": {\"radius\": 1.0}}]}", "sig-2");
+    json_t *planner_full = NULL;
+    for (int i = 0; i < 20; i++) {
+        char *c1 = h_gemini_call ("discover_capabilities", "{}", "sig-1");      /* no form: full, with descriptions */
+        fake_llm_json (llm, 200, c1);
+        fake_llm_json (llm, 200, submit);
+        free (c1);
+        out = s_blendmq ("", "chat 'a ball'", &code);
+        json_decref (planner_full);
+        planner_full = s_planner_discover (llm);
+        bool merged = !strcmp (s_rna_state (planner_full), "merged");
+        if (merged) assert_null (strstr (out, "planner: capabilities are"));     /* no note: it plans with the merged one */
+        else s_expect (out, "planner: capabilities are");       /* the curated palette (or the pool's before its merge), said so */
+        free (out);
+        if (merged) break;
+        sleep (1);
+    }
+    assert_non_null (planner_full);
+    assert_string_equal (s_rna_state (planner_full), "merged");
+    if (!json_equal (planner_full, mcp_full))
+        fail_msg ("planner %s\nMCP %s", json_dumps (planner_full, JSON_SORT_KEYS), json_dumps (mcp_full, JSON_SORT_KEYS));
+    assert_true (json_integer_value (json_object_get (mcp_full, "operations")) > 10);
+    /* compact: the same as MCP's default */
+    char *c1 = h_gemini_call ("discover_capabilities", "{\"form\": \"compact\"}", "sig-1");
+    fake_llm_json (llm, 200, c1);
+    fake_llm_json (llm, 200, submit);
+    free (c1);
+    free (s_blendmq ("", "chat 'a ball'", &code));
+    json_t *planner_compact = s_planner_discover (llm);
+    assert_true (json_equal (planner_compact, mcp_compact));
+    json_decref (planner_compact);
+    json_decref (planner_full);
+    json_decref (mcp_full);
+    json_decref (mcp_compact);
+    free (submit);
+    free (s_blendmq ("", "down", &code));
+    fake_llm_destroy (&llm);
+}
+
 int main (void)
 {
     /* 77: ctest's SKIP_RETURN_CODE (cmocka's skip() would exit 0 and read as passed) */
@@ -148,6 +260,7 @@ int main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_chat_shows_planner_notes),
         cmocka_unit_test (test_offline_no_match),
+        cmocka_unit_test (test_discover_same_as_mcp),
     };
     int rc = cmocka_run_group_tests (tests, NULL, NULL);
     int code;

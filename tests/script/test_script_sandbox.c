@@ -668,6 +668,42 @@ static void test_live_scene_copy_and_preview (void **state)
     json_decref (r);
 }
 
+/* The instance folders (inst-N) in the pool's work folder, under s_work. */
+static int s_count_instances (void)
+{
+    char pattern[128];
+    snprintf (pattern, sizeof pattern, "find %s -mindepth 2 -maxdepth 2 -name 'inst-*' | wc -l", s_work);
+    FILE *p = popen (pattern, "r");
+    int n = -1;
+    if (p && fscanf (p, "%d", &n) != 1)
+        n = -1;
+    if (p)
+        pclose (p);
+    return n;
+}
+
+/* The pool (2 warm) serves two scripts sent back to back from ready
+ * instances, then refills itself in the background with no run asking, and
+ * removes the used instances' folders (issue 14). */
+static void test_back_to_back_refill (void **state)
+{
+    const char *src = "import bpy\nbpy.ops.mesh.primitive_cube_add(size=1)\n";
+    assert_int_equal (bmq_sandbox_pool_wait_ready (s_pool, 2, 60000), 0);
+    for (int i = 0; i < 2; i++) {
+        json_t *r = bmq_sandbox_pool_run (s_pool, src, strlen (src), NULL, 0, NULL, NULL, NULL);
+        if (!json_is_true (json_object_get (r, "ok")))
+            s_dump ("back to back", r);
+        assert_true (json_is_true (json_object_get (r, "ok")));
+        assert_string_equal (json_string_value (json_object_get (r, "start")), "warm");
+        json_decref (r);
+    }
+    assert_int_equal (bmq_sandbox_pool_wait_ready (s_pool, 2, 60000), 0);
+    int n = -1;
+    for (int i = 0; i < 200 && (n = s_count_instances ()) != 2; i++)
+        usleep (50 * 1000);
+    assert_int_equal (n, 2);
+}
+
 static void test_no_sandbox_refuses (void **state)
 {
     char err[512];
@@ -683,6 +719,7 @@ int main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_no_sandbox_refuses),
         cmocka_unit_test (test_seed_acceptance_a),
+        cmocka_unit_test (test_back_to_back_refill),
         cmocka_unit_test (test_traceback_is_reported),
         cmocka_unit_test (test_raw_escape_is_contained),
         cmocka_unit_test (test_seccomp_in_force),

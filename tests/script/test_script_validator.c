@@ -2,6 +2,7 @@
  * benign and red-team corpora, RNA checks, caps, encodings, rules config,
  * and concurrent use of one validator. */
 #include "script_validator.h"
+#include "script_cache.h"
 #include "script_python.h"
 #include "script_testutil.h"
 
@@ -339,12 +340,31 @@ static void test_rules_config (void **state)
     bmq_script_validator_destroy (&v);
 }
 
+/* `src` with a comment line "# <tag> <n>" appended: the same program under
+ * another sha256, so the verdict cache cannot answer (malloc'd). */
+static char *s_variant (const char *src, const char *tag, int n)
+{
+    size_t len = strlen (src) + strlen (tag) + 32;
+    char *v = malloc (len);
+    snprintf (v, len, "%s# %s %d\n", src, tag, n);
+    return v;
+}
+
+typedef struct { const char *src; int id; } s_worker_arg_t;
+
+/* Half the calls check a text no one checked before (parse and walk run
+ * concurrently), half the shared text (the cache is read and filled concurrently). */
 static void *s_worker (void *arg)
 {
-    const char *src = arg;
+    const s_worker_arg_t *a = arg;
+    char tag[32];
+    snprintf (tag, sizeof tag, "thread %d", a->id);
     for (int i = 0; i < 200; i++) {
-        json_t *r = bmq_script_validate (s_v, src, strlen (src));
-        if (!r || !json_is_true (json_object_get (r, "is_valid")))
+        char *text = i % 2 ? s_variant (a->src, tag, i) : NULL;
+        json_t *r = bmq_script_validate (s_v, text ? text : a->src, strlen (text ? text : a->src));
+        bool cached = json_is_true (json_object_get (json_object_get (r, "stats"), "cached"));
+        free (text);
+        if (!r || !json_is_true (json_object_get (r, "is_valid")) || (text && cached))
             return (void *) 1;
         json_decref (r);
     }
@@ -356,8 +376,11 @@ static void test_concurrent_calls (void **state)
     size_t len;
     char *src = stu_script_of_lines (50, &len);
     pthread_t t[4];
-    for (int i = 0; i < 4; i++)
-        pthread_create (&t[i], NULL, s_worker, src);
+    s_worker_arg_t args[4];
+    for (int i = 0; i < 4; i++) {
+        args[i] = (s_worker_arg_t) { src, i };
+        pthread_create (&t[i], NULL, s_worker, &args[i]);
+    }
     for (int i = 0; i < 4; i++) {
         void *rc;
         pthread_join (t[i], &rc);
@@ -391,15 +414,109 @@ static void test_no_python_objects_leak (void **state)
         json_decref (bmq_script_validate (s_v, bad, strlen (bad)));
     }
     size_t before = bmq_script_python_tracked_objects ();
-    for (int i = 0; i < 50; i++) {
-        json_decref (bmq_script_validate (s_v, good, len));
-        json_decref (bmq_script_validate (s_v, bad, strlen (bad)));
-        json_decref (bmq_script_validate (s_v, "def f(:\n", 8));
+    for (int i = 0; i < 50; i++) {         /* new texts each time: parsed and walked, not cached */
+        char *g = s_variant (good, "leak", i), *b = s_variant (bad, "leak", i), *s = s_variant ("def f(:\n", "leak", i);
+        json_t *vg = bmq_script_validate (s_v, g, strlen (g));
+        assert_false (json_is_true (json_object_get (json_object_get (vg, "stats"), "cached")));
+        json_decref (vg);
+        json_decref (bmq_script_validate (s_v, b, strlen (b)));
+        json_decref (bmq_script_validate (s_v, s, strlen (s)));
+        free (g);
+        free (b);
+        free (s);
     }
     size_t after = bmq_script_python_tracked_objects ();
     if (after > before)
         fail_msg ("%zu Python objects leaked over 150 checks", after - before);
     free (good);
+}
+
+/* The verdict cache (script_cache.h): the same bytes get the same verdict,
+ * as a copy, marked cached; one byte more is checked afresh; a validator with
+ * other rules has its own cache; a caller's changes never reach the cache. */
+static void test_verdict_cache (void **state)
+{
+    const char *bad = "import os\nimport bpy\nos.system('x')\n# cache test\n";
+    json_t *first = bmq_script_validate (s_v, bad, strlen (bad));
+    json_t *again = bmq_script_validate (s_v, bad, strlen (bad));
+    json_t *fs = json_object_get (first, "stats"), *as = json_object_get (again, "stats");
+    assert_false (json_is_true (json_object_get (fs, "cached")));
+    assert_true (json_is_true (json_object_get (as, "cached")));
+    assert_true (json_number_value (json_object_get (as, "parse_ms")) == 0);
+    assert_true (json_equal (json_object_get (first, "errors"), json_object_get (again, "errors")));
+    assert_true (json_equal (json_object_get (first, "warnings"), json_object_get (again, "warnings")));
+    assert_true (json_equal (json_object_get (first, "sha256"), json_object_get (again, "sha256")));
+    assert_false (json_is_true (json_object_get (again, "is_valid")));
+    assert_true (json_array_size (json_object_get (again, "errors")) > 0);
+    /* a caller that changes its copy changes nothing for the next one */
+    json_object_set_new (again, "is_valid", json_true ());
+    json_array_clear (json_object_get (again, "errors"));
+    json_t *third = bmq_script_validate (s_v, bad, strlen (bad));
+    assert_false (json_is_true (json_object_get (third, "is_valid")));
+    assert_true (json_equal (json_object_get (first, "errors"), json_object_get (third, "errors")));
+    /* the same text under other rules: another validator, another cache, another verdict */
+    const char *rnd = "import bpy\nimport random\nx = random.random()\nbpy.context.scene.frame_set(1)\n";
+    json_t *d = bmq_script_validate (s_v, rnd, strlen (rnd));
+    assert_true (json_is_true (json_object_get (d, "is_valid")));
+    char err[256];
+    json_t *rules = json_pack ("{s:[s,s]}", "modules", "bpy", "math");
+    bmq_script_validator_t *other = bmq_script_validator_new (rules, s_rna, err, sizeof err);
+    assert_non_null (other);
+    json_t *o = bmq_script_validate (other, rnd, strlen (rnd));
+    assert_false (json_is_true (json_object_get (json_object_get (o, "stats"), "cached")));
+    assert_false (json_is_true (json_object_get (o, "is_valid")));
+    assert_true (s_has_rule (o, "import"));
+    json_decref (o);
+    json_decref (d);
+    bmq_script_validator_destroy (&other);
+    json_decref (rules);
+    /* one byte more: a new check */
+    char *longer = s_variant (bad, "x", 1);
+    json_t *l = bmq_script_validate (s_v, longer, strlen (longer));
+    assert_false (json_is_true (json_object_get (json_object_get (l, "stats"), "cached")));
+    json_decref (l);
+    free (longer);
+    json_decref (first);
+    json_decref (again);
+    json_decref (third);
+}
+
+/* The cache is bounded and evicts the least recently used verdict. */
+static void test_verdict_cache_bound (void **state)
+{
+    bmq_script_cache_t *c = bmq_script_cache_new (3);
+    unsigned char k[5][BMQ_SCRIPT_CACHE_KEY_BYTES];
+    for (int i = 0; i < 5; i++) {
+        memset (k[i], 0, sizeof k[i]);         /* same home slot: collisions are probed */
+        k[i][31] = (unsigned char) i;
+    }
+    for (int i = 0; i < 3; i++) {
+        json_t *v = json_pack ("{s:i}", "n", i);
+        bmq_script_cache_put (c, k[i], v);
+        json_decref (v);
+    }
+    json_decref (bmq_script_cache_get (c, k[0]));     /* 0 is now the most recent: 1 is the oldest */
+    json_t *v3 = json_pack ("{s:i}", "n", 3);
+    bmq_script_cache_put (c, k[3], v3);
+    json_decref (v3);
+    assert_int_equal (bmq_script_cache_size (c), 3);
+    assert_null (bmq_script_cache_get (c, k[1]));
+    for (int i = 0; i < 4; i++) {
+        if (i == 1)
+            continue;
+        json_t *got = bmq_script_cache_get (c, k[i]);
+        assert_non_null (got);
+        assert_int_equal (json_integer_value (json_object_get (got, "n")), i);
+        json_decref (got);
+    }
+    assert_null (bmq_script_cache_get (c, k[4]));
+    bmq_script_cache_destroy (&c);
+    bmq_script_cache_t *none = bmq_script_cache_new (0);
+    json_t *v = json_pack ("{s:i}", "n", 0);
+    bmq_script_cache_put (none, k[0], v);
+    assert_null (bmq_script_cache_get (none, k[0]));
+    json_decref (v);
+    bmq_script_cache_destroy (&none);
 }
 
 int main (void)
@@ -420,6 +537,8 @@ int main (void)
         cmocka_unit_test (test_concurrent_calls),
         cmocka_unit_test (test_generated_scripts_are_valid_and_fast),
         cmocka_unit_test (test_no_python_objects_leak),
+        cmocka_unit_test (test_verdict_cache),
+        cmocka_unit_test (test_verdict_cache_bound),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }
