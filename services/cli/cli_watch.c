@@ -54,6 +54,10 @@ typedef struct {
     bmq_peer_t *gw;
     int         interval, liveness;
     bool        sub_dropped;        /* the SUB lost its connection (monitor) */
+    bool        sub_live;           /* the SUB's last connection completed its handshake */
+    int64_t     sub_down_since;     /* when it last lost (or never had) one, monotonic ms */
+    char        events_ep[256];     /* gateway.events, to build the SUB again */
+    int64_t     max_msg;
     bool        resync;             /* ...and has a new one: confirm the gateway before printing */
     unsigned    generation;
     char        gw_instance[BMQ_INSTANCE_LEN + 1];     /* the gateway process last heard */
@@ -262,28 +266,75 @@ static void s_on_monitor (s_watch_t *w, zactor_t *monitor)
 {
     zmsg_t *msg = zmsg_recv (monitor);
     char *event = msg ? zmsg_popstr (msg) : NULL;
-    if (event && !strcmp (event, "DISCONNECTED")) w->sub_dropped = true;
-    else if (event && !strcmp (event, "HANDSHAKE_SUCCEEDED") && w->sub_dropped) w->resync = true;
+    if (event && !strcmp (event, "DISCONNECTED")) {
+        if (w->sub_live) w->sub_down_since = bmq_mono_ms ();
+        w->sub_dropped = true;
+        w->sub_live = false;
+    }
+    else if (event && !strcmp (event, "HANDSHAKE_SUCCEEDED")) {
+        w->sub_live = true;
+        if (w->sub_dropped) w->resync = true;
+    }
+    else if (event && !strncmp (event, "HANDSHAKE_FAILED", 16))
+        fprintf (stderr, "blendmq: the events connection to the gateway failed its handshake (%s)\n", event);
     free (event);
     zmsg_destroy (&msg);
 }
 
 /* The events SUB, with ZMTP heartbeats: a gateway that vanished without
  * closing the connection (its host went down) is dropped and reconnected. */
-static zsock_t *s_events_socket (bmq_config_t *cfg, int interval, int liveness)
+static zsock_t *s_events_socket (const s_watch_t *w)
 {
     zsock_t *sub = bmq_bus_client_socket (ZMQ_SUB, "gateway");
     if (!sub) return NULL;
-    int64_t max = bmq_config_int (cfg, "security.max_message_bytes");
-    if (max > 0) zsock_set_maxmsgsize (sub, (int) (max > INT32_MAX ? INT32_MAX : max));
-    zsock_set_heartbeat_ivl (sub, interval);
-    zsock_set_heartbeat_timeout (sub, interval * liveness);
-    zsock_set_reconnect_ivl_max (sub, interval);
-    if (zsock_connect (sub, "%s", bmq_config_str (cfg, "gateway.events")) == -1) {
-        fprintf (stderr, "blendmq: cannot connect to the gateway's events at %s\n", bmq_config_str (cfg, "gateway.events"));
-        zsock_destroy (&sub);
-    }
+    if (w->max_msg > 0) zsock_set_maxmsgsize (sub, (int) (w->max_msg > INT32_MAX ? INT32_MAX : w->max_msg));
+    zsock_set_heartbeat_ivl (sub, w->interval);
+    zsock_set_heartbeat_timeout (sub, w->interval * w->liveness);
+    zsock_set_reconnect_ivl_max (sub, w->interval);
     return sub;
+}
+
+/* The SUB with its monitor and the poller over both and the heartbeat peer. */
+typedef struct { zsock_t *sub; zactor_t *monitor; zpoller_t *poller; } s_events_t;
+
+static void s_events_close (s_events_t *e)
+{
+    zpoller_destroy (&e->poller);
+    zactor_destroy (&e->monitor);
+    zsock_destroy (&e->sub);
+}
+
+static int s_events_open (s_watch_t *w, s_events_t *e)
+{
+    if (!(e->sub = s_events_socket (w))) return -1;
+    e->monitor = zactor_new (zmonitor, e->sub);          /* before connecting: no handshake goes unseen */
+    zstr_sendx (e->monitor, "LISTEN", "DISCONNECTED", "HANDSHAKE_SUCCEEDED", "HANDSHAKE_FAILED_AUTH",
+                "HANDSHAKE_FAILED_PROTOCOL", "HANDSHAKE_FAILED_NO_DETAIL", NULL);
+    zstr_sendx (e->monitor, "START", NULL);
+    zsock_wait (e->monitor);
+    if (zsock_connect (e->sub, "%s", w->events_ep) == -1) {
+        fprintf (stderr, "blendmq: cannot connect to the gateway's events at %s\n", w->events_ep);
+        return -1;
+    }
+    e->poller = zpoller_new (e->monitor, e->sub, bmq_peer_sock (w->gw), NULL);
+    w->sub_live = false;
+    w->sub_down_since = bmq_mono_ms ();
+    return 0;
+}
+
+/* libzmq gives up on an endpoint for good after some handshake failures (a
+ * protocol error ends the session instead of reconnecting), and a restarting
+ * gateway on a loaded machine can cause one: when the gateway answers
+ * heartbeats but the SUB has had no working connection for a few intervals,
+ * it is built again. */
+static int s_events_heal (s_watch_t *w, s_events_t *e)
+{
+    if (w->sub_live || !bmq_peer_alive (w->gw) || bmq_mono_ms () - w->sub_down_since < 3 * (int64_t) w->interval) return 0;
+    fprintf (stderr, "blendmq: the events connection did not come back; connecting again to %s\n", w->events_ep);
+    s_events_close (e);
+    if (s_events_open (w, e)) return -1;
+    w->sub_dropped = true;               /* its first handshake is a new connection: resync */
+    return 0;
 }
 
 int bmq_cli_watch (const bmq_cli_opts_t *opts)
@@ -293,27 +344,27 @@ int bmq_cli_watch (const bmq_cli_opts_t *opts)
     int interval = (int) bmq_config_int (cfg, "heartbeat.interval_ms"), liveness = (int) bmq_config_int (cfg, "heartbeat.liveness");
     if (interval <= 0) interval = 1000;
     if (liveness <= 0) liveness = 3;
-    s_watch_t w = { .json = opts->json, .interval = interval, .liveness = liveness };
+    s_watch_t w = { .json = opts->json, .interval = interval, .liveness = liveness,
+                    .max_msg = bmq_config_int (cfg, "security.max_message_bytes") };
     snprintf (w.default_name, sizeof w.default_name, "%s", bmq_config_str (cfg, "executor.name"));
-    zsock_t *sub = s_events_socket (cfg, interval, liveness);
+    snprintf (w.events_ep, sizeof w.events_ep, "%s", bmq_config_str (cfg, "gateway.events"));
     w.gw = bmq_peer_new ("gateway", bmq_config_str (cfg, "gateway.endpoint"), interval, liveness);
     bmq_config_destroy (&cfg);
-    if (!sub || !w.gw) { zsock_destroy (&sub); bmq_peer_destroy (&w.gw); return 2; }
-    zactor_t *monitor = zactor_new (zmonitor, sub);
-    zstr_sendx (monitor, "LISTEN", "DISCONNECTED", "HANDSHAKE_SUCCEEDED", NULL);
-    zstr_sendx (monitor, "START", NULL);
-    zsock_wait (monitor);
+    s_events_t ev = { 0 };
+    if (!w.gw || s_events_open (&w, &ev)) { s_events_close (&ev); bmq_peer_destroy (&w.gw); return 2; }
     fprintf (stderr, "watching progress events (Ctrl+C to stop)\n");
-    zpoller_t *poller = zpoller_new (monitor, sub, bmq_peer_sock (w.gw), NULL);
+    int code = 0;
     while (!zsys_interrupted) {
         bmq_peer_tick (w.gw);
         s_ask_status (&w);
-        void *which = zpoller_wait (poller, interval / 4);
-        if (zpoller_terminated (poller)) break;
-        if (which == monitor) { s_on_monitor (&w, monitor); continue; }
+        if (s_events_heal (&w, &ev)) { code = 2; break; }
+        void *which = zpoller_wait (ev.poller, interval / 4);
+        if (zpoller_terminated (ev.poller)) break;
+        if (which == ev.monitor) { s_on_monitor (&w, ev.monitor); continue; }
         bmq_envelope_t *env = which ? bmq_bus_recv (which, NULL) : NULL;
-        if (env && which == sub) {
-            while (zsock_events (zactor_sock (monitor)) & ZMQ_POLLIN) s_on_monitor (&w, monitor);
+        if (env && which == ev.sub) {
+            w.sub_live = true;                  /* an event came: the connection works */
+            while (zsock_events (zactor_sock (ev.monitor)) & ZMQ_POLLIN) s_on_monitor (&w, ev.monitor);
             if (w.resync) s_resync (&w);        /* a new connection: a restart is said before its events */
             else s_check_gateway (&w);
             if (env->type == BMQ_MSG_PROGRESS) s_follow_seq (&w, env);
@@ -324,9 +375,7 @@ int bmq_cli_watch (const bmq_cli_opts_t *opts)
         bmq_envelope_destroy (&env);
         s_check_gateway (&w);
     }
-    zpoller_destroy (&poller);
-    zactor_destroy (&monitor);
+    s_events_close (&ev);
     bmq_peer_destroy (&w.gw);
-    zsock_destroy (&sub);
-    return 0;
+    return code;
 }

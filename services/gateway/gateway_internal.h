@@ -1,5 +1,6 @@
 /* gateway_internal — the gateway's state and what its parts share: the
- * service loop and request intake (gateway_service.c), and fail-fast, who
+ * service loop and request intake (gateway_service.c), a request's life
+ * (gateway_lifecycle.c, gateway_request.def), and fail-fast, who
  * holds each request and what to tell its client when that one is gone
  * (gateway_failfast.c). Not for other services. */
 #ifndef BMQ_GATEWAY_INTERNAL_H
@@ -39,6 +40,16 @@ void bmq_gw_to_client (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t *env);
 void bmq_gw_done (bmq_gw_t *gw, bmq_gw_request_t *r, const char *outcome);
 /* Answer with an error and end the story. */
 void bmq_gw_fail (bmq_gw_t *gw, bmq_gw_request_t *r, const char *code, const char *message);
+
+/* ---- a request's life (gateway_lifecycle.c, following gateway_request.def) ---- */
+/* Start r, which client message env (borrowed) opened: its route's first hop. */
+void bmq_gw_start (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env);
+/* A message about a request (env->cid) from `from` (the executor's index in
+ * the set when it is an executor, else -1). When the request's state has a
+ * transition for it and `from` holds the request, the transition runs (it may
+ * take *env, setting it NULL) and true is returned; otherwise nothing happens
+ * and false (the caller destroys *env either way). */
+bool bmq_gw_on_message (bmq_gw_t *gw, bmq_envelope_t **env, bmq_req_wait_t from, int executor);
 
 /* ---- fail fast (gateway_failfast.c) ---- */
 /* r is now in `waits`'s hands: remember which process of it, and since when. */

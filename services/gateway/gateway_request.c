@@ -1,4 +1,6 @@
-/* gateway_request — lifecycle of a client request at the gateway. */
+/* gateway_request — a client request's record at the gateway, and the
+ * tables of gateway_request.def that do not need the gateway (names, holders,
+ * which messages start a request). */
 #include "gateway_request.h"
 
 bmq_gw_request_t *bmq_gw_request_new (bmq_req_kind_t kind, const bmq_envelope_t *req, zframe_t *rid, int timeout_ms)
@@ -29,6 +31,30 @@ void bmq_gw_request_free (void **item) { bmq_gw_request_destroy ((bmq_gw_request
 
 const char *bmq_gw_request_state_name (bmq_req_state_t state)
 {
-    static const char *names[] = { "planning", "validating", "executing", "forwarded", "reading the scene" };
-    return names[state];
+    static const char *names[] = {
+#define BMQ_REQ_STATE(id, name, holder) name,
+#include "gateway_request.def"
+#undef BMQ_REQ_STATE
+    };
+    return (unsigned) state < BMQ_REQ_STATES ? names[state] : "?";
+}
+
+bmq_req_wait_t bmq_gw_request_holder (bmq_req_state_t state)
+{
+    static const bmq_req_wait_t holders[] = {
+#define BMQ_REQ_STATE(id, name, holder) BMQ_WAIT_##holder,
+#include "gateway_request.def"
+#undef BMQ_REQ_STATE
+    };
+    return (unsigned) state < BMQ_REQ_STATES ? holders[state] : BMQ_WAIT_NONE;
+}
+
+bool bmq_gw_request_starts (bmq_msg_type_t type, bmq_req_kind_t *kind)
+{
+    switch (type) {
+#define BMQ_REQ_ROUTE(msg, k, start) case BMQ_MSG_##msg: *kind = BMQ_REQ_##k; return true;
+#include "gateway_request.def"
+#undef BMQ_REQ_ROUTE
+    default: return false;
+    }
 }

@@ -1,5 +1,6 @@
-/* gateway_request — one client request the gateway is seeing through
- * (chat: plan → validate → execute; run: validate → execute; validate; scene). */
+/* gateway_request — one client request the gateway is seeing through. Its
+ * kinds, states and transitions are declared in gateway_request.def; the
+ * dispatch that follows them is gateway_lifecycle.c. */
 #ifndef BMQ_GATEWAY_REQUEST_H
 #define BMQ_GATEWAY_REQUEST_H
 
@@ -7,14 +8,22 @@
 #include <czmq.h>
 #include <stdbool.h>
 
-typedef enum { BMQ_REQ_CHAT, BMQ_REQ_RUN, BMQ_REQ_VALIDATE, BMQ_REQ_SCENE, BMQ_REQ_AUDIT } bmq_req_kind_t;
-typedef enum { BMQ_REQ_PLANNING, BMQ_REQ_VALIDATING, BMQ_REQ_EXECUTING, BMQ_REQ_FORWARDED, BMQ_REQ_LOOKING } bmq_req_state_t;
-
-/* The service a request waits on now: when its heartbeats declare it dead, or
- * a new process of it answers (the old one took the request with it), the
- * request is answered at once (gateway_service.c s_check_waiting). */
+/* The service a request waits on: when its heartbeats declare it dead, or a
+ * new process of it answers (the old one took the request with it), the
+ * request is answered at once (gateway_failfast.c). */
 typedef enum { BMQ_WAIT_NONE, BMQ_WAIT_PLANNER, BMQ_WAIT_VALIDATORS, BMQ_WAIT_EXECUTOR, BMQ_WAIT_AUDIT,
                BMQ_WAIT_BLENDER /* only at intake: the executor is up, its Blender is not */ } bmq_req_wait_t;
+
+typedef enum {
+#define BMQ_REQ_STATE(id, name, holder) BMQ_REQ_##id,
+#include "gateway_request.def"
+#undef BMQ_REQ_STATE
+    BMQ_REQ_STATES
+} bmq_req_state_t;
+#define BMQ_REQ_END_BIT (1u << BMQ_REQ_STATES)      /* in a transition's NEXT: the story may end */
+
+typedef enum { BMQ_REQ_CHAT, BMQ_REQ_RUN, BMQ_REQ_VALIDATE, BMQ_REQ_CAPABILITIES, BMQ_REQ_SCRIPT, BMQ_REQ_SCENE,
+               BMQ_REQ_INSPECT, BMQ_REQ_SCRIPT_LIVE, BMQ_REQ_RECIPE, BMQ_REQ_AUDIT } bmq_req_kind_t;
 
 typedef struct {
     bmq_req_kind_t  kind;
@@ -22,14 +31,14 @@ typedef struct {
     zframe_t *rid;                       /* the client */
     char      cid[BMQ_MAX_ID + 1];
     char      plan_id[BMQ_MAX_ID + 1];
-    json_t   *plan;
+    json_t   *plan;                      /* a plan (chat, run, validate), or a script request's body */
     int       executor;                  /* index in the gateway's executor set ("target") */
     bool      keep_partial;              /* the client asked to keep a failed plan's work */
     int64_t   deadline;                  /* monotonic ms */
     double    accepted_us;               /* when the gateway received it */
     char      client_name[64];           /* the client's authenticated identity (roles.h): */
     char      client_role[16];           /* forwarded downstream in body.on_behalf_of ("" with CURVE off) */
-    bmq_req_wait_t waits;                /* who holds it now */
+    bmq_req_wait_t waits;                /* who holds it now (the state's holder, or BLENDER at intake) */
     unsigned  generation;                /* that service's process generation when it got it (peer.h) */
     int64_t   handed_ms;                 /* when (monotonic ms) */
     long long steps_done, steps_total;   /* a plan's progress as the executor reported it */
@@ -39,6 +48,11 @@ typedef struct {
 bmq_gw_request_t *bmq_gw_request_new (bmq_req_kind_t kind, const bmq_envelope_t *req, zframe_t *rid, int timeout_ms);
 void bmq_gw_request_destroy (bmq_gw_request_t **self_p);
 void bmq_gw_request_free (void **item);
+/* "planning", "validating", … (gateway_request.def): what clients read in a time-out. */
 const char *bmq_gw_request_state_name (bmq_req_state_t state);
+/* The service that holds a request in `state`. */
+bmq_req_wait_t bmq_gw_request_holder (bmq_req_state_t state);
+/* Does client message `type` start a request? Then its kind in *kind. */
+bool bmq_gw_request_starts (bmq_msg_type_t type, bmq_req_kind_t *kind);
 
 #endif

@@ -20,10 +20,13 @@
 #define FRONT_INPROC "inproc://blendmq-gateway-front"
 
 /* Everything the gateway sends downstream for a client carries who the client
- * is (body.on_behalf_of), replacing anything the client put there itself. */
+ * is (body.on_behalf_of), replacing anything the client put there itself. A
+ * service key's own look-up (planner, validators: roles.def) is no client's:
+ * it goes on without on_behalf_of, as the gateway's own request. */
 void bmq_gw_for_client (const bmq_gw_request_t *r, bmq_envelope_t *env)
 {
-    bmq_roles_set_on_behalf_of (env->body, r->client_name, r->client_role);
+    bool client = bmq_roles_client_role (r->client_role);
+    bmq_roles_set_on_behalf_of (env->body, client ? r->client_name : NULL, client ? r->client_role : NULL);
 }
 
 void bmq_gw_to_client (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t *env)
@@ -49,172 +52,13 @@ void bmq_gw_fail (bmq_gw_t *gw, bmq_gw_request_t *r, const char *code, const cha
 }
 
 
-/* Does the plan name objects, or target a name no earlier step creates? Then
- * the validator needs the scene's names: to let it act on existing objects,
- * and to catch a new object whose name is taken (Blender would call it
- * "name.001") being targeted later. */
-static bool s_targets_scene (const json_t *plan)
-{
-    size_t n = json_array_size (plan);
-    for (size_t i = 0; i < n; i++) {
-        if (json_object_get (json_array_get (plan, i), "name")) return true;
-        const char *target = json_string_value (json_object_get (json_array_get (plan, i), "target"));
-        if (!target) continue;
-        bool made = false;
-        for (size_t j = 0; j < i && !made; j++) {
-            const char *name = json_string_value (json_object_get (json_array_get (plan, j), "name"));
-            made = name && !strcmp (name, target);
-        }
-        if (!made) return true;
-    }
-    return false;
-}
-
-static void s_validate_with (bmq_gw_t *gw, bmq_gw_request_t *r, json_t *scene_objects)
-{
-    r->state = BMQ_REQ_VALIDATING;
-    bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_VALIDATE_REQUEST, r->cid, json_pack ("{s:O}", "plan", r->plan));
-    /* the seal names the executor it is for (issue 12) */
-    json_object_set_new (req->body, "target", json_string (bmq_executor_set_name (gw->executors, (size_t) r->executor)));
-    if (scene_objects) json_object_set_new (req->body, "scene_objects", scene_objects);
-    bmq_gw_for_client (r, req);
-    bmq_gw_hand_to (gw, r, BMQ_WAIT_VALIDATORS);
-    if (bmq_broker_submit (gw->broker, &req))
-        bmq_gw_fail (gw, r, "busy", "the validator queue is full; try again shortly");
-    else if (!bmq_broker_workers (gw->broker))
-        bmq_warn ("request %s waits: no validator worker is connected", r->cid);
-}
-
-static void s_validate (bmq_gw_t *gw, bmq_gw_request_t *r)
-{
-    if (!json_is_array (r->plan) || !s_targets_scene (r->plan)) { s_validate_with (gw, r, NULL); return; }
-    r->state = BMQ_REQ_LOOKING;
-    bmq_envelope_t *look = bmq_envelope_new (BMQ_MSG_SCENE_REQUEST, r->cid,
-        json_pack ("{s:s, s:{s:i}}", "command", "scene_info", "args", "limit", 1000));
-    bmq_gw_for_client (r, look);
-    bmq_gw_hand_to (gw, r, BMQ_WAIT_EXECUTOR);
-    bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), look);
-    bmq_envelope_destroy (&look);
-}
-
-/* The scene's object names arrived (or could not be had: then the plan is
- * checked without them, and its targets fail with a clear reason). */
-static void s_on_scene_names (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env)
-{
-    json_t *names = NULL;
-    if (env->type == BMQ_MSG_SCENE_REPLY) {
-        names = json_array ();
-        size_t i;
-        json_t *o;
-        json_array_foreach (json_object_get (json_object_get (env->body, "result"), "objects"), i, o)
-            if (json_is_string (json_object_get (o, "name"))) json_array_append (names, json_object_get (o, "name"));
-    }
-    else bmq_warn ("request %s: cannot read the scene (%s); validating without it", r->cid, bmq_body_str (env, "message"));
-    s_validate_with (gw, r, names);
-}
-
-/* script.request (issue 8): the validator's verdict. Rejected (or the client
- * asked for the verdict only): answer now. Validated: the executor runs it in
- * the sandbox and answers the client (its script.reply carries the verdict). */
-static void s_on_script_verdict (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *verdict)
-{
-    bool valid = !strcmp (bmq_body_str (verdict, "status"), "validated") && json_is_string (json_object_get (verdict->body, "seal"));
-    if (!valid || json_is_true (json_object_get (r->plan, "validate_only"))) {
-        bmq_envelope_t *copy = bmq_envelope_reply (verdict, verdict->type, json_deep_copy (verdict->body));
-        json_object_del (copy->body, "seal");
-        bmq_gw_to_client (gw, r, copy);
-        bmq_gw_done (gw, r, valid ? "validated" : "rejected");
-        return;
-    }
-    r->state = BMQ_REQ_EXECUTING;
-    /* no script_id: the executor gives every sandbox run a fresh one (a validator's or client's is never used) */
-    bmq_envelope_t *run = bmq_envelope_new (BMQ_MSG_SCRIPT_REQUEST, r->cid,
-        json_pack ("{s:O, s:O, s:O}", "script", json_object_get (verdict->body, "script"),
-                   "verdict", json_object_get (verdict->body, "verdict"), "seal", json_object_get (verdict->body, "seal")));
-    bmq_gw_for_client (r, run);
-    bmq_gw_hand_to (gw, r, BMQ_WAIT_EXECUTOR);
-    bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), run);
-    bmq_envelope_destroy (&run);
-}
-
-static void s_on_verdict (bmq_gw_t *gw, bmq_envelope_t *verdict)
-{
-    bmq_gw_request_t *r = zhashx_lookup (gw->requests, verdict->cid);
-    if (!r || r->state != BMQ_REQ_VALIDATING) return;
-    if (verdict->type == BMQ_MSG_SCRIPT_REPLY) { s_on_script_verdict (gw, r, verdict); return; }
-    if (verdict->type == BMQ_MSG_CAPABILITIES_REPLY) {          /* discover_capabilities: as the validator said */
-        bmq_gw_to_client (gw, r, bmq_envelope_reply (verdict, verdict->type, json_incref (verdict->body)));
-        bmq_gw_done (gw, r, "ok");
-        return;
-    }
-    bool accepted = json_is_true (json_object_get (verdict->body, "accepted"));
-    bmq_envelope_t *copy = bmq_envelope_reply (verdict, verdict->type, json_deep_copy (verdict->body));
-    json_object_del (copy->body, "seal");       /* the seal is for the executor only */
-    json_object_set_new (copy->body, "plan_id", json_string (r->plan_id));
-    bmq_gw_to_client (gw, r, copy);
-    if (verdict->type == BMQ_MSG_ERROR || r->kind == BMQ_REQ_VALIDATE || !accepted) {
-        bmq_gw_done (gw, r, verdict->type == BMQ_MSG_ERROR ? "error" : accepted ? "accepted" : "rejected");
-        return;
-    }
-    r->state = BMQ_REQ_EXECUTING;
-    bmq_envelope_t *exec = bmq_envelope_new (BMQ_MSG_EXECUTE_REQUEST, r->cid,
-        json_pack ("{s:s, s:O, s:O, s:O, s:b}", "plan_id", r->plan_id, "plan", r->plan,
-                   "plan_hash", json_object_get (verdict->body, "plan_hash"),
-                   "seal", json_object_get (verdict->body, "seal"), "keep_partial", r->keep_partial));
-    bmq_gw_for_client (r, exec);
-    r->steps_total = (long long) json_array_size (r->plan);
-    bmq_gw_hand_to (gw, r, BMQ_WAIT_EXECUTOR);
-    bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), exec);
-    bmq_envelope_destroy (&exec);
-}
-
-/* A message from a downstream service (planner or executor) about request cid. */
-static void s_on_downstream (bmq_gw_t *gw, bmq_peer_t *peer)
+/* A message from a downstream service about request cid: the request's
+ * transition table decides (gateway_lifecycle.c). */
+static void s_on_downstream (bmq_gw_t *gw, bmq_peer_t *peer, bmq_req_wait_t from, int executor)
 {
     bmq_envelope_t *env = bmq_bus_recv (bmq_peer_sock (peer), NULL);
     if (!env) return;
-    if (bmq_peer_heard (peer, env)) { bmq_envelope_destroy (&env); return; }
-    bmq_gw_request_t *r = zhashx_lookup (gw->requests, env->cid);
-    if (!r) { bmq_envelope_destroy (&env); return; }     /* expired or unknown: drop */
-    if (r->state == BMQ_REQ_LOOKING && (env->type == BMQ_MSG_SCENE_REPLY || env->type == BMQ_MSG_ERROR)) {
-        s_on_scene_names (gw, r, env);
-        bmq_envelope_destroy (&env);
-        return;
-    }
-    if (env->type == BMQ_MSG_PLAN_REPLY && r->state == BMQ_REQ_PLANNING) {
-        r->plan = json_incref (json_object_get (env->body, "plan"));
-        json_t *body = json_deep_copy (env->body);
-        json_object_set_new (body, "plan_id", json_string (r->plan_id));
-        bmq_gw_to_client (gw, r, bmq_envelope_reply (env, BMQ_MSG_CHAT_PLANNED, body));
-        s_validate (gw, r);
-    }
-    else if (env->type == BMQ_MSG_PLAN_NOTE && r->state == BMQ_REQ_PLANNING) {
-        bmq_gw_to_client (gw, r, env);       /* the planner's progress while it plans */
-        env = NULL;
-    }
-    else if (env->type == BMQ_MSG_PROGRESS || env->type == BMQ_MSG_EXECUTE_ACCEPTED) {
-        const char *event = bmq_body_str (env, "event");
-        if (env->type == BMQ_MSG_PROGRESS && event && !strcmp (event, "plan")) r->plan_started = true;
-        if (env->type == BMQ_MSG_PROGRESS && event && !strcmp (event, "step")) {
-            r->plan_started = true;
-            const char *status = bmq_body_str (env, "status");
-            if (status && !strcmp (status, "ok")) r->steps_done = (long long) bmq_body_int (env, "step", r->steps_done);
-            r->steps_total = (long long) bmq_body_int (env, "total", r->steps_total);
-        }
-        bmq_gw_to_client (gw, r, env);
-        env = NULL;
-    }
-    else if (env->type == BMQ_MSG_EXECUTE_RESULT || env->type == BMQ_MSG_SCENE_REPLY || env->type == BMQ_MSG_INSPECT_REPLY
-             || env->type == BMQ_MSG_RECIPE_REPLY || env->type == BMQ_MSG_SCRIPT_LISTING || env->type == BMQ_MSG_SCRIPT_REPLY
-             || env->type == BMQ_MSG_ERROR) {
-        const char *outcome = env->type == BMQ_MSG_EXECUTE_RESULT || env->type == BMQ_MSG_SCRIPT_REPLY ? bmq_body_str (env, "status")
-                            : env->type == BMQ_MSG_ERROR ? bmq_body_str (env, "code") : "ok";
-        char saved[64];
-        snprintf (saved, sizeof saved, "%s", outcome ? outcome : "?");
-        bmq_gw_to_client (gw, r, env);
-        env = NULL;
-        bmq_gw_done (gw, r, saved);
-    }
+    if (!bmq_peer_heard (peer, env)) bmq_gw_on_message (gw, &env, from, executor);
     bmq_envelope_destroy (&env);
 }
 
@@ -260,7 +104,7 @@ static void s_cancel (bmq_gw_t *gw, const bmq_envelope_t *env, const bmq_princip
         bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), stop);
         bmq_envelope_destroy (&stop);
     }
-    else if (r->state == BMQ_REQ_PLANNING || r->state == BMQ_REQ_VALIDATING)
+    else if (r->state == BMQ_REQ_PLANNING || r->state == BMQ_REQ_LOOKING || r->state == BMQ_REQ_VALIDATING)
         bmq_gw_fail (gw, r, "cancelled", "cancelled by the client before anything ran");
 }
 
@@ -297,22 +141,8 @@ static void s_on_client (bmq_gw_t *gw)
         bmq_envelope_destroy (&env);
         return;
     }
-    bmq_req_kind_t kind;
-    bool start = true;
-    switch (env->type) {
-    case BMQ_MSG_CHAT_REQUEST: kind = BMQ_REQ_CHAT; break;
-    case BMQ_MSG_RUN_REQUEST: kind = BMQ_REQ_RUN; break;
-    case BMQ_MSG_VALIDATE_REQUEST: kind = BMQ_REQ_VALIDATE; break;
-    case BMQ_MSG_SCENE_REQUEST: kind = BMQ_REQ_SCENE; break;
-    case BMQ_MSG_INSPECT_REQUEST: kind = BMQ_REQ_SCENE; break;             /* forwarded to the executor */
-    case BMQ_MSG_CAPABILITIES_REQUEST: kind = BMQ_REQ_VALIDATE; break;     /* any validator answers */
-    case BMQ_MSG_AUDIT_QUERY: kind = BMQ_REQ_AUDIT; break;                 /* the audit service answers */
-    case BMQ_MSG_RECIPE_SAVE: case BMQ_MSG_RECIPE_LIST: kind = BMQ_REQ_SCENE; break;   /* the planner answers */
-    case BMQ_MSG_SCRIPT_REQUEST: kind = BMQ_REQ_VALIDATE; break;           /* validator, then the executor's sandbox */
-    case BMQ_MSG_SCRIPT_CONFIRM: kind = BMQ_REQ_SCENE; break;              /* the executor applies it live */
-    case BMQ_MSG_SCRIPT_LIST: kind = BMQ_REQ_SCENE; break;                 /* the executor knows its scripts */
-    default: start = false; kind = BMQ_REQ_CHAT;
-    }
+    bmq_req_kind_t kind = BMQ_REQ_CHAT;
+    bool start = bmq_gw_request_starts (env->type, &kind);      /* gateway_request.def routes */
     if (bmq_answer_heartbeat (gw->front, rid, env, "gateway", "ok")) { }
     else if (env->type == BMQ_MSG_STATUS_REQUEST) reply = bmq_envelope_reply (env, BMQ_MSG_STATUS_REPLY, s_status (gw));
     else if (env->type == BMQ_MSG_CANCEL_REQUEST) s_cancel (gw, env, &who);
@@ -351,39 +181,7 @@ static void s_on_client (bmq_gw_t *gw)
             r->waits = missing;
             bmq_gw_fail_unavailable (gw, r, why);
         }
-        else if (kind == BMQ_REQ_CHAT) {
-            r->state = BMQ_REQ_PLANNING;
-            bmq_gw_hand_to (gw, r, BMQ_WAIT_PLANNER);
-            bmq_envelope_t *pr = bmq_envelope_new (BMQ_MSG_PLAN_REQUEST, r->cid,
-                                                   json_pack ("{s:O}", "prompt", json_object_get (env->body, "prompt")));
-            bmq_gw_for_client (r, pr);
-            bmq_peer_send (gw->planner, pr);
-            bmq_envelope_destroy (&pr);
-        }
-        else if (kind == BMQ_REQ_SCENE) {
-            r->state = BMQ_REQ_FORWARDED;
-            bool to_planner = env->type == BMQ_MSG_RECIPE_SAVE || env->type == BMQ_MSG_RECIPE_LIST;
-            bmq_gw_hand_to (gw, r, to_planner ? BMQ_WAIT_PLANNER : BMQ_WAIT_EXECUTOR);
-            bmq_peer_send (to_planner ? gw->planner : bmq_executor_set_peer (gw->executors, (size_t) r->executor), env);
-        }
-        else if (kind == BMQ_REQ_AUDIT) {
-            r->state = BMQ_REQ_FORWARDED;
-            bmq_gw_hand_to (gw, r, BMQ_WAIT_AUDIT);
-            bmq_bus_send (bmq_audit_sock (gw->audit), NULL, env);
-        }
-        else if (env->type == BMQ_MSG_CAPABILITIES_REQUEST || env->type == BMQ_MSG_SCRIPT_REQUEST) {
-            r->state = BMQ_REQ_VALIDATING;
-            if (env->type == BMQ_MSG_SCRIPT_REQUEST) r->plan = json_incref (env->body);     /* validate_only */
-            bmq_envelope_t *req = bmq_envelope_reply (env, env->type, json_incref (env->body));
-            if (env->type == BMQ_MSG_SCRIPT_REQUEST)        /* the seal names the executor it is for (issue 12) */
-                json_object_set_new (req->body, "target", json_string (bmq_executor_set_name (gw->executors, (size_t) r->executor)));
-            bmq_gw_hand_to (gw, r, BMQ_WAIT_VALIDATORS);
-            if (bmq_broker_submit (gw->broker, &req)) bmq_gw_fail (gw, r, "busy", "the validator queue is full; try again shortly");
-        }
-        else {
-            r->plan = json_incref (json_object_get (env->body, "plan"));
-            s_validate (gw, r);
-        }
+        else bmq_gw_start (gw, r, env);
     }
     if (reply) bmq_bus_send_and_destroy (gw->front, rid, &reply);
     zframe_destroy (&rid);
@@ -459,25 +257,20 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
             if (which == gw.front) s_on_client (&gw);
             else if (which == bmq_broker_sock (gw.broker)) {
                 bmq_envelope_t *verdict = bmq_broker_on_message (gw.broker);
-                if (verdict) s_on_verdict (&gw, verdict);
+                if (verdict) bmq_gw_on_message (&gw, &verdict, BMQ_WAIT_VALIDATORS, -1);
                 bmq_envelope_destroy (&verdict);
             }
-            else if (which == bmq_peer_sock (gw.planner)) s_on_downstream (&gw, gw.planner);
-            else if (which && bmq_executor_set_by_sock (gw.executors, which) >= 0)
-                s_on_downstream (&gw, bmq_executor_set_peer (gw.executors, (size_t) bmq_executor_set_by_sock (gw.executors, which)));
+            else if (which == bmq_peer_sock (gw.planner)) s_on_downstream (&gw, gw.planner, BMQ_WAIT_PLANNER, -1);
+            else if (which && bmq_executor_set_by_sock (gw.executors, which) >= 0) {
+                int i = bmq_executor_set_by_sock (gw.executors, which);
+                s_on_downstream (&gw, bmq_executor_set_peer (gw.executors, (size_t) i), BMQ_WAIT_EXECUTOR, i);
+            }
             else if (which == gw.sub) s_forward_events (&gw);
             else if (which) {
                 /* the audit socket: acknowledgements for our records, and
                  * answers to audit queries clients sent through us */
                 bmq_envelope_t *env = bmq_bus_recv (which, NULL);
-                bmq_gw_request_t *r = env ? zhashx_lookup (gw.requests, env->cid) : NULL;
-                if (r && r->kind == BMQ_REQ_AUDIT && (env->type == BMQ_MSG_AUDIT_RESULT || env->type == BMQ_MSG_ERROR)) {
-                    bool ok = env->type == BMQ_MSG_AUDIT_RESULT;
-                    bmq_gw_to_client (&gw, r, env);
-                    env = NULL;
-                    bmq_gw_done (&gw, r, ok ? "ok" : "error");
-                }
-                else if (env) bmq_audit_handle (gw.audit, env);
+                if (env && !bmq_gw_on_message (&gw, &env, BMQ_WAIT_AUDIT, -1)) bmq_audit_handle (gw.audit, env);
                 bmq_envelope_destroy (&env);
             }
             bmq_peer_tick (gw.planner);
@@ -485,7 +278,7 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
                 bmq_peer_tick (bmq_executor_set_peer (gw.executors, i));
             bmq_broker_tick (gw.broker);
             for (bmq_envelope_t *failed; (failed = bmq_broker_take_failed (gw.broker)); bmq_envelope_destroy (&failed))
-                s_on_verdict (&gw, failed);
+                bmq_gw_on_message (&gw, &failed, BMQ_WAIT_VALIDATORS, -1);
             bmq_audit_tick (gw.audit);
             bmq_http_server_tick (gw.http);
             bmq_http_server_audit (gw.http, gw.audit);     /* refused HTTP requests: "http.refused" records */

@@ -349,7 +349,15 @@ static void test_watch_across_gateway_restart (void **state)
     s_release ();
     s_wait_new_gateway (old);
     assert_int_equal (s_run_plan ("small.json", plan2, sizeof plan2), 0);    /* queued behind the long plan */
-    assert_true (s_file_has (out, plan2, 60000));
+    if (!s_file_has (out, plan2, 60000)) {                      /* say what watch saw, then fail */
+        char *said = s_slurp (out), *errs = s_slurp (err);
+        size_t n = said ? strlen (said) : 0;
+        fprintf (stderr, "watch never showed %s; its last output:\n%s\nits stderr:\n%s\n", plan2,
+                 said ? said + (n > 3000 ? n - 3000 : 0) : "(none)", errs ? errs : "(none)");
+        free (said);
+        free (errs);
+        fail ();
+    }
     usleep (500000);
     char *text = s_slurp (out);
     json_t *lines = e2e_json_lines (text);

@@ -1,0 +1,289 @@
+/* gateway_lifecycle — a client request's way through planner → validator pool
+ * → executor, following gateway_request.def: the start action of each route,
+ * the action of each transition, and the dispatch that allows only the
+ * transitions the table declares, from the service that holds the request. */
+#include "gateway_internal.h"
+#include "bus.h"
+#include "log.h"
+#include "roles.h"
+
+/* Enter `state`: the request is now in the hands of the state's holder. */
+static void s_enter (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_req_state_t state)
+{
+    r->state = state;
+    bmq_gw_hand_to (gw, r, bmq_gw_request_holder (state));
+}
+
+static void s_send_executor (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t *env)
+{
+    bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), env);
+}
+
+static void s_submit_validators (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **req)
+{
+    s_enter (gw, r, BMQ_REQ_VALIDATING);
+    if (bmq_broker_submit (gw->broker, req))
+        bmq_gw_fail (gw, r, "busy", "the validator queue is full; try again shortly");
+    else if (!bmq_broker_workers (gw->broker))
+        bmq_warn ("request %s waits: no validator worker is connected", r->cid);
+}
+
+/* ---- validating a plan ----------------------------------------------------- */
+
+/* Does the plan name objects, or target a name no earlier step creates? Then
+ * the validator needs the scene's names: to let it act on existing objects,
+ * and to catch a new object whose name is taken (Blender would call it
+ * "name.001") being targeted later. */
+static bool s_targets_scene (const json_t *plan)
+{
+    size_t n = json_array_size (plan);
+    for (size_t i = 0; i < n; i++) {
+        if (json_object_get (json_array_get (plan, i), "name")) return true;
+        const char *target = json_string_value (json_object_get (json_array_get (plan, i), "target"));
+        if (!target) continue;
+        bool made = false;
+        for (size_t j = 0; j < i && !made; j++) {
+            const char *name = json_string_value (json_object_get (json_array_get (plan, j), "name"));
+            made = name && !strcmp (name, target);
+        }
+        if (!made) return true;
+    }
+    return false;
+}
+
+static void s_validate_with (bmq_gw_t *gw, bmq_gw_request_t *r, json_t *scene_objects)
+{
+    bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_VALIDATE_REQUEST, r->cid, json_pack ("{s:O}", "plan", r->plan));
+    /* the seal names the executor it is for (issue 12) */
+    json_object_set_new (req->body, "target", json_string (bmq_executor_set_name (gw->executors, (size_t) r->executor)));
+    if (scene_objects) json_object_set_new (req->body, "scene_objects", scene_objects);
+    bmq_gw_for_client (r, req);
+    s_submit_validators (gw, r, &req);
+}
+
+/* → LOOKING (the plan needs the scene's names) or VALIDATING. */
+static void s_validate (bmq_gw_t *gw, bmq_gw_request_t *r)
+{
+    if (!json_is_array (r->plan) || !s_targets_scene (r->plan)) { s_validate_with (gw, r, NULL); return; }
+    bmq_envelope_t *look = bmq_envelope_new (BMQ_MSG_SCENE_REQUEST, r->cid,
+        json_pack ("{s:s, s:{s:i}}", "command", "scene_info", "args", "limit", 1000));
+    bmq_gw_for_client (r, look);
+    s_enter (gw, r, BMQ_REQ_LOOKING);
+    s_send_executor (gw, r, look);
+    bmq_envelope_destroy (&look);
+}
+
+/* ---- start actions (BMQ_REQ_ROUTE) ------------------------------------------ */
+
+static void s_start_chat (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env)
+{
+    s_enter (gw, r, BMQ_REQ_PLANNING);
+    bmq_envelope_t *pr = bmq_envelope_new (BMQ_MSG_PLAN_REQUEST, r->cid,
+                                           json_pack ("{s:O}", "prompt", json_object_get (env->body, "prompt")));
+    bmq_gw_for_client (r, pr);
+    bmq_peer_send (gw->planner, pr);
+    bmq_envelope_destroy (&pr);
+}
+
+static void s_start_plan (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env)
+{
+    r->plan = json_incref (json_object_get (env->body, "plan"));
+    s_validate (gw, r);
+}
+
+static void s_start_validator (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env)
+{
+    bmq_envelope_t *req = bmq_envelope_reply (env, env->type, json_incref (env->body));
+    if (env->type == BMQ_MSG_SCRIPT_REQUEST) {
+        r->plan = json_incref (env->body);                  /* validate_only, read at the verdict */
+        /* the seal names the executor it is for (issue 12) */
+        json_object_set_new (req->body, "target", json_string (bmq_executor_set_name (gw->executors, (size_t) r->executor)));
+    }
+    s_submit_validators (gw, r, &req);
+}
+
+static void s_start_executor (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env)
+{
+    s_enter (gw, r, BMQ_REQ_AT_EXECUTOR);
+    s_send_executor (gw, r, (bmq_envelope_t *) env);
+}
+
+static void s_start_planner (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env)
+{
+    s_enter (gw, r, BMQ_REQ_AT_PLANNER);
+    bmq_peer_send (gw->planner, env);
+}
+
+static void s_start_audit (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env)
+{
+    s_enter (gw, r, BMQ_REQ_AT_AUDIT);
+    bmq_bus_send (bmq_audit_sock (gw->audit), NULL, env);
+}
+
+void bmq_gw_start (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env)
+{
+    switch (env->type) {
+#define BMQ_REQ_ROUTE(msg, kind, start) case BMQ_MSG_##msg: s_##start (gw, r, env); return;
+#include "gateway_request.def"
+#undef BMQ_REQ_ROUTE
+    default: bmq_gw_fail (gw, r, "unsupported", "the gateway does not route this message");
+    }
+}
+
+/* ---- transition actions (BMQ_REQ_EVENT) ------------------------------------- */
+
+/* Pass the message on to the client; the request stays where it is. */
+static void s_relay (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
+{
+    bmq_gw_to_client (gw, r, *env);
+    *env = NULL;
+}
+
+/* The answer the client waited for: pass it on, the story ends. */
+static void s_answer (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
+{
+    bmq_msg_type_t type = (*env)->type;
+    const char *outcome = type == BMQ_MSG_EXECUTE_RESULT || type == BMQ_MSG_SCRIPT_REPLY ? bmq_body_str (*env, "status")
+                        : type == BMQ_MSG_ERROR ? bmq_body_str (*env, "code") : "ok";
+    char saved[64];
+    snprintf (saved, sizeof saved, "%s", outcome ? outcome : "?");
+    s_relay (gw, r, env);
+    bmq_gw_done (gw, r, saved);
+}
+
+static void s_progress (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
+{
+    const char *event = (*env)->type == BMQ_MSG_PROGRESS ? bmq_body_str (*env, "event") : NULL;
+    if (event && !strcmp (event, "plan")) r->plan_started = true;
+    if (event && !strcmp (event, "step")) {
+        r->plan_started = true;
+        const char *status = bmq_body_str (*env, "status");
+        if (status && !strcmp (status, "ok")) r->steps_done = (long long) bmq_body_int (*env, "step", r->steps_done);
+        r->steps_total = (long long) bmq_body_int (*env, "total", r->steps_total);
+    }
+    s_relay (gw, r, env);
+}
+
+static void s_planned (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
+{
+    r->plan = json_incref (json_object_get ((*env)->body, "plan"));
+    json_t *body = json_deep_copy ((*env)->body);
+    json_object_set_new (body, "plan_id", json_string (r->plan_id));
+    bmq_gw_to_client (gw, r, bmq_envelope_reply (*env, BMQ_MSG_CHAT_PLANNED, body));
+    s_validate (gw, r);
+}
+
+/* The scene's object names arrived (or could not be had: then the plan is
+ * checked without them, and its targets fail with a clear reason). */
+static void s_scene_names (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
+{
+    json_t *names = NULL;
+    if ((*env)->type == BMQ_MSG_SCENE_REPLY) {
+        names = json_array ();
+        size_t i;
+        json_t *o;
+        json_array_foreach (json_object_get (json_object_get ((*env)->body, "result"), "objects"), i, o)
+            if (json_is_string (json_object_get (o, "name"))) json_array_append (names, json_object_get (o, "name"));
+    }
+    else bmq_warn ("request %s: cannot read the scene (%s); validating without it", r->cid, bmq_body_str (*env, "message"));
+    s_validate_with (gw, r, names);
+}
+
+/* A plan's verdict (or the pool's error): told to the client without the
+ * seal, which is for the executor only; an accepted plan of a chat or run
+ * goes to the executor. */
+static void s_verdict (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
+{
+    const bmq_envelope_t *verdict = *env;
+    bool accepted = json_is_true (json_object_get (verdict->body, "accepted"));
+    bmq_envelope_t *copy = bmq_envelope_reply (verdict, verdict->type, json_deep_copy (verdict->body));
+    json_object_del (copy->body, "seal");
+    json_object_set_new (copy->body, "plan_id", json_string (r->plan_id));
+    bmq_gw_to_client (gw, r, copy);
+    if (verdict->type == BMQ_MSG_ERROR || r->kind == BMQ_REQ_VALIDATE || !accepted) {
+        bmq_gw_done (gw, r, verdict->type == BMQ_MSG_ERROR ? "error" : accepted ? "accepted" : "rejected");
+        return;
+    }
+    bmq_envelope_t *exec = bmq_envelope_new (BMQ_MSG_EXECUTE_REQUEST, r->cid,
+        json_pack ("{s:s, s:O, s:O, s:O, s:b}", "plan_id", r->plan_id, "plan", r->plan,
+                   "plan_hash", json_object_get (verdict->body, "plan_hash"),
+                   "seal", json_object_get (verdict->body, "seal"), "keep_partial", r->keep_partial));
+    bmq_gw_for_client (r, exec);
+    r->steps_total = (long long) json_array_size (r->plan);
+    s_enter (gw, r, BMQ_REQ_EXECUTING);
+    s_send_executor (gw, r, exec);
+    bmq_envelope_destroy (&exec);
+}
+
+/* script.request (issue 8): the validator's verdict. Rejected (or the client
+ * asked for the verdict only): answer now. Validated: the executor runs it in
+ * the sandbox and answers the client (its script.reply carries the verdict). */
+static void s_script_verdict (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
+{
+    const bmq_envelope_t *verdict = *env;
+    bool valid = !strcmp (bmq_body_str (verdict, "status"), "validated") && json_is_string (json_object_get (verdict->body, "seal"));
+    if (!valid || json_is_true (json_object_get (r->plan, "validate_only"))) {
+        bmq_envelope_t *copy = bmq_envelope_reply (verdict, verdict->type, json_deep_copy (verdict->body));
+        json_object_del (copy->body, "seal");
+        bmq_gw_to_client (gw, r, copy);
+        bmq_gw_done (gw, r, valid ? "validated" : "rejected");
+        return;
+    }
+    /* no script_id: the executor gives every sandbox run a fresh one (a validator's or client's is never used) */
+    bmq_envelope_t *run = bmq_envelope_new (BMQ_MSG_SCRIPT_REQUEST, r->cid,
+        json_pack ("{s:O, s:O, s:O}", "script", json_object_get (verdict->body, "script"),
+                   "verdict", json_object_get (verdict->body, "verdict"), "seal", json_object_get (verdict->body, "seal")));
+    bmq_gw_for_client (r, run);
+    s_enter (gw, r, BMQ_REQ_EXECUTING);
+    s_send_executor (gw, r, run);
+    bmq_envelope_destroy (&run);
+}
+
+/* ---- dispatch --------------------------------------------------------------- */
+
+typedef void (s_action_fn) (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env);
+typedef struct {
+    bmq_req_state_t state;
+    bmq_msg_type_t  msg;
+    s_action_fn    *action;
+    const char     *name;
+    unsigned        next;
+} s_event_t;
+
+static const s_event_t s_events[] = {
+#define BMQ_REQ_EVENT(state, msg, action, next) { BMQ_REQ_##state, BMQ_MSG_##msg, s_##action, #action, (next) },
+#include "gateway_request.def"
+#undef BMQ_REQ_EVENT
+};
+
+static const char *s_holder_name (bmq_req_wait_t w)
+{
+    return w == BMQ_WAIT_PLANNER ? "planner" : w == BMQ_WAIT_VALIDATORS ? "validator pool" : w == BMQ_WAIT_EXECUTOR ? "executor"
+         : w == BMQ_WAIT_AUDIT ? "audit" : "?";
+}
+
+bool bmq_gw_on_message (bmq_gw_t *gw, bmq_envelope_t **env, bmq_req_wait_t from, int executor)
+{
+    bmq_gw_request_t *r = zhashx_lookup (gw->requests, (*env)->cid);
+    if (!r) return false;                                 /* expired, ended, or not a request's */
+    const s_event_t *row = NULL;
+    for (size_t i = 0; i < sizeof s_events / sizeof s_events[0] && !row; i++)
+        if (s_events[i].state == r->state && s_events[i].msg == (*env)->type) row = &s_events[i];
+    bmq_req_wait_t holder = bmq_gw_request_holder (r->state);
+    if (!row || from != holder || (from == BMQ_WAIT_EXECUTOR && executor != r->executor)) {
+        if (from != BMQ_WAIT_AUDIT)                       /* the audit socket also carries our own records' acks */
+            bmq_warn ("request %s: dropped %s from the %s while %s (held by the %s)", r->cid, bmq_msg_type_name ((*env)->type),
+                      s_holder_name (from), bmq_gw_request_state_name (r->state), s_holder_name (holder));
+        return false;
+    }
+    char cid[sizeof r->cid];
+    snprintf (cid, sizeof cid, "%s", r->cid);
+    bmq_req_state_t was = r->state;
+    row->action (gw, r, env);
+    bmq_gw_request_t *now = zhashx_lookup (gw->requests, cid);
+    unsigned went = now ? 1u << now->state : BMQ_REQ_END_BIT;
+    if (!(went & row->next))
+        bmq_error ("request %s: %s in %s went to %s, which gateway_request.def does not allow", cid, row->name,
+                   bmq_gw_request_state_name (was), now ? bmq_gw_request_state_name (now->state) : "the end");
+    return true;
+}
