@@ -24,6 +24,7 @@ struct bmq_gw_t {
     zhashx_t     *requests;           /* cid → bmq_gw_request_t* */
     int           timeout_ms;
     bmq_http_server_t *http;          /* REST, SSE, MCP over HTTP; NULL when disabled */
+    zsock_t      *stories;            /* what HTTP follows: requests, answers, events (http_feed.h) */
     bool          curve;              /* security.curve: an unauthenticated peer is refused */
     int           interval;           /* heartbeat.interval_ms */
     int64_t       last_check;         /* bmq_gw_check_waiting ran (monotonic ms) */
@@ -34,7 +35,7 @@ struct bmq_gw_t {
 /* ---- answering clients (gateway_service.c) ---- */
 /* Stamp who the client is (body.on_behalf_of) on what goes downstream for it. */
 void bmq_gw_for_client (const bmq_gw_request_t *r, bmq_envelope_t *env);
-/* Send env (taken) to the request's client, telling the HTTP side too. */
+/* Send env (taken) to the request's client, telling the story to HTTP first. */
 void bmq_gw_to_client (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t *env);
 /* The request's story ends (request.end with outcome); r is freed. */
 void bmq_gw_done (bmq_gw_t *gw, bmq_gw_request_t *r, const char *outcome);

@@ -6,6 +6,7 @@
 #include "audit_client.h"
 #include "bus.h"
 #include "gateway_request.h"
+#include "http_feed.h"
 #include "http_server.h"
 #include "log.h"
 #include "peer.h"
@@ -31,7 +32,7 @@ void bmq_gw_for_client (const bmq_gw_request_t *r, bmq_envelope_t *env)
 
 void bmq_gw_to_client (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t *env)
 {
-    bmq_http_server_on_answer (gw->http, r->plan_id, env);       /* GET /api/plans/{id}, metrics */
+    bmq_story_answer (gw->stories, r->plan_id, env);             /* HTTP: GET /api/plans/{id}, metrics */
     bmq_bus_send_and_destroy (gw->front, r->rid, &env);
 }
 
@@ -173,8 +174,8 @@ static void s_on_client (bmq_gw_t *gw)
         json_object_set_new (what, "transport", json_string (!strcmp (env->sender, "http") ? "http" : !strcmp (env->sender, "mcp") ? "mcp" : "zmq"));
         bmq_audit_record (gw->audit, r->cid, "request", what);
         if (env->type == BMQ_MSG_CHAT_REQUEST || env->type == BMQ_MSG_RUN_REQUEST || env->type == BMQ_MSG_VALIDATE_REQUEST)
-            bmq_http_server_on_request (gw->http, r->plan_id, env->type == BMQ_MSG_CHAT_REQUEST ? "chat"
-                                        : env->type == BMQ_MSG_RUN_REQUEST ? "run" : "validate", env);
+            bmq_story_request (gw->stories, r->plan_id, env->type == BMQ_MSG_CHAT_REQUEST ? "chat"
+                               : env->type == BMQ_MSG_RUN_REQUEST ? "run" : "validate", env);
         char why[200];
         bmq_req_wait_t missing = bmq_gw_missing (gw, env, r->executor, why, sizeof why);
         if (missing != BMQ_WAIT_NONE) {
@@ -207,7 +208,7 @@ static void s_forward_events (bmq_gw_t *gw)
     zmsg_t *msg = zmsg_recv (gw->sub);
     if (!msg) return;
     zframe_t *frame = zmsg_first (msg);
-    if (frame) bmq_http_server_on_event (gw->http, zframe_data (frame), zframe_size (frame));     /* SSE, metrics */
+    if (frame) bmq_story_event (gw->stories, zframe_data (frame), zframe_size (frame));     /* HTTP: SSE, metrics */
     zmsg_send (&msg, gw->pub);              /* already-encoded envelopes: pass through */
 }
 
@@ -233,7 +234,9 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
     zhashx_set_destructor (gw.requests, bmq_gw_request_free);
     int code = 1;
     if (gw.front && gw.pub && gw.sub && gw.broker && gw.planner && gw.executors && gw.audit
-        && bmq_http_server_start (cfg, FRONT_INPROC, &gw.http) == 0) {
+        && (gw.stories = bmq_story_pub_new (BMQ_GW_STORIES))
+        && bmq_http_server_start (cfg, FRONT_INPROC, BMQ_GW_STORIES, &gw.http) == 0) {
+        if (!gw.http) zsock_destroy (&gw.stories);         /* HTTP disabled: no one to tell */
         /* the audit service ends the stories an earlier gateway process left open (they died with it) */
         bmq_audit_record (gw.audit, NULL, "gateway.start", json_pack ("{s:s}", "instance", bmq_instance_id ()));
         bmq_info ("gateway ready on %s (events %s, validator broker %s)", bmq_config_str (cfg, "gateway.endpoint"),
@@ -291,6 +294,7 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
         code = 0;
     }
     bmq_http_server_destroy (&gw.http);     /* its connection threads use the front socket's inproc endpoint */
+    zsock_destroy (&gw.stories);
     zhashx_destroy (&gw.requests);
     bmq_audit_destroy (&gw.audit);
     bmq_executor_set_destroy (&gw.executors);

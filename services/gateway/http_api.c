@@ -239,6 +239,7 @@ static enum MHD_Result s_plans (bmq_http_req_t *req, bool validate_only)
 
 static enum MHD_Result s_plan_get (bmq_http_req_t *req, const char *id)
 {
+    bmq_http_server_catch_up (req->server);
     json_t *rec = bmq_http_plans_get (bmq_http_server_plans (req->server), id);
     if (!rec) return bmq_http_reply_error (req, 404, "unknown_plan", "no plan %.64s is known here (plans are kept for the "
                                            "1000 most recent requests)", id);
@@ -394,6 +395,7 @@ static enum MHD_Result s_plan_cancel (bmq_http_req_t *req, const char *id, size_
 {
     char plan_id[128];
     snprintf (plan_id, sizeof plan_id, "%.*s", (int) id_len, id);
+    bmq_http_server_catch_up (req->server);
     json_t *rec = bmq_http_plans_get (bmq_http_server_plans (req->server), plan_id);
     const char *cid = json_string_value (json_object_get (rec, "cid"));
     if (!cid) {
@@ -433,6 +435,7 @@ static enum MHD_Result s_health (bmq_http_req_t *req)
 
 static enum MHD_Result s_metrics (bmq_http_req_t *req)
 {
+    bmq_http_server_catch_up (req->server);
     char *text = bmq_http_metrics_render (bmq_http_server_metrics (req->server));
     struct MHD_Response *resp = MHD_create_response_from_buffer (strlen (text), text, MHD_RESPMEM_MUST_FREE);
     MHD_add_response_header (resp, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");

@@ -25,7 +25,7 @@
  * client that saw no event yet has a position too, and a reconnection after
  * a restart is recognised as such. Gaps between an executor's
  * events (its `seq` jumped) are events of the buffer itself, with reason
- * "executor events lost" (bmq_http_server_on_event).
+ * "executor events lost" (bmq_http_server_apply_event).
  *
  * A malformed or too long Last-Event-ID, or one of this gateway's ids not
  * sent yet, gets 400. */
@@ -45,7 +45,7 @@ enum MHD_Result bmq_http_events_handle (bmq_http_req_t *req);
  * that showed it, for readers of the plans before and after it and of every
  * plan. Events without instance and seq pass unchecked. Up to 64 executor
  * processes are followed (the least recently heard is forgotten). Not
- * thread-safe: the gateway loop's own (bmq_http_server_on_event). */
+ * thread-safe: the story feed thread's own (bmq_http_server_apply_event). */
 typedef struct bmq_http_seqs_t bmq_http_seqs_t;
 typedef struct bmq_sse_ring_t bmq_sse_ring_t;
 bmq_http_seqs_t *bmq_http_seqs_new (void);

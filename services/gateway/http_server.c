@@ -1,4 +1,4 @@
-/* http_server — libmicrohttpd daemon, access checks, bodies, dispatch, hooks. */
+/* http_server — libmicrohttpd daemon, access checks, bodies, dispatch, and the state the gateway's stories feed. */
 #include "http_server.h"
 #include "audit_client.h"
 #include "mcp_tools.h"
@@ -6,6 +6,7 @@
 #include "http_api.h"
 #include "http_bus.h"
 #include "http_events.h"
+#include "http_feed.h"
 #include "http_mcp.h"
 #include "http_metrics.h"
 #include "http_plans.h"
@@ -49,7 +50,8 @@ struct bmq_http_server_t {
     pthread_mutex_t     caps_lock;
     char               *caps[2];            /* compact, full */
     int64_t             caps_at[2];
-    bmq_http_seqs_t    *seqs;               /* executors' event sequences (the gateway loop's only) */
+    bmq_http_seqs_t    *seqs;               /* executors' event sequences (the feed thread's only) */
+    bmq_http_feed_t    *feed;               /* the gateway's stories, applied in a thread of its own */
 };
 
 typedef struct {                            /* one connection (its thread) */
@@ -418,6 +420,7 @@ bmq_http_server_t *bmq_http_server_new (const bmq_http_options_t *opts, char *er
     self->token = strdup (opts->token ? opts->token : "");
     self->origins = strdup (opts->allowed_origins ? opts->allowed_origins : "");
     self->endpoint = strdup (opts->gateway_endpoint ? opts->gateway_endpoint : "");
+    self->opts.stories_endpoint = NULL;         /* only used here, below */
     self->opts.bind = self->bind;
     self->opts.token = self->token;
     self->opts.allowed_origins = self->origins;
@@ -457,6 +460,11 @@ bmq_http_server_t *bmq_http_server_new (const bmq_http_options_t *opts, char *er
     self->port = info ? info->port : opts->port;
     bool v6 = strchr (self->bind, ':') != NULL;
     snprintf (self->url, sizeof self->url, "http://%s%s%s:%d", v6 ? "[" : "", self->bind, v6 ? "]" : "", self->port);
+    if (opts->stories_endpoint && *opts->stories_endpoint
+        && !(self->feed = bmq_http_feed_new (self, opts->stories_endpoint))) {
+        snprintf (err, errlen, "cannot follow the gateway's stories at %s", opts->stories_endpoint);
+        goto fail;
+    }
     freeaddrinfo (ai);
     return self;
 fail:
@@ -472,6 +480,7 @@ void bmq_http_server_destroy (bmq_http_server_t **self_p)
     atomic_store (&self->stopping, true);
     if (self->events) bmq_sse_ring_close (self->events);
     if (self->daemon) MHD_stop_daemon (self->daemon);
+    bmq_http_feed_destroy (&self->feed);         /* before what it feeds */
     bmq_http_mcp_destroy (&self->mcp);
     bmq_http_metrics_destroy (&self->metrics);
     bmq_http_plans_destroy (&self->plans);
@@ -528,7 +537,8 @@ static int s_token (bmq_config_t *cfg, const char *bind, char *token, size_t len
     return 0;
 }
 
-int bmq_http_server_start (bmq_config_t *cfg, const char *gateway_endpoint, bmq_http_server_t **server)
+int bmq_http_server_start (bmq_config_t *cfg, const char *gateway_endpoint, const char *stories_endpoint,
+                           bmq_http_server_t **server)
 {
     *server = NULL;
     if (!bmq_config_bool (cfg, "gateway.http_enabled")) return 0;
@@ -545,6 +555,7 @@ int bmq_http_server_start (bmq_config_t *cfg, const char *gateway_endpoint, bmq_
         .capabilities_cache_ms = (int) bmq_config_int (cfg, "gateway.capabilities_cache_ms"),
         .mcp_test_tools = bmq_config_bool (cfg, "gateway.mcp_test_tools"),
         .gateway_endpoint = gateway_endpoint,
+        .stories_endpoint = stories_endpoint,
         .keys_dir = bmq_config_str (cfg, "security.keys_dir"),
     };
     *server = bmq_http_server_new (&opts, err, sizeof err);
@@ -556,14 +567,14 @@ int bmq_http_server_start (bmq_config_t *cfg, const char *gateway_endpoint, bmq_
     return 0;
 }
 
-/* ---- gateway loop hooks ------------------------------------------------------------------- */
+/* ---- the gateway loop, and its stories (applied by http_feed.c's thread) --------------------- */
 
 void bmq_http_server_tick (bmq_http_server_t *self)
 {
     if (self) atomic_store (&self->last_tick, bmq_mono_ms ());
 }
 
-void bmq_http_server_on_event (bmq_http_server_t *self, const void *frame, size_t len)
+void bmq_http_server_apply_event (bmq_http_server_t *self, const void *frame, size_t len)
 {
     if (!self) return;
     bmq_envelope_t *env = bmq_envelope_decode (frame, len, NULL, 0);
@@ -586,13 +597,18 @@ void bmq_http_server_on_event (bmq_http_server_t *self, const void *frame, size_
     bmq_envelope_destroy (&env);
 }
 
-void bmq_http_server_on_request (bmq_http_server_t *self, const char *plan_id, const char *kind, const bmq_envelope_t *env)
+void bmq_http_server_apply_request (bmq_http_server_t *self, const char *plan_id, const char *kind, const bmq_envelope_t *env)
 {
     if (self) bmq_http_plans_start (self->plans, plan_id, kind, env);
 }
 
-void bmq_http_server_on_answer (bmq_http_server_t *self, const char *plan_id, const bmq_envelope_t *env)
+void bmq_http_server_apply_answer (bmq_http_server_t *self, const char *plan_id, const bmq_envelope_t *env)
 {
     bool accepted = false;
     if (self && bmq_http_plans_note (self->plans, plan_id, env, &accepted)) bmq_http_metrics_verdict (self->metrics, accepted);
+}
+
+void bmq_http_server_catch_up (bmq_http_server_t *self)
+{
+    if (self) bmq_http_feed_sync (self->feed, 1000);
 }

@@ -9,9 +9,9 @@
  * Threads: libmicrohttpd runs one thread per connection, so a handler may
  * block on the gateway (each connection has its own http_bus DEALER on the
  * gateway's inproc endpoint) and an SSE stream may wait for events without
- * holding up anyone else. The gateway's own loop stays single-threaded: it
- * only calls the bmq_http_server_on_* hooks below, which take a lock for a
- * few microseconds. */
+ * holding up anyone else. The gateway's loop does not call into HTTP for
+ * what happens to requests: it tells its stories (http_feed.h), and HTTP's
+ * feed thread applies them here. */
 #ifndef BMQ_HTTP_SERVER_H
 #define BMQ_HTTP_SERVER_H
 
@@ -37,6 +37,7 @@ typedef struct {
     int         capabilities_cache_ms;
     bool        mcp_test_tools;
     const char *gateway_endpoint;       /* where connection threads reach the gateway (inproc://…) */
+    const char *stories_endpoint;       /* the gateway's story stream (http_feed.h); NULL: none */
 } bmq_http_options_t;
 
 /* Start listening. NULL with err when the address cannot be used. */
@@ -48,19 +49,25 @@ void bmq_http_server_destroy (bmq_http_server_t **self_p);
  * NULL when gateway.http_enabled is false; -1 with a logged error. A token
  * generated for a non-loopback bind goes to gateway.http_token_file when set,
  * else it is printed once on stdout (never to the log). */
-int bmq_http_server_start (bmq_config_t *cfg, const char *gateway_endpoint, bmq_http_server_t **server);
+int bmq_http_server_start (bmq_config_t *cfg, const char *gateway_endpoint, const char *stories_endpoint,
+                           bmq_http_server_t **server);
 
 int         bmq_http_server_port (const bmq_http_server_t *self);
 const char *bmq_http_server_url (const bmq_http_server_t *self);      /* http://host:port */
 
-/* ---- hooks for the gateway loop (NULL server: no-op) ----------------------- */
+/* ---- what the gateway's story stream brings (http_feed.c's thread only) ----- */
 
 /* A progress envelope as re-published on gateway.events (raw frame). */
-void bmq_http_server_on_event (bmq_http_server_t *self, const void *frame, size_t len);
+void bmq_http_server_apply_event (bmq_http_server_t *self, const void *frame, size_t len);
 /* A client request started (chat, run, validate) with its plan id. */
-void bmq_http_server_on_request (bmq_http_server_t *self, const char *plan_id, const char *kind, const bmq_envelope_t *env);
-/* An answer the gateway sends the requester of plan_id. */
-void bmq_http_server_on_answer (bmq_http_server_t *self, const char *plan_id, const bmq_envelope_t *env);
+void bmq_http_server_apply_request (bmq_http_server_t *self, const char *plan_id, const char *kind, const bmq_envelope_t *env);
+/* An answer the gateway sent the requester of plan_id. */
+void bmq_http_server_apply_answer (bmq_http_server_t *self, const char *plan_id, const bmq_envelope_t *env);
+/* Before reading plans or metrics: every story told so far has been applied. */
+void bmq_http_server_catch_up (bmq_http_server_t *self);
+
+/* ---- the gateway loop (NULL server: no-op) --------------------------------- */
+
 /* The gateway loop is alive (for /healthz). */
 void bmq_http_server_tick (bmq_http_server_t *self);
 /* Audit the refusals (401, 403) HTTP answered since the last call, with the

@@ -19,7 +19,7 @@ struct fake_gateway_t {
 
 static void s_send (fake_gateway_t *self, zframe_t *rid, const char *plan_id, bmq_envelope_t *env)
 {
-    bmq_http_server_on_answer (atomic_load (&self->server), plan_id, env);
+    bmq_http_server_apply_answer (atomic_load (&self->server), plan_id, env);
     bmq_bus_send_and_destroy (self->router, rid, &env);
 }
 
@@ -73,7 +73,7 @@ static void s_answer (fake_gateway_t *self, zframe_t *rid, bmq_envelope_t *req)
             s_send (self, rid, NULL, bmq_envelope_error (req, "busy", "too many requests in progress"));
             break;
         }
-        bmq_http_server_on_request (server, plan_id, "chat", req);
+        bmq_http_server_apply_request (server, plan_id, "chat", req);
         s_send (self, rid, plan_id, bmq_envelope_reply (req, BMQ_MSG_CHAT_PLANNED,
                 json_pack ("{s:[{s:s}], s:s, s:s}", "plan", "operation", "bpy.ops.mesh.primitive_cube_add",
                            "plan_id", plan_id, "source", "offline")));
@@ -82,7 +82,7 @@ static void s_answer (fake_gateway_t *self, zframe_t *rid, bmq_envelope_t *req)
     case BMQ_MSG_VALIDATE_REQUEST:
     case BMQ_MSG_RUN_REQUEST: {
         json_t *plan = json_object_get (req->body, "plan");
-        bmq_http_server_on_request (server, plan_id, req->type == BMQ_MSG_RUN_REQUEST ? "run" : "validate", req);
+        bmq_http_server_apply_request (server, plan_id, req->type == BMQ_MSG_RUN_REQUEST ? "run" : "validate", req);
         bool ok = s_plan_ok (plan);
         json_t *errors = ok ? json_array () : json_pack ("[{s:i, s:s, s:s}]", "step", 0, "field", "operation",
                                                          "reason", "not in the capability palette");

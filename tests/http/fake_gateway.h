@@ -1,7 +1,8 @@
 /* fake_gateway — a stand-in for the gateway loop, for HTTP tests and benches:
  * a ROUTER on an inproc endpoint answering the requests the HTTP server sends
  * (capabilities, validate, run, chat, scene) with canned but well-formed
- * answers, and feeding the server's hooks as the real loop does. */
+ * answers, and applying its stories to the attached server as the real
+ * gateway's story stream (http_feed.h) does. */
 #ifndef BMQ_FAKE_GATEWAY_H
 #define BMQ_FAKE_GATEWAY_H
 

@@ -7,6 +7,7 @@
 #include "bus.h"
 #include "config.h"
 #include "fake_gateway.h"
+#include "http_feed.h"
 #include "http_auth.h"
 #include "http_server.h"
 #include "mcp_call.h"
@@ -241,6 +242,58 @@ static void test_capabilities (void **state)
     s_expect ("GET", "/api/mcp/capabilities?form=compact", NULL, 200, NULL);
     s_expect ("GET", "/api/mcp/capabilities?form=weird", NULL, 400, "bad_request");
     s_expect ("POST", "/api/mcp/capabilities", "{}", 405, "method_not_allowed");
+}
+
+/* The gateway's story stream (http_feed.h): a server following a PUB applies
+ * requests, answers and events in its own thread, and a read right after
+ * (GET /api/plans/{id}, /metrics) already sees every story told before it. */
+static void test_story_feed (void **state)
+{
+    (void) state;
+    zsock_t *pub = bmq_story_pub_new ("inproc://test-http-stories");
+    assert_non_null (pub);
+    bmq_http_options_t o = { .bind = "127.0.0.1", .port = 0, .token = "", .keys_dir = s_keys, .max_body = 1u << 20,
+                             .max_connections = 50, .event_buffer = 64, .request_timeout_ms = 3000, .capabilities_cache_ms = 1000,
+                             .gateway_endpoint = GW, .stories_endpoint = "inproc://test-http-stories" };
+    char err[256], base[400];
+    bmq_http_server_t *srv = bmq_http_server_new (&o, err, sizeof err);
+    assert_non_null (srv);
+    snprintf (base, sizeof base, "%s", bmq_http_server_url (srv));
+    for (int i = 0; i < 50; i++) {               /* each read comes right after its stories: no sleep */
+        char plan_id[32], path[64];
+        snprintf (plan_id, sizeof plan_id, "p-FEED%d", i);
+        bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_RUN_REQUEST, NULL, json_pack ("{s:[{s:s}]}", "plan", "operation",
+                                                "bpy.ops.mesh.primitive_cube_add"));
+        bmq_story_request (pub, plan_id, "run", req);
+        bmq_envelope_t *verdict = bmq_envelope_reply (req, BMQ_MSG_VALIDATE_REPLY, json_pack ("{s:b, s:[], s:s, s:s}",
+                                                      "accepted", 1, "errors", "plan_hash", "00", "plan_id", plan_id));
+        bmq_story_answer (pub, plan_id, verdict);
+        snprintf (path, sizeof path, "/api/plans/%s", plan_id);
+        s_resp_t r = s_http (base, "GET", path, NULL, NULL);
+        assert_int_equal (r.status, 200);
+        json_t *rec = json_loads (r.body.data, 0, NULL);
+        assert_string_equal (json_string_value (json_object_get (rec, "kind")), "run");
+        assert_non_null (json_object_get (rec, "verdict"));
+        json_decref (rec);
+        s_free (&r);
+        bmq_envelope_destroy (&verdict);
+        bmq_envelope_destroy (&req);
+    }
+    bmq_envelope_t *ev = bmq_envelope_new (BMQ_MSG_PROGRESS, NULL, json_pack ("{s:s, s:i, s:i, s:s, s:s, s:s, s:f}",
+        "plan_id", "p-FEED0", "step", 1, "total", 1, "status", "ok", "event", "step", "operation", "bpy.ops.mesh.primitive_cube_add",
+        "duration_ms", 2.0));
+    unsigned char *buf;
+    size_t len;
+    assert_int_equal (bmq_envelope_encode (ev, &buf, &len, NULL, 0), 0);
+    bmq_story_event (pub, buf, len);
+    free (buf);
+    bmq_envelope_destroy (&ev);
+    s_resp_t m = s_http (base, "GET", "/metrics", NULL, NULL);
+    assert_int_equal (m.status, 200);
+    assert_non_null (strstr (m.body.data, "blendmq_steps_total{status=\"ok\"} 1"));      /* counted before the read */
+    s_free (&m);
+    bmq_http_server_destroy (&srv);
+    zsock_destroy (&pub);
 }
 
 static void test_chat_and_plan_records (void **state)
@@ -571,7 +624,7 @@ static void test_generated_token_for_a_non_loopback_bind (void **state)
     bmq_config_set (cfg, "gateway.http_port", "0");
     bmq_config_set (cfg, "gateway.http_token_file", file);
     bmq_http_server_t *srv = NULL;
-    assert_int_equal (bmq_http_server_start (cfg, GW, &srv), 0);
+    assert_int_equal (bmq_http_server_start (cfg, GW, NULL, &srv), 0);
     assert_non_null (srv);
     struct stat st;
     assert_int_equal (stat (file, &st), 0);
@@ -646,7 +699,7 @@ static void s_publish (bmq_http_server_t *srv, const char *plan_id, int step)
     unsigned char *buf;
     size_t len;
     assert_int_equal (bmq_envelope_encode (env, &buf, &len, NULL, 0), 0);
-    bmq_http_server_on_event (srv, buf, len);
+    bmq_http_server_apply_event (srv, buf, len);
     free (buf);
     bmq_envelope_destroy (&env);
 }
@@ -738,7 +791,7 @@ static void s_publish_seq (bmq_http_server_t *srv, const char *plan_id, const ch
     unsigned char *buf;
     size_t len;
     assert_int_equal (bmq_envelope_encode (env, &buf, &len, NULL, 0), 0);
-    bmq_http_server_on_event (srv, buf, len);
+    bmq_http_server_apply_event (srv, buf, len);
     free (buf);
     bmq_envelope_destroy (&env);
 }
@@ -1136,6 +1189,7 @@ int main (void)
         cmocka_unit_test (test_page_token_and_session_cookie),
         cmocka_unit_test (test_session_survives_restart),
         cmocka_unit_test (test_generated_token_for_a_non_loopback_bind),
+        cmocka_unit_test (test_story_feed),
         cmocka_unit_test (test_sse_filter_and_resume),
         cmocka_unit_test (test_sse_100_subscribers),
         cmocka_unit_test (test_sse_ids_and_evicted_gap),
