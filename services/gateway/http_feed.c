@@ -1,6 +1,11 @@
 /* http_feed — the gateway's story stream (see http_feed.h). */
 #include "http_feed.h"
+#include "http_events.h"
+#include "http_metrics.h"
+#include "http_plans.h"
 #include "http_server.h"
+#include "mcp_tools.h"
+#include "sse_ring.h"
 #include "log.h"
 
 #include <errno.h>
@@ -56,6 +61,42 @@ void bmq_story_answer (zsock_t *pub, const char *plan_id, const bmq_envelope_t *
 void bmq_story_event (zsock_t *pub, const void *frame, size_t len)
 {
     if (pub) s_tell (pub, "event", "", "", zframe_new (frame, len));
+}
+
+/* ---- applying a story to the HTTP server's state -------------------------------------- */
+
+void bmq_http_server_apply_event (bmq_http_server_t *self, const void *frame, size_t len)
+{
+    if (!self) return;
+    bmq_envelope_t *env = bmq_envelope_decode (frame, len, NULL, 0);
+    if (!env || env->type != BMQ_MSG_PROGRESS) { bmq_envelope_destroy (&env); return; }
+    bmq_http_seqs_follow (bmq_http_server_seqs (self), bmq_http_server_events (self), env);      /* a gap before it goes first */
+    json_t *data = json_deep_copy (env->body);
+    json_object_set_new (data, "cid", json_string (env->cid));
+    json_object_set_new (data, "ts", json_integer (env->ts_ms));
+    char *text = json_dumps (data, BMQ_MCP_JSON_FLAGS);
+    bmq_sse_ring_push (bmq_http_server_events (self), "progress", bmq_body_str (env, "plan_id"), text);
+    free (text);
+    json_decref (data);
+    bmq_http_metrics_event (bmq_http_server_metrics (self));
+    const char *event = bmq_body_str (env, "event"), *status = bmq_body_str (env, "status");
+    double ms = json_number_value (json_object_get (env->body, "duration_ms"));
+    if (event && status && !strcmp (event, "step")) bmq_http_metrics_step (bmq_http_server_metrics (self), status, ms);
+    /* a report with `by` retells how an already-counted plan ended (Blender's rollback after a lost link) */
+    else if (event && status && !strcmp (event, "plan") && strcmp (status, "started") && !json_object_get (env->body, "by"))
+        bmq_http_metrics_plan (bmq_http_server_metrics (self), status, ms);
+    bmq_envelope_destroy (&env);
+}
+
+void bmq_http_server_apply_request (bmq_http_server_t *self, const char *plan_id, const char *kind, const bmq_envelope_t *env)
+{
+    if (self) bmq_http_plans_start (bmq_http_server_plans (self), plan_id, kind, env);
+}
+
+void bmq_http_server_apply_answer (bmq_http_server_t *self, const char *plan_id, const bmq_envelope_t *env)
+{
+    bool accepted = false;
+    if (self && bmq_http_plans_note (bmq_http_server_plans (self), plan_id, env, &accepted)) bmq_http_metrics_verdict (bmq_http_server_metrics (self), accepted);
 }
 
 /* ---- HTTP's side ------------------------------------------------------------------- */

@@ -73,6 +73,7 @@ const bmq_http_options_t *bmq_http_server_options (const bmq_http_server_t *self
 bmq_sse_ring_t     *bmq_http_server_events (bmq_http_server_t *self) { return self->events; }
 bmq_http_plans_t   *bmq_http_server_plans (bmq_http_server_t *self) { return self->plans; }
 bmq_http_metrics_t *bmq_http_server_metrics (bmq_http_server_t *self) { return self->metrics; }
+bmq_http_seqs_t    *bmq_http_server_seqs (bmq_http_server_t *self) { return self->seqs; }
 
 /* ---- refusals, for the audit ------------------------------------------------------ */
 
@@ -572,40 +573,6 @@ int bmq_http_server_start (bmq_config_t *cfg, const char *gateway_endpoint, cons
 void bmq_http_server_tick (bmq_http_server_t *self)
 {
     if (self) atomic_store (&self->last_tick, bmq_mono_ms ());
-}
-
-void bmq_http_server_apply_event (bmq_http_server_t *self, const void *frame, size_t len)
-{
-    if (!self) return;
-    bmq_envelope_t *env = bmq_envelope_decode (frame, len, NULL, 0);
-    if (!env || env->type != BMQ_MSG_PROGRESS) { bmq_envelope_destroy (&env); return; }
-    bmq_http_seqs_follow (self->seqs, self->events, env);      /* a gap before it goes first */
-    json_t *data = json_deep_copy (env->body);
-    json_object_set_new (data, "cid", json_string (env->cid));
-    json_object_set_new (data, "ts", json_integer (env->ts_ms));
-    char *text = json_dumps (data, BMQ_MCP_JSON_FLAGS);
-    bmq_sse_ring_push (self->events, "progress", bmq_body_str (env, "plan_id"), text);
-    free (text);
-    json_decref (data);
-    bmq_http_metrics_event (self->metrics);
-    const char *event = bmq_body_str (env, "event"), *status = bmq_body_str (env, "status");
-    double ms = json_number_value (json_object_get (env->body, "duration_ms"));
-    if (event && status && !strcmp (event, "step")) bmq_http_metrics_step (self->metrics, status, ms);
-    /* a report with `by` retells how an already-counted plan ended (Blender's rollback after a lost link) */
-    else if (event && status && !strcmp (event, "plan") && strcmp (status, "started") && !json_object_get (env->body, "by"))
-        bmq_http_metrics_plan (self->metrics, status, ms);
-    bmq_envelope_destroy (&env);
-}
-
-void bmq_http_server_apply_request (bmq_http_server_t *self, const char *plan_id, const char *kind, const bmq_envelope_t *env)
-{
-    if (self) bmq_http_plans_start (self->plans, plan_id, kind, env);
-}
-
-void bmq_http_server_apply_answer (bmq_http_server_t *self, const char *plan_id, const bmq_envelope_t *env)
-{
-    bool accepted = false;
-    if (self && bmq_http_plans_note (self->plans, plan_id, env, &accepted)) bmq_http_metrics_verdict (self->metrics, accepted);
 }
 
 void bmq_http_server_catch_up (bmq_http_server_t *self)

@@ -55,7 +55,8 @@ int bmq_http_server_start (bmq_config_t *cfg, const char *gateway_endpoint, cons
 int         bmq_http_server_port (const bmq_http_server_t *self);
 const char *bmq_http_server_url (const bmq_http_server_t *self);      /* http://host:port */
 
-/* ---- what the gateway's story stream brings (http_feed.c's thread only) ----- */
+/* ---- what the gateway's story stream brings (defined in http_feed.c; its
+ * thread's only, and tests') ---------------------------------------------------- */
 
 /* A progress envelope as re-published on gateway.events (raw frame). */
 void bmq_http_server_apply_event (bmq_http_server_t *self, const void *frame, size_t len);
@@ -103,6 +104,8 @@ const bmq_http_options_t *bmq_http_server_options (const bmq_http_server_t *self
 bmq_sse_ring_t     *bmq_http_server_events (bmq_http_server_t *self);
 bmq_http_plans_t   *bmq_http_server_plans (bmq_http_server_t *self);
 bmq_http_metrics_t *bmq_http_server_metrics (bmq_http_server_t *self);
+typedef struct bmq_http_seqs_t bmq_http_seqs_t;
+bmq_http_seqs_t    *bmq_http_server_seqs (bmq_http_server_t *self);     /* executors' event sequences (the feed's) */
 /* Note a refusal for the audit (and the log): what was asked, by whom, why. */
 void bmq_http_server_refused (bmq_http_server_t *self, bmq_http_req_t *req, int status, const char *code, const char *why);
 bool                bmq_http_server_stopping (const bmq_http_server_t *self);
