@@ -300,6 +300,89 @@ static const char *s_summary (json_t *r)
     return "the sandbox run failed: the script will not run live";
 }
 
+/* The runner's report for the job with nonce_hex, checked: a missing or
+ * foreign one becomes a timeout, crash or error result; only the fields
+ * proto/sandbox.json declares are kept (the runner is untrusted). */
+static json_t *s_read_report (sandbox_inst_t *inst, int timeout, const char *nonce_hex)
+{
+    bool timed_out;
+    json_t *result = sandbox_inst_read_line (inst, sandbox_now_ms () + timeout + S_REPORT_GRACE_MS, &timed_out);
+    if (!result || !json_is_object (result)) {
+        json_decref (result);
+        int status = 0;
+        char detail[200];
+        if (timed_out) {
+            snprintf (detail, sizeof detail, "%d ms", timeout);
+            result = s_fail ("timeout", "the script did not finish within %s: killed", detail);
+        }
+        else {
+            pid_t r = waitpid (inst->pid, &status, 0);
+            inst->pid = r == inst->pid ? 0 : inst->pid;
+            if (r > 0 && WIFSIGNALED (status))
+                snprintf (detail, sizeof detail, "killed by signal %d (%s)", WTERMSIG (status), strsignal (WTERMSIG (status)));
+            else if (r > 0 && WIFEXITED (status))
+                snprintf (detail, sizeof detail, "exit status %d", WEXITSTATUS (status));
+            else
+                snprintf (detail, sizeof detail, "no report");
+            char *tail = sandbox_inst_log_tail (inst);
+            char both[1400];
+            snprintf (both, sizeof both, "%s; %s", detail, tail);
+            free (tail);
+            result = s_fail ("crashed", "Blender died in the sandbox (a resource limit, or a crash): %s", both);
+        }
+        return result;
+    }
+    if (strcmp (json_string_value (json_object_get (result, "nonce")) ?: "", nonce_hex) != 0) {
+        json_decref (result);
+        result = s_fail ("error", "the sandbox report does not answer this job%s", "");
+        return result;
+    }
+    json_object_del (result, "nonce");
+    /* the runner's report is untrusted: only the fields proto/sandbox.json declares go on,
+     * and a verdict it does not declare is not one */
+    const char *key;
+    json_t *value;
+    void *tmp;
+    json_object_foreach_safe (result, tmp, key, value)
+        if (!bmq_sandbox_proto_has (bmq_sandbox_result_fields, key)) json_object_del (result, key);
+    if (!bmq_sandbox_proto_has (bmq_sandbox_runner_verdicts, json_string_value (json_object_get (result, "verdict")))) {
+        json_decref (result);
+        result = s_fail ("error", "the sandbox report has no verdict the protocol knows%s", "");
+        return result;
+    }
+    if (!json_is_string (json_object_get (result, "message")))     /* the runner's own: a refusal */
+        json_object_set_new (result, "message", json_string (s_summary (result)));
+    return result;
+}
+
+/* The preview PNG the runner wrote (out/preview.png), when its report has
+ * one: read into *png (malloc'd), never through a link planted there. */
+static void s_read_preview (const sandbox_inst_t *inst, json_t *result, unsigned char **png, size_t *png_len)
+{
+    char path[700];
+    json_t *preview = json_object_get (result, "preview");
+    if (json_is_object (preview)) {
+        snprintf (path, sizeof path, "%s/out/preview.png", inst->dir);
+        int pfd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);   /* a link planted there: not read */
+        struct stat pst;
+        FILE *f = pfd >= 0 && fstat (pfd, &pst) == 0 && S_ISREG (pst.st_mode) ? fdopen (pfd, "rb") : NULL;
+        if (!f && pfd >= 0)
+            close (pfd);
+        if (f) {
+            fseek (f, 0, SEEK_END);
+            long size = ftell (f);
+            fseek (f, 0, SEEK_SET);
+            if (size > 0 && size < (64L << 20) && (*png = malloc ((size_t) size))
+                && fread (*png, 1, (size_t) size, f) == (size_t) size) {
+                if (png_len)
+                    *png_len = (size_t) size;
+                json_object_set_new (preview, "bytes", json_integer (size));
+            }
+            fclose (f);
+        }
+    }
+}
+
 json_t *bmq_sandbox_pool_run (bmq_sandbox_pool_t *self, const char *script, size_t len, const void *blend,
                               size_t blend_len, const bmq_sandbox_job_t *job, unsigned char **png, size_t *png_len)
 {
@@ -373,53 +456,7 @@ json_t *bmq_sandbox_pool_run (bmq_sandbox_pool_t *self, const char *script, size
         result = s_fail ("crashed", "the sandboxed Blender went away before the job%s", "");
         goto done;
     }
-    bool timed_out;
-    result = sandbox_inst_read_line (inst, sandbox_now_ms () + timeout + S_REPORT_GRACE_MS, &timed_out);
-    if (!result || !json_is_object (result)) {
-        json_decref (result);
-        int status = 0;
-        char detail[200];
-        if (timed_out) {
-            snprintf (detail, sizeof detail, "%d ms", timeout);
-            result = s_fail ("timeout", "the script did not finish within %s: killed", detail);
-        }
-        else {
-            pid_t r = waitpid (inst->pid, &status, 0);
-            inst->pid = r == inst->pid ? 0 : inst->pid;
-            if (r > 0 && WIFSIGNALED (status))
-                snprintf (detail, sizeof detail, "killed by signal %d (%s)", WTERMSIG (status), strsignal (WTERMSIG (status)));
-            else if (r > 0 && WIFEXITED (status))
-                snprintf (detail, sizeof detail, "exit status %d", WEXITSTATUS (status));
-            else
-                snprintf (detail, sizeof detail, "no report");
-            char *tail = sandbox_inst_log_tail (inst);
-            char both[1400];
-            snprintf (both, sizeof both, "%s; %s", detail, tail);
-            free (tail);
-            result = s_fail ("crashed", "Blender died in the sandbox (a resource limit, or a crash): %s", both);
-        }
-        goto done;
-    }
-    if (strcmp (json_string_value (json_object_get (result, "nonce")) ?: "", nonce_hex) != 0) {
-        json_decref (result);
-        result = s_fail ("error", "the sandbox report does not answer this job%s", "");
-        goto done;
-    }
-    json_object_del (result, "nonce");
-    /* the runner's report is untrusted: only the fields proto/sandbox.json declares go on,
-     * and a verdict it does not declare is not one */
-    const char *key;
-    json_t *value;
-    void *tmp;
-    json_object_foreach_safe (result, tmp, key, value)
-        if (!bmq_sandbox_proto_has (bmq_sandbox_result_fields, key)) json_object_del (result, key);
-    if (!bmq_sandbox_proto_has (bmq_sandbox_runner_verdicts, json_string_value (json_object_get (result, "verdict")))) {
-        json_decref (result);
-        result = s_fail ("error", "the sandbox report has no verdict the protocol knows%s", "");
-        goto done;
-    }
-    if (!json_is_string (json_object_get (result, "message")))     /* the runner's own: a refusal */
-        json_object_set_new (result, "message", json_string (s_summary (result)));
+    result = s_read_report (inst, timeout, nonce_hex);
 
 done:;
     bool ran = inst && inst->ready && snapped;
@@ -442,27 +479,7 @@ done:;
                 json_object_set_new (result, "message", json_string (s_summary (result)));
             }
         }
-        json_t *preview = json_object_get (result, "preview");
-        if (json_is_object (preview) && png) {
-            snprintf (path, sizeof path, "%s/out/preview.png", inst->dir);
-            int pfd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);   /* a link planted there: not read */
-            struct stat pst;
-            FILE *f = pfd >= 0 && fstat (pfd, &pst) == 0 && S_ISREG (pst.st_mode) ? fdopen (pfd, "rb") : NULL;
-            if (!f && pfd >= 0)
-                close (pfd);
-            if (f) {
-                fseek (f, 0, SEEK_END);
-                long size = ftell (f);
-                fseek (f, 0, SEEK_SET);
-                if (size > 0 && size < (64L << 20) && (*png = malloc ((size_t) size))
-                    && fread (*png, 1, (size_t) size, f) == (size_t) size) {
-                    if (png_len)
-                        *png_len = (size_t) size;
-                    json_object_set_new (preview, "bytes", json_integer (size));
-                }
-                fclose (f);
-            }
-        }
+        if (png) s_read_preview (inst, result, png, png_len);
         sandbox_inst_destroy (&inst);
     }
     free (before.files);
