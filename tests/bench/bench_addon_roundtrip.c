@@ -9,61 +9,25 @@
  * add-on answers from its snapshot on its I/O thread. For contrast the line
  * also carries main_thread_ping_p50_ms: `ping` always waits for the main
  * thread's timer pass, as every command of the add-ons measured in issue 4
- * does. Skipped, with a note, when xvfb-run is missing. */
+ * does.
+ *
+ * gui_read_after_write_p50_ms: in the same GUI Blender, object_info of an object
+ * sent the instant the run_step that moved it answered: the write made the
+ * snapshot stale, so the read waits for the main thread (its timer pass and the
+ * snapshot's rebuild). The line carries the steps' own round trip as well.
+ * Skipped, with a note, when xvfb-run is missing. */
+#include "bench_gui.h"
 #include "bench_util.h"
 #include "blender_link.h"
 #include <signal.h>
 #include <stdio.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define CALLS 500
 #define GUI_READS 500
 #define GUI_PINGS 20
 #define GUI_OBJECTS 20
-#define GUI_START_MS 120000
-
-static const char *GUI_TOKEN = "bench-gui-token-0123456789abcdef";
-
-/* xvfb-run + GUI Blender with the add-on's launcher, in its own process group. */
-static pid_t s_gui_start (const char *dir, int *port)
-{
-    char addon[1024], port_file[600], token_file[600], log[600];
-    snprintf (addon, sizeof addon, "%s/services/executor/addon/blendmq_addon.py", BMQ_SOURCE_DIR);
-    snprintf (port_file, sizeof port_file, "%s/port", dir);
-    snprintf (token_file, sizeof token_file, "%s/token", dir);
-    snprintf (log, sizeof log, "%s/blender.log", dir);
-    FILE *f = fopen (token_file, "w");
-    if (!f) return -1;
-    fputs (GUI_TOKEN, f);
-    fclose (f);
-    const char *blender = getenv ("BLENDMQ_BLENDER") ? getenv ("BLENDMQ_BLENDER") : "blender";
-    pid_t pid = fork ();
-    if (pid == 0) {
-        setsid ();
-        if (!freopen (log, "w", stdout) || !freopen (log, "a", stderr)) _exit (126);
-        execlp ("xvfb-run", "xvfb-run", "-a", "-s", "-screen 0 1280x800x24", blender, "--factory-startup",
-                "--python-expr", "import bpy; bpy.context.preferences.view.show_splash = False",
-                "--python", addon, "--", "--port", "0", "--port-file", port_file, "--token-file", token_file, (char *) NULL);
-        _exit (127);
-    }
-    *port = 0;
-    for (int64_t until = bmq_mono_ms () + GUI_START_MS; pid > 0 && !*port && bmq_mono_ms () < until; ) {
-        zclock_sleep (100);
-        f = fopen (port_file, "r");
-        if (f) { if (fscanf (f, "%d", port) != 1) *port = 0; fclose (f); }
-        if (waitpid (pid, NULL, WNOHANG) == pid) return -1;
-    }
-    return pid;
-}
-
-static void s_gui_stop (pid_t pid)
-{
-    kill (-pid, SIGTERM);
-    for (int i = 0; i < 100 && waitpid (pid, NULL, WNOHANG) == 0; i++) zclock_sleep (100);
-    kill (-pid, SIGKILL);
-    waitpid (pid, NULL, 0);
-}
+#define GUI_WRITES 60
 
 /* Round trips of `cmd` in ms into out[]; returns how many succeeded. Calls are
  * spaced 0..12 ms apart, so they land anywhere in the main loop's cycle (a
@@ -88,19 +52,70 @@ static int s_time_calls (bmq_blender_link_t *link, const char *cmd, json_t *args
     return n;
 }
 
+/* gui_read_after_write_p50_ms: a step that moves a named object, then at once
+ * object_info of it; both timed. 0 measured, -1 failed. */
+static int s_read_after_write (bmq_blender_link_t *link)
+{
+    char err[256];
+    json_t *reply = NULL;
+    json_t *make = json_loads ("{\"step\": {\"operation\": \"bpy.ops.mesh.primitive_cube_add\", \"name\": \"raw_probe\"}}", 0, NULL);
+    bmq_link_status_t st = bmq_blender_link_call (link, "run_step", make, 60000, &reply, NULL, NULL, err, sizeof err);
+    int made = st == BMQ_LINK_OK && json_is_true (json_object_get (reply, "ok"));
+    json_decref (reply);
+    json_decref (make);
+    if (!made) { fprintf (stderr, "bench: cannot make raw_probe: %s\n", st == BMQ_LINK_OK ? "refused" : err); return -1; }
+    static double writes[GUI_WRITES], reads[GUI_WRITES];
+    json_t *read = json_pack ("{s:s}", "name", "raw_probe");
+    int n = 0;
+    for (int i = 0; i < GUI_WRITES; i++) {
+        json_t *move = json_pack ("{s:{s:s, s:s, s:{s:[f,f,f]}}}", "step", "operation", "object.location",
+                                  "target", "raw_probe", "params", "value", (double) (i % 7), 1.0, 0.0);
+        int wrote = s_time_calls (link, "run_step", move, &writes[n], 1) == 1;    /* spaced: any point of the cycle */
+        json_decref (move);
+        if (!wrote) break;
+        double t0 = bench_now_us ();
+        if (bmq_blender_link_call (link, "object_info", read, 60000, &reply, NULL, NULL, err, sizeof err) != BMQ_LINK_OK
+            || !json_is_true (json_object_get (reply, "ok"))) {
+            fprintf (stderr, "bench: object_info after a step: %s\n", err);
+            json_decref (reply);
+            break;
+        }
+        reads[n++] = (bench_now_us () - t0) / 1000.0;
+        json_decref (reply);
+    }
+    json_decref (read);
+    if (n < GUI_WRITES) return -1;
+    bench_emit ("addon_roundtrip", "gui_read_after_write_p50_ms", bench_percentile (reads, (size_t) n, 50), "ms",
+                json_pack ("{s:f, s:f, s:i, s:s, s:s}", "read_p99_ms", bench_percentile (reads, (size_t) n, 99),
+                           "step_p50_ms", bench_percentile (writes, (size_t) n, 50), "pairs", n,
+                           "read", "object_info of the object the step just moved",
+                           "blender", "GUI under xvfb-run (software GL)"));
+    return 0;
+}
+
+/* The pid in RUN/pids/NAME.pid, or 0. */
+static int s_pid (const bench_stack_t *st, const char *name)
+{
+    char path[512];
+    snprintf (path, sizeof path, "%s/pids/%s.pid", st->dir, name);
+    FILE *f = fopen (path, "r");
+    int pid = 0;
+    if (f) { if (fscanf (f, "%d", &pid) != 1 || pid < 0) pid = 0; fclose (f); }
+    return pid;
+}
+
 /* 0 measured (or skipped: no xvfb-run), -1 failed. */
 static int s_bench_gui (void)
 {
-    if (system ("command -v xvfb-run >/dev/null 2>&1") != 0) {
-        fprintf (stderr, "bench: xvfb-run not installed: gui_read_p50_ms skipped (deploy/install-deps.sh --test)\n");
+    if (!bench_gui_available ()) {
+        fprintf (stderr, "bench: xvfb-run not installed: gui_read_p50_ms and gui_read_after_write_p50_ms skipped "
+                         "(deploy/install-deps.sh --test)\n");
         return 0;
     }
-    char dir[] = "/tmp/bmq-bench-gui-XXXXXX", cmd[600];
-    if (!mkdtemp (dir)) return -1;
-    int port = 0, rc = -1;
-    pid_t pid = s_gui_start (dir, &port);
-    bmq_blender_link_t *link = port > 0 ? bmq_blender_link_new ("127.0.0.1", port, GUI_TOKEN) : NULL;
-    char err[256];
+    bench_gui_t g;
+    int rc = -1;
+    bmq_blender_link_t *link = bench_gui_start (&g, false) == 0 ? bmq_blender_link_new ("127.0.0.1", g.port, BENCH_GUI_TOKEN) : NULL;
+    char err[256] = "did not start";
     if (link) bmq_blender_link_load_palette (link, BMQ_SOURCE_DIR "/proto/palette.yaml", err, sizeof err);   /* run_step needs it */
     if (link && bmq_blender_link_connect (link, 10000, err, sizeof err) == 0) {
         json_t *reply = NULL;
@@ -131,14 +146,12 @@ static int s_bench_gui (void)
                                    "reads", GUI_READS, "objects", GUI_OBJECTS,
                                    "main_thread_ping_p50_ms", bench_percentile (pings, GUI_PINGS, 50),
                                    "blender", "GUI under xvfb-run (software GL)"));
-            rc = 0;
+            rc = s_read_after_write (link);
         }
     }
-    else fprintf (stderr, "bench: no GUI Blender to talk to (port %d): %s; see %s/blender.log\n", port, link ? err : "did not start", dir);
+    else fprintf (stderr, "bench: no GUI Blender to talk to (port %d): %s; see %s/blender.log\n", g.port, err, g.dir);
     bmq_blender_link_destroy (&link);
-    if (pid > 0) s_gui_stop (pid);
-    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (rc == 0 && system (cmd) != 0) fprintf (stderr, "bench: could not remove %s\n", dir);
+    bench_gui_stop (&g, rc != 0);
     return rc;
 }
 
@@ -147,14 +160,14 @@ int main (void)
     bmq_envelope_set_sender ("bench");
     bench_stack_t st;
     if (bench_stack_up (&st, 1)) { fprintf (stderr, "cannot start the stack\n"); return 1; }
-    char path[512], token[256] = "";
-    snprintf (path, sizeof path, "%s/pids/executor.pid", st.dir);
-    FILE *f = fopen (path, "r");
-    int pid = 0;
-    if (f) { if (fscanf (f, "%d", &pid) != 1) pid = 0; fclose (f); }
+    /* the supervisor `up` left would start the executor again, which would take
+     * Blender's only client slot back: it is held (SIGSTOP) until the stack goes down */
+    char token[256] = "";
+    int supervisor = s_pid (&st, "supervisor"), pid = s_pid (&st, "executor");
+    if (supervisor > 0) kill (supervisor, SIGSTOP);
     if (pid > 0) kill (pid, SIGTERM);
     zclock_sleep (500);
-    f = fopen (bmq_config_str (st.cfg, "blender.token_file"), "r");
+    FILE *f = fopen (bmq_config_str (st.cfg, "blender.token_file"), "r");
     if (f) { if (!fgets (token, sizeof token, f)) token[0] = 0; fclose (f); }
     token[strcspn (token, "\r\n")] = 0;
     bmq_blender_link_t *link = bmq_blender_link_new ("127.0.0.1", (int) bmq_config_int (st.cfg, "blender.port"), token);
@@ -165,6 +178,7 @@ int main (void)
         ok = bmq_blender_link_connect (link, 2000, err, sizeof err) == 0;
         if (!ok) zclock_sleep (100);
     }
+    if (!ok) fprintf (stderr, "bench: cannot hold the headless Blender's link: %s\n", err);
     double over[CALLS], rt[CALLS];
     int n = 0;
     if (ok) {
@@ -191,6 +205,7 @@ int main (void)
                                "roundtrip_p50_ms", bench_percentile (rt, (size_t) n, 50), "calls", n));
     }
     bmq_blender_link_destroy (&link);
+    if (supervisor > 0) kill (supervisor, SIGCONT);
     bench_stack_down (&st);
     int gui = s_bench_gui ();
     return n == CALLS && gui == 0 ? 0 : 1;

@@ -9,10 +9,16 @@
 
 int bench_stack_up (bench_stack_t *st, int validators)
 {
+    return bench_stack_up_args (st, validators, "");
+}
+
+int bench_stack_up_args (bench_stack_t *st, int validators, const char *up_args)
+{
     snprintf (st->dir, sizeof st->dir, "/tmp/bmq-bench-XXXXXX");
     if (!mkdtemp (st->dir)) return -1;
     char cmd[1024], path[512];
-    snprintf (cmd, sizeof cmd, "'%s/blendmq' --run-dir '%s' up --ipc --validators %d >&2", BMQ_BIN_DIR, st->dir, validators);
+    snprintf (cmd, sizeof cmd, "'%s/blendmq' --run-dir '%s' up --ipc --validators %d %s >&2", BMQ_BIN_DIR, st->dir,
+              validators, up_args);
     if (system (cmd) != 0) return -1;
     snprintf (path, sizeof path, "%s/blendmq.yaml", st->dir);
     st->cfg = bmq_config_load (path, NULL, 0);
@@ -94,5 +100,21 @@ json_t *bench_cube_plan (int n)
     for (int i = 0; i < n; i++)
         json_array_append_new (plan, json_pack ("{s:s, s:{s:[f,f,f]}}", "operation", "bpy.ops.mesh.primitive_cube_add",
                                                 "params", "location", (double) i, 0.0, 0.0));
+    return plan;
+}
+
+json_t *bench_named_plan (int n, const char *prefix)
+{
+    json_t *plan = json_array ();
+    char name[64];
+    for (int i = 0; i < n; i++) {
+        snprintf (name, sizeof name, "%.40s_%d", prefix, i / 2);
+        if (i % 2 == 0)
+            json_array_append_new (plan, json_pack ("{s:s, s:s, s:{s:[f,f,f]}}", "operation", "bpy.ops.mesh.primitive_cube_add",
+                                                    "name", name, "params", "location", (double) i, 0.0, 0.0));
+        else
+            json_array_append_new (plan, json_pack ("{s:s, s:s, s:{s:[f,f,f]}}", "operation", "object.location",
+                                                    "target", name, "params", "value", (double) i, 2.0, 0.0));
+    }
     return plan;
 }

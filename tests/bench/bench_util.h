@@ -13,6 +13,9 @@ typedef struct {
 
 /* Start a stack (with a headless Blender) in a temp run dir. 0 / -1. */
 int  bench_stack_up (bench_stack_t *st, int validators);
+/* The same with more `up` options (e.g. "--no-blender": the executor connects to
+ * the Blender that BLENDMQ_BLENDER_HOST/PORT/TOKEN_FILE name). 0 / -1. */
+int  bench_stack_up_args (bench_stack_t *st, int validators, const char *up_args);
 void bench_stack_down (bench_stack_t *st);
 
 /* Print {"bench":…, "metric":…, "value":…, "unit":…} plus `extra` fields (taken). */
@@ -29,5 +32,9 @@ json_t *bench_request (zsock_t *gw, bmq_envelope_t *req, double *first_step_us, 
 
 /* A plan of `n` cube additions, spaced along X. */
 json_t *bench_cube_plan (int n);
+/* A plan of `n` steps that names and targets objects as recipes do: even steps
+ * add a cube named PREFIX_<k>, odd steps set the location of the one made just
+ * before (target PREFIX_<k>). So the gateway reads the scene's names first. */
+json_t *bench_named_plan (int n, const char *prefix);
 
 #endif

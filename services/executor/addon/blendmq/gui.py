@@ -43,6 +43,8 @@ class GuiService:
         self.server = Server(host, port, token, self._on_request, self._on_drop, self._on_hello)
         self.token = token
         self.redraw_seen = -1
+        self.ticks = 0          # timer passes, and those that ran a request (main thread; benchmarks read them)
+        self.busy_ticks = 0
         self.tick_fn = self._tick       # one object, so unregister finds it
         self.handler_fn = s_change_handler(self.snapshot)
         for name in HANDLERS:
@@ -105,6 +107,8 @@ class GuiService:
         conn.send(reply, rblob)
 
     def _tick(self):
+        self.ticks += 1
+        done_before = self.done
         budget_end = time.perf_counter() + TICK_BUDGET_S
         while time.perf_counter() < budget_end:
             try:
@@ -120,6 +124,8 @@ class GuiService:
             if s_Flags.shutdown:
                 self.stop(from_timer=True)
                 return None
+        if self.done != done_before:
+            self.busy_ticks += 1
         now = time.monotonic()
         if self.queued == self.done and now >= self.next_rebuild and self.snapshot.fresh() is None:
             self.snapshot.rebuild()     # ahead of the next query
