@@ -129,7 +129,9 @@ static void test_rebuild_round_trip (void **state)
     json_object_set_new (json_object_get (full, "palette"), "bpy.ops.mesh.primitive_teapot_add", json_pack ("{s:{}}", "params"));
     assert_null (bmq_planner_caps_rebuild (curated, full, err, sizeof err));
     assert_non_null (strstr (err, "not in the curated palette"));
-    assert_null (bmq_planner_caps_rebuild (curated, json_object (), err, sizeof err));
+    json_t *empty = json_object ();
+    assert_null (bmq_planner_caps_rebuild (curated, empty, err, sizeof err));
+    json_decref (empty);
     json_decref (doc);
     json_decref (full);
     bmq_palette_destroy (&again);

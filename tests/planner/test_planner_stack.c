@@ -241,7 +241,9 @@ static void test_discover_same_as_mcp (void **state)
     free (c1);
     free (s_blendmq ("", "chat 'a ball'", &code));
     json_t *planner_compact = s_planner_discover (llm);
-    assert_true (json_equal (planner_compact, mcp_compact));
+    if (!json_equal (planner_compact, mcp_compact))
+        fail_msg ("planner compact %s\nMCP compact %s", json_dumps (planner_compact, JSON_SORT_KEYS),
+                  json_dumps (mcp_compact, JSON_SORT_KEYS));
     json_decref (planner_compact);
     json_decref (planner_full);
     json_decref (mcp_full);
