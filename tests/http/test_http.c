@@ -244,6 +244,18 @@ static void test_capabilities (void **state)
     s_expect ("POST", "/api/mcp/capabilities", "{}", 405, "method_not_allowed");
 }
 
+/* An encoded progress event: step `step` of `total` of plan_id, ok (malloc'd, length in *len). */
+static unsigned char *s_step_frame (const char *plan_id, int step, int total, size_t *len)
+{
+    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_PROGRESS, NULL,
+        json_pack ("{s:s, s:i, s:i, s:s, s:s, s:s, s:f}", "plan_id", plan_id, "step", step, "total", total, "status", "ok",
+                   "event", "step", "operation", "bpy.ops.mesh.primitive_cube_add", "duration_ms", 1.5));
+    unsigned char *buf = NULL;
+    assert_int_equal (bmq_envelope_encode (env, &buf, len, NULL, 0), 0);
+    bmq_envelope_destroy (&env);
+    return buf;
+}
+
 /* The gateway's story stream (http_feed.h): a server following a PUB applies
  * requests, answers and events in its own thread, and a read right after
  * (GET /api/plans/{id}, /metrics) already sees every story told before it. */
@@ -279,15 +291,10 @@ static void test_story_feed (void **state)
         bmq_envelope_destroy (&verdict);
         bmq_envelope_destroy (&req);
     }
-    bmq_envelope_t *ev = bmq_envelope_new (BMQ_MSG_PROGRESS, NULL, json_pack ("{s:s, s:i, s:i, s:s, s:s, s:s, s:f}",
-        "plan_id", "p-FEED0", "step", 1, "total", 1, "status", "ok", "event", "step", "operation", "bpy.ops.mesh.primitive_cube_add",
-        "duration_ms", 2.0));
-    unsigned char *buf;
     size_t len;
-    assert_int_equal (bmq_envelope_encode (ev, &buf, &len, NULL, 0), 0);
+    unsigned char *buf = s_step_frame ("p-FEED0", 1, 1, &len);
     bmq_story_event (pub, buf, len);
     free (buf);
-    bmq_envelope_destroy (&ev);
     s_resp_t m = s_http (base, "GET", "/metrics", NULL, NULL);
     assert_int_equal (m.status, 200);
     assert_non_null (strstr (m.body.data, "blendmq_steps_total{status=\"ok\"} 1"));      /* counted before the read */
@@ -693,15 +700,10 @@ static void s_sub_close (s_sub_t *s) { close (s->fd); free (s->buf); }
 
 static void s_publish (bmq_http_server_t *srv, const char *plan_id, int step)
 {
-    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_PROGRESS, NULL,
-        json_pack ("{s:s, s:i, s:i, s:s, s:s, s:s, s:f}", "plan_id", plan_id, "step", step, "total", 100, "status", "ok",
-                   "event", "step", "operation", "bpy.ops.mesh.primitive_cube_add", "duration_ms", 1.5));
-    unsigned char *buf;
     size_t len;
-    assert_int_equal (bmq_envelope_encode (env, &buf, &len, NULL, 0), 0);
+    unsigned char *buf = s_step_frame (plan_id, step, 100, &len);
     bmq_http_server_apply_event (srv, buf, len);
     free (buf);
-    bmq_envelope_destroy (&env);
 }
 
 /* The number of the n-th event (1-based) in an SSE text: ids are "<instance>-<n>"
