@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <sodium.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -79,17 +80,27 @@ void bmq_blender_link_destroy (bmq_blender_link_t **self_p)
 bool bmq_blender_link_connected (const bmq_blender_link_t *self) { return self->fd >= 0; }
 const json_t *bmq_blender_link_hello_report (const bmq_blender_link_t *self) { return self->hello; }
 
-/* Wait until fd is ready for `events` or the deadline passes: 1 ready, 0 timeout, -1 error. */
+/* Set once the process is stopping: every wait on any link ends within
+ * S_ABORT_SLICE_MS as if the connection had dropped, so a stopping executor
+ * never sits out a connect, hello or ping timeout (a Blender that is itself
+ * shutting down may accept a connection and never answer). */
+static atomic_bool s_aborted;
+#define S_ABORT_SLICE_MS 50
+
+void bmq_blender_link_abort_all (void) { atomic_store (&s_aborted, true); }
+
+/* Wait until fd is ready for `events` or the deadline passes: 1 ready, 0 timeout, -1 error (or aborted). */
 static int s_wait (int fd, short events, int64_t deadline)
 {
     for (;;) {
+        if (atomic_load (&s_aborted)) return -1;
         int64_t left = deadline - s_now_ms ();
         if (left < 0) left = 0;
         struct pollfd p = { .fd = fd, .events = events };
-        int rc = poll (&p, 1, (int) left);
+        int rc = poll (&p, 1, (int) (left < S_ABORT_SLICE_MS ? left : S_ABORT_SLICE_MS));
         if (rc > 0) return (p.revents & (POLLERR | POLLNVAL)) && !(p.revents & (POLLIN | POLLOUT)) ? -1 : 1;
-        if (rc == 0) return 0;
-        if (errno != EINTR) return -1;
+        if (rc == 0 && left <= S_ABORT_SLICE_MS) return 0;
+        if (rc < 0 && errno != EINTR) return -1;
     }
 }
 

@@ -56,6 +56,9 @@ int  bmq_blender_link_set_bounds (bmq_blender_link_t *self, const json_t *bounds
 int  bmq_blender_link_load_palette (bmq_blender_link_t *self, const char *path, char *err, size_t errlen);
 /* Connect (with a timeout) and authenticate both ways. 0, or -1 with a
  * message in err. */
+/* The process is stopping: from now on every link's blocking wait (connect,
+ * hello, a call) returns at once as a dropped connection. Irreversible. */
+void bmq_blender_link_abort_all (void);
 int  bmq_blender_link_connect (bmq_blender_link_t *self, int timeout_ms, char *err, size_t errlen);
 bool bmq_blender_link_connected (const bmq_blender_link_t *self);
 /* What the last hello reply said about interrupted plans, checked and

@@ -343,6 +343,7 @@ int bmq_executor_service_run (bmq_config_t *cfg)
         bmq_info ("executor stopping (%lld plans run)", (long long) ex.plans_run);
         zpoller_destroy (&poller);
         s_stop (&ex);
+        bmq_blender_link_abort_all ();  /* the actor's pending connect or ping ends now */
         zactor_destroy (&ex.blender);
         bmq_script_jobs_destroy (&ex.scripts);
         bmq_audit_flush (ex.audit, 1000);

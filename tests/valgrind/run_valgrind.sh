@@ -24,7 +24,14 @@ for log in "${logs[@]}"; do
   errors=$(grep -o 'ERROR SUMMARY: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || echo missing)
   lost=$(grep -o 'definitely lost: [0-9,]* bytes' "$log" | tail -1 || echo "definitely lost: 0 bytes")
   echo "$svc: errors=$errors, $lost"
-  if [ "$errors" != 0 ] || ! echo "$lost" | grep -q 'lost: 0 bytes'; then bad=1; cat "$log"; fi
+  if [ "$errors" != 0 ] || ! echo "$lost" | grep -q 'lost: 0 bytes'; then
+    bad=1; cat "$log"
+    # no summary: the process never exited by itself (killed at stop?); say what it and the supervisor last wrote
+    short=${svc#blendmq-}
+    for f in "$dir/logs/$short.log" "$dir/logs/supervisor.log"; do
+      [ -f "$f" ] && { echo "--- tail of $f"; tail -15 "$f"; }
+    done
+  fi
 done
 rm -rf "$dir"
 [ $bad = 0 ] && echo "valgrind: all services clean"
