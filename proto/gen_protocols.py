@@ -21,8 +21,8 @@ import sys
 ARG_TYPES = {"string": {"min_len", "max_len", "pattern"}, "int": {"min", "max"}, "number": {"min", "max"},
              "bool": set(), "object": {"max_items"}, "enum": {"items"}, "array": {"max_items", "of"}}
 ARG_COMMON = {"type", "required", "about"}
-COMMAND_KEYS = {"about", "args", "reply", "read_only", "forward", "no_deadline", "blob"}
-COMMAND_FLAGS = ("read_only", "forward", "no_deadline", "blob")
+COMMAND_KEYS = {"about", "args", "reply", "read_only", "forward", "no_deadline", "blob", "keeps_names"}
+COMMAND_FLAGS = ("read_only", "forward", "no_deadline", "blob", "keeps_names")
 FIELD_CHECKS = ("report_id", "plan_id", "cid", "count", "text", "names", "object", "array")
 REPORT_LIMITS = ("reports_max", "names_max", "name_max_bytes", "text_max_bytes", "id_max_bytes")
 
@@ -289,6 +289,7 @@ def python_module(link, sandbox):
            "READ_ONLY = frozenset(%s)" % s_py(flags["read_only"]),
            "FORWARD = frozenset(%s)" % s_py(flags["forward"]),
            "NO_DEADLINE = frozenset(%s)" % s_py(flags["no_deadline"]),
+           "KEEPS_NAMES = frozenset(%s)" % s_py(flags["keeps_names"]),
            "",
            "# The sandbox runner's fd-3 protocol (proto/sandbox.json).",
            "SANDBOX_MAX_LINE = %d" % sandbox["max_line"],
@@ -336,6 +337,7 @@ def c_link(link):
           "    bool forward;        /* a client may ask for it through the executor */",
           "    bool no_deadline;    /* ends or settles a transaction: never skipped for a passed deadline */",
           "    bool blob;           /* the reply carries a blob */",
+          "    bool keeps_names;    /* never adds, removes or renames objects (the scene's names stay) */",
           "} bmq_link_command_t;", "",
           "/* Every declared command, ending with { NULL }. */",
           "extern const bmq_link_command_t bmq_link_commands[];",

@@ -14,6 +14,8 @@ typedef struct {
     int      backoff_ms;
     int64_t  next_attempt;
     int64_t  last_ping;
+    int64_t  rev;            /* the add-on's scene revision, as its last reply said (-1: unknown) */
+    bool     names_dirty;    /* fetch scene_names when the pipe is quiet (connect, rev moved) */
 } s_actor_t;
 
 static void s_state (s_actor_t *self, bool connected, const char *detail)
@@ -28,6 +30,38 @@ static void s_lost (s_actor_t *self, const char *why);
 static int s_command_timeout (const s_actor_t *self)
 {
     return self->args.command_timeout_ms > 0 ? self->args.command_timeout_ms : 30000;
+}
+
+/* A reply's rev moved: the scene's names may have changed. */
+static void s_note_rev (s_actor_t *self, const json_t *reply)
+{
+    json_t *rev = json_object_get (reply, "rev");
+    if (!json_is_integer (rev) || json_integer_value (rev) == self->rev) return;
+    self->rev = json_integer_value (rev);
+    self->names_dirty = true;
+}
+
+/* "NAMES" names_json to main, when they may have changed and nothing waits on
+ * the pipe (a queued command goes first; the names come at the next quiet
+ * moment). */
+static void s_fetch_names (s_actor_t *self)
+{
+    if (!self->names_dirty || !bmq_blender_link_connected (self->link)) return;
+    if (zsock_events (self->pipe) & ZMQ_POLLIN) return;
+    json_t *reply = NULL;
+    char err[256] = "";
+    int status = bmq_blender_link_call (self->link, "scene_names", NULL, s_command_timeout (self), &reply, NULL, NULL,
+                                        err, sizeof err);
+    if (status == BMQ_LINK_OK && json_is_true (json_object_get (reply, "ok"))) {
+        self->names_dirty = false;
+        char *text = json_dumps (json_object_get (reply, "result"), JSON_COMPACT);
+        if (text) zstr_sendx (self->pipe, "NAMES", text, NULL);
+        free (text);
+    }
+    else if (status == BMQ_LINK_OK)
+        self->names_dirty = false;      /* an add-on without scene_names: do not ask again and again */
+    json_decref (reply);
+    if (status == BMQ_LINK_DOWN || status == BMQ_LINK_PROTOCOL) s_lost (self, err);
 }
 
 /* Right after a hello that reported interrupted plans: a plan the add-on still
@@ -80,6 +114,7 @@ static bool s_try_connect (s_actor_t *self)
     if (bmq_blender_link_connect (self->link, self->args.connect_timeout_ms, err, sizeof err) == 0) {
         self->backoff_ms = 250;
         self->last_ping = bmq_mono_ms ();
+        self->names_dirty = true;       /* a new Blender, or one that changed meanwhile */
         bmq_info ("connected to Blender at %s:%d", self->args.host, self->args.port);
         s_state (self, true, "");
         return s_hello (self);
@@ -100,10 +135,31 @@ static void s_lost (s_actor_t *self, const char *why)
     s_state (self, false, why);
 }
 
-static void s_call (s_actor_t *self, zmsg_t *msg)
+typedef struct {
+    s_actor_t  *self;
+    const char *job;
+} s_stream_ctx_t;
+
+static void s_on_progress (void *arg, const json_t *progress)
+{
+    s_stream_ctx_t *ctx = arg;
+    char *text = json_dumps (progress, JSON_COMPACT);
+    if (text) zstr_sendx (ctx->self->pipe, "PROGRESS", ctx->job, text, NULL);
+    free (text);
+}
+
+static bool s_cancelled (void *arg)
+{
+    s_stream_ctx_t *ctx = arg;
+    return ctx->self->args.cancel && atomic_load (ctx->self->args.cancel);
+}
+
+/* "CALL" job cmd args timeout, or "STREAM" job cmd args timeout plan_id (a
+ * run_plan: progress goes to main as "PROGRESS" job progress_json meanwhile). */
+static void s_call (s_actor_t *self, zmsg_t *msg, bool streamed)
 {
     char *job = zmsg_popstr (msg), *cmd = zmsg_popstr (msg), *args_text = zmsg_popstr (msg),
-         *timeout = zmsg_popstr (msg);
+         *timeout = zmsg_popstr (msg), *plan_id = streamed ? zmsg_popstr (msg) : NULL;
     char err[512] = "";
     json_t *reply = NULL;
     unsigned char *blob = NULL;
@@ -114,11 +170,19 @@ static void s_call (s_actor_t *self, zmsg_t *msg)
         snprintf (err, sizeof err, "Blender is not connected (%s:%d)", self->args.host, self->args.port);
     else {
         json_t *args = args_text && *args_text ? json_loads (args_text, 0, NULL) : NULL;
-        status = bmq_blender_link_call (self->link, cmd ? cmd : "", args, timeout ? atoi (timeout) : 30000,
-                                        &reply, &blob, &blob_len, err, sizeof err);
+        s_stream_ctx_t ctx = { self, job ? job : "" };
+        bmq_link_stream_t stream = { .on_progress = s_on_progress, .cancel = s_cancelled,
+                                     .cancel_plan_id = plan_id, .ctx = &ctx };
+        if (streamed)
+            status = bmq_blender_link_call_stream (self->link, cmd ? cmd : "", args, timeout ? atoi (timeout) : 30000,
+                                                  &stream, &reply, err, sizeof err);
+        else
+            status = bmq_blender_link_call (self->link, cmd ? cmd : "", args, timeout ? atoi (timeout) : 30000,
+                                            &reply, &blob, &blob_len, err, sizeof err);
         json_decref (args);
         if (status == BMQ_LINK_DOWN || status == BMQ_LINK_PROTOCOL) s_lost (self, err);
         else self->last_ping = bmq_mono_ms ();
+        if (status == BMQ_LINK_OK) s_note_rev (self, reply);
     }
     char elapsed[32], code[8];
     snprintf (elapsed, sizeof elapsed, "%.1f", bmq_mono_us () - t0);
@@ -136,7 +200,8 @@ static void s_call (s_actor_t *self, zmsg_t *msg)
     free (reply_text);
     free (blob);
     json_decref (reply);
-    free (job); free (cmd); free (args_text); free (timeout);
+    free (job); free (cmd); free (args_text); free (timeout); free (plan_id);
+    s_fetch_names (self);
 }
 
 /* "ACK" ids_json: main has recorded these interrupted-plan reports. */
@@ -170,19 +235,22 @@ static void s_idle (s_actor_t *self)
         if (now >= self->next_attempt) s_try_connect (self);
         return;
     }
+    s_fetch_names (self);           /* not fetched after a command (the pipe was busy), or at connect */
     if (now - self->last_ping < self->args.interval_ms) return;
     json_t *reply = NULL;
     char err[256];
     int status = bmq_blender_link_call (self->link, "ping", NULL, self->args.interval_ms, &reply, NULL, NULL,
                                         err, sizeof err);
+    if (status == BMQ_LINK_OK) s_note_rev (self, reply);       /* a person changed the scene in a GUI Blender */
     json_decref (reply);
     self->last_ping = bmq_mono_ms ();
     if (status != BMQ_LINK_OK) s_lost (self, status == BMQ_LINK_TIMEOUT ? "ping timed out" : err);
+    else s_fetch_names (self);
 }
 
 static void s_actor (zsock_t *pipe, void *arg)
 {
-    s_actor_t self = { .args = *(bmq_blender_actor_args_t *) arg, .pipe = pipe, .backoff_ms = 250 };
+    s_actor_t self = { .args = *(bmq_blender_actor_args_t *) arg, .pipe = pipe, .backoff_ms = 250, .rev = -1 };
     free (arg);
     self.link = bmq_blender_link_new (self.args.host, self.args.port, self.args.token);
     sodium_memzero (self.args.token, sizeof self.args.token);     /* the link holds its own copy */
@@ -204,7 +272,8 @@ static void s_actor (zsock_t *pipe, void *arg)
             if (!msg) break;
             char *command = zmsg_popstr (msg);
             bool term = command && !strcmp (command, "$TERM");
-            if (command && !strcmp (command, "CALL")) s_call (&self, msg);
+            if (command && !strcmp (command, "CALL")) s_call (&self, msg, false);
+            else if (command && !strcmp (command, "STREAM")) s_call (&self, msg, true);
             else if (command && !strcmp (command, "ACK")) s_ack (&self, msg);
             free (command);
             zmsg_destroy (&msg);

@@ -4,6 +4,11 @@
  * a step runs in Blender: it talks to this actor over its pipe.
  *
  *   main → actor:  "CALL" job_id cmd args_json timeout_ms
+ *   main → actor:  "STREAM" job_id cmd args_json timeout_ms plan_id   (run_plan:
+ *                  bmq_blender_link_call_stream; *args.cancel set by main sends
+ *                  cancel_plan for plan_id)
+ *   actor → main:  "PROGRESS" job_id progress_json   (a STREAM's progress frames,
+ *                  as they arrive, before its RESULT)
  *   actor → main:  "RESULT" job_id status reply_json blob error elapsed_us
  *                  (status: the bmq_link_status_t number; reply_json "" unless OK)
  *   actor → main:  "STATE" "connected"|"disconnected" detail
@@ -12,6 +17,9 @@
  *                  object; an "open_plan" was already rolled back, before any
  *                  other command, and carries "rollback": {status, removed,
  *                  restored} or {status: "rollback failed", error})
+ *   actor → main:  "NAMES" result_json   (scene_names' result: {names, count,
+ *                  truncated}; after connect, and whenever a reply's rev says the
+ *                  scene's names may have changed, once the pipe is quiet)
  *   main → actor:  "ACK" ids_json         (report ids main has recorded: the actor
  *                  sends interrupted_ack; unacknowledged reports come again at
  *                  the next hello)
@@ -23,6 +31,7 @@
 #define BMQ_BLENDER_ACTOR_H
 
 #include <czmq.h>
+#include <stdatomic.h>
 
 typedef struct {
     char host[256];
@@ -33,6 +42,7 @@ typedef struct {
     int  connect_timeout_ms;
     int  reconnect_max_ms;
     int  command_timeout_ms; /* plan_rollback of an open plan, interrupted_ack */
+    atomic_bool *cancel;     /* owned by main, outlives the actor: true asks a STREAM to cancel (or NULL) */
 } bmq_blender_actor_args_t;
 
 /* Start the actor; `args` is copied. */

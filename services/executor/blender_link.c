@@ -599,3 +599,75 @@ bmq_link_status_t bmq_blender_link_call (bmq_blender_link_t *self, const char *c
         free (blob);
     }
 }
+
+/* A frame that is the link speaking about itself (id 0, not ok): the add-on closes. */
+static bool s_refusal (const json_t *msg)
+{
+    json_t *rid = json_object_get (msg, "id");
+    return json_is_integer (rid) && json_integer_value (rid) == 0 && !json_is_true (json_object_get (msg, "ok"));
+}
+
+bmq_link_status_t bmq_blender_link_call_stream (bmq_blender_link_t *self, const char *cmd, json_t *args, int timeout_ms,
+                                                const bmq_link_stream_t *stream, json_t **reply_out,
+                                                char *err, size_t errlen)
+{
+    *reply_out = NULL;
+    if (self->fd < 0) { ERR ("not connected to Blender"); return BMQ_LINK_DOWN; }
+    int64_t id = self->next_id++;
+    int64_t deadline = s_now_ms () + timeout_ms;
+    json_t *req = json_pack ("{s:I, s:s, s:o, s:i}", "id", (json_int_t) id, "cmd", cmd,
+                             "args", args ? json_incref (args) : json_object (), "deadline_ms", timeout_ms);
+    int rc = s_send_frame (self->fd, req, deadline);
+    json_decref (req);
+    if (rc) { ERR ("connection to Blender lost while sending %s", cmd); bmq_blender_link_close (self); return BMQ_LINK_DOWN; }
+    bool cancel_sent = false;
+    for (;;) {
+        if (!cancel_sent && stream->cancel && stream->cancel (stream->ctx)) {
+            json_t *c = json_pack ("{s:I, s:s, s:{s:s}}", "id", (json_int_t) self->next_id++, "cmd", "cancel_plan",
+                                   "args", "plan_id", stream->cancel_plan_id ? stream->cancel_plan_id : "");
+            rc = s_send_frame (self->fd, c, s_now_ms () + timeout_ms);
+            json_decref (c);
+            if (rc) { ERR ("connection to Blender lost while sending cancel_plan"); bmq_blender_link_close (self); return BMQ_LINK_DOWN; }
+            cancel_sent = true;
+        }
+        int64_t now = s_now_ms ();
+        if (now >= deadline) {
+            ERR ("%s: nothing from Blender for %d ms: the link was closed (Blender rolls an open plan back)", cmd, timeout_ms);
+            bmq_blender_link_close (self);
+            return BMQ_LINK_DOWN;
+        }
+        int64_t slice = cancel_sent || !stream->cancel ? deadline : now + BMQ_LINK_CANCEL_POLL_MS;
+        int w = s_wait (self->fd, POLLIN, slice < deadline ? slice : deadline);
+        if (w == 0) continue;
+        if (w < 0) { ERR ("connection to Blender lost"); bmq_blender_link_close (self); return BMQ_LINK_DOWN; }
+        json_t *msg = NULL;
+        unsigned char *blob = NULL;
+        size_t blen = 0;
+        rc = s_recv_frame (self->fd, deadline, &msg, &blob, &blen, err, errlen);
+        free (blob);                    /* run_plan's frames carry none */
+        if (rc == BMQ_LINK_TIMEOUT) continue;
+        if (rc) {
+            if (rc == BMQ_LINK_DOWN && err && !strstr (err, "inside")) ERR ("connection to Blender lost");
+            bmq_blender_link_close (self);
+            return rc == BMQ_LINK_DOWN ? BMQ_LINK_DOWN : (bmq_link_status_t) rc;
+        }
+        json_t *rid = json_object_get (msg, "id");
+        bool ours = json_is_integer (rid) && json_integer_value (rid) == id;
+        json_t *progress = json_object_get (msg, "progress");
+        if (ours && json_is_object (progress) && !json_object_get (msg, "ok")) {
+            deadline = s_now_ms () + timeout_ms;
+            if (stream->on_progress) stream->on_progress (stream->ctx, progress);
+            json_decref (msg);
+            continue;
+        }
+        if (ours) { *reply_out = msg; return BMQ_LINK_OK; }
+        if (s_refusal (msg)) {
+            ERR ("Blender closed the connection: %s", json_string_value (json_object_get (msg, "error")) ?
+                 json_string_value (json_object_get (msg, "error")) : "?");
+            json_decref (msg);
+            bmq_blender_link_close (self);
+            return BMQ_LINK_DOWN;
+        }
+        json_decref (msg);              /* cancel_plan's answer, or a late reply to an earlier call */
+    }
+}

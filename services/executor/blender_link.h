@@ -77,4 +77,23 @@ bmq_link_status_t bmq_blender_link_call (bmq_blender_link_t *self, const char *c
                                          json_t **reply_out, unsigned char **blob_out, size_t *blob_len_out,
                                          char *err, size_t errlen);
 
+/* A command whose answer streams (run_plan): frames {id, progress: {...}} with
+ * the request's id and no "ok" go to on_progress (the object is borrowed) as
+ * they arrive, each restarting the timeout_ms window; the frame with "ok" ends
+ * the call, as in bmq_blender_link_call. While waiting, cancel() is asked every
+ * BMQ_LINK_CANCEL_POLL_MS; the first true sends cancel_plan {plan_id:
+ * cancel_plan_id} once (its answer is skipped). No progress for timeout_ms
+ * leaves the stream misaligned: the connection is closed and the call is DOWN
+ * (the add-on rolls an open plan back when its link drops). */
+#define BMQ_LINK_CANCEL_POLL_MS 20
+typedef struct {
+    void (*on_progress) (void *ctx, const json_t *progress);
+    bool (*cancel) (void *ctx);
+    const char *cancel_plan_id;
+    void *ctx;
+} bmq_link_stream_t;
+bmq_link_status_t bmq_blender_link_call_stream (bmq_blender_link_t *self, const char *cmd, json_t *args, int timeout_ms,
+                                                const bmq_link_stream_t *stream, json_t **reply_out,
+                                                char *err, size_t errlen);
+
 #endif

@@ -4,8 +4,10 @@
  *
  *   executor_service.c     the loop, request intake, the Blender actor's pipe, SIGTERM
  *   executor_plan.c        a plan's state machine: begin, steps, commit or rollback, the end
+ *   executor_pipeline.c    a plan as run_plan chunks: progress frames become events (issue 14)
  *   executor_interrupted.c plans Blender rolled back on its own (HELLO reports), held events
- *   executor_requesters.c  a requester that goes silent */
+ *   executor_requesters.c  a requester that goes silent
+ *   executor_names.c       the scene's object names, published as scene.names */
 #ifndef BMQ_EXECUTOR_INTERNAL_H
 #define BMQ_EXECUTOR_INTERNAL_H
 
@@ -15,6 +17,8 @@
 #include "executor_job.h"
 #include "plan_seal.h"
 #include "script_jobs.h"
+
+#include <stdatomic.h>
 
 #define QUEUE_MAX 1000
 #define RECORDED_MAX 64             /* interrupted-plan report ids remembered (a lost ack repeats them) */
@@ -33,6 +37,8 @@ typedef struct executor_t {
     zlistx_t      *queue;
     bmq_job_t     *current;
     bool           waiting;           /* a CALL is outstanding */
+    bool           pipeline;          /* executor.pipeline: plans go as run_plan chunks (issue 14) */
+    atomic_bool    link_cancel;       /* the streaming run_plan should stop (read by the Blender actor) */
     bool           blender_up;
     char           blender_detail[256];
     int            step_timeout, command_timeout;
@@ -45,6 +51,7 @@ typedef struct executor_t {
     int64_t        last_watch;
     int64_t        watch_grace;       /* after a stall of our own: no requester judged before then */
     json_t        *held;              /* [{cid, body}]: interrupted-plan events waiting for one */
+    json_t        *scene_names;       /* scene_names' latest result {names, count, truncated}, or NULL */
 } executor_t;
 
 /* `env` is stolen and sent to the job's requester. */
@@ -60,10 +67,31 @@ void executor_pump (executor_t *ex);
  * execute.result; `rollback` (or NULL) is stolen. */
 void executor_finish_plan (executor_t *ex, const char *status, const char *error, json_int_t failed_step,
                            json_t *rollback);
+/* A run_plan progress frame (a step ended in Blender). */
+void executor_run_progress (executor_t *ex, const char *progress_text);
+/* The answer to a run_plan chunk. */
+void executor_run_result (executor_t *ex, int status, json_t *reply, const char *err);
 /* Blender's answer to plan_begin, plan_commit or plan_rollback. */
 void executor_phase_result (executor_t *ex, int status, json_t *reply, const char *err);
 /* Blender's answer to run_step. */
-void executor_step_result (executor_t *ex, int status, json_t *reply, const char *err, double elapsed_us);
+/* A step's answer (run_step's reply, or a run_plan progress frame made into one
+ * when `streamed`): its progress event and audit record; a failure is noted on
+ * the job (and, unless streamed, leads to rollback or commit). */
+void executor_step_result (executor_t *ex, int status, json_t *reply, const char *err, double elapsed_us, bool streamed);
+/* Progress for the job's requester and the watchers; `body` is stolen. */
+void executor_progress (executor_t *ex, bmq_job_t *job, json_t *body);
+/* Blender rolled the job's plan back (ok, result {removed, restored}) or could
+ * not (why): the rollback event and audit record; returns the rollback object. */
+json_t *executor_rolled_back (executor_t *ex, bmq_job_t *job, bool ok, const json_t *result, const char *why);
+/* executor_names.c: the actor's NAMES (scene_names' result) → scene.names on
+ * the PUB; again for a new subscriber. */
+void executor_on_names (executor_t *ex, const char *result_text);
+void executor_republish_names (executor_t *ex);
+/* executor_pipeline.c: send the job's next run_plan chunk (from job->step). */
+void executor_send_chunk (executor_t *ex, bmq_job_t *job);
+/* Stopping: a streaming plan is cancelled in Blender (rolled back there),
+ * and ends "interrupted" when its answer comes. */
+void executor_stop_run (executor_t *ex);
 
 /* executor_interrupted.c */
 /* "HELLO" from the actor: record the interrupted-plan reports, acknowledge them. */

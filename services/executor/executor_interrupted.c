@@ -39,8 +39,10 @@ static void s_publish_late (executor_t *ex, const char *cid, json_t *body)
 void executor_on_subscription (executor_t *ex)
 {
     zframe_t *frame = zframe_recv (ex->pub);
-    if (frame && zframe_size (frame) >= 1) ex->subscribed = zframe_data (frame)[0] == 1;
+    bool joined = frame && zframe_size (frame) >= 1 && zframe_data (frame)[0] == 1;
+    if (frame && zframe_size (frame) >= 1) ex->subscribed = joined;
     zframe_destroy (&frame);
+    if (joined) executor_republish_names (ex);      /* a gateway that (re)started needs the names */
     if (!ex->subscribed || !json_array_size (ex->held)) return;
     size_t i;
     json_t *item;

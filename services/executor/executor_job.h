@@ -10,7 +10,9 @@
 typedef enum { BMQ_JOB_PLAN, BMQ_JOB_COMMAND } bmq_job_kind_t;
 /* A plan runs in a transaction: BEGIN (Blender notes the scene), STEPS, then
  * COMMIT, or ROLLBACK after a failed step (unless keep_partial). */
-typedef enum { BMQ_PHASE_BEGIN, BMQ_PHASE_STEPS, BMQ_PHASE_COMMIT, BMQ_PHASE_ROLLBACK } bmq_job_phase_t;
+/* Pipelined (executor.pipeline): RUN while a run_plan chunk streams; between
+ * chunks STEPS again (a cancel then sends plan_rollback / plan_commit). */
+typedef enum { BMQ_PHASE_BEGIN, BMQ_PHASE_STEPS, BMQ_PHASE_COMMIT, BMQ_PHASE_ROLLBACK, BMQ_PHASE_RUN } bmq_job_phase_t;
 
 typedef struct {
     bmq_job_kind_t kind;
@@ -27,6 +29,8 @@ typedef struct {
     char      fail_status[16];        /* PLAN: set when a step failed: "failed" */
     char      fail_error[600];
     long long failed_step;
+    bool      final_chunk;            /* PLAN, pipelined: the chunk in flight commits the plan */
+    bool      stopping;               /* PLAN, pipelined: cancelled because the executor is stopping */
     json_t   *created;                /* PLAN: names of objects created so far */
     json_t   *names;                  /* PLAN: a step's "name" → the object's actual name ("box.001"
                                          when the scene had a "box"); later targets use it */

@@ -1,5 +1,9 @@
 /* executor_plan — a sealed plan's state machine in the executor.
  *
+ * With executor.pipeline (the default) the steps go to Blender as run_plan
+ * chunks instead (executor_pipeline.c), and only a cancel between chunks uses
+ * plan_rollback / plan_commit here. Without it:
+ *
  * BEGIN tells Blender the plan's story (cid), then each step waits for
  * Blender's acknowledgement before the next is sent; after the last, COMMIT.
  * The first failing step (or a cancel) leads to ROLLBACK, or to COMMIT when
@@ -12,7 +16,7 @@
 #include "log.h"
 #include "progress_stamp.h"
 
-static void s_progress (executor_t *ex, bmq_job_t *job, json_t *body)
+void executor_progress (executor_t *ex, bmq_job_t *job, json_t *body)
 {
     json_object_set_new (body, "plan_id", json_string (job->plan_id));
     json_object_set_new (body, "total", json_integer ((json_int_t) job->total));
@@ -27,9 +31,16 @@ static void s_progress (executor_t *ex, bmq_job_t *job, json_t *body)
  * add-on rolls it back itself and reports what it removed at the next
  * connection, recorded then as plan.interrupted in this story. A commit on its
  * way may or may not have arrived. */
+static bool s_committing (const bmq_job_t *job)
+{
+    /* pipelined: the last chunk's steps all reported, only its commit was left */
+    return (job->phase == BMQ_PHASE_COMMIT || (job->phase == BMQ_PHASE_RUN && job->final_chunk && job->step >= job->total))
+           && !*job->fail_status;
+}
+
 static json_t *s_rollback_by_blender (const bmq_job_t *job)
 {
-    if (job->phase == BMQ_PHASE_COMMIT && !*job->fail_status)
+    if (s_committing (job))
         return json_pack ("{s:s, s:s, s:s}", "status", "unknown", "by", "blender", "detail",
                           "the link dropped while the plan was being committed: if the commit did not reach Blender, "
                           "Blender rolled the plan back, and plan.interrupted in this story says what it removed");
@@ -57,7 +68,7 @@ void executor_finish_plan (executor_t *ex, const char *status, const char *error
     if (!strcmp (status, "interrupted") && !rollback) {      /* the link is gone with the plan open */
         rollback = s_rollback_by_blender (job);
         snprintf (honest, sizeof honest, "%s; %s", error ? error : "interrupted",
-                  job->phase == BMQ_PHASE_COMMIT && !*job->fail_status ? "the commit may not have reached Blender"
+                  s_committing (job) ? "the commit may not have reached Blender"
                                                                       : "Blender rolls the plan back");
         error = honest;
     }
@@ -66,7 +77,7 @@ void executor_finish_plan (executor_t *ex, const char *status, const char *error
     if (rollback) json_object_set_new (end, "rollback", rollback);
     if (error) json_object_set_new (end, "error", json_string (error));
     if (failed_step > 0) json_object_set_new (end, "failed_step", json_integer (failed_step));
-    s_progress (ex, job, json_deep_copy (end));
+    executor_progress (ex, job, json_deep_copy (end));
     json_object_set_new (end, "plan_id", json_string (job->plan_id));
     json_object_set_new (end, "steps_done", json_integer ((json_int_t) job->step));
     json_object_set_new (end, "steps_total", json_integer ((json_int_t) job->total));
@@ -87,7 +98,7 @@ void executor_pump (executor_t *ex)
             if (!ex->current) return;
             ex->current->started_us = bmq_mono_us ();
             if (ex->current->kind == BMQ_JOB_PLAN) {
-                s_progress (ex, ex->current, json_pack ("{s:s, s:s, s:i}", "event", "plan", "status", "started", "step", 0));
+                executor_progress (ex, ex->current, json_pack ("{s:s, s:s, s:i}", "event", "plan", "status", "started", "step", 0));
                 bmq_audit_record (ex->audit, ex->current->cid, "plan.start",
                                   json_pack ("{s:s, s:I}", "plan_id", ex->current->plan_id, "steps", (json_int_t) ex->current->total));
             }
@@ -111,6 +122,10 @@ void executor_pump (executor_t *ex)
                           job->step, job->total);
             job->failed_step = 0;
             job->phase = job->keep_partial ? BMQ_PHASE_COMMIT : BMQ_PHASE_ROLLBACK;
+        }
+        if (ex->pipeline && (job->phase == BMQ_PHASE_BEGIN || job->phase == BMQ_PHASE_STEPS)) {
+            executor_send_chunk (ex, job);      /* plan_begin and plan_commit fold into run_plan */
+            return;
         }
         if (job->phase == BMQ_PHASE_STEPS && job->step >= job->total) job->phase = BMQ_PHASE_COMMIT;
         switch (job->phase) {
@@ -159,20 +174,24 @@ void executor_phase_result (executor_t *ex, int status, json_t *reply, const cha
         if (*job->fail_status) executor_finish_plan (ex, job->fail_status, job->fail_error, job->failed_step, NULL);
         else executor_finish_plan (ex, "done", NULL, 0, NULL);
     }
-    else {
-        json_t *result = json_object_get (reply, "result");
-        json_t *rb = ok ? json_pack ("{s:s, s:O, s:O}", "status", "rolled back",
-                                     "removed", json_object_get (result, "removed"), "restored", json_object_get (result, "restored"))
-                        : json_pack ("{s:s, s:s}", "status", "rollback failed", "error", why ? why : "timed out");
-        json_t *ev = json_pack ("{s:s, s:I, s:s, s:O}", "event", "rollback", "step", (json_int_t) job->step,
-                                "status", ok ? "rolled back" : "rollback failed", "rollback", rb);
-        s_progress (ex, job, ev);
-        bmq_audit_record (ex->audit, job->cid, "rollback", json_pack ("{s:s, s:O}", "plan_id", job->plan_id, "rollback", rb));
-        executor_finish_plan (ex, job->fail_status, job->fail_error, job->failed_step, rb);
-    }
+    else
+        executor_finish_plan (ex, job->fail_status, job->fail_error, job->failed_step,
+                              executor_rolled_back (ex, job, ok, json_object_get (reply, "result"), why));
 }
 
-void executor_step_result (executor_t *ex, int status, json_t *reply, const char *err, double elapsed_us)
+json_t *executor_rolled_back (executor_t *ex, bmq_job_t *job, bool ok, const json_t *result, const char *why)
+{
+    json_t *rb = ok ? json_pack ("{s:s, s:O, s:O}", "status", "rolled back",
+                                 "removed", json_object_get (result, "removed"), "restored", json_object_get (result, "restored"))
+                    : json_pack ("{s:s, s:s}", "status", "rollback failed", "error", why ? why : "timed out");
+    json_t *ev = json_pack ("{s:s, s:I, s:s, s:O}", "event", "rollback", "step", (json_int_t) job->step,
+                            "status", ok ? "rolled back" : "rollback failed", "rollback", rb);
+    executor_progress (ex, job, ev);
+    bmq_audit_record (ex->audit, job->cid, "rollback", json_pack ("{s:s, s:O}", "plan_id", job->plan_id, "rollback", rb));
+    return rb;
+}
+
+void executor_step_result (executor_t *ex, int status, json_t *reply, const char *err, double elapsed_us, bool streamed)
 {
     bmq_job_t *job = ex->current;
     json_t *step = json_array_get (job->plan, job->step);
@@ -214,12 +233,13 @@ void executor_step_result (executor_t *ex, int status, json_t *reply, const char
     char error_text[600];
     snprintf (error_text, sizeof error_text, "step %lld (%s): %s", (long long) k, op ? op : "?",
               json_string_value (json_object_get (ev, "error")) ? json_string_value (json_object_get (ev, "error")) : "");
-    s_progress (ex, job, ev);
+    executor_progress (ex, job, ev);
     if (!fail) { job->step++; return; }
     if (!strcmp (fail, "interrupted")) { executor_finish_plan (ex, fail, error_text, k, NULL); return; }
-    /* a failed step: stop, then roll back (or keep what was done, if asked) */
+    /* a failed step: stop, then roll back (or keep what was done, if asked); a
+     * streamed plan's add-on does that itself and says so in run_plan's answer */
     snprintf (job->fail_status, sizeof job->fail_status, "%s", fail);
     snprintf (job->fail_error, sizeof job->fail_error, "%s", error_text);
     job->failed_step = k;
-    job->phase = job->keep_partial ? BMQ_PHASE_COMMIT : BMQ_PHASE_ROLLBACK;
+    if (!streamed) job->phase = job->keep_partial ? BMQ_PHASE_COMMIT : BMQ_PHASE_ROLLBACK;
 }

@@ -97,6 +97,17 @@ static void s_on_actor (executor_t *ex)
         executor_on_hello (ex, text);
         free (text);
     }
+    else if (kind && !strcmp (kind, "NAMES")) {
+        char *text = zmsg_popstr (msg);
+        executor_on_names (ex, text);
+        free (text);
+    }
+    else if (kind && !strcmp (kind, "PROGRESS") && ex->current) {
+        char *job = zmsg_popstr (msg), *text = zmsg_popstr (msg);
+        executor_run_progress (ex, text);
+        free (job);
+        free (text);
+    }
     else if (kind && !strcmp (kind, "RESULT") && ex->current) {
         char *job = zmsg_popstr (msg), *code = zmsg_popstr (msg), *reply_text = zmsg_popstr (msg);
         zframe_t *blob = zmsg_pop (msg);
@@ -104,8 +115,9 @@ static void s_on_actor (executor_t *ex)
         json_t *reply = reply_text && *reply_text ? json_loads (reply_text, 0, NULL) : NULL;
         int status = code ? atoi (code) : BMQ_LINK_DOWN;
         ex->waiting = false;
-        if (ex->current->kind == BMQ_JOB_PLAN && ex->current->phase != BMQ_PHASE_STEPS) executor_phase_result (ex, status, reply, err);
-        else if (ex->current->kind == BMQ_JOB_PLAN) executor_step_result (ex, status, reply, err, elapsed ? atof (elapsed) : 0);
+        if (ex->current->kind == BMQ_JOB_PLAN && ex->current->phase == BMQ_PHASE_RUN) executor_run_result (ex, status, reply, err);
+        else if (ex->current->kind == BMQ_JOB_PLAN && ex->current->phase != BMQ_PHASE_STEPS) executor_phase_result (ex, status, reply, err);
+        else if (ex->current->kind == BMQ_JOB_PLAN) executor_step_result (ex, status, reply, err, elapsed ? atof (elapsed) : 0, false);
         else s_command_result (ex, status, reply, blob, err);
         json_decref (reply);
         zframe_destroy (&blob);
@@ -232,12 +244,15 @@ static void s_on_request (executor_t *ex)
 }
 
 /* SIGTERM (or SIGINT): let the call Blender is running answer (bounded), so a
- * commit that went through is reported as done; then the running plan ends as
- * "interrupted" (the link closes next and Blender rolls it back), a running
- * command gets an error, and queued plans are cancelled. */
+ * commit that went through is reported as done; a pipelined plan is cancelled
+ * in Blender first, which rolls it back and says what it removed. A plan
+ * still running then ends as "interrupted" (the link closes next and Blender
+ * rolls it back), a running command gets an error, and queued plans are
+ * cancelled. */
 static void s_stop (executor_t *ex)
 {
     if (ex->waiting) {
+        executor_stop_run (ex);         /* pipelined: stop after the current step, not at the plan's end */
         zpoller_t *poller = zpoller_new (ex->blender, NULL);
         zpoller_set_nonstop (poller, true);           /* zsys_interrupted is set: wait anyway */
         int64_t deadline = bmq_mono_ms () + (ex->step_timeout < 5000 ? ex->step_timeout : 5000);
@@ -285,6 +300,8 @@ int bmq_executor_service_run (bmq_config_t *cfg)
     ex.liveness = (int) bmq_config_int (cfg, "heartbeat.liveness") > 0 ? (int) bmq_config_int (cfg, "heartbeat.liveness") : 3;
     ex.requesters = executor_requesters_new ();
     ex.command_timeout = (int) bmq_config_int (cfg, "executor.command_timeout_ms");
+    ex.pipeline = bmq_config_bool (cfg, "executor.pipeline");
+    atomic_init (&ex.link_cancel, false);
     const char *keypath = bmq_config_str (cfg, "security.verdict_key_file");
     if (!*keypath || bmq_seal_key_load (keypath, &ex.key, err, sizeof err)) {
         bmq_error ("no verdict key: %s", *keypath ? err : "security.verdict_key_file is not set");
@@ -294,6 +311,7 @@ int bmq_executor_service_run (bmq_config_t *cfg)
         .port = (int) bmq_config_int (cfg, "blender.port"),
         .interval_ms = (int) bmq_config_int (cfg, "heartbeat.interval_ms"),
         .connect_timeout_ms = (int) bmq_config_int (cfg, "blender.connect_timeout_ms"),
+        .cancel = &ex.link_cancel,
         .reconnect_max_ms = (int) bmq_config_int (cfg, "blender.reconnect_max_ms"),
         .command_timeout_ms = (int) bmq_config_int (cfg, "executor.command_timeout_ms"),
     };
@@ -337,6 +355,8 @@ int bmq_executor_service_run (bmq_config_t *cfg)
                 bmq_envelope_destroy (&env);
             }
             executor_watch_requesters (&ex);
+            if (ex.current && ex.current->phase == BMQ_PHASE_RUN && ex.current->cancel)
+                atomic_store (&ex.link_cancel, true);       /* the actor sends cancel_plan between steps */
             executor_pump (&ex);
             bmq_audit_tick (ex.audit);
         }
@@ -357,6 +377,7 @@ int bmq_executor_service_run (bmq_config_t *cfg)
     bmq_audit_destroy (&ex.audit);
     zsock_destroy (&ex.pub);
     json_decref (ex.held);
+    json_decref (ex.scene_names);
     zsock_destroy (&ex.router);
     return code;
 }

@@ -6,6 +6,7 @@ struct bmq_executor_set_t {
     size_t      count;
     char       *names[BMQ_MAX_EXECUTORS];
     bmq_peer_t *peers[BMQ_MAX_EXECUTORS];
+    json_t     *scene[BMQ_MAX_EXECUTORS];  /* the latest scene.names of each, or NULL */
 };
 
 #define ERR(...) do { if (err) snprintf (err, errlen, __VA_ARGS__); } while (0)
@@ -55,6 +56,7 @@ void bmq_executor_set_destroy (bmq_executor_set_t **self_p)
     for (size_t i = 0; i < self->count; i++) {
         free (self->names[i]);
         bmq_peer_destroy (&self->peers[i]);
+        json_decref (self->scene[i]);
     }
     free (self);
     *self_p = NULL;
@@ -86,4 +88,18 @@ void bmq_executor_set_names (const bmq_executor_set_t *self, char *out, size_t l
         strncat (out, i ? ", " : "", len - strlen (out) - 1);
         strncat (out, self->names[i], len - strlen (out) - 1);
     }
+}
+
+int bmq_executor_set_keep_names (bmq_executor_set_t *self, const char *name, json_t *names)
+{
+    int i = name && *name ? bmq_executor_set_find (self, name) : -1;
+    if (i < 0 || !json_is_array (names)) { json_decref (names); return -1; }
+    json_decref (self->scene[i]);
+    self->scene[i] = names;
+    return 0;
+}
+
+const json_t *bmq_executor_set_scene_names (const bmq_executor_set_t *self, size_t index)
+{
+    return index < self->count ? self->scene[index] : NULL;
 }

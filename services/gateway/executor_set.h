@@ -24,6 +24,12 @@ const char *bmq_executor_set_name (const bmq_executor_set_t *self, size_t index)
 int    bmq_executor_set_find (const bmq_executor_set_t *self, const char *target);
 /* The index whose socket is `sock`, or -1. */
 int    bmq_executor_set_by_sock (bmq_executor_set_t *self, void *sock);
+/* The latest scene.names the executor called `name` published (issue 14):
+ * `names` (an array of strings) is stolen. -1 (and freed) for an unknown
+ * executor. */
+int    bmq_executor_set_keep_names (bmq_executor_set_t *self, const char *name, json_t *names);
+/* Those names (borrowed), or NULL when none came yet. */
+const json_t *bmq_executor_set_scene_names (const bmq_executor_set_t *self, size_t index);
 /* "local, gui" for messages. */
 void   bmq_executor_set_names (const bmq_executor_set_t *self, char *out, size_t len);
 

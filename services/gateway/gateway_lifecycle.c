@@ -30,15 +30,16 @@ static void s_submit_validators (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope
 
 /* ---- validating a plan ----------------------------------------------------- */
 
-/* Does the plan name objects, or target a name no earlier step creates? Then
- * the validator needs the scene's names: to let it act on existing objects,
- * and to catch a new object whose name is taken (Blender would call it
- * "name.001") being targeted later. */
+/* Does the plan target a name no earlier step creates? Then the validator
+ * needs the scene's names, to let it act on existing objects. A plan that only
+ * names its own objects and targets them (every recipe) does not: a name the
+ * scene already holds is no error (Blender calls the new object "name.001" and
+ * the add-on maps the plan's later targets of that name to it), so its verdict
+ * is the same with or without the scene, and it skips the lookup. */
 static bool s_targets_scene (const json_t *plan)
 {
     size_t n = json_array_size (plan);
     for (size_t i = 0; i < n; i++) {
-        if (json_object_get (json_array_get (plan, i), "name")) return true;
         const char *target = json_string_value (json_object_get (json_array_get (plan, i), "target"));
         if (!target) continue;
         bool made = false;
@@ -61,16 +62,44 @@ static void s_validate_with (bmq_gw_t *gw, bmq_gw_request_t *r, json_t *scene_ob
     s_submit_validators (gw, r, &req);
 }
 
-/* → LOOKING (the plan needs the scene's names) or VALIDATING. */
-static void s_validate (bmq_gw_t *gw, bmq_gw_request_t *r)
+/* Ask the executor for the scene's names: → LOOKING. */
+static void s_look (bmq_gw_t *gw, bmq_gw_request_t *r)
 {
-    if (!json_is_array (r->plan) || !s_targets_scene (r->plan)) { s_validate_with (gw, r, NULL); return; }
     bmq_envelope_t *look = bmq_envelope_new (BMQ_MSG_SCENE_REQUEST, r->cid,
         json_pack ("{s:s, s:{s:i}}", "command", "scene_info", "args", "limit", 1000));
     bmq_gw_for_client (r, look);
     s_enter (gw, r, BMQ_REQ_LOOKING);
     s_send_executor (gw, r, look);
     bmq_envelope_destroy (&look);
+}
+
+/* → VALIDATING, or LOOKING when the plan targets objects it does not make and
+ * the executor has published no names yet. With the names it published last
+ * (scene.names) the plan is validated at once, without waiting behind the
+ * executor's queue; they may be a moment old, so a plan they make the
+ * validator refuse for a target is looked up afresh once (s_verdict). A target
+ * they wrongly let through fails in Blender at run time, rolled back, as a
+ * scene changed between a lookup and the run always could. */
+static void s_validate (bmq_gw_t *gw, bmq_gw_request_t *r)
+{
+    if (!json_is_array (r->plan) || !s_targets_scene (r->plan)) { s_validate_with (gw, r, NULL); return; }
+    const json_t *names = bmq_executor_set_scene_names (gw->executors, (size_t) r->executor);
+    if (!names || r->looked) { s_look (gw, r); return; }
+    r->names_cached = true;
+    s_validate_with (gw, r, json_deep_copy (names));
+}
+
+/* Did the validator refuse a target it did not find among the scene's names? */
+static bool s_refused_for_scene (const json_t *body)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach (json_object_get (body, "errors"), i, e) {
+        const char *field = json_string_value (json_object_get (e, "field"));
+        const char *reason = json_string_value (json_object_get (e, "reason"));
+        if (field && !strcmp (field, "target") && reason && strstr (reason, "already in the scene")) return true;
+    }
+    return false;
 }
 
 /* ---- start actions (BMQ_REQ_ROUTE) ------------------------------------------ */
@@ -178,6 +207,7 @@ static void s_planned (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
 static void s_scene_names (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
 {
     json_t *names = NULL;
+    r->looked = true;
     if ((*env)->type == BMQ_MSG_SCENE_REPLY) {
         names = json_array ();
         size_t i;
@@ -196,6 +226,11 @@ static void s_verdict (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
 {
     const bmq_envelope_t *verdict = *env;
     bool accepted = json_is_true (json_object_get (verdict->body, "accepted"));
+    if (!accepted && verdict->type == BMQ_MSG_VALIDATE_REPLY && r->names_cached && !r->looked
+        && s_refused_for_scene (verdict->body)) {
+        s_look (gw, r);             /* the published names may be a moment old: ask the executor itself */
+        return;
+    }
     bmq_envelope_t *copy = bmq_envelope_reply (verdict, verdict->type, json_deep_copy (verdict->body));
     json_object_del (copy->body, "seal");
     json_object_set_new (copy->body, "plan_id", json_string (r->plan_id));

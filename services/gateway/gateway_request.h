@@ -43,6 +43,8 @@ typedef struct {
     int64_t   handed_ms;                 /* when (monotonic ms) */
     long long steps_done, steps_total;   /* a plan's progress as the executor reported it */
     bool      plan_started;              /* the executor opened the plan in Blender */
+    bool      names_cached;              /* validated against the executor's published scene.names */
+    bool      looked;                    /* the executor was asked for the scene's names */
 } bmq_gw_request_t;
 
 bmq_gw_request_t *bmq_gw_request_new (bmq_req_kind_t kind, const bmq_envelope_t *req, zframe_t *rid, int timeout_ms);

@@ -203,11 +203,31 @@ static void s_expire (bmq_gw_t *gw)
     zlistx_destroy (&late);
 }
 
+/* scene.names: kept per executor (validation reads them instead of asking the
+ * executor), not passed on to clients. Only a frame that names the type near
+ * its start is decoded (the envelope's type comes third; everything else the
+ * SUB carries is progress, passed through as it is). */
+static bool s_scene_names (bmq_gw_t *gw, zframe_t *frame)
+{
+    static const char tag[] = "scene.names";
+    size_t len = zframe_size (frame);
+    if (!memmem (zframe_data (frame), len < 48 ? len : 48, tag, sizeof tag - 1)) return false;
+    char err[256];
+    bmq_envelope_t *env = bmq_envelope_decode (zframe_data (frame), len, err, sizeof err);
+    if (!env || env->type != BMQ_MSG_SCENE_NAMES) { bmq_envelope_destroy (&env); return false; }
+    if (bmq_executor_set_keep_names (gw->executors, bmq_body_str (env, "executor"),
+                                     json_incref (json_object_get (env->body, "names"))))
+        bmq_warn ("scene.names from an executor this gateway does not know ('%s'): ignored", bmq_body_str (env, "executor"));
+    bmq_envelope_destroy (&env);
+    return true;
+}
+
 static void s_forward_events (bmq_gw_t *gw)
 {
     zmsg_t *msg = zmsg_recv (gw->sub);
     if (!msg) return;
     zframe_t *frame = zmsg_first (msg);
+    if (frame && s_scene_names (gw, frame)) { zmsg_destroy (&msg); return; }
     if (frame) bmq_story_event (gw->stories, zframe_data (frame), zframe_size (frame));     /* HTTP: SSE, metrics */
     zmsg_send (&msg, gw->pub);              /* already-encoded envelopes: pass through */
 }

@@ -15,7 +15,7 @@ static json_t *s_body_for (bmq_msg_type_t type)
 {
     json_t *body = json_object ();
     const char *strs[] = { "service", "state", "code", "message", "prompt", "plan_id", "source", "plan_hash", "seal",
-                           "status", "operation", "command", "kind", "text", "script", "script_id" };
+                           "status", "operation", "command", "kind", "text", "script", "script_id", "executor" };
     const char *ints[] = { "position", "steps_done", "steps_total", "step", "total", "seq" };
     for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) json_object_set_new (body, strs[i], json_string ("x"));
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) json_object_set_new (body, ints[i], json_integer (3));
@@ -31,6 +31,7 @@ static json_t *s_body_for (bmq_msg_type_t type)
     json_object_set_new (body, "tool_name", json_string ("bpy.ops.mesh.primitive_cube_add"));
     json_object_set_new (body, "name", json_string ("my_recipe"));
     json_object_set_new (body, "scripts", json_array ());
+    json_object_set_new (body, "names", json_pack ("[s]", "Cube"));
     json_object_set_new (body, "records", json_pack ("[{s:s}]", "kind", "step"));
     json_object_set_new (body, "filter", json_pack ("{s:s}", "kind", "plan.*"));
     json_object_set_new (body, "result", json_pack ("{s:i}", "count", 2));

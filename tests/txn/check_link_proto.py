@@ -67,8 +67,8 @@ try:
     expect(False, "a declared command without implementation raises at load")
 except ImportError as e:
     expect("declared but not implemented: ping" in str(e), "a missing command raises at load: %s" % e)
-expect(commands.READ_ONLY == {"scene_info", "object_info"}, "READ_ONLY is the declaration's")
-expect(commands.NO_DEADLINE == {"plan_commit", "plan_rollback", "interrupted_ack"}, "NO_DEADLINE is the declaration's")
+expect(commands.READ_ONLY == {"scene_info", "object_info", "scene_names"}, "READ_ONLY is the declaration's")
+expect(commands.NO_DEADLINE == {"plan_commit", "plan_rollback", "interrupted_ack", "cancel_plan"}, "NO_DEADLINE is the declaration's")
 
 # ---- arguments checked before dispatch
 expect(call("ping", {}).get("ok") is True, "ping runs")

@@ -451,17 +451,32 @@ static void test_executor_sigterm_mid_plan (void **state)
     assert_int_equal (s_child_stop (&client, false), 1);
     assert_non_null (run.result);
     assert_string_equal (json_string_value (json_object_get (run.result, "status")), "interrupted");
-    assert_non_null (strstr (json_string_value (json_object_get (run.result, "error")), "Blender rolls the plan back"));
-    assert_string_equal (json_string_value (json_object_get (json_object_get (run.result, "rollback"), "by")), "blender");
+    /* a pipelined plan is cancelled in Blender and rolled back there before the
+     * executor exits ("rolled back", with what it removed); a step that outlasts
+     * the executor's wait leaves it to Blender when the link closes ("blender
+     * rolls back", then a plan.interrupted record says what it removed) */
+    json_t *rb = json_object_get (run.result, "rollback");
+    const char *rbs = json_string_value (json_object_get (rb, "status"));
+    assert_string_equal (json_string_value (json_object_get (rb, "by")), "blender");
+    bool in_process = rbs && !strcmp (rbs, "rolled back");
+    if (in_process) {
+        assert_non_null (strstr (json_string_value (json_object_get (run.result, "error")), "Blender rolled the plan back"));
+        json_int_t done = json_integer_value (json_object_get (run.result, "step"));
+        assert_true (done >= 30 && done < PLAN_STEPS);
+        assert_int_equal ((json_int_t) json_array_size (json_object_get (rb, "removed")), done);
+    }
+    else assert_non_null (strstr (json_string_value (json_object_get (run.result, "error")), "Blender rolls the plan back"));
     json_decref (run.result);
     s_wait_dead (old);
     s_check_clean_exit (old);
     /* its plan.end reached the audit trail (flushed at exit) */
     s_executor_back (old);
     s_wait_gateway_sees (run.instance);
-    json_t *data = s_wait_interrupted_record (run.cid, 30000);
-    s_check_rollback (data, "txnt", 30);
-    json_decref (data);
+    if (!in_process) {
+        json_t *data = s_wait_interrupted_record (run.cid, 30000);
+        s_check_rollback (data, "txnt", 30);
+        json_decref (data);
+    }
     json_t *story = s_story (run.cid);
     json_t *end = NULL;
     size_t i;

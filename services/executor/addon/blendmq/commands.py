@@ -15,8 +15,9 @@ from .bench import cmd_bench_direct
 from .protocol import MAX_BLOB, MAX_JSON
 from .render import cmd_render_preview, cmd_save_blend, cmd_viewport_screenshot
 from .rna import cmd_rna_info
-from .scene import cmd_object_info, cmd_reset_scene, cmd_scene_info
+from .scene import REVISION, cmd_object_info, cmd_reset_scene, cmd_scene_info, cmd_scene_names
 from .steps import cmd_run_step
+from .plan_run import CANCELS, PlanRun, cancel, cmd_cancel_plan, cmd_run_plan
 from .transaction import TXN, cmd_interrupted_ack, cmd_plan_begin, cmd_plan_commit, cmd_plan_rollback
 
 script_exec.OP_FILTER = True        # live: bpy.ops shows only the allowed categories and operators
@@ -114,7 +115,7 @@ def cmd_run_script(args):
 
 
 COMMANDS = {
-    "ping": cmd_ping, "run_step": cmd_run_step, "scene_info": cmd_scene_info,
+    "ping": cmd_ping, "run_step": cmd_run_step, "scene_info": cmd_scene_info, "scene_names": cmd_scene_names,
     "object_info": cmd_object_info, "reset_scene": cmd_reset_scene,
     "render_preview": cmd_render_preview, "save_blend": cmd_save_blend,
     "viewport_screenshot": cmd_viewport_screenshot,
@@ -124,6 +125,7 @@ COMMANDS = {
     "interrupted_ack": cmd_interrupted_ack,
     "rna_info": cmd_rna_info,
     "run_script": cmd_run_script,
+    "run_plan": cmd_run_plan, "cancel_plan": cmd_cancel_plan,
 }
 
 # Commands that change nothing in the scene (a GUI Blender may answer them from its snapshot).
@@ -131,6 +133,9 @@ READ_ONLY = link_proto.READ_ONLY
 # Commands that end a transaction or settle its report: never skipped for a passed deadline, or
 # a plan would stay open behind its executor's back (issue 17).
 NO_DEADLINE = link_proto.NO_DEADLINE
+# Commands after which the scene's object names are as before (with READ_ONLY): the others move
+# the scene's revision, which every reply carries.
+KEEPS_NAMES = link_proto.KEEPS_NAMES | link_proto.READ_ONLY
 
 
 def check_table(table, declared=None):
@@ -146,33 +151,50 @@ def check_table(table, declared=None):
 check_table(COMMANDS)
 
 
+def s_refused(req, arrival, table):
+    """(reply, None) refusing a request before it runs (bad id, deadline passed, unknown
+    command), else (None, fn)."""
+    rid = req.get("id")
+    if not isinstance(rid, int) or isinstance(rid, bool):
+        return {"id": 0, "ok": False, "error": "request id must be an integer", "bpy_ms": 0.0}, None
+    cmd = req.get("cmd")
+    deadline = req.get("deadline_ms")
+    if isinstance(deadline, (int, float)) and not isinstance(deadline, bool) and deadline > 0 \
+            and not (isinstance(cmd, str) and cmd in NO_DEADLINE) and time.monotonic() > arrival + deadline / 1000.0:
+        return {"id": rid, "ok": False, "error": "deadline exceeded before start", "bpy_ms": 0.0}, None
+    fn = table.get(cmd) if isinstance(cmd, str) else None
+    if fn is None:
+        return {"id": rid, "ok": False, "error": "unknown command %s" % str(cmd)[:80], "bpy_ms": 0.0}, None
+    return None, fn
+
+
+def s_checked_args(req):
+    """The request's args, checked against their declaration (CommandError if they do not fit)."""
+    cmd, args = req.get("cmd"), req.get("args", {})
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise CommandError("args must be an object")
+    declared = link_proto.COMMANDS.get(cmd)
+    if declared is not None:        # a test's own table may hold commands of its own
+        wrong = link_proto.check_args(declared["args"], args, cmd)
+        if wrong:
+            raise CommandError(wrong)
+    return args
+
+
 def handle_request(req, arrival, table=None, link=None):
     """Run one request (on the main thread, unless `table` holds functions that need no bpy).
     `link` is the serial of the connection it came on: a plan_begin makes that connection the
     plan's owner (transaction.link_lost). Returns (reply, blob)."""
-    rid = req.get("id")
-    if not isinstance(rid, int) or isinstance(rid, bool):
-        return {"id": 0, "ok": False, "error": "request id must be an integer", "bpy_ms": 0.0}, b""
-    cmd, args = req.get("cmd"), req.get("args", {})
-    if args is None:
-        args = {}
-    deadline = req.get("deadline_ms")
-    if isinstance(deadline, (int, float)) and not isinstance(deadline, bool) and deadline > 0 \
-            and not (isinstance(cmd, str) and cmd in NO_DEADLINE) and time.monotonic() > arrival + deadline / 1000.0:
-        return {"id": rid, "ok": False, "error": "deadline exceeded before start", "bpy_ms": 0.0}, b""
-    fn = (table if table is not None else COMMANDS).get(cmd) if isinstance(cmd, str) else None
-    if fn is None:
-        return {"id": rid, "ok": False, "error": "unknown command %s" % str(cmd)[:80], "bpy_ms": 0.0}, b""
+    refused, fn = s_refused(req, arrival, table if table is not None else COMMANDS)
+    if refused is not None:
+        return refused, b""
+    rid = req["id"]
     t0 = time.perf_counter()
     TXN.link = link
     try:
-        if not isinstance(args, dict):
-            raise CommandError("args must be an object")
-        declared = link_proto.COMMANDS.get(cmd)
-        if declared is not None:        # a test's own table may hold commands of its own
-            wrong = link_proto.check_args(declared["args"], args, cmd)
-            if wrong:
-                raise CommandError(wrong)
+        args = s_checked_args(req)
         result, blob = fn(args)
         reply = {"id": rid, "ok": True, "result": result}
     except CommandError as e:
@@ -181,7 +203,10 @@ def handle_request(req, arrival, table=None, link=None):
         reply, blob = {"id": rid, "ok": False, "error": "%s: %s" % (type(e).__name__, e)}, b""
     finally:
         TXN.link = None
+        if req.get("cmd") not in KEEPS_NAMES:
+            REVISION.bump()
     reply["bpy_ms"] = (time.perf_counter() - t0) * 1000.0
+    reply["rev"] = REVISION.value
     blob = blob or b""
     if len(blob) > MAX_BLOB:
         reply, blob = {"id": rid, "ok": False, "bpy_ms": reply["bpy_ms"],
@@ -193,3 +218,51 @@ def handle_request(req, arrival, table=None, link=None):
         reply, blob = {"id": rid, "ok": False, "bpy_ms": reply["bpy_ms"],
                        "error": "cannot encode reply: %s" % e}, b""
     return reply, blob
+
+
+# ---------------------------------------------------------------------------- run_plan, streamed
+# The runtimes run run_plan themselves (plan_run.py): progress frames go out as steps end, and
+# a cancel_plan is read between steps. start_plan refuses what handle_request would refuse.
+
+def start_plan(conn, req, arrival, cancelled=None):
+    """A PlanRun for a run_plan request on `conn`, or None (the refusal was sent)."""
+    refused, _fn = s_refused(req, arrival, COMMANDS)
+    if refused is not None:
+        conn.send(refused)
+        return None
+    rid = req["id"]
+    TXN.link = conn.serial          # plan_begin: this connection owns the plan
+    try:
+        args = s_checked_args(req)
+        plan_id = args["plan_id"]
+        run = PlanRun(args, emit=lambda progress: conn.send({"id": rid, "progress": progress}),
+                      cancelled=cancelled or (lambda: plan_id in CANCELS),
+                      lost=lambda: conn.closed or conn.dead)
+    except CommandError as e:
+        conn.send({"id": rid, "ok": False, "error": str(e), "bpy_ms": 0.0})
+        return None
+    finally:
+        TXN.link = None
+    run.rid = rid
+    return run
+
+
+def finish_plan(conn, run):
+    """Send run_plan's reply (nothing when the link dropped: link_lost reports instead)."""
+    REVISION.bump()
+    if run.result.get("status") != "abandoned":
+        conn.send({"id": run.rid, "ok": True, "result": run.result, "bpy_ms": run.result["bpy_ms"],
+                   "rev": REVISION.value})
+
+
+def answer_cancel(conn, req, running):
+    """cancel_plan while run_plan may be running: note it and answer at once."""
+    args = req.get("args") if isinstance(req.get("args"), dict) else {}
+    rid = req.get("id") if isinstance(req.get("id"), int) and not isinstance(req.get("id"), bool) else 0
+    wrong = link_proto.check_args(link_proto.COMMANDS["cancel_plan"]["args"], args, "cancel_plan")
+    if wrong:
+        conn.send({"id": rid, "ok": False, "error": wrong, "bpy_ms": 0.0})
+        return
+    cancel(args["plan_id"])
+    conn.send({"id": rid, "ok": True, "result": {"plan_id": args["plan_id"], "running": running(args["plan_id"])},
+               "bpy_ms": 0.0})

@@ -15,13 +15,14 @@ import bpy
 
 from . import settings, tokens, transaction
 from .background import write_port_file
-from .commands import READ_ONLY, handle_request, s_Flags
+from .commands import READ_ONLY, answer_cancel, finish_plan, handle_request, s_Flags, start_plan
 from .log import log
+from .scene import REVISION
 from .server import Server
 from .snapshot import SceneSnapshot
 
 TICK_S = 0.01
-TICK_BUDGET_S = 0.05        # keep the UI responsive under a burst
+TICK_BUDGET_S = 0.05        # keep the UI responsive under a burst (and a run_plan's steps per redraw)
 REBUILD_MIN_GAP_S = 0.1     # idle snapshot rebuilds: at most this often, and at most ~10% of the time
 CLIENT_LOST = object()      # queued by the I/O thread when an authenticated client goes away
 HELLO = object()            # queued by the I/O thread: send a hello reply (after earlier rollbacks)
@@ -40,7 +41,10 @@ class GuiService:
         self.snapshot = SceneSnapshot()
         self.io_answers = 0
         self.next_rebuild = 0.0
-        self.server = Server(host, port, token, self._on_request, self._on_drop, self._on_hello)
+        self.active = None      # (conn, PlanRun): a run_plan in progress (main thread)
+        self.active_plan = None     # its plan id (read by the I/O thread for cancel_plan's answer)
+        self.server = Server(host, port, token, self._on_request, self._on_drop, self._on_hello,
+                             self._on_cancel)
         self.token = token
         self.redraw_seen = -1
         self.ticks = 0          # timer passes, and those that ran a request (main thread; benchmarks read them)
@@ -79,6 +83,10 @@ class GuiService:
         self.queued += 1
         self.queue.put((conn, req, arrival))
 
+    def _on_cancel(self, conn, req):
+        # here, on the I/O thread: the plan it stops is running on the main thread
+        answer_cancel(conn, req, lambda plan_id: plan_id == self.active_plan)
+
     def _on_drop(self, conn):
         self.queued += 1
         self.queue.put((conn, CLIENT_LOST, 0.0))
@@ -91,13 +99,20 @@ class GuiService:
     # ---- main thread
 
     def _run(self, conn, req, arrival):
+        """Run one queued item. False when it became the running plan (not done yet)."""
         if req is CLIENT_LOST:
             if transaction.link_lost(conn.serial, conn.drop_reason) is not None:
                 self.snapshot.invalidate()
-            return
+            return True
         if req is HELLO:
             conn.finish_hello(*arrival)
-            return
+            return True
+        if req.get("cmd") == "run_plan":
+            run = start_plan(conn, req, arrival)
+            if run is None:
+                return True
+            self.active, self.active_plan = (conn, run), run.plan_id
+            return False
         if s_read_only(req):
             data = self.snapshot.fresh() or self.snapshot.rebuild()
             reply, rblob = handle_request(req, arrival, self.snapshot.table(data))
@@ -105,22 +120,45 @@ class GuiService:
             reply, rblob = handle_request(req, arrival, link=conn.serial)
             self.snapshot.invalidate()      # before the reply: the next query must not read old data
         conn.send(reply, rblob)
+        return True
+
+    def _advance_plan(self, budget_end):
+        """Run the plan's steps until the tick's budget is spent. True when it ended."""
+        conn, run = self.active
+        try:
+            ended = run.advance(budget_end)
+        except Exception as e:      # the timer must survive anything
+            log("run_plan failed: %s: %s" % (type(e).__name__, e))
+            run.abandon()
+            ended = True
+        self.snapshot.invalidate()
+        if ended:
+            finish_plan(conn, run)
+            self.active = self.active_plan = None
+            self.done += 1
+        return ended
 
     def _tick(self):
         self.ticks += 1
         done_before = self.done
         budget_end = time.perf_counter() + TICK_BUDGET_S
         while time.perf_counter() < budget_end:
+            if self.active is not None:
+                if not self._advance_plan(budget_end):
+                    break       # the budget is spent: the rest after this redraw
+                continue
             try:
                 conn, req, arrival = self.queue.get_nowait()
             except queue.Empty:
                 break
+            finished = True
             try:
-                self._run(conn, req, arrival)
+                finished = self._run(conn, req, arrival)
             except Exception as e:      # the timer must survive anything (it would be unregistered)
                 log("main-thread request failed: %s: %s" % (type(e).__name__, e))
             finally:
-                self.done += 1
+                if finished:
+                    self.done += 1
             if s_Flags.shutdown:
                 self.stop(from_timer=True)
                 return None
@@ -133,7 +171,7 @@ class GuiService:
         if self.server.changed != self.redraw_seen:
             self.redraw_seen = self.server.changed
             s_redraw_panels()
-        return TICK_S
+        return 0.0 if self.active is not None else TICK_S      # a plan goes on right after the redraw
 
     def stop(self, from_timer=False):
         self.server.stopping = True
@@ -179,6 +217,7 @@ def s_change_handler(snapshot):
     @bpy.app.handlers.persistent        # survives loading another .blend
     def on_change(*_args):
         snapshot.invalidate()
+        REVISION.bump()                 # a person may have added, removed or renamed objects
     return on_change
 
 

@@ -90,6 +90,7 @@ COMMANDS = {
         "forward": False,
         "no_deadline": False,
         "blob": False,
+        "keeps_names": True,
     },
     "run_step": {
         "args": {
@@ -101,6 +102,7 @@ COMMANDS = {
         "forward": False,
         "no_deadline": False,
         "blob": False,
+        "keeps_names": False,
     },
     "scene_info": {
         "args": {"limit": {"type": "int"}, "offset": {"type": "int"}},
@@ -109,6 +111,7 @@ COMMANDS = {
         "forward": True,
         "no_deadline": False,
         "blob": False,
+        "keeps_names": False,
     },
     "object_info": {
         "args": {"name": {"type": "string", "required": True}},
@@ -117,6 +120,16 @@ COMMANDS = {
         "forward": True,
         "no_deadline": False,
         "blob": False,
+        "keeps_names": False,
+    },
+    "scene_names": {
+        "args": {},
+        "reply": ("names", "count", "truncated"),
+        "read_only": True,
+        "forward": False,
+        "no_deadline": False,
+        "blob": False,
+        "keeps_names": False,
     },
     "reset_scene": {
         "args": {},
@@ -125,6 +138,7 @@ COMMANDS = {
         "forward": True,
         "no_deadline": False,
         "blob": False,
+        "keeps_names": False,
     },
     "render_preview": {
         "args": {"width": {"type": "int"}, "height": {"type": "int"}},
@@ -133,6 +147,7 @@ COMMANDS = {
         "forward": True,
         "no_deadline": False,
         "blob": True,
+        "keeps_names": True,
     },
     "save_blend": {
         "args": {},
@@ -141,6 +156,7 @@ COMMANDS = {
         "forward": True,
         "no_deadline": False,
         "blob": True,
+        "keeps_names": True,
     },
     "viewport_screenshot": {
         "args": {"max_size": {"type": "int"}, "area": {"type": "enum", "items": ("VIEW_3D", "WINDOW")}},
@@ -149,6 +165,7 @@ COMMANDS = {
         "forward": True,
         "no_deadline": False,
         "blob": True,
+        "keeps_names": True,
     },
     "shutdown": {
         "args": {},
@@ -157,6 +174,7 @@ COMMANDS = {
         "forward": False,
         "no_deadline": False,
         "blob": False,
+        "keeps_names": True,
     },
     "bench_direct": {
         "args": {
@@ -176,6 +194,7 @@ COMMANDS = {
         "forward": True,
         "no_deadline": False,
         "blob": False,
+        "keeps_names": False,
     },
     "plan_begin": {
         "args": {
@@ -188,6 +207,7 @@ COMMANDS = {
         "forward": False,
         "no_deadline": False,
         "blob": False,
+        "keeps_names": True,
     },
     "plan_commit": {
         "args": {"plan_id": {"type": "string", "required": True, "min_len": 1, "max_len": 64}},
@@ -196,6 +216,7 @@ COMMANDS = {
         "forward": False,
         "no_deadline": True,
         "blob": False,
+        "keeps_names": True,
     },
     "plan_rollback": {
         "args": {"plan_id": {"type": "string", "required": True, "min_len": 1, "max_len": 64}},
@@ -204,6 +225,42 @@ COMMANDS = {
         "forward": False,
         "no_deadline": True,
         "blob": False,
+        "keeps_names": False,
+    },
+    "run_plan": {
+        "args": {
+            "plan_id": {"type": "string", "required": True, "min_len": 1, "max_len": 64},
+            "cid": {"type": "string", "min_len": 1, "max_len": 64, "pattern": "[\\x21-\\x7e]{1,64}"},
+            "steps": {"type": "array", "required": True, "max_items": 100000, "of": {"type": "object"}},
+            "offset": {"type": "int", "min": 0, "max": 1048576},
+            "total": {"type": "int", "min": 0, "max": 1048576},
+            "final": {"type": "bool"},
+            "keep_partial": {"type": "bool"},
+        },
+        "reply": (
+            "plan_id",
+            "status",
+            "steps_done",
+            "failed_step",
+            "error",
+            "rollback",
+            "bpy_ms",
+            "addon_ms",
+        ),
+        "read_only": False,
+        "forward": False,
+        "no_deadline": False,
+        "blob": False,
+        "keeps_names": False,
+    },
+    "cancel_plan": {
+        "args": {"plan_id": {"type": "string", "required": True, "min_len": 1, "max_len": 64}},
+        "reply": ("plan_id", "running"),
+        "read_only": False,
+        "forward": False,
+        "no_deadline": True,
+        "blob": False,
+        "keeps_names": True,
     },
     "interrupted_ack": {
         "args": {
@@ -219,6 +276,7 @@ COMMANDS = {
         "forward": False,
         "no_deadline": True,
         "blob": False,
+        "keeps_names": True,
     },
     "rna_info": {
         "args": {"operation": {"type": "string", "required": True, "min_len": 1, "max_len": 200}},
@@ -227,6 +285,7 @@ COMMANDS = {
         "forward": False,
         "no_deadline": False,
         "blob": False,
+        "keeps_names": True,
     },
     "run_script": {
         "args": {
@@ -242,9 +301,10 @@ COMMANDS = {
         "forward": False,
         "no_deadline": False,
         "blob": False,
+        "keeps_names": False,
     },
 }
-READ_ONLY = frozenset(("object_info", "scene_info"))
+READ_ONLY = frozenset(("object_info", "scene_info", "scene_names"))
 FORWARD = frozenset((
     "bench_direct",
     "object_info",
@@ -254,7 +314,19 @@ FORWARD = frozenset((
     "scene_info",
     "viewport_screenshot",
 ))
-NO_DEADLINE = frozenset(("interrupted_ack", "plan_commit", "plan_rollback"))
+NO_DEADLINE = frozenset(("cancel_plan", "interrupted_ack", "plan_commit", "plan_rollback"))
+KEEPS_NAMES = frozenset((
+    "cancel_plan",
+    "interrupted_ack",
+    "ping",
+    "plan_begin",
+    "plan_commit",
+    "render_preview",
+    "rna_info",
+    "save_blend",
+    "shutdown",
+    "viewport_screenshot",
+))
 
 # The sandbox runner's fd-3 protocol (proto/sandbox.json).
 SANDBOX_MAX_LINE = 4194304

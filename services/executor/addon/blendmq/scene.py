@@ -70,6 +70,34 @@ def cmd_scene_info(args):
     return {"count": len(objs), "objects": [s_obj_dict(o) for o in objs[offset:offset + limit]]}, None
 
 
+NAMES_MAX, NAMES_BYTES = 20000, 512 * 1024
+
+
+def s_names_reply(names):
+    """scene_names' result from sorted names: cut at NAMES_MAX names or NAMES_BYTES."""
+    out, size = [], 0
+    for n in names[:NAMES_MAX]:
+        size += len(n) + 4
+        if size > NAMES_BYTES:
+            break
+        out.append(n)
+    return {"names": out, "count": len(names), "truncated": len(out) < len(names)}
+
+
+def cmd_scene_names(args):
+    return s_names_reply(sorted(o.name for o in bpy.context.scene.objects)), None
+
+
+class REVISION:
+    """The scene's revision (every reply carries it as rev): moved by each command that may add,
+    remove or rename objects and, in a GUI Blender, by every change notice."""
+    value = 0
+
+    @classmethod
+    def bump(cls, *_args):
+        cls.value += 1
+
+
 def cmd_object_info(args):
     name = s_object_name(args)
     obj = bpy.context.scene.objects.get(name)

@@ -197,11 +197,13 @@ class Server:
     """Listening socket + at most one client, driven by poll(); on_request(conn, req, blob,
     arrival) is called for each authenticated request, in order; on_drop(conn) (optional)
     when an authenticated client goes away (conn.drop_reason says why); on_hello(conn, rid,
-    result) (optional) to send the hello reply later, with conn.finish_hello. `changed` counts
-    connection events (for the GUI panel)."""
+    result) (optional) to send the hello reply later, with conn.finish_hello; on_cancel(conn,
+    req) (optional) for each cancel_plan, before the frames read with it are handled (a plan
+    they follow may be running). `changed` counts connection events (for the GUI panel)."""
 
-    def __init__(self, host, port, token, on_request, on_drop=None, on_hello=None):
+    def __init__(self, host, port, token, on_request, on_drop=None, on_hello=None, on_cancel=None):
         self.token, self.on_request, self.on_drop, self.on_hello = token, on_request, on_drop, on_hello
+        self.on_cancel = on_cancel
         self.info = {"blender": bpy.app.version_string.split(" ")[0],
                      "background": bool(bpy.app.background), "addon": ADDON_VERSION}
         self.listener = socket.create_server((host, port), backlog=8)
@@ -301,6 +303,11 @@ class Server:
         if reqs is None:
             self.drop_client(conn)
             return
+        if self.on_cancel is not None:      # cancel_plan jumps the queue: it stops a running plan
+            for req, _blob, _arrival in reqs:
+                if req.get("cmd") == "cancel_plan":
+                    self.on_cancel(conn, req)
+            reqs = [r for r in reqs if r[0].get("cmd") != "cancel_plan"]
         for req, blob, arrival in reqs:
             if conn.closed or conn.dead or self.stopping:
                 break

@@ -18,7 +18,7 @@ import bpy
 
 from .args import CommandError
 from .protocol import MAX_JSON
-from .scene import s_object_info_dict, s_object_name, s_page
+from .scene import s_names_reply, s_object_info_dict, s_object_name, s_page
 
 ENCODED_MAX = 256       # encoded results kept per snapshot (pages and objects asked for)
 
@@ -76,6 +76,9 @@ class SceneData:
         page = self.objects[offset:offset + limit]
         return {"count": len(self.objects), "objects": [entry for _name, entry, _info in page]}, None
 
+    def scene_names(self, args):
+        return s_names_reply([name for name, _entry, _info in self.objects]), None
+
     def object_info(self, args):
         name = s_object_name(args)
         info = self.by_name.get(name)
@@ -118,4 +121,4 @@ class SceneSnapshot:
 
     def table(self, data):
         """A command table for handle_request answering from `data`."""
-        return {"scene_info": data.scene_info, "object_info": data.object_info}
+        return {"scene_info": data.scene_info, "object_info": data.object_info, "scene_names": data.scene_names}

@@ -200,7 +200,13 @@ FALLBACKS = {
 }
 
 
-def s_run_operator(operation, params):
+OPERATORS = {}      # operation name -> the bpy.ops function, looked up (and its RNA checked) once
+
+
+def s_operator(operation):
+    fn = OPERATORS.get(operation)
+    if fn is not None:
+        return fn
     _bpy, _ops, category, name = operation.split(".")
     if category in DENIED_CATEGORIES:
         raise CommandError("operator %s is not allowed" % operation)
@@ -209,15 +215,25 @@ def s_run_operator(operation, params):
         fn.get_rna_type()
     except (AttributeError, KeyError):
         raise CommandError("unknown operator %s" % operation)
-    if not fn.poll():
+    OPERATORS[operation] = fn
+    return fn
+
+
+def s_run_operator(operation, params):
+    fn = s_operator(operation)
+    kwargs = {k: s_tuples(v) for k, v in params.items()}
+    # The call checks poll() itself (a RuntimeError when it fails): no second poll per step.
+    try:
+        with CAPTURE:
+            result = fn(**kwargs)
+    except RuntimeError as e:
+        if "poll() failed" not in str(e):
+            raise CommandError("%s: %s" % (operation, str(e).strip()[:1000]))
         fallback = FALLBACKS.get(operation)
         if fallback is None:
             raise CommandError("%s cannot run here: poll() failed (context is incorrect)" % operation)
         fallback(list(bpy.context.view_layer.objects.selected), params)
         return
-    kwargs = {k: s_tuples(v) for k, v in params.items()}
-    with CAPTURE:
-        result = fn(**kwargs)
     if result != {"FINISHED"}:
         reports = CAPTURE.text[:1000]
         raise CommandError("%s returned %s%s" % (operation, "/".join(sorted(result)),
@@ -249,7 +265,13 @@ def cmd_run_step(args):
         raise CommandError("run_step: target must be a string")
     if TXN.current is not None:
         TXN.current.touch_for_step(target)
-    before = set(bpy.data.objects.keys())
+    objects = bpy.data.objects
+    txn = TXN.current
+    # The names before the step: inside a plan, those the previous step left (kept on the
+    # transaction), unless the count says something else changed the scene meanwhile.
+    before = txn.known if txn is not None and txn.known is not None and len(txn.known) == len(objects) \
+        else set(objects.keys())
+    count = len(objects)
     obj = None
     if operation in BUILTINS:
         obj = s_target_object(target)
@@ -260,7 +282,9 @@ def cmd_run_step(args):
         s_run_operator(operation, params)
     else:
         raise CommandError("unknown operation %s" % operation[:120])
-    created = sorted(set(bpy.data.objects.keys()) - before)
+    # counts first: most steps create nothing, and the names are compared only when they might
+    # (no palette operation both removes and adds objects)
+    created = [] if len(objects) == count else sorted(set(objects.keys()) - before)
     if obj is None:
         active = bpy.context.view_layer.objects.active
         if created and not (active is not None and active.name in created):
@@ -271,6 +295,7 @@ def cmd_run_step(args):
         obj.name = name          # Blender may answer "name.001": report what it really is
         if old in created:
             created[created.index(old)] = obj.name
-    if TXN.current is not None:
-        TXN.current.steps_run += 1
+    if txn is not None:
+        txn.steps_run += 1
+        txn.known = before if len(objects) == count and name is None else set(objects.keys())
     return {"objects_created": created, "object": obj.name if obj is not None else None}, None

@@ -92,6 +92,8 @@ class s_Transaction:
         self.selected = [o.name for o in vl.objects.selected]
         self.saved = {}
         self.undo = None        # the s_UndoBracket in a GUI Blender
+        self.known = None       # object names after the last step (steps.py diffs against them)
+        self.names = {}         # run_plan: a step's "name" -> the object's actual name
 
     def touch(self, obj):
         if obj is None or obj.name not in self.objects or obj.name in self.saved:
