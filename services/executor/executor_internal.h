@@ -78,6 +78,9 @@ void executor_phase_result (executor_t *ex, int status, json_t *reply, const cha
  * when `streamed`): its progress event and audit record; a failure is noted on
  * the job (and, unless streamed, leads to rollback or commit). */
 void executor_step_result (executor_t *ex, int status, json_t *reply, const char *err, double elapsed_us, bool streamed);
+/* Steps are recorded in the audit trail in batches ("steps" records). */
+#define AUDIT_STEPS_BATCH 25
+void executor_record_steps (executor_t *ex, bmq_job_t *job);
 /* Progress for the job's requester and the watchers; `body` is stolen. */
 void executor_progress (executor_t *ex, bmq_job_t *job, json_t *body);
 /* Blender rolled the job's plan back (ok, result {removed, restored}) or could

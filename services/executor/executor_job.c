@@ -18,6 +18,7 @@ bmq_job_t *bmq_job_new_plan (const bmq_envelope_t *req, zframe_t *rid)
     self->plan = json_incref (json_object_get (req->body, "plan"));
     self->total = json_array_size (self->plan);
     self->created = json_array ();
+    self->audit_steps = json_array ();
     self->names = json_object ();
     self->keep_partial = json_is_true (json_object_get (req->body, "keep_partial"));
     return self;
@@ -39,6 +40,7 @@ void bmq_job_destroy (bmq_job_t **self_p)
     zframe_destroy (&self->rid);
     json_decref (self->plan);
     json_decref (self->created);
+    json_decref (self->audit_steps);
     json_decref (self->names);
     json_decref (self->args);
     free (self);

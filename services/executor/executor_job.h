@@ -32,6 +32,7 @@ typedef struct {
     bool      final_chunk;            /* PLAN, pipelined: the chunk in flight commits the plan */
     bool      stopping;               /* PLAN, pipelined: cancelled because the executor is stopping */
     json_t   *created;                /* PLAN: names of objects created so far */
+    json_t   *audit_steps;            /* PLAN: [{event, step}] not yet recorded (one "steps" record per batch) */
     json_t   *names;                  /* PLAN: a step's "name" → the object's actual name ("box.001"
                                          when the scene had a "box"); later targets use it */
     char      command[32];            /* COMMAND */

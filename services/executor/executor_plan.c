@@ -59,6 +59,18 @@ static void s_call (executor_t *ex, const char *cmd, json_t *args, int timeout_m
     ex->waiting = true;
 }
 
+/* The steps not yet in the audit trail, as one "steps" record {plan_id,
+ * steps: [{event, step}]}: one record per AUDIT_STEPS_BATCH steps and at the
+ * plan's end (a record per step cost the executor and the audit service more
+ * than most steps cost Blender). Acknowledged and spooled like any record. */
+void executor_record_steps (executor_t *ex, bmq_job_t *job)
+{
+    if (!json_array_size (job->audit_steps)) return;
+    bmq_audit_record (ex->audit, job->cid, "steps", json_pack ("{s:s, s:O}", "plan_id", job->plan_id, "steps", job->audit_steps));
+    json_decref (job->audit_steps);
+    job->audit_steps = json_array ();
+}
+
 void executor_finish_plan (executor_t *ex, const char *status, const char *error, json_int_t failed_step,
                            json_t *rollback)
 {
@@ -81,6 +93,7 @@ void executor_finish_plan (executor_t *ex, const char *status, const char *error
     json_object_set_new (end, "plan_id", json_string (job->plan_id));
     json_object_set_new (end, "steps_done", json_integer ((json_int_t) job->step));
     json_object_set_new (end, "steps_total", json_integer ((json_int_t) job->total));
+    executor_record_steps (ex, job);
     bmq_audit_record (ex->audit, job->cid, "plan.end", json_deep_copy (end));
     executor_reply (ex, job, bmq_envelope_new (BMQ_MSG_EXECUTE_RESULT, job->cid, end));
     bmq_info ("plan %s %s after %zu/%zu steps (%.1f ms)%s%s", job->plan_id, status, job->step, job->total, ms,
@@ -187,6 +200,7 @@ json_t *executor_rolled_back (executor_t *ex, bmq_job_t *job, bool ok, const jso
     json_t *ev = json_pack ("{s:s, s:I, s:s, s:O}", "event", "rollback", "step", (json_int_t) job->step,
                             "status", ok ? "rolled back" : "rollback failed", "rollback", rb);
     executor_progress (ex, job, ev);
+    executor_record_steps (ex, job);
     bmq_audit_record (ex->audit, job->cid, "rollback", json_pack ("{s:s, s:O}", "plan_id", job->plan_id, "rollback", rb));
     return rb;
 }
@@ -228,8 +242,8 @@ void executor_step_result (executor_t *ex, int status, json_t *reply, const char
         json_object_set_new (ev, "status", json_string ("interrupted"));
         json_object_set_new (ev, "error", json_string (err && *err ? err : "connection to Blender lost"));
     }
-    bmq_audit_record (ex->audit, job->cid, "step", json_pack ("{s:s, s:O, s:O}", "plan_id", job->plan_id,
-                                                              "event", ev, "step", step ? step : json_null ()));
+    json_array_append_new (job->audit_steps, json_pack ("{s:O, s:O}", "event", ev, "step", step ? step : json_null ()));
+    if (json_array_size (job->audit_steps) >= AUDIT_STEPS_BATCH) executor_record_steps (ex, job);
     char error_text[600];
     snprintf (error_text, sizeof error_text, "step %lld (%s): %s", (long long) k, op ? op : "?",
               json_string_value (json_object_get (ev, "error")) ? json_string_value (json_object_get (ev, "error")) : "");

@@ -164,7 +164,7 @@ json_t *fs_audit_since (const char *db, int64_t after_id)
     sqlite3_stmt *st;
     json_t *rows = NULL;
     if (h && sqlite3_prepare_v2 (h, "SELECT id, cid, kind, coalesce (plan_id, ''), data FROM records"
-                                    " WHERE id > ? AND kind != 'step' ORDER BY id", -1, &st, NULL) == SQLITE_OK) {
+                                    " WHERE id > ? AND kind NOT IN ('step', 'steps') ORDER BY id", -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_int64 (st, 1, after_id);
         rows = json_array ();
         int rc;

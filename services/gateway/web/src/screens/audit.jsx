@@ -5,7 +5,7 @@ import { ErrorNote, ms, short } from '../ui.jsx';
 
 const SINCE = [['15m', 15 * 60e3, 'the last 15 minutes'], ['1h', 3600e3, 'the last hour'], ['24h', 86400e3, 'the last 24 hours'],
   ['7d', 7 * 86400e3, 'the last 7 days'], ['all', 0, 'all time']];
-const KINDS = ['request', 'request.end', 'prompt', 'plan.proposed', 'verdict', 'plan.start', 'step', 'plan.end', 'script.sandbox',
+const KINDS = ['request', 'request.end', 'prompt', 'plan.proposed', 'verdict', 'plan.start', 'steps', 'plan.end', 'script.sandbox',
   'script.confirm', 'http.refused', 'auth.refused', 'service.restart', 'alert'];
 
 function params(f, extra = {}) {
@@ -31,6 +31,11 @@ export function summary(r) {
   case 'verdict': return d.accepted ? `accepted, plan hash ${short(d.plan_hash, 12)}` : `rejected: ${(d.errors || []).length} problem(s)`;
   case 'plan.start': return `${d.steps} steps start (plan ${d.plan_id})`;
   case 'step': return `step ${e.step ?? ''} ${e.operation || ''} ${e.status || ''} ${ms(e.duration_ms)}${e.error ? ` — ${e.error}` : ''}`;
+  case 'steps': {
+    const list = (d.steps || []).map(s => (s && s.event) || {});
+    const failed = list.filter(s => s.status && s.status !== 'ok').length;
+    return list.length ? `steps ${list[0].step}–${list[list.length - 1].step}${failed ? `, ${failed} not ok` : ''}` : 'no steps';
+  }
   case 'plan.end': return `${d.status}${d.error ? `: ${d.error}` : ''} in ${ms(d.duration_ms)}${d.rollback ? `; ${d.rollback.status}` : ''}`;
   case 'request.end': return `${d.outcome} in ${ms(d.duration_ms)}`;
   default: {
@@ -44,7 +49,7 @@ const PHASES = [
   ['Request', k => k === 'request' || k === 'prompt' || k.endsWith('.refused')],
   ['Plan', k => k.startsWith('plan.') && k !== 'plan.start' && k !== 'plan.end'],
   ['Verdict', k => k === 'verdict' || k.startsWith('script.verdict')],
-  ['Steps', k => k === 'step' || k === 'plan.start'],
+  ['Steps', k => k === 'step' || k === 'steps' || k === 'plan.start'],
   ['Outcome', k => k === 'plan.end' || k === 'request.end' || k === 'rollback' || k.startsWith('cancel')],
   ['Other', () => true],
 ];
@@ -78,7 +83,11 @@ function Story({ cid }) {
   useEffect(() => { setRecords(null); allPages(`cid=${encodeURIComponent(cid)}`, 20).then(r => { setRecords(r.records); setError(r.error || null); }); }, [cid]);
   const base = records && records.length ? Math.min(...records.map(r => r.ts)) : 0;
   const groups = PHASES.map(([name]) => [name, []]);
-  for (const r of records || []) groups[PHASES.findIndex(([, test]) => test(r.kind))][1].push(r);
+  // the executor records steps in batches ("steps": {plan_id, steps: [{event, step}]}): one row each
+  const rows = (records || []).flatMap(r => (r.kind === 'steps'
+    ? ((r.data && r.data.steps) || []).map(s => ({ ...r, kind: 'step', data: { plan_id: r.data.plan_id, ...s } }))
+    : [r]));
+  for (const r of rows) groups[PHASES.findIndex(([, test]) => test(r.kind))][1].push(r);
   const end = (records || []).find(r => r.kind === 'request.end' || r.kind === 'plan.end');
   return (
     <section class="card story" aria-labelledby="story-h">
