@@ -1,6 +1,7 @@
 /* plan_validator — whole-plan checking; see plan_validator.h for the rules. */
 #include "verdict_text.h"
 #include "plan_validator.h"
+#include "plan_assets.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -264,6 +265,18 @@ static void s_account (s_run_t *run, int i, const bmq_palette_op_t *op, const js
     }
 }
 
+/* asset.import: plan_assets.h's table */
+static void s_check_asset (s_run_t *run, int i, const json_t *step)
+{
+    json_t *errors = json_array ();
+    bmq_plan_check_asset (step, errors);
+    size_t k;
+    json_t *e;
+    json_array_foreach (errors, k, e)
+        s_error (run, i, json_string_value (json_object_get (e, "field")), "%s", json_string_value (json_object_get (e, "reason")));
+    json_decref (errors);
+}
+
 static void s_check_step (s_run_t *run, int i, const json_t *step)
 {
     if (!json_is_object (step)) {
@@ -286,7 +299,11 @@ static void s_check_step (s_run_t *run, int i, const json_t *step)
     if (json_is_null (params)) params = NULL;
     if (op) s_check_params (run, i, op, params);
     /* target before name: a step must not target the name it gives itself */
-    s_name_t *acted = op ? s_check_target (run, i, op, json_object_get (step, "target")) : NULL;
+    bool asset = op && !strcmp (bmq_palette_op_name (op), BMQ_ASSET_OPERATION);
+    if (asset) s_check_asset (run, i, step);
+    /* an asset's kind says whether it targets (texture) or names (model): checked above */
+    s_name_t *acted = op && (!asset || json_object_get (step, "target"))
+                    ? s_check_target (run, i, op, json_object_get (step, "target")) : NULL;
     s_name_t *named = s_check_name (run, i, op, op != NULL, json_object_get (step, "name"));
     s_account (run, i, op, params, acted, named);
 

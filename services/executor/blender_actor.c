@@ -138,14 +138,26 @@ static void s_lost (s_actor_t *self, const char *why)
 typedef struct {
     s_actor_t  *self;
     const char *job;
+    json_t     *batch;      /* progress frames not yet handed to main */
 } s_stream_ctx_t;
+
+/* Progress goes to main in batches, one per burst of frames (a message and a
+ * wake-up per step cost the executor more than many steps cost Blender). */
+static void s_on_quiet (void *arg)
+{
+    s_stream_ctx_t *ctx = arg;
+    if (!json_array_size (ctx->batch)) return;
+    char *text = json_dumps (ctx->batch, JSON_COMPACT);
+    if (text) zstr_sendx (ctx->self->pipe, "PROGRESS", ctx->job, text, NULL);
+    free (text);
+    json_array_clear (ctx->batch);
+}
 
 static void s_on_progress (void *arg, const json_t *progress)
 {
     s_stream_ctx_t *ctx = arg;
-    char *text = json_dumps (progress, JSON_COMPACT);
-    if (text) zstr_sendx (ctx->self->pipe, "PROGRESS", ctx->job, text, NULL);
-    free (text);
+    json_array_append (ctx->batch, (json_t *) progress);
+    if (json_array_size (ctx->batch) >= 64) s_on_quiet (ctx);
 }
 
 static bool s_cancelled (void *arg)
@@ -170,8 +182,8 @@ static void s_call (s_actor_t *self, zmsg_t *msg, bool streamed)
         snprintf (err, sizeof err, "Blender is not connected (%s:%d)", self->args.host, self->args.port);
     else {
         json_t *args = args_text && *args_text ? json_loads (args_text, 0, NULL) : NULL;
-        s_stream_ctx_t ctx = { self, job ? job : "" };
-        bmq_link_stream_t stream = { .on_progress = s_on_progress, .cancel = s_cancelled,
+        s_stream_ctx_t ctx = { self, job ? job : "", json_array () };
+        bmq_link_stream_t stream = { .on_progress = s_on_progress, .on_quiet = s_on_quiet, .cancel = s_cancelled,
                                      .cancel_plan_id = plan_id, .ctx = &ctx };
         if (streamed)
             status = bmq_blender_link_call_stream (self->link, cmd ? cmd : "", args, timeout ? atoi (timeout) : 30000,
@@ -179,6 +191,8 @@ static void s_call (s_actor_t *self, zmsg_t *msg, bool streamed)
         else
             status = bmq_blender_link_call (self->link, cmd ? cmd : "", args, timeout ? atoi (timeout) : 30000,
                                             &reply, &blob, &blob_len, err, sizeof err);
+        s_on_quiet (&ctx);              /* what came before the answer goes first */
+        json_decref (ctx.batch);
         json_decref (args);
         if (status == BMQ_LINK_DOWN || status == BMQ_LINK_PROTOCOL) s_lost (self, err);
         else self->last_ping = bmq_mono_ms ();

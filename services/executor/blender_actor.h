@@ -7,8 +7,8 @@
  *   main → actor:  "STREAM" job_id cmd args_json timeout_ms plan_id   (run_plan:
  *                  bmq_blender_link_call_stream; *args.cancel set by main sends
  *                  cancel_plan for plan_id)
- *   actor → main:  "PROGRESS" job_id progress_json   (a STREAM's progress frames,
- *                  as they arrive, before its RESULT)
+ *   actor → main:  "PROGRESS" job_id [progress_json...]   (a STREAM's progress
+ *                  frames, a batch per burst, in order, before its RESULT)
  *   actor → main:  "RESULT" job_id status reply_json blob error elapsed_us
  *                  (status: the bmq_link_status_t number; reply_json "" unless OK)
  *   actor → main:  "STATE" "connected"|"disconnected" detail

@@ -637,7 +637,11 @@ bmq_link_status_t bmq_blender_link_call_stream (bmq_blender_link_t *self, const 
             return BMQ_LINK_DOWN;
         }
         int64_t slice = cancel_sent || !stream->cancel ? deadline : now + BMQ_LINK_CANCEL_POLL_MS;
-        int w = s_wait (self->fd, POLLIN, slice < deadline ? slice : deadline);
+        int w = s_wait (self->fd, POLLIN, now);           /* a frame already waiting? */
+        if (w == 0) {
+            if (stream->on_quiet) stream->on_quiet (stream->ctx);
+            w = s_wait (self->fd, POLLIN, slice < deadline ? slice : deadline);
+        }
         if (w == 0) continue;
         if (w < 0) { ERR ("connection to Blender lost"); bmq_blender_link_close (self); return BMQ_LINK_DOWN; }
         json_t *msg = NULL;

@@ -82,12 +82,15 @@ bmq_link_status_t bmq_blender_link_call (bmq_blender_link_t *self, const char *c
  * they arrive, each restarting the timeout_ms window; the frame with "ok" ends
  * the call, as in bmq_blender_link_call. While waiting, cancel() is asked every
  * BMQ_LINK_CANCEL_POLL_MS; the first true sends cancel_plan {plan_id:
- * cancel_plan_id} once (its answer is skipped). No progress for timeout_ms
+ * cancel_plan_id} once (its answer is skipped). on_quiet (optional) is called
+ * whenever no further frame is waiting, so a caller may hand on progress in
+ * batches: one per burst of frames. No progress for timeout_ms
  * leaves the stream misaligned: the connection is closed and the call is DOWN
  * (the add-on rolls an open plan back when its link drops). */
 #define BMQ_LINK_CANCEL_POLL_MS 20
 typedef struct {
     void (*on_progress) (void *ctx, const json_t *progress);
+    void (*on_quiet) (void *ctx);       /* no further frame is waiting: progress so far may be passed on */
     bool (*cancel) (void *ctx);
     const char *cancel_plan_id;
     void *ctx;

@@ -67,8 +67,8 @@ void executor_pump (executor_t *ex);
  * execute.result; `rollback` (or NULL) is stolen. */
 void executor_finish_plan (executor_t *ex, const char *status, const char *error, json_int_t failed_step,
                            json_t *rollback);
-/* A run_plan progress frame (a step ended in Blender). */
-void executor_run_progress (executor_t *ex, const char *progress_text);
+/* A batch of run_plan progress frames (steps ended in Blender), a JSON array. */
+void executor_run_progress (executor_t *ex, const char *batch_text);
 /* The answer to a run_plan chunk. */
 void executor_run_result (executor_t *ex, int status, json_t *reply, const char *err);
 /* Blender's answer to plan_begin, plan_commit or plan_rollback. */

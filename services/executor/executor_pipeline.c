@@ -46,17 +46,15 @@ void executor_send_chunk (executor_t *ex, bmq_job_t *job)
     ex->waiting = true;
 }
 
-void executor_run_progress (executor_t *ex, const char *progress_text)
+static void s_one_progress (executor_t *ex, json_t *p, const char *progress_text)
 {
     bmq_job_t *job = ex->current;
-    json_t *p = progress_text ? json_loads (progress_text, 0, NULL) : NULL;
     json_t *number = json_object_get (p, "step");
     /* frames come in step order; one that does not is not ours to trust */
     if (!job || job->kind != BMQ_JOB_PLAN || job->phase != BMQ_PHASE_RUN || !json_is_integer (number)
         || json_integer_value (number) != (json_int_t) job->step + 1 || job->step >= job->total) {
         bmq_warn ("run_plan progress out of order (expected step %zu): %.200s", job ? job->step + 1 : 0,
                   progress_text ? progress_text : "");
-        json_decref (p);
         return;
     }
     bool ok = !strcmp (json_string_value (json_object_get (p, "status")) ?: "", "ok");
@@ -70,7 +68,18 @@ void executor_run_progress (executor_t *ex, const char *progress_text)
     executor_step_result (ex, BMQ_LINK_OK, reply, NULL, json_is_number (bpy_ms) ? json_number_value (bpy_ms) * 1000.0 : 0,
                           true);
     json_decref (reply);
-    json_decref (p);
+}
+
+void executor_run_progress (executor_t *ex, const char *batch_text)
+{
+    json_t *batch = batch_text ? json_loads (batch_text, 0, NULL) : NULL;
+    size_t i;
+    json_t *p;
+    json_array_foreach (batch, i, p) {
+        if (!ex->current) break;
+        s_one_progress (ex, p, batch_text);
+    }
+    json_decref (batch);
 }
 
 /* The chunk ended with the plan cut (a failed step, a cancel): the add-on
