@@ -172,6 +172,7 @@ static void s_call (s_actor_t *self, zmsg_t *msg, bool streamed)
 {
     char *job = zmsg_popstr (msg), *cmd = zmsg_popstr (msg), *args_text = zmsg_popstr (msg),
          *timeout = zmsg_popstr (msg), *plan_id = streamed ? zmsg_popstr (msg) : NULL;
+    zframe_t *req_blob = streamed ? NULL : zmsg_pop (msg);     /* CALL's optional request blob */
     char err[512] = "";
     json_t *reply = NULL;
     unsigned char *blob = NULL;
@@ -189,8 +190,9 @@ static void s_call (s_actor_t *self, zmsg_t *msg, bool streamed)
             status = bmq_blender_link_call_stream (self->link, cmd ? cmd : "", args, timeout ? atoi (timeout) : 30000,
                                                   &stream, &reply, err, sizeof err);
         else
-            status = bmq_blender_link_call (self->link, cmd ? cmd : "", args, timeout ? atoi (timeout) : 30000,
-                                            &reply, &blob, &blob_len, err, sizeof err);
+            status = bmq_blender_link_call_blob (self->link, cmd ? cmd : "", args,
+                                                 req_blob ? zframe_data (req_blob) : NULL, req_blob ? zframe_size (req_blob) : 0,
+                                                 timeout ? atoi (timeout) : 30000, &reply, &blob, &blob_len, err, sizeof err);
         s_on_quiet (&ctx);              /* what came before the answer goes first */
         json_decref (ctx.batch);
         json_decref (args);
@@ -215,6 +217,7 @@ static void s_call (s_actor_t *self, zmsg_t *msg, bool streamed)
     free (blob);
     json_decref (reply);
     free (job); free (cmd); free (args_text); free (timeout); free (plan_id);
+    zframe_destroy (&req_blob);
     s_fetch_names (self);
 }
 

@@ -3,7 +3,8 @@
  * The executor's main loop stays responsive (heartbeats, new requests) while
  * a step runs in Blender: it talks to this actor over its pipe.
  *
- *   main → actor:  "CALL" job_id cmd args_json timeout_ms
+ *   main → actor:  "CALL" job_id cmd args_json timeout_ms [blob]   (blob: the
+ *                  request's, e.g. asset_stage's files)
  *   main → actor:  "STREAM" job_id cmd args_json timeout_ms plan_id   (run_plan:
  *                  bmq_blender_link_call_stream; *args.cancel set by main sends
  *                  cancel_plan for plan_id)

@@ -146,19 +146,27 @@ static int s_read_all (int fd, void *buf, size_t len, int64_t deadline)
     return 0;
 }
 
-static int s_send_frame (int fd, const json_t *msg, int64_t deadline)
+/* One frame: the JSON object, then `blob` (blob_len bytes, may be 0). */
+static int s_send_frame_blob (int fd, const json_t *msg, const void *blob, size_t blob_len, int64_t deadline)
 {
     char *text = json_dumps (msg, JSON_COMPACT);
     if (!text) return BMQ_LINK_PROTOCOL;
     size_t len = strlen (text);
+    if (len > BMQ_LINK_MAX_JSON || blob_len > BMQ_LINK_MAX_BLOB) { free (text); return BMQ_LINK_PROTOCOL; }
     unsigned char head[8];
-    uint32_t h = htonl ((uint32_t) len), b = 0;
+    uint32_t h = htonl ((uint32_t) len), b = htonl ((uint32_t) blob_len);
     memcpy (head, &h, 4);
     memcpy (head + 4, &b, 4);
     int rc = s_write_all (fd, head, 8, deadline);
     if (!rc) rc = s_write_all (fd, text, len, deadline);
+    if (!rc && blob_len) rc = s_write_all (fd, blob, blob_len, deadline);
     free (text);
     return rc;
+}
+
+static int s_send_frame (int fd, const json_t *msg, int64_t deadline)
+{
+    return s_send_frame_blob (fd, msg, NULL, 0, deadline);
 }
 
 /* Read one frame. The reply is parsed; the blob (if any) is returned malloc'd.
@@ -556,14 +564,23 @@ bmq_link_status_t bmq_blender_link_call (bmq_blender_link_t *self, const char *c
                                          json_t **reply_out, unsigned char **blob_out, size_t *blob_len_out,
                                          char *err, size_t errlen)
 {
+    return bmq_blender_link_call_blob (self, cmd, args, NULL, 0, timeout_ms, reply_out, blob_out, blob_len_out, err, errlen);
+}
+
+bmq_link_status_t bmq_blender_link_call_blob (bmq_blender_link_t *self, const char *cmd, json_t *args,
+                                              const void *req_blob, size_t req_blob_len, int timeout_ms,
+                                              json_t **reply_out, unsigned char **blob_out, size_t *blob_len_out,
+                                              char *err, size_t errlen)
+{
     *reply_out = NULL;
     if (blob_out) { *blob_out = NULL; *blob_len_out = 0; }
     if (self->fd < 0) { ERR ("not connected to Blender"); return BMQ_LINK_DOWN; }
+    if (req_blob_len > BMQ_LINK_MAX_BLOB) { ERR ("%s: %zu bytes is more than a frame holds (%u)", cmd, req_blob_len, BMQ_LINK_MAX_BLOB); return BMQ_LINK_PROTOCOL; }
     int64_t id = self->next_id++;
     int64_t deadline = s_now_ms () + timeout_ms;
     json_t *req = json_pack ("{s:I, s:s, s:o, s:i}", "id", (json_int_t) id, "cmd", cmd,
                              "args", args ? json_incref (args) : json_object (), "deadline_ms", timeout_ms);
-    int rc = s_send_frame (self->fd, req, deadline);
+    int rc = s_send_frame_blob (self->fd, req, req_blob, req_blob_len, deadline);
     json_decref (req);
     if (rc == BMQ_LINK_TIMEOUT) { ERR ("could not send %s within %d ms", cmd, timeout_ms); bmq_blender_link_close (self); return BMQ_LINK_DOWN; }
     if (rc) { ERR ("connection to Blender lost while sending %s", cmd); bmq_blender_link_close (self); return BMQ_LINK_DOWN; }

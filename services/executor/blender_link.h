@@ -76,6 +76,12 @@ void bmq_blender_link_close (bmq_blender_link_t *self);
 bmq_link_status_t bmq_blender_link_call (bmq_blender_link_t *self, const char *cmd, json_t *args, int timeout_ms,
                                          json_t **reply_out, unsigned char **blob_out, size_t *blob_len_out,
                                          char *err, size_t errlen);
+/* The same with a request blob (req_blob_len ≤ BMQ_LINK_MAX_BLOB, else
+ * PROTOCOL without sending): asset_stage's files (issue 16). */
+bmq_link_status_t bmq_blender_link_call_blob (bmq_blender_link_t *self, const char *cmd, json_t *args,
+                                              const void *req_blob, size_t req_blob_len, int timeout_ms,
+                                              json_t **reply_out, unsigned char **blob_out, size_t *blob_len_out,
+                                              char *err, size_t errlen);
 
 /* A command whose answer streams (run_plan): frames {id, progress: {...}} with
  * the request's id and no "ok" go to on_progress (the object is borrowed) as

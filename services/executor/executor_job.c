@@ -19,6 +19,7 @@ bmq_job_t *bmq_job_new_plan (const bmq_envelope_t *req, zframe_t *rid)
     self->total = json_array_size (self->plan);
     self->created = json_array ();
     self->audit_steps = json_array ();
+    self->bpy_ms = self->addon_ms = -1;
     self->names = json_object ();
     self->keep_partial = json_is_true (json_object_get (req->body, "keep_partial"));
     return self;

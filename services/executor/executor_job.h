@@ -31,6 +31,7 @@ typedef struct {
     long long failed_step;
     bool      final_chunk;            /* PLAN, pipelined: the chunk in flight commits the plan */
     bool      stopping;               /* PLAN, pipelined: cancelled because the executor is stopping */
+    double    bpy_ms, addon_ms;       /* PLAN, pipelined: Blender's time in the steps and the add-on's own (-1: none) */
     json_t   *created;                /* PLAN: names of objects created so far */
     json_t   *audit_steps;            /* PLAN: [{event, step}] not yet recorded (one "steps" record per batch) */
     json_t   *names;                  /* PLAN: a step's "name" → the object's actual name ("box.001"

@@ -138,8 +138,11 @@ void executor_run_result (executor_t *ex, int status, json_t *reply, const char 
         job->phase = job->keep_partial ? BMQ_PHASE_COMMIT : BMQ_PHASE_ROLLBACK;
         return;
     }
-    bmq_debug ("run_plan %s: %s after step %zu (add-on %.2f ms, bpy %.2f ms)", job->plan_id, outcome, job->step,
-               json_number_value (json_object_get (result, "addon_ms")), json_number_value (json_object_get (result, "bpy_ms")));
+    json_t *bpy = json_object_get (result, "bpy_ms"), *addon = json_object_get (result, "addon_ms");
+    if (json_is_number (bpy) && json_is_number (addon)) {      /* summed over the plan's chunks */
+        job->bpy_ms = (job->bpy_ms < 0 ? 0 : job->bpy_ms) + json_number_value (bpy);
+        job->addon_ms = (job->addon_ms < 0 ? 0 : job->addon_ms) + json_number_value (addon);
+    }
     if (!strcmp (outcome, "continue")) job->phase = BMQ_PHASE_STEPS;      /* the next chunk (or a cancel) */
     else if (!strcmp (outcome, "done")) executor_finish_plan (ex, "done", NULL, 0, NULL);
     else s_cut (ex, job, outcome, result);

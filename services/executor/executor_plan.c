@@ -89,6 +89,10 @@ void executor_finish_plan (executor_t *ex, const char *status, const char *error
     if (rollback) json_object_set_new (end, "rollback", rollback);
     if (error) json_object_set_new (end, "error", json_string (error));
     if (failed_step > 0) json_object_set_new (end, "failed_step", json_integer (failed_step));
+    if (job->bpy_ms >= 0) {         /* pipelined: Blender's own time apart from the add-on's */
+        json_object_set_new (end, "bpy_ms", json_real (job->bpy_ms));
+        json_object_set_new (end, "addon_ms", json_real (job->addon_ms));
+    }
     executor_progress (ex, job, json_deep_copy (end));
     json_object_set_new (end, "plan_id", json_string (job->plan_id));
     json_object_set_new (end, "steps_done", json_integer ((json_int_t) job->step));
