@@ -55,6 +55,27 @@ static const char *s_str_arg (const json_t *args, const char *key, size_t max, c
     return s;
 }
 
+/* import_asset: {source, id, type, resolution?, format?, name?, object?} as a
+ * one-step plan (asset.import; the validator checks the rest). */
+static json_t *s_import_body (const json_t *args, char *err, size_t errlen)
+{
+    const char *source, *id, *type;
+    if (!(source = s_str_arg (args, "source", 32, err, errlen)) || !(id = s_str_arg (args, "id", 128, err, errlen))
+        || !(type = s_str_arg (args, "type", 16, err, errlen)))
+        return NULL;
+    json_t *params = json_pack ("{s:s, s:s, s:s}", "source", source, "id", id, "type", type);
+    json_t *step = json_pack ("{s:s, s:o}", "operation", "asset.import", "params", params);
+    static const char *const optional[] = { "resolution", "format", "name", "object" };
+    for (size_t i = 0; i < sizeof optional / sizeof *optional; i++) {
+        if (!json_object_get (args, optional[i])) continue;
+        const char *v = s_str_arg (args, optional[i], 128, err, errlen);
+        if (!v) { json_decref (step); return NULL; }
+        if (i < 2) json_object_set_new (params, optional[i], json_string (v));
+        else json_object_set_new (step, i == 2 ? "name" : "target", json_string (v));
+    }
+    return json_pack ("{s:[o]}", "plan", step);
+}
+
 static json_t *s_body (const bmq_mcp_call_t *self, const json_t *args, char *err, size_t errlen)
 {
     json_t *keep = json_object_get (args, "keep_partial");
@@ -97,6 +118,10 @@ static json_t *s_body (const bmq_mcp_call_t *self, const json_t *args, char *err
         if (s_int_arg (args, "width", 640, 16, 1920, &a, err, errlen) || s_int_arg (args, "height", 480, 16, 1080, &b, err, errlen))
             return NULL;
         return json_pack ("{s:s, s:{s:i, s:i}}", "command", "render_preview", "args", "width", a, "height", b);
+    case BMQ_TOOL_LOOK:
+        return bmq_mcp_look_body (args, err, errlen);
+    case BMQ_TOOL_IMPORT:
+        return s_import_body (args, err, errlen);
     case BMQ_TOOL_FORWARD:
         return json_deep_copy (args);
     case BMQ_TOOL_CONFIRM:
@@ -218,7 +243,7 @@ bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const bmq_mcp_
     bmq_envelope_t *env = bmq_envelope_new (type, NULL, body);
     snprintf (env->sender, sizeof env->sender, "mcp");
     snprintf (self->cid, sizeof self->cid, "%s", env->cid);
-    if (tool->kind == BMQ_TOOL_EXECUTE || tool->kind == BMQ_TOOL_CHAT) {
+    if (tool->kind == BMQ_TOOL_EXECUTE || tool->kind == BMQ_TOOL_CHAT || tool->kind == BMQ_TOOL_IMPORT) {
         self->run = json_pack ("{s:s, s:s, s:i, s:I}", "plan_id", "", "status", "error", "steps_done", 0,
                                "steps_total", (json_int_t) json_array_size (json_object_get (body, "plan")));
     }
@@ -419,6 +444,7 @@ bool bmq_mcp_call_feed (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t 
     switch (t->kind) {
     case BMQ_TOOL_EXECUTE:
     case BMQ_TOOL_CHAT:
+    case BMQ_TOOL_IMPORT:
         return s_feed_run (self, env, out);
     case BMQ_TOOL_CAPABILITIES:
         if (env->type != BMQ_MSG_CAPABILITIES_REPLY) return false;
@@ -448,6 +474,10 @@ bool bmq_mcp_call_feed (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t 
     case BMQ_TOOL_SCREENSHOT:
         if (env->type != BMQ_MSG_SCENE_REPLY) return false;
         bmq_mcp_call_finish (self, s_image_result (env), out);
+        return true;
+    case BMQ_TOOL_LOOK:
+        if (env->type != BMQ_MSG_SCENE_REPLY) return false;
+        bmq_mcp_call_finish (self, bmq_mcp_look_result (env), out);
         return true;
     case BMQ_TOOL_CONFIRM:
         return bmq_mcp_call_feed_confirm (self, env, out);

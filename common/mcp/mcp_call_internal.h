@@ -49,6 +49,11 @@ void bmq_mcp_call_log (bmq_mcp_call_t *self, json_t *out, int level, const char 
 json_t *bmq_mcp_result_error (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 /* A tool result with structuredContent (taken) and a text summary. */
 json_t *bmq_mcp_result_structured (json_t *structured, const char *summary, bool is_error);
+/* look (mcp_look.c): the scene.request body for the call's arguments, or NULL
+ * with err; the result for the add-on's reply: the sheet as image content and
+ * the topology as text. */
+json_t *bmq_mcp_look_body (const json_t *args, char *err, size_t errlen);
+json_t *bmq_mcp_look_result (const bmq_envelope_t *env);
 /* confirm_script: an answer from the bus during the listing or the apply; true when the call is over. */
 bool bmq_mcp_call_feed_confirm (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t *out);
 

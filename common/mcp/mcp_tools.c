@@ -24,7 +24,7 @@ static const struct { const char *name; bmq_mcp_tool_kind_t kind; } s_kinds[] = 
     { "capabilities", BMQ_TOOL_CAPABILITIES }, { "inspect", BMQ_TOOL_INSPECT }, { "validate", BMQ_TOOL_VALIDATE },
     { "execute", BMQ_TOOL_EXECUTE }, { "chat", BMQ_TOOL_CHAT }, { "scene_info", BMQ_TOOL_SCENE_INFO },
     { "object_info", BMQ_TOOL_OBJECT_INFO }, { "screenshot", BMQ_TOOL_SCREENSHOT }, { "forward", BMQ_TOOL_FORWARD },
-    { "confirm", BMQ_TOOL_CONFIRM },
+    { "confirm", BMQ_TOOL_CONFIRM }, { "look", BMQ_TOOL_LOOK }, { "import", BMQ_TOOL_IMPORT },
 };
 
 static const char *s_roles[] = { "none", "viewer", "operator", "reviewer", "admin" };

@@ -22,7 +22,9 @@
 typedef enum {
     BMQ_TOOL_CAPABILITIES, BMQ_TOOL_INSPECT, BMQ_TOOL_VALIDATE, BMQ_TOOL_EXECUTE, BMQ_TOOL_CHAT,
     BMQ_TOOL_SCENE_INFO, BMQ_TOOL_OBJECT_INFO, BMQ_TOOL_SCREENSHOT, BMQ_TOOL_FORWARD, BMQ_TOOL_TEST,
-    BMQ_TOOL_CONFIRM                    /* confirm_script: a person confirms through MCP elicitation */
+    BMQ_TOOL_CONFIRM,                   /* confirm_script: a person confirms through MCP elicitation */
+    BMQ_TOOL_LOOK,                      /* look: the add-on's contact sheet and topology (mcp_look.c) */
+    BMQ_TOOL_IMPORT                     /* import_asset: a one-step asset.import plan, run as execute_plan */
 } bmq_mcp_tool_kind_t;
 
 /* Who may do what over HTTP and MCP (issue 12). A token's role comes from the

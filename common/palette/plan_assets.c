@@ -54,7 +54,7 @@ static bool s_chars (const char *id, size_t min, size_t max, const char *extra, 
 bool bmq_asset_id_ok (const char *source, const char *id)
 {
     if (!source || !id) return false;
-    if (!strcmp (source, "polyhaven")) return s_chars (id, 1, 64, "_", false, false);
+    if (!strcmp (source, "polyhaven")) return s_chars (id, 1, 64, "_-", true, false);     /* "ArmChair_01" */
     if (!strcmp (source, "sketchfab")) return s_chars (id, 32, 32, "", false, true);
     if (!strcmp (source, "hyper3d")) return s_chars (id, 1, 64, "-", true, false);
     return false;
@@ -75,7 +75,7 @@ void bmq_plan_check_asset (const json_t *step, json_t *errors)
     if (!src) return;               /* the palette's enum already said what sources there are */
     if (id && !bmq_asset_id_ok (source, id)) {
         snprintf (reason, sizeof reason, "'%.70s' is not a %s id (%s)", id, source,
-                  !strcmp (source, "polyhaven") ? "1 to 64 of a-z, 0-9 and _"
+                  !strcmp (source, "polyhaven") ? "1 to 64 of A-Z, a-z, 0-9, _ and -"
                   : !strcmp (source, "sketchfab") ? "a model uid: 32 hex digits" : "1 to 64 of A-Z, a-z, 0-9 and -");
         s_err (errors, "params.id", reason);
     }

@@ -4,7 +4,7 @@
  * the step may name or target by the kind of asset:
  *
  *   source     types                 id                      resolution        formats
- *   polyhaven  model, hdri, texture  [a-z0-9_]{1,64}         1k 2k 4k 8k       model gltf|fbx, hdri hdr|exr,
+ *   polyhaven  model, hdri, texture  [A-Za-z0-9_-]{1,64}     1k 2k 4k 8k       model gltf|fbx, hdri hdr|exr,
  *                                                                              texture jpg|png
  *   sketchfab  model                 [0-9a-f]{32} (a uid)    none (as published)  gltf|glb
  *   hyper3d    model                 [A-Za-z0-9-]{1,64}      none              glb

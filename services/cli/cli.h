@@ -32,6 +32,11 @@ typedef struct {
     const char *keys_dir;            /* --keys-dir DIR (default security.keys_dir, else run_dir/keys) */
     const char *role;                /* keys add-client --role ROLE */
     bool        open_browser;        /* web --open: xdg-open the page */
+    const char *angles;              /* scene look --angles N (checked by cli_look.c) */
+    const char *asset_type;          /* assets --type model|hdri|texture */
+    const char *resolution;          /* assets import --resolution 1k|2k|4k|8k */
+    const char *asset_name;          /* assets import --name NAME (a model's root) */
+    const char *asset_on;            /* assets import --on OBJECT (a texture's target) */
 } bmq_cli_opts_t;
 
 /* Config for talking to a stack: --config, else run_dir/blendmq.yaml, else
@@ -57,10 +62,17 @@ int bmq_cli_supervise (const bmq_cli_opts_t *opts);
 int bmq_cli_status (const bmq_cli_opts_t *opts);
 int bmq_cli_chat (const bmq_cli_opts_t *opts, const char *prompt, char *recipe_out, size_t recipe_len);
 int bmq_cli_plan (const bmq_cli_opts_t *opts, const char *action, const char *file);
+/* Validate (validate_only) or validate and run `plan` (taken), printing as `plan run` does. */
+int bmq_cli_run (const bmq_cli_opts_t *opts, json_t *plan, bool validate_only);
+/* `assets search SOURCE [QUERY]` and `assets import SOURCE ID` (cli_assets.c, issue 16). */
+int bmq_cli_assets (const bmq_cli_opts_t *opts, int nwords, const char **words);
 int bmq_cli_watch (const bmq_cli_opts_t *opts);
 int bmq_cli_demo (bmq_cli_opts_t *opts, const char *prompt);
 /* Ask the executor (through the gateway) for a scene command; write its blob to `path` if given. */
 int bmq_cli_scene (const bmq_cli_opts_t *opts, const char *command, json_t *args, const char *path);
+/* `scene look`: the add-on's look (views as one PNG at `path`, else --out, else
+ * look.png; topology table or --json) (cli_look.c). */
+int bmq_cli_scene_look (const bmq_cli_opts_t *opts, const char *path);
 /* `audit list|show CID|export`: read the audit trail from the audit service.
  * words[0] is the action, then its arguments. */
 int bmq_cli_audit (const bmq_cli_opts_t *opts, int nwords, const char **words);

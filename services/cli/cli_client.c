@@ -260,9 +260,13 @@ int bmq_cli_plan (const bmq_cli_opts_t *opts, const char *action, const char *fi
     json_t *plan = json_loadb (buf, n, JSON_REJECT_DUPLICATES, &jerr);
     free (buf);
     if (!plan) { fprintf (stderr, "blendmq: %s:%d:%d: %s\n", file, jerr.line, jerr.column, jerr.text); return 2; }
+    return bmq_cli_run (opts, plan, !strcmp (action, "validate"));
+}
+
+int bmq_cli_run (const bmq_cli_opts_t *opts, json_t *plan, bool validate)
+{
     bmq_config_t *cfg = bmq_cli_config (opts);
     if (!cfg) { json_decref (plan); return 2; }
-    bool validate = !strcmp (action, "validate");
     s_run_state_t st = { .json = opts->json, .validate_only = validate };
     int code = bmq_cli_converse (cfg, bmq_envelope_new (validate ? BMQ_MSG_VALIDATE_REQUEST : BMQ_MSG_RUN_REQUEST, NULL,
                                                   json_pack ("{s:o, s:b, s:s?}", "plan", plan, "keep_partial", opts->keep_partial,

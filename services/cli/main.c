@@ -42,6 +42,15 @@ static void s_usage (FILE *out)
         "                          Streamable HTTP is served by the gateway (`status` prints its URL)\n"
         "  scene [info|save FILE.blend|render FILE.png|reset]\n"
         "                          the live scene: objects as JSON, a saved copy, a Workbench preview, or emptied\n"
+        "  scene look [FILE.png] [--out FILE.png] [--angles N]\n"
+        "                          N views (1..8, default 4: front, right, top, perspective) as one contact sheet\n"
+        "                          (default look.png) and each object's vertices, faces, non-manifold edges, loose parts\n"
+        "  assets search SOURCE [QUERY] [--type model|hdri|texture] [--json]\n"
+        "                          search an asset library (polyhaven): id, type, name\n"
+        "  assets import SOURCE ID [--type model|hdri|texture] [--resolution 1k|2k|4k|8k] [--format F]\n"
+        "                          [--name NAME] [--on OBJECT]\n"
+        "                          a one-step plan (asset.import): a model named NAME, a texture as OBJECT's\n"
+        "                          material, an HDRI as the world light; downloaded once, then cached\n"
         "  audit list [--since T] [--plan ID] [--kind K] [--limit N] | audit show CID | audit export [--format jsonl]\n"
         "                          the audit trail: recent records, one story in order, or everything as JSON lines\n"
         "  keys init               make the deployment's keys in the keys dir (one per service; clients cli, web,\n"
@@ -85,6 +94,11 @@ int main (int argc, char **argv)
         else if (!strcmp (a, "--kind") && i + 1 < argc) opts.kind = argv[++i];
         else if (!strcmp (a, "--format") && i + 1 < argc) opts.format = argv[++i];
         else if (!strcmp (a, "--limit") && i + 1 < argc) opts.limit = atoi (argv[++i]);
+        else if (!strcmp (a, "--angles") && i + 1 < argc) opts.angles = argv[++i];
+        else if (!strcmp (a, "--type") && i + 1 < argc) opts.asset_type = argv[++i];
+        else if (!strcmp (a, "--resolution") && i + 1 < argc) opts.resolution = argv[++i];
+        else if (!strcmp (a, "--name") && i + 1 < argc) opts.asset_name = argv[++i];
+        else if (!strcmp (a, "--on") && i + 1 < argc) opts.asset_on = argv[++i];
         else if (!strcmp (a, "--sha256") && i + 1 < argc) opts.sha256 = argv[++i];
         else if (!strcmp (a, "--key") && i + 1 < argc) opts.key_name = argv[++i];
         else if (!strcmp (a, "--keys-dir") && i + 1 < argc) opts.keys_dir = argv[++i];
@@ -124,6 +138,7 @@ int main (int argc, char **argv)
     if (!strcmp (cmd, "plan") && nwords == 3 && (!strcmp (words[1], "validate") || !strcmp (words[1], "run")))
         return bmq_cli_plan (&opts, words[1], words[2]);
     if (!strcmp (cmd, "audit") && nwords >= 2) return bmq_cli_audit (&opts, nwords - 1, words + 1);
+    if (!strcmp (cmd, "assets") && nwords >= 3) return bmq_cli_assets (&opts, nwords - 1, words + 1);
     if (!strcmp (cmd, "script") && nwords == 2 && !strcmp (words[1], "list")) return bmq_cli_script_list (&opts);
     if (!strcmp (cmd, "script") && nwords == 3
         && (!strcmp (words[1], "validate") || !strcmp (words[1], "sandbox") || !strcmp (words[1], "apply")))
@@ -133,6 +148,7 @@ int main (int argc, char **argv)
         if (!strcmp (what, "info") && nwords <= 2) return bmq_cli_scene (&opts, "scene_info", json_pack ("{s:i}", "limit", 1000), NULL);
         if (!strcmp (what, "reset") && nwords == 2) return bmq_cli_scene (&opts, "reset_scene", NULL, NULL);
         if (!strcmp (what, "save") && nwords == 3) return bmq_cli_scene (&opts, "save_blend", NULL, words[2]);
+        if (!strcmp (what, "look") && nwords <= 3) return bmq_cli_scene_look (&opts, nwords == 3 ? words[2] : NULL);
         if (!strcmp (what, "render") && nwords == 3)
             return bmq_cli_scene (&opts, "render_preview", json_pack ("{s:i, s:i}", "width", 640, "height", 480), words[2]);
     }

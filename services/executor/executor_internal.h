@@ -7,7 +7,8 @@
  *   executor_pipeline.c    a plan as run_plan chunks: progress frames become events (issue 14)
  *   executor_interrupted.c plans Blender rolled back on its own (HELLO reports), held events
  *   executor_requesters.c  a requester that goes silent
- *   executor_names.c       the scene's object names, published as scene.names */
+ *   executor_names.c       the scene's object names, published as scene.names
+ *   executor_assets.c      asset sources: searches, a plan's assets fetched and staged first */
 #ifndef BMQ_EXECUTOR_INTERNAL_H
 #define BMQ_EXECUTOR_INTERNAL_H
 
@@ -51,6 +52,7 @@ typedef struct executor_t {
     int64_t        last_watch;
     int64_t        watch_grace;       /* after a stall of our own: no requester judged before then */
     json_t        *held;              /* [{cid, body}]: interrupted-plan events waiting for one */
+    zactor_t      *assets;            /* executor_assets.c: searches and downloads, off the loop */
     json_t        *scene_names;       /* scene_names' latest result {names, count, truncated}, or NULL */
 } executor_t;
 
@@ -90,6 +92,14 @@ json_t *executor_rolled_back (executor_t *ex, bmq_job_t *job, bool ok, const jso
  * the PUB; again for a new subscriber. */
 void executor_on_names (executor_t *ex, const char *result_text);
 void executor_republish_names (executor_t *ex);
+/* executor_assets.c (issue 16): the assets actor; an asset.search; a plan's
+ * assets fetched and staged before it runs (true: one is on its way, the plan
+ * waits in BMQ_PHASE_ASSETS); the actor's DONE; asset_stage's answer. */
+zactor_t *executor_assets_new (const bmq_config_t *cfg);
+void executor_asset_search (executor_t *ex, const bmq_envelope_t *req, zframe_t *rid);
+bool executor_plan_assets (executor_t *ex, bmq_job_t *job);
+void executor_on_assets (executor_t *ex);
+void executor_staged (executor_t *ex, int status, json_t *reply, const char *err);
 /* executor_pipeline.c: send the job's next run_plan chunk (from job->step). */
 void executor_send_chunk (executor_t *ex, bmq_job_t *job);
 /* Stopping: a streaming plan is cancelled in Blender (rolled back there),

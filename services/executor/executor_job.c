@@ -20,6 +20,7 @@ bmq_job_t *bmq_job_new_plan (const bmq_envelope_t *req, zframe_t *rid)
     self->created = json_array ();
     self->audit_steps = json_array ();
     self->bpy_ms = self->addon_ms = -1;
+    self->assets_staged = json_object ();
     self->names = json_object ();
     self->keep_partial = json_is_true (json_object_get (req->body, "keep_partial"));
     return self;
@@ -42,6 +43,7 @@ void bmq_job_destroy (bmq_job_t **self_p)
     json_decref (self->plan);
     json_decref (self->created);
     json_decref (self->audit_steps);
+    json_decref (self->assets_staged);
     json_decref (self->names);
     json_decref (self->args);
     free (self);

@@ -12,7 +12,8 @@ typedef enum { BMQ_JOB_PLAN, BMQ_JOB_COMMAND } bmq_job_kind_t;
  * COMMIT, or ROLLBACK after a failed step (unless keep_partial). */
 /* Pipelined (executor.pipeline): RUN while a run_plan chunk streams; between
  * chunks STEPS again (a cancel then sends plan_rollback / plan_commit). */
-typedef enum { BMQ_PHASE_BEGIN, BMQ_PHASE_STEPS, BMQ_PHASE_COMMIT, BMQ_PHASE_ROLLBACK, BMQ_PHASE_RUN } bmq_job_phase_t;
+typedef enum { BMQ_PHASE_BEGIN, BMQ_PHASE_STEPS, BMQ_PHASE_COMMIT, BMQ_PHASE_ROLLBACK, BMQ_PHASE_RUN,
+               BMQ_PHASE_ASSETS } bmq_job_phase_t;      /* ASSETS: fetching and staging the plan's assets first */
 
 typedef struct {
     bmq_job_kind_t kind;
@@ -31,6 +32,9 @@ typedef struct {
     long long failed_step;
     bool      final_chunk;            /* PLAN, pipelined: the chunk in flight commits the plan */
     bool      stopping;               /* PLAN, pipelined: cancelled because the executor is stopping */
+    size_t    asset_next;             /* PLAN: the next step to look at for an asset to stage */
+    bool      assets_checked;         /* PLAN: its assets were looked for */
+    json_t   *assets_staged;          /* PLAN: asset keys staged in Blender */
     double    bpy_ms, addon_ms;       /* PLAN, pipelined: Blender's time in the steps and the add-on's own (-1: none) */
     json_t   *created;                /* PLAN: names of objects created so far */
     json_t   *audit_steps;            /* PLAN: [{event, step}] not yet recorded (one "steps" record per batch) */

@@ -140,6 +140,14 @@ void executor_pump (executor_t *ex)
             job->failed_step = 0;
             job->phase = job->keep_partial ? BMQ_PHASE_COMMIT : BMQ_PHASE_ROLLBACK;
         }
+        if (job->phase == BMQ_PHASE_BEGIN && !job->assets_checked) {
+            job->assets_checked = true;
+            if (executor_plan_assets (ex, job)) return;     /* its assets are fetched and staged first */
+        }
+        if (job->phase == BMQ_PHASE_BEGIN && job->cancel) {
+            executor_finish_plan (ex, job->orphaned ? "interrupted" : "cancelled", "cancelled before the plan started", 0, NULL);
+            continue;
+        }
         if (ex->pipeline && (job->phase == BMQ_PHASE_BEGIN || job->phase == BMQ_PHASE_STEPS)) {
             executor_send_chunk (ex, job);      /* plan_begin and plan_commit fold into run_plan */
             return;

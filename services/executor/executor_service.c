@@ -116,6 +116,7 @@ static void s_on_actor (executor_t *ex)
         int status = code ? atoi (code) : BMQ_LINK_DOWN;
         ex->waiting = false;
         if (ex->current->kind == BMQ_JOB_PLAN && ex->current->phase == BMQ_PHASE_RUN) executor_run_result (ex, status, reply, err);
+        else if (ex->current->kind == BMQ_JOB_PLAN && ex->current->phase == BMQ_PHASE_ASSETS) executor_staged (ex, status, reply, err);
         else if (ex->current->kind == BMQ_JOB_PLAN && ex->current->phase != BMQ_PHASE_STEPS) executor_phase_result (ex, status, reply, err);
         else if (ex->current->kind == BMQ_JOB_PLAN) executor_step_result (ex, status, reply, err, elapsed ? atof (elapsed) : 0, false);
         else s_command_result (ex, status, reply, blob, err);
@@ -213,6 +214,7 @@ static void s_on_request (executor_t *ex)
     else if (env->type == BMQ_MSG_EXECUTE_REQUEST) reply = s_accept_plan (ex, env, rid);
     else if (env->type == BMQ_MSG_CANCEL_REQUEST) s_cancel (ex, env);
     else if (env->type == BMQ_MSG_INSPECT_REQUEST) reply = s_accept_inspect (ex, env, rid);
+    else if (env->type == BMQ_MSG_ASSET_SEARCH) executor_asset_search (ex, env, rid);
     else if (env->type == BMQ_MSG_SCRIPT_LIST) reply = bmq_script_jobs_list (ex->scripts, env);
     else if (env->type == BMQ_MSG_SCRIPT_REQUEST || env->type == BMQ_MSG_SCRIPT_CONFIRM) {
         if (zlistx_size (ex->queue) >= QUEUE_MAX) reply = bmq_envelope_error (env, "busy", "the executor queue is full");
@@ -339,16 +341,18 @@ int bmq_executor_service_run (bmq_config_t *cfg)
     if (ex.scripts) bmq_script_jobs_set_seals (ex.scripts, ex.name, ex.seals);
     if (ex.router && ex.pub && ex.audit && ex.scripts) {
         ex.blender = bmq_blender_actor_new (&args);
+        ex.assets = executor_assets_new (cfg);
         bmq_info ("executor ready on %s (events %s), Blender at %s:%d", bmq_config_str (cfg, "executor.endpoint"),
                   bmq_config_str (cfg, "executor.events"), args.host, args.port);
         zpoller_t *poller = zpoller_new (ex.router, ex.blender, bmq_audit_sock (ex.audit),
-                                         bmq_script_jobs_worker (ex.scripts), ex.pub, NULL);
+                                         bmq_script_jobs_worker (ex.scripts), ex.pub, ex.assets, NULL);
         while (!zsys_interrupted) {
             zsock_t *which = zpoller_wait (poller, 250);
             if (which == ex.router) s_on_request (&ex);
             else if (which == (void *) ex.blender) s_on_actor (&ex);
             else if (which == (void *) bmq_script_jobs_worker (ex.scripts)) bmq_script_jobs_on_worker (ex.scripts);
             else if (which == ex.pub) executor_on_subscription (&ex);
+            else if (which == (void *) ex.assets) executor_on_assets (&ex);
             else if (which) {
                 bmq_envelope_t *env = bmq_bus_recv (which, NULL);
                 if (env) bmq_audit_handle (ex.audit, env);
@@ -365,6 +369,7 @@ int bmq_executor_service_run (bmq_config_t *cfg)
         s_stop (&ex);
         bmq_blender_link_abort_all ();  /* the actor's pending connect or ping ends now */
         zactor_destroy (&ex.blender);
+        zactor_destroy (&ex.assets);
         bmq_script_jobs_destroy (&ex.scripts);
         bmq_audit_flush (ex.audit, 1000);
         code = 0;

@@ -49,6 +49,7 @@ static void test_client_roles_at_gateway (void **state)
         { BMQ_MSG_SCRIPT_LIST,          NULL, { 1, 1, 1, 1 } },
         { BMQ_MSG_SCENE_REQUEST, "scene_info",  { 1, 1, 1, 1 } },
         { BMQ_MSG_SCENE_REQUEST, "render_preview", { 1, 1, 1, 1 } },
+        { BMQ_MSG_SCENE_REQUEST, "look",        { 1, 1, 1, 1 } },
         { BMQ_MSG_SCENE_REQUEST, "save_blend",  { 0, 0, 0, 1 } },
         { BMQ_MSG_SCENE_REQUEST, "reset_scene", { 0, 0, 0, 1 } },
         { BMQ_MSG_SCENE_REQUEST, "no_such",     { 0, 0, 0, 1 } },

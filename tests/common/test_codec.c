@@ -32,6 +32,7 @@ static json_t *s_body_for (bmq_msg_type_t type)
     json_object_set_new (body, "name", json_string ("my_recipe"));
     json_object_set_new (body, "scripts", json_array ());
     json_object_set_new (body, "names", json_pack ("[s]", "Cube"));
+    json_object_set_new (body, "results", json_pack ("[{s:s}]", "id", "sky_01"));
     json_object_set_new (body, "records", json_pack ("[{s:s}]", "kind", "step"));
     json_object_set_new (body, "filter", json_pack ("{s:s}", "kind", "plan.*"));
     json_object_set_new (body, "result", json_pack ("{s:i}", "count", 2));

@@ -114,6 +114,11 @@ try {
   r = await client.callTool({ name: "get_viewport_screenshot", arguments: { width: 160, height: 120 } });
   const img = r.content?.find((c) => c.type === "image");
   check("get_viewport_screenshot: a PNG image", !r.isError && img?.mimeType === "image/png" && img.data.startsWith("iVBORw0KGgo"), r.content?.[1]);
+  r = await client.callTool({ name: "look", arguments: { angles: 2 } }, undefined, { timeout: 120000 });
+  const sheet = r.content?.find((c) => c.type === "image");
+  const stats = r.content?.find((c) => c.type === "text")?.text ?? "";
+  check("look: a PNG contact sheet and each object's topology", !r.isError && sheet?.mimeType === "image/png"
+        && sheet.data.startsWith("iVBORw0KGgo") && stats.includes(`- ${tag}_head (MESH): `) && stats.includes("totals: "), stats || r);
 
   const chatProgress = [];
   r = await client.callTool({ name: "chat", arguments: { prompt: "build a snowman" } }, undefined,

@@ -38,10 +38,10 @@ static void test_tool_list (void **state)
     const bmq_mcp_tools_t *tools = bmq_mcp_tools (s_mcp);
     json_t *list = json_object_get (bmq_mcp_tools_list (tools), "tools");
     const char *want[] = { "discover_capabilities", "inspect_tool", "validate_plan", "execute_plan", "chat",
-                           "get_scene_info", "get_object_info", "get_viewport_screenshot", "inject_bpy_script", "confirm_script",
-                           "save_recipe", "list_recipes" };
-    assert_int_equal (json_array_size (list), 12);
-    for (size_t i = 0; i < 12; i++) {
+                           "get_scene_info", "get_object_info", "get_viewport_screenshot", "look", "inject_bpy_script",
+                           "confirm_script", "save_recipe", "list_recipes", "search_assets", "import_asset" };
+    assert_int_equal (json_array_size (list), 15);
+    for (size_t i = 0; i < 15; i++) {
         json_t *t = json_array_get (list, i);
         assert_string_equal (json_string_value (json_object_get (t, "name")), want[i]);
         assert_true (json_is_object (json_object_get (t, "inputSchema")));
@@ -54,7 +54,7 @@ static void test_tool_list (void **state)
     assert_null (bmq_mcp_tools_find (tools, "nope"));
     size_t bytes = bmq_mcp_tools_list_bytes (tools);
     fprintf (stderr, "tools/list: %zu tools, %zu bytes (about %zu tokens at 4 bytes each)\n", json_array_size (list), bytes, bytes / 4);
-    assert_true (bytes < 6000);
+    assert_true (bytes < 7200);                      /* 6000 until `look`, search_assets and import_asset (issue 16) came */
     char err[256];
     bmq_mcp_tools_t *with_tests = bmq_mcp_tools_new (true, err, sizeof err);
     assert_non_null (bmq_mcp_tools_find (with_tests, "test_tool_with_progress"));
@@ -344,6 +344,70 @@ static void test_cancel_and_image (void **state)
     json_decref (out);
 }
 
+/* look: angles checked before anything is sent; the add-on's sheet as an image,
+ * its topology as text (names from Blender with control characters blanked);
+ * a reply without a PNG is an error, not an empty image. */
+static void test_look (void **state)
+{
+    bmq_envelope_t *req;
+    json_t *resp, *out = json_array ();
+    const char *bad[] = { "{\"name\":\"look\",\"arguments\":{\"angles\":9}}", "{\"name\":\"look\",\"arguments\":{\"angles\":0}}",
+                          "{\"name\":\"look\",\"arguments\":{\"angles\":\"4\"}}" };
+    for (size_t i = 0; i < 3; i++) {
+        assert_null (s_call (bad[i], 1, &req, &resp));
+        assert_null (req);
+        assert_true (json_is_true (json_object_get (json_object_get (resp, "result"), "isError")));
+        char *dump = json_dumps (resp, 0);
+        assert_non_null (strstr (dump, "angles must be an integer in 1..8"));
+        free (dump);
+        json_decref (resp);
+    }
+    bmq_mcp_call_t *call = s_call ("{\"name\":\"look\",\"arguments\":{}}", 1, &req, &resp);
+    assert_non_null (call);
+    assert_string_equal (bmq_body_str (req, "command"), "look");
+    assert_int_equal (json_object_size (json_object_get (req->body, "args")), 0);      /* the add-on's default */
+    bmq_envelope_destroy (&req);
+    bmq_mcp_call_destroy (&call);
+
+    call = s_call ("{\"name\":\"look\",\"arguments\":{\"angles\":2}}", 1, &req, &resp);
+    assert_int_equal (json_integer_value (json_object_get (json_object_get (req->body, "args"), "angles")), 2);
+    bmq_envelope_t *reply = s_answer (req, BMQ_MSG_SCENE_REPLY,
+        "{\"command\":\"look\",\"result\":{\"angles\":[\"front\",\"right\"],\"width\":320,\"height\":240,"
+        "\"sheet\":{\"width\":640,\"height\":240},\"count\":3,\"objects\":["
+        "{\"name\":\"snow\\u0007man\",\"type\":\"MESH\",\"vertices\":8,\"faces\":6,\"non_manifold_edges\":0,\"loose_parts\":1,"
+        "\"bounds\":{\"min\":[-1,-1,-1],\"max\":[1,1,1]}},"
+        "{\"name\":\"lamp\",\"type\":\"LIGHT\",\"vertices\":null},"
+        "{\"name\":\"odd\",\"type\":\"MESH\",\"vertices\":4,\"faces\":\"x\",\"bounds\":{\"min\":[1]}}],"
+        "\"totals\":{\"objects\":3,\"with_geometry\":2,\"vertices\":12,\"faces\":7,\"non_manifold_edges\":4,\"loose_parts\":2}}}");
+    bmq_envelope_set_blob (reply, "\x89PNG\r\n\x1a\n", 8);
+    assert_true (bmq_mcp_call_feed (call, reply, out));
+    json_t *content = json_object_get (s_result (out), "content");
+    assert_int_equal (json_array_size (content), 2);
+    assert_string_equal (json_string_value (json_object_get (json_array_get (content, 0), "type")), "image");
+    assert_string_equal (json_string_value (json_object_get (json_array_get (content, 0), "mimeType")), "image/png");
+    assert_string_equal (json_string_value (json_object_get (json_array_get (content, 0), "data")), "iVBORw0KGgo=");
+    const char *text = json_string_value (json_object_get (json_array_get (content, 1), "text"));
+    assert_non_null (strstr (text, "contact sheet 640x240 PNG (8 bytes)"));
+    assert_non_null (strstr (text, "views of 320x240 in 2 columns"));
+    assert_non_null (strstr (text, ": front, right"));
+    assert_non_null (strstr (text, "- snow?man (MESH): 8 vertices, 6 faces, 0 non-manifold edges, 1 loose parts, bounds [-1,-1,-1]..[1,1,1]"));
+    assert_non_null (strstr (text, "- lamp (LIGHT): no geometry"));
+    assert_non_null (strstr (text, "- odd (MESH): 4 vertices, 0 faces, 0 non-manifold edges, 0 loose parts, bounds ?..?"));
+    assert_non_null (strstr (text, "totals: 3 objects (2 with geometry), 12 vertices, 7 faces, 4 non-manifold edges, 2 loose parts"));
+    assert_null (json_object_get (s_result (out), "isError"));
+    bmq_envelope_destroy (&reply);
+    bmq_envelope_destroy (&req);
+    bmq_mcp_call_destroy (&call);
+    json_array_clear (out);
+
+    call = s_call ("{\"name\":\"look\"}", 1, &req, &resp);
+    assert_true (s_feed (call, req, BMQ_MSG_SCENE_REPLY, "{\"command\":\"look\",\"result\":{\"angles\":[]}}", out));
+    assert_true (json_is_true (json_object_get (s_result (out), "isError")));
+    bmq_envelope_destroy (&req);
+    bmq_mcp_call_destroy (&call);
+    json_decref (out);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -354,6 +418,7 @@ int main (void)
         cmocka_unit_test (test_bad_arguments_and_unavailable_tools),
         cmocka_unit_test (test_confirm_script_forwards_sha256),
         cmocka_unit_test (test_cancel_and_image),
+        cmocka_unit_test (test_look),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }

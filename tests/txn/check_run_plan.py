@@ -18,12 +18,8 @@
 
 Exit 0 when every expectation holds, 1 otherwise (each failure printed).
 """
-import json
 import os
-import socket
-import struct
 import sys
-import threading
 import time
 
 argv = sys.argv[sys.argv.index("--") + 1:]
@@ -32,7 +28,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, ADDON_DIR)
 
 import bpy                                              # noqa: E402
-from blendmq import bounds, plan_run, tokens, transaction  # noqa: E402
+from blendmq import bounds, plan_run, transaction         # noqa: E402
 from blendmq.commands import handle_request             # noqa: E402
 from blendmq.scene import cmd_reset_scene               # noqa: E402
 
@@ -141,70 +137,12 @@ call("plan_rollback", {"plan_id": "p8"})
 
 
 # ---- streamed over the real link (background runtime)
-def frame(obj):
-    text = json.dumps(obj).encode()
-    return struct.pack(">II", len(text), 0) + text
-
-
-class Client:
-    def __init__(self, port, token):
-        self.sock = socket.create_connection(("127.0.0.1", port))
-        self.buf = b""
-        self.token = token
-        first = self.recv()
-        ns = bytes.fromhex(first["challenge"]["nonce"])
-        nc = os.urandom(tokens.NONCE_BYTES)
-        mac = tokens.client_proof(token, ns, nc)
-        self.send({"id": 1, "cmd": "hello", "args": {"nonce": nc.hex(), "mac": mac.hex(),
-                                                      "operations": sorted(PALETTE_BOUNDS), "bounds": PALETTE_BOUNDS}})
-        self.hello = self.recv()
-
-    def send(self, obj):
-        self.sock.sendall(frame(obj))
-
-    def recv(self):
-        while True:
-            if len(self.buf) >= 8:
-                h, b = struct.unpack(">II", self.buf[:8])
-                if len(self.buf) >= 8 + h + b:
-                    msg = json.loads(self.buf[8:8 + h])
-                    self.buf = self.buf[8 + h + b:]
-                    return msg
-            data = self.sock.recv(65536)
-            if not data:
-                raise EOFError
-            self.buf += data
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from link_client import serve as s_serve      # noqa: E402
 
 
 def serve(script):
-    """Run the background server on this (main) thread until the client script, on a thread,
-    is done; returns what it recorded."""
-    from blendmq import background
-    token = "t" * 40
-    port_file = os.path.join(os.environ.get("TMPDIR", "/tmp"), "bmq-run-plan-port-%d" % os.getpid())
-    out = {}
-
-    def client():
-        try:
-            for _ in range(200):
-                if os.path.exists(port_file):
-                    break
-                time.sleep(0.02)
-            port = int(open(port_file).read())
-            c = Client(port, token)
-            out["hello"] = c.hello
-            script(c, out)
-            c.send({"id": 99, "cmd": "shutdown", "args": {}})
-            c.recv()
-        except Exception as e:      # recorded: the main thread checks it
-            out["error"] = "%s: %s" % (type(e).__name__, e)
-            os.kill(os.getpid(), 15)
-
-    t = threading.Thread(target=client, daemon=True)
-    t.start()
-    background.run_background("127.0.0.1", 0, token, port_file)
-    t.join(10)
-    return out
+    return s_serve(script, PALETTE_BOUNDS)
 
 
 def stream_script(c, out):
@@ -241,12 +179,11 @@ def drop_script(c, out):
         pass
     c.sock.close()          # the link drops mid-plan
     time.sleep(0.5)
-    c2 = Client(int(open(os.path.join(os.environ.get("TMPDIR", "/tmp"),
-                                      "bmq-run-plan-port-%d" % os.getpid())).read()), c.token)
+    c2 = c.again()
     out["hello2"] = c2.hello
     c2.send({"id": 99, "cmd": "shutdown", "args": {}})
     c2.recv()
-    raise SystemExit     # the shutdown is sent; serve's own would find the socket closed
+    return False            # the server is stopping already
 
 
 before = names()

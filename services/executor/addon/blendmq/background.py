@@ -30,7 +30,7 @@ def run_background(host, port, token, port_file=None):
         if req.get("cmd") == "run_plan":
             s_run_plan(server, conn, req, arrival, on_request)
             return
-        reply, rblob = handle_request(req, arrival, link=conn.serial)
+        reply, rblob = handle_request(req, arrival, link=conn.serial, blob=blob)
         conn.send(reply, rblob)
         if s_Flags.shutdown:
             server.stopping = True

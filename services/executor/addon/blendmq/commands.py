@@ -11,7 +11,9 @@ import time
 
 from . import link_proto, script_exec
 from .args import CommandError
+from .asset_import import cmd_asset_stage
 from .bench import cmd_bench_direct
+from .look import cmd_look
 from .protocol import MAX_BLOB, MAX_JSON
 from .render import cmd_render_preview, cmd_save_blend, cmd_viewport_screenshot
 from .rna import cmd_rna_info
@@ -118,7 +120,7 @@ COMMANDS = {
     "ping": cmd_ping, "run_step": cmd_run_step, "scene_info": cmd_scene_info, "scene_names": cmd_scene_names,
     "object_info": cmd_object_info, "reset_scene": cmd_reset_scene,
     "render_preview": cmd_render_preview, "save_blend": cmd_save_blend,
-    "viewport_screenshot": cmd_viewport_screenshot,
+    "viewport_screenshot": cmd_viewport_screenshot, "look": cmd_look,
     "shutdown": cmd_shutdown,
     "bench_direct": cmd_bench_direct,
     "plan_begin": cmd_plan_begin, "plan_commit": cmd_plan_commit, "plan_rollback": cmd_plan_rollback,
@@ -126,6 +128,7 @@ COMMANDS = {
     "rna_info": cmd_rna_info,
     "run_script": cmd_run_script,
     "run_plan": cmd_run_plan, "cancel_plan": cmd_cancel_plan,
+    "asset_stage": cmd_asset_stage,
 }
 
 # Commands that change nothing in the scene (a GUI Blender may answer them from its snapshot).
@@ -183,10 +186,12 @@ def s_checked_args(req):
     return args
 
 
-def handle_request(req, arrival, table=None, link=None):
+def handle_request(req, arrival, table=None, link=None, blob=b""):
     """Run one request (on the main thread, unless `table` holds functions that need no bpy).
     `link` is the serial of the connection it came on: a plan_begin makes that connection the
-    plan's owner (transaction.link_lost). Returns (reply, blob)."""
+    plan's owner (transaction.link_lost). `blob` is the request's blob: a command whose
+    function is marked takes_blob (asset_stage) is called fn(args, blob), the others fn(args)
+    and a blob sent to them is ignored. Returns (reply, blob)."""
     refused, fn = s_refused(req, arrival, table if table is not None else COMMANDS)
     if refused is not None:
         return refused, b""
@@ -195,7 +200,7 @@ def handle_request(req, arrival, table=None, link=None):
     TXN.link = link
     try:
         args = s_checked_args(req)
-        result, blob = fn(args)
+        result, blob = fn(args, blob or b"") if getattr(fn, "takes_blob", False) else fn(args)
         reply = {"id": rid, "ok": True, "result": result}
     except CommandError as e:
         reply, blob = {"id": rid, "ok": False, "error": str(e)}, b""

@@ -81,7 +81,7 @@ class GuiService:
                 self.io_answers += 1
                 return
         self.queued += 1
-        self.queue.put((conn, req, arrival))
+        self.queue.put((conn, req, arrival, blob))
 
     def _on_cancel(self, conn, req):
         # here, on the I/O thread: the plan it stops is running on the main thread
@@ -89,16 +89,16 @@ class GuiService:
 
     def _on_drop(self, conn):
         self.queued += 1
-        self.queue.put((conn, CLIENT_LOST, 0.0))
+        self.queue.put((conn, CLIENT_LOST, 0.0, b""))
 
     def _on_hello(self, conn, rid, result):
         # on the main thread, in order: a rollback of the previous client's plan comes first
         self.queued += 1
-        self.queue.put((conn, HELLO, (rid, result)))
+        self.queue.put((conn, HELLO, (rid, result), b""))
 
     # ---- main thread
 
-    def _run(self, conn, req, arrival):
+    def _run(self, conn, req, arrival, blob=b""):
         """Run one queued item. False when it became the running plan (not done yet)."""
         if req is CLIENT_LOST:
             if transaction.link_lost(conn.serial, conn.drop_reason) is not None:
@@ -117,7 +117,7 @@ class GuiService:
             data = self.snapshot.fresh() or self.snapshot.rebuild()
             reply, rblob = handle_request(req, arrival, self.snapshot.table(data))
         else:
-            reply, rblob = handle_request(req, arrival, link=conn.serial)
+            reply, rblob = handle_request(req, arrival, link=conn.serial, blob=blob)
             self.snapshot.invalidate()      # before the reply: the next query must not read old data
         conn.send(reply, rblob)
         return True
@@ -148,12 +148,12 @@ class GuiService:
                     break       # the budget is spent: the rest after this redraw
                 continue
             try:
-                conn, req, arrival = self.queue.get_nowait()
+                conn, req, arrival, blob = self.queue.get_nowait()
             except queue.Empty:
                 break
             finished = True
             try:
-                finished = self._run(conn, req, arrival)
+                finished = self._run(conn, req, arrival, blob)
             except Exception as e:      # the timer must survive anything (it would be unregistered)
                 log("main-thread request failed: %s: %s" % (type(e).__name__, e))
             finally:
@@ -198,7 +198,7 @@ class GuiService:
         here; other queued requests are dropped (their connection is closed)."""
         while True:
             try:
-                conn, req, _arrival = self.queue.get_nowait()
+                conn, req, _arrival, _blob = self.queue.get_nowait()
             except queue.Empty:
                 return
             if req is CLIENT_LOST:

@@ -167,6 +167,19 @@ COMMANDS = {
         "blob": True,
         "keeps_names": True,
     },
+    "look": {
+        "args": {
+            "angles": {"type": "int", "min": 1, "max": 8},
+            "width": {"type": "int"},
+            "height": {"type": "int"},
+        },
+        "reply": ("angles", "width", "height", "sheet", "count", "objects", "totals", "bytes"),
+        "read_only": False,
+        "forward": True,
+        "no_deadline": False,
+        "blob": True,
+        "keeps_names": True,
+    },
     "shutdown": {
         "args": {},
         "reply": (),
@@ -303,10 +316,29 @@ COMMANDS = {
         "blob": False,
         "keeps_names": False,
     },
+    "asset_stage": {
+        "args": {
+            "key": {"type": "object", "required": True, "max_items": 5},
+            "main": {"type": "string", "required": True, "min_len": 1, "max_len": 1024},
+            "files": {
+                "type": "array",
+                "required": True,
+                "max_items": 256,
+                "of": {"type": "object", "max_items": 4},
+            },
+        },
+        "reply": ("staged", "files", "bytes"),
+        "read_only": False,
+        "forward": False,
+        "no_deadline": False,
+        "blob": False,
+        "keeps_names": True,
+    },
 }
 READ_ONLY = frozenset(("object_info", "scene_info", "scene_names"))
 FORWARD = frozenset((
     "bench_direct",
+    "look",
     "object_info",
     "render_preview",
     "reset_scene",
@@ -316,8 +348,10 @@ FORWARD = frozenset((
 ))
 NO_DEADLINE = frozenset(("cancel_plan", "interrupted_ack", "plan_commit", "plan_rollback"))
 KEEPS_NAMES = frozenset((
+    "asset_stage",
     "cancel_plan",
     "interrupted_ack",
+    "look",
     "ping",
     "plan_begin",
     "plan_commit",

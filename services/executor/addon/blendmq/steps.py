@@ -10,6 +10,7 @@ from mathutils import Matrix, Quaternion, Vector
 
 from . import bounds
 from .args import CommandError, s_num, s_only, s_tuples, s_vec3
+from .asset_import import s_builtin_asset_import
 from .capture import CAPTURE
 from .scene import s_select_only, s_target_object
 from .transaction import TXN
@@ -119,7 +120,12 @@ BUILTINS = {
     "object.location": s_builtin_setter("location"),
     "object.rotation": s_builtin_setter("rotation_euler"),
     "object.scale": s_builtin_setter("scale"),
+    "asset.import": s_builtin_asset_import,
 }
+# Builtins whose target is optional (a model or an HDRI import acts on no object): without one
+# they get None, not the active object. A builtin may return the step's object (the imported
+# model's root); otherwise it is the target.
+TARGET_OPTIONAL = {"asset.import"}
 
 
 # ---------------------------------------------------------------------------- bpy.ops steps
@@ -274,8 +280,9 @@ def cmd_run_step(args):
     count = len(objects)
     obj = None
     if operation in BUILTINS:
-        obj = s_target_object(target)
-        BUILTINS[operation](obj, params, spec)
+        obj = s_target_object(target) if target is not None or operation not in TARGET_OPTIONAL else None
+        made = BUILTINS[operation](obj, params, spec)
+        obj = made if made is not None else obj
     elif OP_RE.match(operation):
         if target is not None:
             s_select_only(target)
@@ -285,7 +292,7 @@ def cmd_run_step(args):
     # counts first: most steps create nothing, and the names are compared only when they might
     # (no palette operation both removes and adds objects)
     created = [] if len(objects) == count else sorted(set(objects.keys()) - before)
-    if obj is None:
+    if obj is None and operation not in BUILTINS:
         active = bpy.context.view_layer.objects.active
         if created and not (active is not None and active.name in created):
             active = bpy.data.objects.get(created[0])

@@ -35,6 +35,11 @@ REASON_MAX = 200
 CID_RE = re.compile(r"[\x21-\x7e]{1,64}")     # the bus's own rule for ids: printable ASCII, no space
 REPORT_ID_RE = re.compile(r"[0-9a-f]{16}")
 STEPS_MAX = 1 << 20     # a plan's declared step count, as plan_begin may carry it
+# bpy.data collections whose new blocks a rollback removes (s_Transaction.remove_new_data):
+# object data and materials only once unused (an object the plan did not touch may hold them),
+# the others whatever refers to them (only the plan's own work can).
+DATA_WHEN_UNUSED = ("meshes", "curves", "armatures", "cameras", "lights", "materials")
+DATA_ALWAYS = ("collections", "actions", "node_groups", "worlds", "images", "textures")
 
 
 def s_undo_push(message):
@@ -72,21 +77,29 @@ class s_UndoBracket:
             s_undo_push(push_label)
 
 
+def s_internal(block):
+    """Blender's own images (a render's result, the compositor's viewer): not a plan's work."""
+    return getattr(block, "type", None) in ("RENDER_RESULT", "COMPOSITING") and isinstance(block, bpy.types.Image)
+
+
 class s_Transaction:
     """What a plan changed, so a failed plan can put the scene back as it was.
 
-    At plan_begin the names of existing objects, meshes and materials are noted. Before a
-    step acts on an object that existed before the plan, its transform, selection, material
-    slots and a copy of its mesh (smooth flags and mesh-linked materials live there) are
-    saved, once. Rollback deletes what the plan created and restores what it touched."""
+    At plan_begin the names of existing objects and of the data a plan may add (DATA: an
+    asset import adds images, materials, worlds, node groups, meshes, collections, actions,
+    armatures...) are noted, and the scene's world. Before a step acts on an object that
+    existed before the plan, its transform, selection, material slots and a copy of its mesh
+    (smooth flags and mesh-linked materials live there) are saved, once. Rollback deletes what
+    the plan created, restores what it touched and puts the scene's world back."""
 
     def __init__(self, plan_id, cid=None, steps_total=0, link=None):
         self.plan_id, self.cid, self.steps_total = plan_id, cid, steps_total
         self.link = link        # serial of the connection that opened it (None: a direct call)
         self.steps_run = 0      # run_step calls that succeeded inside the plan
         self.objects = set(bpy.data.objects.keys())
-        self.meshes = set(bpy.data.meshes.keys())
-        self.materials = set(bpy.data.materials.keys())
+        self.data = {kind: set(getattr(bpy.data, kind).keys()) for kind in DATA_WHEN_UNUSED + DATA_ALWAYS}
+        world = bpy.context.scene.world
+        self.world = world.name if world is not None else None
         vl = bpy.context.view_layer
         self.active = vl.objects.active.name if vl.objects.active else None
         self.selected = [o.name for o in vl.objects.selected]
@@ -131,18 +144,20 @@ class s_Transaction:
             obj.parent, obj.matrix_parent_inverse = st["parent"], st["parent_inverse"]
             obj.location, obj.rotation_euler, obj.scale = st["location"], st["rotation"], st["scale"]
             if st["mesh"] is not None:
-                changed = obj.data
-                obj.data = st["mesh"]
+                changed, saved = obj.data, st["mesh"]
+                obj.data = saved
                 st["mesh"] = None
                 if changed.users == 0:
+                    mesh_name = changed.name
                     bpy.data.meshes.remove(changed)
+                    saved.name = mesh_name  # the copy takes the mesh's own name back
             for slot, (link, mat) in zip(obj.material_slots, st["slots"]):
                 if link == "OBJECT":
                     slot.link, slot.material = link, mat
             restored.append(name)
-        for coll, before in ((bpy.data.meshes, self.meshes), (bpy.data.materials, self.materials)):
-            for block in [b for b in coll if b.name not in before and b.users == 0]:
-                coll.remove(block)
+        self.discard()              # the saved copies nobody took back go before the new data is swept
+        self.restore_world()
+        self.remove_new_data()
         vl = bpy.context.view_layer
         for o in list(vl.objects.selected):
             o.select_set(False)
@@ -152,6 +167,29 @@ class s_Transaction:
         vl.objects.active = vl.objects.get(self.active) if self.active else None
         self.discard()
         return {"removed": sorted(removed), "restored": sorted(restored)}
+
+    def restore_world(self):
+        scene = bpy.context.scene
+        world = bpy.data.worlds.get(self.world) if self.world is not None else None
+        if scene.world != world:
+            scene.world = world
+
+    def remove_new_data(self):
+        """Remove the data blocks the plan added: DATA_ALWAYS whatever still refers to them,
+        DATA_WHEN_UNUSED once nothing but a fake user holds them. Freeing one block frees its
+        users' hold on others (a mesh on its materials, a material on its images): go round
+        until nothing more goes."""
+        for _ in range(4):
+            removed = 0
+            for kind in DATA_WHEN_UNUSED + DATA_ALWAYS:
+                coll, before = getattr(bpy.data, kind), self.data[kind]
+                always = kind in DATA_ALWAYS
+                for block in [b for b in coll if b.name not in before and not s_internal(b)
+                              and (always or b.users - (1 if b.use_fake_user else 0) <= 0)]:
+                    coll.remove(block)
+                    removed += 1
+            if not removed:
+                break
 
     def discard(self):
         for st in self.saved.values():

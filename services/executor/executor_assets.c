@@ -1,0 +1,241 @@
+/* executor_assets — asset sources in the executor (issue 16).
+ *
+ * The executor owns the Blender link, and an asset's bytes reach Blender as
+ * blobs on it, so the assets client lives here (a sixth service would add a
+ * hop for the bytes). Searches and downloads are slow and blocking (libcurl,
+ * retries with back-off), so they run on a thread of their own, an actor that
+ * owns the Poly Haven client and its cache; the executor's loop never waits
+ * on them:
+ *
+ *   main → actor  "SEARCH" ptr   an s_search_t: fills result or error
+ *   main → actor  "FETCH"  ptr   an s_fetch_t: fills the link blob, its
+ *                                 manifest (asset_stage's files) or error
+ *   actor → main  "DONE"   ptr   (main owns ptr again)
+ *
+ * A plan with asset.import steps first goes through BMQ_PHASE_ASSETS: each
+ * distinct asset is fetched (from the cache when it is there) and staged in
+ * Blender with asset_stage, one after the other; then the plan runs as any
+ * other, its import steps reading the staged bytes. A fetch that fails ends
+ * the plan "failed" before anything ran, with the client's reason. */
+#include "executor_internal.h"
+#include "assets_polyhaven.h"
+#include "blender_link.h"
+#include "log.h"
+
+typedef enum { S_SEARCH, S_FETCH } s_kind_t;
+
+typedef struct {
+    s_kind_t kind;
+    char     source[16], id[80], type[16], resolution[8], format[8], query[256];
+    zframe_t *rid;                  /* SEARCH: the requester */
+    char     cid[BMQ_MAX_ID + 1];
+    json_t  *result;                /* SEARCH: the hits; FETCH: asset_stage's args */
+    uint8_t *blob;                  /* FETCH: the files' bytes, concatenated */
+    size_t   blob_len;
+    bool     cached;
+    char     error[600];
+    double   started_us;
+} s_work_t;
+
+static void s_work_free (s_work_t **w_p)
+{
+    s_work_t *w = *w_p;
+    if (!w) return;
+    zframe_destroy (&w->rid);
+    json_decref (w->result);
+    free (w->blob);
+    free (w);
+    *w_p = NULL;
+}
+
+/* ---- the actor (its own thread) -------------------------------------------- */
+
+static void s_do (bmq_polyhaven_t *ph, const char *open_err, s_work_t *w)
+{
+    if (!ph) { snprintf (w->error, sizeof w->error, "the assets client is not available: %s", open_err); return; }
+    if (strcmp (w->source, "polyhaven")) {
+        snprintf (w->error, sizeof w->error, "asset source '%s' is not available in this executor (polyhaven is)", w->source);
+        return;
+    }
+    if (w->kind == S_SEARCH) {
+        w->result = bmq_polyhaven_search (ph, w->type, w->query, w->error, sizeof w->error);
+        return;
+    }
+    bmq_asset_bundle_t *bundle = bmq_polyhaven_fetch (ph, w->id, w->type, w->resolution, w->format, w->error, sizeof w->error);
+    if (!bundle) return;
+    json_t *manifest = NULL;
+    if (bmq_asset_bundle_blob (bundle, bmq_polyhaven_cache (ph), BMQ_LINK_MAX_BLOB, &w->blob, &w->blob_len, &manifest,
+                               w->error, sizeof w->error) == 0) {
+        w->cached = bundle->from_cache;
+        w->result = json_pack ("{s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:O}", "key", "source", w->source, "id", w->id,
+                               "type", w->type, "resolution", bundle->resolution, "format", bundle->format,
+                               "main", bundle->main, "files", json_object_get (manifest, "files"));
+    }
+    json_decref (manifest);
+    bmq_asset_bundle_destroy (&bundle);
+}
+
+static void s_actor (zsock_t *pipe, void *args)
+{
+    const bmq_config_t *cfg = args;
+    char err[512] = "";
+    bmq_polyhaven_options_t opts;
+    bmq_polyhaven_t *ph = NULL;
+    if (bmq_polyhaven_options_from_config (&opts, cfg, err, sizeof err) == 0)
+        ph = bmq_polyhaven_new (&opts, err, sizeof err);
+    if (!ph) bmq_warn ("assets: %s (asset searches and imports will say so)", err);
+    zsock_signal (pipe, 0);
+    while (true) {
+        char *cmd = NULL;
+        void *ptr = NULL;
+        if (zsock_recv (pipe, "sp", &cmd, &ptr) == -1) break;
+        bool term = !cmd || !strcmp (cmd, "$TERM");
+        free (cmd);
+        if (term) break;
+        if (!ptr) continue;
+        s_do (ph, err, ptr);
+        zsock_send (pipe, "sp", "DONE", ptr);
+    }
+    bmq_polyhaven_destroy (&ph);
+}
+
+zactor_t *executor_assets_new (const bmq_config_t *cfg)
+{
+    bmq_assets_http_global_init ();     /* libcurl, before its thread uses it */
+    return zactor_new (s_actor, (void *) cfg);
+}
+
+/* ---- searches ---------------------------------------------------------------- */
+
+static void s_copy (char *dst, size_t len, const char *src)
+{
+    snprintf (dst, len, "%s", src ? src : "");
+}
+
+void executor_asset_search (executor_t *ex, const bmq_envelope_t *req, zframe_t *rid)
+{
+    s_work_t *w = calloc (1, sizeof *w);
+    if (!w) return;
+    w->kind = S_SEARCH;
+    s_copy (w->source, sizeof w->source, bmq_body_str (req, "source"));
+    s_copy (w->type, sizeof w->type, bmq_body_str (req, "type"));
+    s_copy (w->query, sizeof w->query, bmq_body_str (req, "query"));
+    snprintf (w->cid, sizeof w->cid, "%s", req->cid);
+    w->rid = zframe_dup (rid);
+    w->started_us = bmq_mono_us ();
+    zsock_send (ex->assets, "sp", "SEARCH", w);
+}
+
+/* ---- a plan's assets ------------------------------------------------------------ */
+
+/* The plan's next asset.import step (from index *from) whose asset is not
+ * staged yet: its key in w, or false when all are. */
+static bool s_next_asset (bmq_job_t *job, s_work_t *w)
+{
+    for (; job->asset_next < job->total; job->asset_next++) {
+        json_t *step = json_array_get (job->plan, job->asset_next);
+        if (strcmp (json_string_value (json_object_get (step, "operation")) ?: "", "asset.import")) continue;
+        json_t *p = json_object_get (step, "params");
+        s_copy (w->source, sizeof w->source, json_string_value (json_object_get (p, "source")));
+        s_copy (w->id, sizeof w->id, json_string_value (json_object_get (p, "id")));
+        s_copy (w->type, sizeof w->type, json_string_value (json_object_get (p, "type")));
+        s_copy (w->resolution, sizeof w->resolution, json_string_value (json_object_get (p, "resolution")) ?: "1k");
+        s_copy (w->format, sizeof w->format, json_string_value (json_object_get (p, "format")));
+        char key[200];
+        snprintf (key, sizeof key, "%s/%s/%s/%s/%s", w->source, w->id, w->type, w->resolution, w->format);
+        job->asset_next++;
+        if (json_object_get (job->assets_staged, key)) continue;     /* the same asset twice: staged once */
+        json_object_set_new (job->assets_staged, key, json_true ());
+        return true;
+    }
+    return false;
+}
+
+bool executor_plan_assets (executor_t *ex, bmq_job_t *job)
+{
+    s_work_t *w = calloc (1, sizeof *w);
+    if (!w) return false;
+    w->kind = S_FETCH;
+    if (!s_next_asset (job, w)) { free (w); return false; }
+    snprintf (w->cid, sizeof w->cid, "%s", job->cid);
+    w->started_us = bmq_mono_us ();
+    char what[200];
+    snprintf (what, sizeof what, "%s:%s (%s %s%s%s)", w->source, w->id, w->type, w->resolution, *w->format ? " " : "", w->format);
+    executor_progress (ex, job, json_pack ("{s:s, s:i, s:s, s:s, s:s}", "event", "asset", "step", 0, "status", "fetching",
+                                           "operation", "asset.import", "object", what));
+    job->phase = BMQ_PHASE_ASSETS;
+    ex->waiting = true;
+    zsock_send (ex->assets, "sp", "FETCH", w);
+    return true;
+}
+
+/* A fetch came back: stage it in Blender (asset_stage with the blob), or end
+ * the plan, nothing run, with the reason. */
+static void s_fetched (executor_t *ex, s_work_t *w)
+{
+    bmq_job_t *job = ex->current;
+    if (!job || job->kind != BMQ_JOB_PLAN || job->phase != BMQ_PHASE_ASSETS || strcmp (job->cid, w->cid)) return;
+    if (!w->result) {
+        char msg[700];
+        snprintf (msg, sizeof msg, "asset %s:%.64s could not be fetched: %.500s; nothing was run", w->source, w->id, w->error);
+        ex->waiting = false;
+        executor_finish_plan (ex, "failed", msg, 0, NULL);
+        return;
+    }
+    bmq_info ("asset %s:%s %s (%zu bytes, %.1f ms): staging it in Blender", w->source, w->id,
+              w->cached ? "from the cache" : "downloaded", w->blob_len, (bmq_mono_us () - w->started_us) / 1000.0);
+    char *text = json_dumps (w->result, JSON_COMPACT);
+    char timeout[16];
+    snprintf (timeout, sizeof timeout, "%d", ex->command_timeout);
+    zmsg_t *msg = zmsg_new ();
+    zmsg_addstr (msg, "CALL");
+    zmsg_addstr (msg, "job");
+    zmsg_addstr (msg, "asset_stage");
+    zmsg_addstr (msg, text ? text : "{}");
+    zmsg_addstr (msg, timeout);
+    zmsg_addmem (msg, w->blob, w->blob_len);
+    zmsg_send (&msg, ex->blender);
+    free (text);
+    ex->waiting = true;             /* the answer comes as a RESULT in BMQ_PHASE_ASSETS */
+}
+
+void executor_on_assets (executor_t *ex)
+{
+    char *cmd = NULL;
+    void *ptr = NULL;
+    if (zsock_recv (ex->assets, "sp", &cmd, &ptr) == -1) return;
+    free (cmd);
+    s_work_t *w = ptr;
+    if (!w) return;
+    if (w->kind == S_SEARCH) {
+        bmq_envelope_t env0 = { .type = BMQ_MSG_ASSET_SEARCH };
+        snprintf (env0.cid, sizeof env0.cid, "%s", w->cid);
+        bmq_envelope_t *reply = w->result
+            ? bmq_envelope_new (BMQ_MSG_ASSET_RESULT, w->cid,
+                                json_pack ("{s:s, s:O, s:f}", "source", w->source, "results", w->result,
+                                           "duration_ms", (bmq_mono_us () - w->started_us) / 1000.0))
+            : bmq_envelope_error (&env0, "asset_source", "%s", w->error);
+        bmq_bus_send_and_destroy (ex->router, w->rid, &reply);
+    }
+    else s_fetched (ex, w);
+    s_work_free (&w);
+}
+
+/* asset_stage's answer: the next asset, or the plan itself. */
+void executor_staged (executor_t *ex, int status, json_t *reply, const char *err)
+{
+    bmq_job_t *job = ex->current;
+    bool ok = status == BMQ_LINK_OK && json_is_true (json_object_get (reply, "ok"));
+    if (!ok) {
+        char msg[700];
+        snprintf (msg, sizeof msg, "Blender could not take the asset: %s; nothing was run",
+                  status == BMQ_LINK_OK ? json_string_value (json_object_get (reply, "error")) ?: "no reason given"
+                                        : err && *err ? err : "the link dropped");
+        executor_finish_plan (ex, "failed", msg, 0, NULL);
+        return;
+    }
+    executor_progress (ex, job, json_pack ("{s:s, s:i, s:s, s:s}", "event", "asset", "step", 0, "status", "staged",
+                                           "operation", "asset.import"));
+    job->phase = BMQ_PHASE_BEGIN;
+    if (!executor_plan_assets (ex, job)) job->phase = BMQ_PHASE_BEGIN;     /* all staged: the plan runs */
+}
