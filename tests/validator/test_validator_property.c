@@ -389,7 +389,10 @@ static void test_random_plans_match_oracle (void **state)
     w.names = calloc (json_object_size (w.ops), sizeof *w.names);
     const char *key;
     json_t *v;
-    json_object_foreach (w.ops, key, v) w.names[w.count++] = key;
+    /* asset.import's rules hang on its params (source, type: plan_assets.c), beyond what
+     * this oracle models from the palette's flags: validator.assets tests them */
+    json_object_foreach (w.ops, key, v)
+        if (strcmp (key, "asset.import")) w.names[w.count++] = key;
 
     const char *env = getenv ("BMQ_SEED");
     uint64_t seed = env ? strtoull (env, NULL, 10) : (uint64_t) time (NULL);
