@@ -141,7 +141,9 @@ static void test_failed_step_rolls_back (void **state)
     json_array_append_new (steps, json_pack ("{s:s, s:s}", "operation", "bpy.ops.object.empty_add", "name", "pfe"));
     json_array_append_new (steps, json_pack ("{s:s, s:s, s:{s:s}}", "operation", "object.modifier", "target", "pfe",
                                              "params", "type", "BEVEL"));
-    json_array_extend (steps, s_cubes ("pz", 3));
+    json_t *after = s_cubes ("pz", 3);
+    json_array_extend (steps, after);
+    json_decref (after);
     int code;
     json_incref (steps);
     json_t *lines = s_plan ("run", s_plan_file ("pf.json", steps), &code);
