@@ -68,15 +68,17 @@ def main():
     tables = link["hello_report"]["tables"]
     problems = []
 
-    # ---- the C side takes the declaration's tables
+    # ---- the C side takes the declaration's tables (the report checks live in blender_link_report.c)
     link_c = read(EXECUTOR + "blender_link.c")
-    if re.search(r"static const \w+ s_\w+_fields\[\]", link_c):
-        problems.append("blender_link.c has a hand-written field table again")
+    report_c = read(EXECUTOR + "blender_link_report.c")
+    for name, text in (("blender_link.c", link_c), ("blender_link_report.c", report_c)):
+        if re.search(r"static const \w+ s_\w+_fields\[\]", text):
+            problems.append("%s has a hand-written field table again" % name)
     for t in tables:
-        if "bmq_link_%s_fields" % t not in link_c and not any(f.get("fields") == t for fs in tables.values() for f in fs):
-            problems.append("blender_link.c does not use the generated table bmq_link_%s_fields" % t)
-    if "bmq_link_hello_fields" not in link_c:
-        problems.append("blender_link.c does not check the hello reply with bmq_link_hello_fields")
+        if "bmq_link_%s_fields" % t not in report_c and not any(f.get("fields") == t for fs in tables.values() for f in fs):
+            problems.append("blender_link_report.c does not use the generated table bmq_link_%s_fields" % t)
+    if "bmq_link_hello_fields" not in report_c or "bmq_link_hello_report_check" not in link_c:
+        problems.append("the hello reply is not checked with bmq_link_hello_fields (blender_link_report.c)")
     for macro in ("BMQ_LINK_VERSION", "BMQ_LINK_NONCE_BYTES", "BMQ_LINK_CLIENT_LABEL", "BMQ_LINK_SERVER_LABEL",
                   "BMQ_LINK_MAX_JSON", "BMQ_LINK_MAX_BLOB"):
         if macro not in link_c:
