@@ -18,7 +18,8 @@
  * other, its import steps reading the staged bytes. A fetch that fails ends
  * the plan "failed" before anything ran, with the client's reason. */
 #include "executor_internal.h"
-#include "assets_polyhaven.h"
+#include "assets_http.h"
+#include "assets_sources.h"
 #include "blender_link.h"
 #include "log.h"
 
@@ -50,22 +51,18 @@ static void s_work_free (s_work_t **w_p)
 
 /* ---- the actor (its own thread) -------------------------------------------- */
 
-static void s_do (bmq_polyhaven_t *ph, const char *open_err, s_work_t *w)
+static void s_do (bmq_assets_sources_t *sources, s_work_t *w)
 {
-    if (!ph) { snprintf (w->error, sizeof w->error, "the assets client is not available: %s", open_err); return; }
-    if (strcmp (w->source, "polyhaven")) {
-        snprintf (w->error, sizeof w->error, "asset source '%s' is not available in this executor (polyhaven is)", w->source);
-        return;
-    }
     if (w->kind == S_SEARCH) {
-        w->result = bmq_polyhaven_search (ph, w->type, w->query, w->error, sizeof w->error);
+        w->result = bmq_assets_sources_search (sources, w->source, w->type, w->query, w->error, sizeof w->error);
         return;
     }
-    bmq_asset_bundle_t *bundle = bmq_polyhaven_fetch (ph, w->id, w->type, w->resolution, w->format, w->error, sizeof w->error);
+    bmq_asset_bundle_t *bundle = bmq_assets_sources_fetch (sources, w->source, w->id, w->type, w->resolution, w->format,
+                                                           w->error, sizeof w->error);
     if (!bundle) return;
     json_t *manifest = NULL;
-    if (bmq_asset_bundle_blob (bundle, bmq_polyhaven_cache (ph), BMQ_LINK_MAX_BLOB, &w->blob, &w->blob_len, &manifest,
-                               w->error, sizeof w->error) == 0) {
+    if (bmq_asset_bundle_blob (bundle, bmq_assets_sources_cache (sources, w->source), BMQ_LINK_MAX_BLOB, &w->blob,
+                               &w->blob_len, &manifest, w->error, sizeof w->error) == 0) {
         w->cached = bundle->from_cache;
         w->result = json_pack ("{s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:O}", "key", "source", w->source, "id", w->id,
                                "type", w->type, "resolution", bundle->resolution, "format", bundle->format,
@@ -77,13 +74,8 @@ static void s_do (bmq_polyhaven_t *ph, const char *open_err, s_work_t *w)
 
 static void s_actor (zsock_t *pipe, void *args)
 {
-    const bmq_config_t *cfg = args;
-    char err[512] = "";
-    bmq_polyhaven_options_t opts;
-    bmq_polyhaven_t *ph = NULL;
-    if (bmq_polyhaven_options_from_config (&opts, cfg, err, sizeof err) == 0)
-        ph = bmq_polyhaven_new (&opts, err, sizeof err);
-    if (!ph) bmq_warn ("assets: %s (asset searches and imports will say so)", err);
+    bmq_assets_sources_t *sources = bmq_assets_sources_new (args);
+    bmq_info ("assets: serving %s", bmq_assets_sources_served (sources));
     zsock_signal (pipe, 0);
     while (true) {
         char *cmd = NULL;
@@ -93,10 +85,10 @@ static void s_actor (zsock_t *pipe, void *args)
         free (cmd);
         if (term) break;
         if (!ptr) continue;
-        s_do (ph, err, ptr);
+        s_do (sources, ptr);
         zsock_send (pipe, "sp", "DONE", ptr);
     }
-    bmq_polyhaven_destroy (&ph);
+    bmq_assets_sources_destroy (&sources);
 }
 
 zactor_t *executor_assets_new (const bmq_config_t *cfg)

@@ -11,6 +11,7 @@
  * closes), queued plans are cancelled, and the audit client is flushed. */
 #include "executor_service.h"
 #include "executor_internal.h"
+#include "assets_http.h"
 #include "blender_actor.h"
 #include "blender_link.h"
 #include "log.h"
@@ -368,6 +369,7 @@ int bmq_executor_service_run (bmq_config_t *cfg)
         zpoller_destroy (&poller);
         s_stop (&ex);
         bmq_blender_link_abort_all ();  /* the actor's pending connect or ping ends now */
+        bmq_assets_http_abort_all ();   /* and a search or download in flight (within a second) */
         zactor_destroy (&ex.blender);
         zactor_destroy (&ex.assets);
         bmq_script_jobs_destroy (&ex.scripts);

@@ -1,8 +1,9 @@
-/* assets_http — GET with timeouts, a byte cap, no redirects, retries. */
+/* assets_http — GET (or POST) with timeouts, a byte cap, no redirects, retries, abort. */
 #include "assets_http.h"
 #include "codec.h"
 
 #include <curl/curl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,19 @@
 #endif
 
 #define S_SLICE_MS 20
+
+static atomic_bool s_abort;
+
+void bmq_assets_http_abort_all (void) { atomic_store (&s_abort, true); }
+bool bmq_assets_http_aborted (void) { return atomic_load (&s_abort); }
+
+/* libcurl calls this often during a transfer (and at least once a second
+ * while idle): nonzero stops it. */
+static int s_on_progress (void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+    (void) arg; (void) dt; (void) dn; (void) ut; (void) un;
+    return atomic_load (&s_abort) ? 1 : 0;
+}
 
 typedef struct {
     const bmq_assets_http_request_t *req;
@@ -188,7 +202,35 @@ static int s_exchange (const bmq_assets_http_request_t *req, const bmq_assets_ht
     curl_easy_setopt (curl, CURLOPT_HEADERFUNCTION, s_on_header);
     curl_easy_setopt (curl, CURLOPT_HEADERDATA, x);
     curl_easy_setopt (curl, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt (curl, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt (curl, CURLOPT_XFERINFOFUNCTION, s_on_progress);
+    struct curl_slist *headers = NULL;
+    for (size_t i = 0; req->headers && req->headers[i]; i++) {
+        struct curl_slist *grown = curl_slist_append (headers, req->headers[i]);
+        if (grown) headers = grown;
+    }
+    if (req->post_body) {
+        char ctype[160];
+        snprintf (ctype, sizeof ctype, "Content-Type: %s", req->post_type ? req->post_type : "application/octet-stream");
+        struct curl_slist *grown = curl_slist_append (headers, ctype);
+        if (grown) headers = grown;
+        curl_easy_setopt (curl, CURLOPT_POSTFIELDS, req->post_body);
+        curl_easy_setopt (curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) req->post_len);
+    }
+    curl_mime *mime = NULL;
+    if (req->form && !req->post_body) {
+        mime = curl_mime_init (curl);
+        for (size_t i = 0; mime && req->form[i] && req->form[i + 1]; i += 2) {
+            curl_mimepart *part = curl_mime_addpart (mime);
+            curl_mime_name (part, req->form[i]);
+            curl_mime_data (part, req->form[i + 1], CURL_ZERO_TERMINATED);
+        }
+        curl_easy_setopt (curl, CURLOPT_MIMEPOST, mime);
+    }
+    if (headers) curl_easy_setopt (curl, CURLOPT_HTTPHEADER, headers);
     CURLcode rc = curl_easy_perform (curl);
+    curl_slist_free_all (headers);
+    curl_mime_free (mime);
     curl_easy_getinfo (curl, CURLINFO_RESPONSE_CODE, &x->status);
     char *redirect = NULL;
     curl_easy_getinfo (curl, CURLINFO_REDIRECT_URL, &redirect);
@@ -213,6 +255,8 @@ static int s_exchange (const bmq_assets_http_request_t *req, const bmq_assets_ht
     else if (x->sink_stopped)
         snprintf (err->message, sizeof err->message, "%s at %s: %s", what, host,
                   req->sink_err && *req->sink_err ? req->sink_err : "refused by the receiver");
+    else if (rc == CURLE_ABORTED_BY_CALLBACK && atomic_load (&s_abort))
+        snprintf (err->message, sizeof err->message, "%s at %s: aborted (the service is stopping)", what, host);
     else if (rc != CURLE_OK) {
         *retryable = s_curl_retryable (rc);
         const char *why = rc == CURLE_OPERATION_TIMEDOUT
@@ -242,7 +286,7 @@ static int s_exchange (const bmq_assets_http_request_t *req, const bmq_assets_ht
 static void s_sleep_ms (int ms)
 {
     int64_t until = bmq_mono_ms () + ms;
-    for (int64_t now = bmq_mono_ms (); now < until; now = bmq_mono_ms ()) {
+    for (int64_t now = bmq_mono_ms (); now < until && !atomic_load (&s_abort); now = bmq_mono_ms ()) {
         int64_t left = until - now;
         usleep ((useconds_t) ((left < S_SLICE_MS ? left : S_SLICE_MS) * 1000));
     }
@@ -287,6 +331,10 @@ int bmq_assets_http_get (const bmq_assets_http_request_t *req, const bmq_assets_
         if (d > p.retry_max_ms) d = p.retry_max_ms;
         if (x.retry_after_ms >= 0) d = x.retry_after_ms < p.retry_after_max_ms ? x.retry_after_ms : p.retry_after_max_ms;
         s_sleep_ms ((int) d);
+        if (atomic_load (&s_abort)) {
+            snprintf (err->message, sizeof err->message, "%s: aborted (the service is stopping)", req->what ? req->what : "the download");
+            return -1;
+        }
         if (req->reset && req->reset (req->ctx)) {
             snprintf (err->message, sizeof err->message, "%s: cannot start over for a retry: %s",
                       req->what ? req->what : "the download", req->sink_err && *req->sink_err ? req->sink_err : "refused");

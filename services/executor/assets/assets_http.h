@@ -17,6 +17,12 @@
  *  - expect_type (e.g. "application/json"): a 2xx answer of another media
  *    type fails (parameters such as "; charset=utf-8" are allowed).
  *  - The User-Agent is "blendmq/<version>".
+ *  - A request may carry extra headers, and be a POST (a body of a given
+ *    type, or a multipart form). A POST is retried like a GET: a caller whose
+ *    POST must not be repeated (it creates something) sets retries to 0.
+ *  - bmq_assets_http_abort_all () makes every exchange in the process, and
+ *    every back-off wait, end with "aborted" (libcurl checks at least once a second) (a service
+ *    that stops does not wait for a download).
  * Every failure fills err with a message naming the URL's host and what was
  * expected. */
 #ifndef BMQ_ASSETS_HTTP_H
@@ -54,6 +60,12 @@ typedef struct {
     void       *ctx;
     char       *sink_err;           /* where the sink may say why it stopped */
     size_t      sink_err_len;
+    /* Optional, for APIs that need more than a GET (NULL / 0: a plain GET). */
+    const char *const *headers;     /* extra request headers ("Authorization: Token …"), NULL-terminated */
+    const char *post_body;          /* a POST with these bytes … */
+    size_t      post_len;
+    const char *post_type;          /* … of this Content-Type ("application/json") */
+    const char *const *form;        /* a multipart/form-data POST: name, value, name, value, …, NULL */
 } bmq_assets_http_request_t;
 
 typedef struct {
@@ -75,6 +87,10 @@ const char *bmq_assets_http_user_agent (void);
 
 /* The host (and ":port" when the URL names one) of url, for messages; "?" when it has none. */
 void bmq_assets_http_host (const char *url, char *out, size_t outlen);
+
+/* From then on every exchange and retry wait fails at once ("aborted"). */
+void bmq_assets_http_abort_all (void);
+bool bmq_assets_http_aborted (void);
 
 /* Once per process before threads use libcurl (curl_global_init). */
 void bmq_assets_http_global_init (void);
