@@ -8,9 +8,16 @@
  * on them:
  *
  *   main → actor  "SEARCH" ptr   an s_search_t: fills result or error
- *   main → actor  "FETCH"  ptr   an s_fetch_t: fills the link blob, its
- *                                 manifest (asset_stage's files) or error
+ *   main → actor  "FETCH"  ptr   an s_work_t: fetches the asset (its bundle
+ *                                 and asset_stage's args) and reads its first
+ *                                 chunk, or fills error
+ *   main → actor  "NEXT"   ptr   reads the bundle's next chunk
  *   actor → main  "DONE"   ptr   (main owns ptr again)
+ *
+ * An asset goes to Blender in chunks of at most assets.stage_chunk_bytes (the
+ * link's frames hold 64 MiB; 8k texture sets are larger), read from the cache
+ * as they are sent, each file's sha256 checked as its last byte is read, so
+ * the executor never holds more than one chunk of an asset.
  *
  * A plan with asset.import steps first goes through BMQ_PHASE_ASSETS: each
  * distinct asset is fetched (from the cache when it is there) and staged in
@@ -30,13 +37,24 @@ typedef struct {
     char     source[16], id[80], type[16], resolution[8], format[8], query[256];
     zframe_t *rid;                  /* SEARCH: the requester */
     char     cid[BMQ_MAX_ID + 1];
-    json_t  *result;                /* SEARCH: the hits; FETCH: asset_stage's args */
-    uint8_t *blob;                  /* FETCH: the files' bytes, concatenated */
-    size_t   blob_len;
+    json_t  *result;                /* SEARCH: the hits; FETCH: asset_stage's args (without offset) */
+    bmq_asset_bundle_t        *bundle;      /* FETCH: what is staged … */
+    bmq_asset_bundle_reader_t *reader;      /* … read chunk by chunk from the cache */
+    bmq_assets_cache_t        *cache;       /* the source's (the actor's; borrowed) */
+    uint8_t *blob;                  /* FETCH: the current chunk */
+    size_t   blob_len, chunk_max;
+    uint64_t offset, total;         /* the chunk's place in the bundle; the bundle's bytes */
     bool     cached;
     char     error[600];
     double   started_us;
 } s_work_t;
+
+static void s_work_free (s_work_t **w_p);
+
+static void s_work_free_any (void **w_p)
+{
+    s_work_free ((s_work_t **) w_p);
+}
 
 static void s_work_free (s_work_t **w_p)
 {
@@ -44,6 +62,8 @@ static void s_work_free (s_work_t **w_p)
     if (!w) return;
     zframe_destroy (&w->rid);
     json_decref (w->result);
+    bmq_asset_bundle_reader_close (&w->reader);
+    bmq_asset_bundle_destroy (&w->bundle);
     free (w->blob);
     free (w);
     *w_p = NULL;
@@ -51,29 +71,45 @@ static void s_work_free (s_work_t **w_p)
 
 /* ---- the actor (its own thread) -------------------------------------------- */
 
+/* The bundle's next chunk into w->blob (w->offset is where it starts). */
+static void s_read_chunk (s_work_t *w)
+{
+    w->offset = bmq_asset_bundle_reader_offset (w->reader);
+    if (bmq_asset_bundle_reader_next (w->reader, w->blob, w->chunk_max, &w->blob_len, w->error, sizeof w->error) == 0)
+        return;
+    json_decref (w->result);        /* no result: the answer is the error */
+    w->result = NULL;
+}
+
 static void s_do (bmq_assets_sources_t *sources, s_work_t *w)
 {
     if (w->kind == S_SEARCH) {
         w->result = bmq_assets_sources_search (sources, w->source, w->type, w->query, w->error, sizeof w->error);
         return;
     }
-    bmq_asset_bundle_t *bundle = bmq_assets_sources_fetch (sources, w->source, w->id, w->type, w->resolution, w->format,
-                                                           w->error, sizeof w->error);
-    if (!bundle) return;
-    json_t *manifest = NULL;
-    if (bmq_asset_bundle_blob (bundle, bmq_assets_sources_cache (sources, w->source), BMQ_LINK_MAX_BLOB, &w->blob,
-                               &w->blob_len, &manifest, w->error, sizeof w->error) == 0) {
-        w->cached = bundle->from_cache;
-        w->result = json_pack ("{s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:O}", "key", "source", w->source, "id", w->id,
-                               "type", w->type, "resolution", bundle->resolution, "format", bundle->format,
-                               "main", bundle->main, "files", json_object_get (manifest, "files"));
-    }
+    w->bundle = bmq_assets_sources_fetch (sources, w->source, w->id, w->type, w->resolution, w->format,
+                                          w->error, sizeof w->error);
+    if (!w->bundle) return;
+    w->total = bmq_asset_bundle_total (w->bundle);
+    w->cache = bmq_assets_sources_cache (sources, w->source);
+    w->chunk_max = w->total < w->chunk_max ? (size_t) (w->total ? w->total : 1) : w->chunk_max;
+    w->blob = malloc (w->chunk_max);
+    w->reader = w->blob ? bmq_asset_bundle_reader (w->bundle, w->cache) : NULL;
+    if (!w->reader) { snprintf (w->error, sizeof w->error, "out of memory for a %zu-byte chunk", w->chunk_max); return; }
+    json_t *manifest = bmq_asset_bundle_manifest (w->bundle);
+    w->cached = w->bundle->from_cache;
+    w->result = json_pack ("{s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:O}", "key", "source", w->source, "id", w->id,
+                           "type", w->type, "resolution", w->bundle->resolution, "format", w->bundle->format,
+                           "main", w->bundle->main, "files", json_object_get (manifest, "files"));
     json_decref (manifest);
-    bmq_asset_bundle_destroy (&bundle);
+    s_read_chunk (w);
 }
+
+static size_t s_chunk_bytes (const bmq_config_t *cfg);
 
 static void s_actor (zsock_t *pipe, void *args)
 {
+    size_t chunk = s_chunk_bytes (args);
     bmq_assets_sources_t *sources = bmq_assets_sources_new (args);
     bmq_info ("assets: serving %s", bmq_assets_sources_served (sources));
     zsock_signal (pipe, 0);
@@ -82,13 +118,26 @@ static void s_actor (zsock_t *pipe, void *args)
         void *ptr = NULL;
         if (zsock_recv (pipe, "sp", &cmd, &ptr) == -1) break;
         bool term = !cmd || !strcmp (cmd, "$TERM");
+        char cmd_name[8];
+        snprintf (cmd_name, sizeof cmd_name, "%s", cmd ? cmd : "");
         free (cmd);
         if (term) break;
         if (!ptr) continue;
-        s_do (sources, ptr);
+        if (!strcmp (cmd_name, "NEXT")) s_read_chunk (ptr);
+        else {
+            ((s_work_t *) ptr)->chunk_max = chunk;
+            s_do (sources, ptr);
+        }
         zsock_send (pipe, "sp", "DONE", ptr);
     }
     bmq_assets_sources_destroy (&sources);
+}
+
+/* Staged in chunks of this many bytes (assets.stage_chunk_bytes; the link's frames hold BMQ_LINK_MAX_BLOB). */
+static size_t s_chunk_bytes (const bmq_config_t *cfg)
+{
+    int64_t n = bmq_config_int (cfg, "assets.stage_chunk_bytes");
+    return (size_t) (n <= 0 || n > BMQ_LINK_MAX_BLOB ? BMQ_LINK_MAX_BLOB : n);
 }
 
 zactor_t *executor_assets_new (const bmq_config_t *cfg)
@@ -161,22 +210,15 @@ bool executor_plan_assets (executor_t *ex, bmq_job_t *job)
     return true;
 }
 
-/* A fetch came back: stage it in Blender (asset_stage with the blob), or end
- * the plan, nothing run, with the reason. */
-static void s_fetched (executor_t *ex, s_work_t *w)
+/* Send the chunk w holds (asset_stage with its offset and the bundle's total);
+ * w waits on the job for the answer. */
+static void s_send_chunk (executor_t *ex, bmq_job_t *job, s_work_t *w)
 {
-    bmq_job_t *job = ex->current;
-    if (!job || job->kind != BMQ_JOB_PLAN || job->phase != BMQ_PHASE_ASSETS || strcmp (job->cid, w->cid)) return;
-    if (!w->result) {
-        char msg[700];
-        snprintf (msg, sizeof msg, "asset %s:%.64s could not be fetched: %.500s; nothing was run", w->source, w->id, w->error);
-        ex->waiting = false;
-        executor_finish_plan (ex, "failed", msg, 0, NULL);
-        return;
-    }
-    bmq_info ("asset %s:%s %s (%zu bytes, %.1f ms): staging it in Blender", w->source, w->id,
-              w->cached ? "from the cache" : "downloaded", w->blob_len, (bmq_mono_us () - w->started_us) / 1000.0);
-    char *text = json_dumps (w->result, JSON_COMPACT);
+    json_t *args = json_deep_copy (w->result);
+    json_object_set_new (args, "offset", json_integer ((json_int_t) w->offset));
+    json_object_set_new (args, "total", json_integer ((json_int_t) w->total));
+    char *text = json_dumps (args, JSON_COMPACT);
+    json_decref (args);
     char timeout[16];
     snprintf (timeout, sizeof timeout, "%d", ex->command_timeout);
     zmsg_t *msg = zmsg_new ();
@@ -188,7 +230,31 @@ static void s_fetched (executor_t *ex, s_work_t *w)
     zmsg_addmem (msg, w->blob, w->blob_len);
     zmsg_send (&msg, ex->blender);
     free (text);
+    job->asset_work = w;
+    job->asset_work_free = s_work_free_any;
     ex->waiting = true;             /* the answer comes as a RESULT in BMQ_PHASE_ASSETS */
+}
+
+/* A fetch (or a next chunk) came back: send it to Blender, or end the plan,
+ * nothing run, with the reason. False: w is not kept (the caller frees it). */
+static bool s_fetched (executor_t *ex, s_work_t *w)
+{
+    bmq_job_t *job = ex->current;
+    if (!job || job->kind != BMQ_JOB_PLAN || job->phase != BMQ_PHASE_ASSETS || strcmp (job->cid, w->cid)) return false;
+    ex->waiting = false;
+    if (!w->result) {
+        char msg[700];
+        snprintf (msg, sizeof msg, "asset %s:%.64s could not be %s: %.500s; nothing was run", w->source, w->id,
+                  w->bundle ? "read from the cache" : "fetched", w->error);
+        executor_finish_plan (ex, "failed", msg, 0, NULL);
+        return false;
+    }
+    if (w->offset == 0)
+        bmq_info ("asset %s:%s %s (%llu bytes, %.1f ms): staging it in Blender%s", w->source, w->id,
+                  w->cached ? "from the cache" : "downloaded", (unsigned long long) w->total,
+                  (bmq_mono_us () - w->started_us) / 1000.0, w->blob_len < w->total ? " in chunks" : "");
+    s_send_chunk (ex, job, w);
+    return true;
 }
 
 void executor_on_assets (executor_t *ex)
@@ -209,23 +275,46 @@ void executor_on_assets (executor_t *ex)
             : bmq_envelope_error (&env0, "asset_source", "%s", w->error);
         bmq_bus_send_and_destroy (ex->router, w->rid, &reply);
     }
-    else s_fetched (ex, w);
+    else if (s_fetched (ex, w)) return;
     s_work_free (&w);
 }
 
-/* asset_stage's answer: the next asset, or the plan itself. */
+/* asset_stage's answer: the next chunk, the next asset, or the plan itself. */
 void executor_staged (executor_t *ex, int status, json_t *reply, const char *err)
 {
     bmq_job_t *job = ex->current;
+    s_work_t *w = job->asset_work;
+    job->asset_work = NULL;
     bool ok = status == BMQ_LINK_OK && json_is_true (json_object_get (reply, "ok"));
-    if (!ok) {
+    json_t *result = json_object_get (reply, "result");
+    if (!ok || !w) {
         char msg[700];
         snprintf (msg, sizeof msg, "Blender could not take the asset: %s; nothing was run",
-                  status == BMQ_LINK_OK ? json_string_value (json_object_get (reply, "error")) ?: "no reason given"
-                                        : err && *err ? err : "the link dropped");
+                  !w ? "no asset was being staged"
+                  : status == BMQ_LINK_OK ? json_string_value (json_object_get (reply, "error")) ?: "no reason given"
+                  : err && *err ? err : "the link dropped");
+        s_work_free (&w);
         executor_finish_plan (ex, "failed", msg, 0, NULL);
         return;
     }
+    if (!json_is_true (json_object_get (result, "staged"))) {      /* more chunks to come */
+        if (job->cancel) {
+            s_work_free (&w);
+            executor_finish_plan (ex, job->orphaned ? "interrupted" : "cancelled", "cancelled while its assets were "
+                                  "sent to Blender; nothing was run", 0, NULL);
+            return;
+        }
+        uint64_t sent = w->offset + w->blob_len;
+        char what[160];
+        snprintf (what, sizeof what, "%s:%.64s %llu of %llu MiB sent", w->source, w->id,
+                  (unsigned long long) (sent >> 20), (unsigned long long) ((w->total + (1 << 20) - 1) >> 20));
+        executor_progress (ex, job, json_pack ("{s:s, s:i, s:s, s:s, s:s}", "event", "asset", "step", 0, "status",
+                                               "staging", "operation", "asset.import", "object", what));
+        ex->waiting = true;
+        zsock_send (ex->assets, "sp", "NEXT", w);
+        return;
+    }
+    s_work_free (&w);
     executor_progress (ex, job, json_pack ("{s:s, s:i, s:s, s:s}", "event", "asset", "step", 0, "status", "staged",
                                            "operation", "asset.import"));
     job->phase = BMQ_PHASE_BEGIN;

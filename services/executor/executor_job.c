@@ -44,6 +44,7 @@ void bmq_job_destroy (bmq_job_t **self_p)
     json_decref (self->created);
     json_decref (self->audit_steps);
     json_decref (self->assets_staged);
+    if (self->asset_work && self->asset_work_free) self->asset_work_free (&self->asset_work);
     json_decref (self->names);
     json_decref (self->args);
     free (self);

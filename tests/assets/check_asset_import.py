@@ -36,7 +36,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, ADDON_DIR)
 
 import bpy                                                      # noqa: E402
-from blendmq import asset_import, bounds, commands, link_proto, transaction  # noqa: E402
+from blendmq import asset_import, asset_stage, bounds, commands, link_proto, transaction  # noqa: E402
 from blendmq.commands import handle_request                     # noqa: E402
 from blendmq.scene import cmd_reset_scene                       # noqa: E402
 
@@ -201,7 +201,7 @@ PALETTE_BOUNDS = dict(bounds.s_Palette.bounds)
 decl = link_proto.COMMANDS.get("asset_stage")
 expect(decl is not None and "asset_stage" in link_proto.KEEPS_NAMES and decl["reply"] == ("staged", "files", "bytes"),
        "asset_stage is declared (keeps_names; reply staged, files, bytes)")
-expect(commands.COMMANDS.get("asset_stage") is asset_import.cmd_asset_stage, "and implemented")
+expect(commands.COMMANDS.get("asset_stage") is asset_stage.cmd_asset_stage, "and implemented")
 
 TMP_BEFORE = private_dirs()
 with asset_import.s_private_dir() as d:
@@ -339,9 +339,9 @@ spec, blob = bundle(folder("gltf"))
 
 
 def refused(files, blob_, what, needle, main="cube.gltf"):
-    held = dict(asset_import.STAGED.bundles)
+    held = dict(asset_stage.STAGED.bundles)
     r = call("asset_stage", {"key": key, "main": main, "files": files}, blob_)
-    expect(r.get("ok") is False and needle in (r.get("error") or "") and asset_import.STAGED.bundles == held,
+    expect(r.get("ok") is False and needle in (r.get("error") or "") and asset_stage.STAGED.bundles == held,
            "%s is refused, nothing staged: %s" % (what, r.get("error")))
 
 
@@ -389,16 +389,66 @@ expect(r.get("ok") is False and "image" in (r.get("error") or "") and inventory(
 expect(private_dirs() == TMP_BEFORE, "failed imports remove their private directory too")
 
 # ---- bounded: at most 8 bundles, the least recently used dropped
-asset_import.STAGED.clear()
+asset_stage.STAGED.clear()
 for i in range(9):
     data = b"img%d" % i
     r = call("asset_stage", {"key": dict(tkey, id="t%d" % i), "main": "t.jpg",
                              "files": [{"path": "t.jpg", "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}]},
              data)
     if i == 1:
-        asset_import.STAGED.get(("polyhaven", "t0", "texture", "1k", "jpg"))      # t0 used: t1 is the oldest now
-held = sorted(k[1] for k in asset_import.STAGED.bundles)
+        asset_stage.STAGED.get(("polyhaven", "t0", "texture", "1k", "jpg"))      # t0 used: t1 is the oldest now
+held = sorted(k[1] for k in asset_stage.STAGED.bundles)
 expect(held == ["t0", "t2", "t3", "t4", "t5", "t6", "t7", "t8"], "8 bundles kept, the least recently used dropped: %s" % held)
+
+
+# ---- chunks: an asset larger than one frame is staged piece by piece
+asset_stage.STAGED.clear()
+ckey = {"source": "polyhaven", "id": "chunky", "type": "model", "resolution": "1k", "format": "gltf"}
+cspec, cblob = bundle(folder("gltf"))
+total = len(cblob)
+
+
+def chunk(offset, piece, key_=None, files=None, total_=None):
+    return call("asset_stage", {"key": key_ or ckey, "main": "cube.gltf", "files": files or cspec,
+                                "offset": offset, "total": total if total_ is None else total_}, piece)
+
+
+cut = [0, 7, total // 2, total - 1, total]
+replies = [chunk(a, cblob[a:b]) for a, b in zip(cut, cut[1:])]
+expect(all(r.get("ok") for r in replies) and [r["result"]["staged"] for r in replies] == [False, False, False, True]
+       and [r["result"]["bytes"] for r in replies] == cut[1:],
+       "four chunks: staged false with the bytes so far, then true (%s)" % [r.get("result") for r in replies])
+got = asset_stage.STAGED.get(("polyhaven", "chunky", "model", "1k", "gltf"))
+expect(got is not None and bytes(got.blob) == cblob, "the chunked bundle holds exactly the bytes sent")
+r, res = run("c1", [step({"source": "polyhaven", "id": "chunky", "type": "model", "resolution": "1k"}, name="chunky")])
+expect(res.get("status") == "done" and "chunky" in names(), "and imports like a bundle sent whole (%s)" % (res.get("error") or r))
+asset_stage.STAGED.clear()
+r = chunk(7, cblob[7:20])
+expect(r.get("ok") is False and "send offset 0" in r.get("error", ""), "a chunk with no bundle begun: %s" % r.get("error"))
+chunk(0, cblob[:10])
+r = chunk(12, cblob[12:20])
+expect(r.get("ok") is False and "10 bytes arrived" in r.get("error", ""), "a gap between chunks: %s" % r.get("error"))
+r = chunk(10, cblob[10:20])
+expect(r.get("ok") is False and "send offset 0" in r.get("error", ""), "and the bundle was dropped: %s" % r.get("error"))
+chunk(0, cblob[:10])
+r = chunk(10, cblob[10:20], key_=dict(ckey, id="other"))
+expect(r.get("ok") is False and "no such bundle" in r.get("error", ""), "a chunk of another asset: %s" % r.get("error"))
+chunk(0, cblob[:10])
+r = chunk(10, cblob[10:] + b"xx")
+expect(r.get("ok") is False and "runs past" in r.get("error", ""), "a chunk running past the total: %s" % r.get("error"))
+r = chunk(0, cblob[:10], total_=total + 5)
+expect(r.get("ok") is False and "add up" in r.get("error", ""), "a total the files do not add up to: %s" % r.get("error"))
+lying = [dict(cspec[0]), dict(cspec[1], sha256="0" * 64), dict(cspec[2])]
+chunk(0, cblob[:10], files=lying)
+r = chunk(10, cblob[10:], files=lying)
+expect(r.get("ok") is False and "sha256" in r.get("error", "") and not asset_stage.STAGED.bundles,
+       "a lying sha256 is found when the last chunk lands, nothing kept: %s" % r.get("error"))
+r = chunk(0, cblob[:10], total_=(1 << 30) + 1)
+expect(r.get("ok") is False and "total" in r.get("error", ""), "a total over 1 GiB: %s" % r.get("error"))
+chunk(0, cblob[:10])
+chunk(0, cblob[:5])
+r = chunk(5, cblob[5:])
+expect(r.get("ok") and r["result"]["staged"], "a new offset 0 starts the bundle over")
 
 
 # ---- over the real link: the request's blob reaches asset_stage

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <pthread.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -242,6 +243,43 @@ static void test_slow_drip (void **state)
     bmq_polyhaven_destroy (&ph);
 }
 
+static void *s_abort_soon (void *arg)
+{
+    (void) arg;
+    usleep (400 * 1000);
+    bmq_assets_http_abort_all ();
+    return NULL;
+}
+
+/* A service that stops pulls bmq_assets_http_abort_all: a download dripping
+ * in (and its retries) ends within about a second, saying why. The abort is
+ * for the whole process and for good: this test runs last. */
+static void test_abort_on_stop (void **state)
+{
+    fx_t *fx = *state;
+    static const char body[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+    char url[256];
+    snprintf (url, sizeof url, "%s/dl/slow.hdr", fake_ph_url (fx->fake));
+    fake_ph_route (fx->fake, "/dl/slow.hdr", &(fake_resp_t) { .body = body, .mode = FAKE_DRIP, .content_type = "application/octet-stream" });
+    fx_json (fx, "/files/slow", json_pack ("{s:{s:{s:o}}}", "hdri", "1k", "hdr", fx_leaf (url, NULL, (long long) strlen (body))));
+    fx->opts.http.retries = 5;
+    fx->opts.http.low_speed_secs = 60;          /* only the abort can end it early */
+    bmq_polyhaven_t *ph = fx_client (fx);
+    pthread_t t;
+    assert_int_equal (pthread_create (&t, NULL, s_abort_soon, NULL), 0);
+    int64_t t0 = bmq_mono_ms ();
+    assert_null (bmq_polyhaven_fetch (ph, "slow", "hdri", "1k", "hdr", s_err, sizeof s_err));
+    int64_t took = bmq_mono_ms () - t0;
+    pthread_join (t, NULL);
+    fx_assert_says (s_err, "slow_1k.hdr", "aborted", NULL);
+    assert_true (took < 3000);                  /* 36 bytes at 1 byte/s: 36 s without the abort */
+    assert_int_equal (fake_ph_hits (fx->fake, "/dl/slow.hdr"), 1);     /* not retried */
+    assert_true (bmq_assets_http_aborted ());
+    assert_int_equal (fx_cached_files (fx), 0);
+    fx_assert_clean (fx);
+    bmq_polyhaven_destroy (&ph);
+}
+
 static void test_foreign_host (void **state)
 {
     fx_t *fx = *state;
@@ -393,6 +431,7 @@ int main (void)
         cmocka_unit_test_setup_teardown (test_foreign_host, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown (test_redirect, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown (test_symlinks_planted, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown (test_abort_on_stop, fx_setup, fx_teardown),     /* last: it aborts for good */
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -11,7 +11,10 @@
  *   - an asset whose md5 lies fails with the reason and nothing runs;
  *   - a plan that imports a model and then fails is rolled back: the import
  *     is gone too;
- *   - sketchfab is refused by the validator (not served yet). */
+ *   - sketchfab is refused by the validator (not served yet).
+ * Assets are staged in 100-byte chunks here (assets.stage_chunk_bytes), so
+ * every asset of a few hundred bytes goes to Blender the way an 8k texture set of hundreds of
+ * MiB does: piece by piece. */
 #include "e2e_util.h"
 #include "fake_polyhaven.h"
 
@@ -77,7 +80,8 @@ static int s_setup (void **state)
     s_serve ();
     char cmd[2048];
     snprintf (cmd, sizeof cmd, "BLENDMQ_ASSETS_POLYHAVEN_BASE_URL='%s' BLENDMQ_ASSETS_POLYHAVEN_DOWNLOAD_HOSTS='%s' "
-              "BLENDMQ_ASSETS_CACHE_DIR='%s/assets-cache' '%s' --run-dir '%s' up --ipc --validators 1 >&2",
+              "BLENDMQ_ASSETS_CACHE_DIR='%s/assets-cache' BLENDMQ_ASSETS_STAGE_CHUNK_BYTES=100 "
+              "'%s' --run-dir '%s' up --ipc --validators 1 >&2",
               fake_ph_url (s_ph), fake_ph_hostport (s_ph), s_dir, e2e_bin ("blendmq"), s_dir);
     return system (cmd) == 0 ? 0 : -1;
 }
@@ -140,6 +144,14 @@ static void test_import_model_then_cache (void **state)
     free (out);
     assert_true (s_in_scene ("tri"));
     assert_true (s_in_scene ("tri_part"));
+    /* it went in chunks (100 bytes each here): the executor says so */
+    char cmd[600];
+    snprintf (cmd, sizeof cmd, "grep -q 'asset polyhaven:tri_model downloaded .*staging it in Blender in chunks' '%s'/logs/executor*.log", s_dir);
+    if (system (cmd) != 0) {
+        snprintf (cmd, sizeof cmd, "ls '%s'/logs; grep -h 'asset' '%s'/logs/executor.log >&2", s_dir, s_dir);
+        (void) !system (cmd);
+        fail_msg ("the executor did not stage tri_model in chunks");
+    }
     size_t hits = fake_ph_hits_prefix (s_ph, "/dl/");
     assert_int_equal (hits, 2);                         /* the glTF and its .bin */
     /* again: from the executor's cache, no download */

@@ -128,6 +128,64 @@ bmq_asset_bundle_t *bmq_asset_bundle_from_json (const json_t *doc, char *err, si
     return self;
 }
 
+struct bmq_asset_bundle_reader_t {
+    const bmq_asset_bundle_t  *bundle;
+    bmq_assets_cache_t        *cache;
+    bmq_assets_cache_reader_t *file;        /* the file being read, or NULL between files */
+    size_t                     next;        /* the index of the file after it */
+    uint64_t                   offset;      /* bytes of the blob handed out */
+};
+
+bmq_asset_bundle_reader_t *bmq_asset_bundle_reader (const bmq_asset_bundle_t *self, bmq_assets_cache_t *cache)
+{
+    bmq_asset_bundle_reader_t *r = calloc (1, sizeof *r);
+    if (!r) return NULL;
+    r->bundle = self;
+    r->cache = cache;
+    return r;
+}
+
+uint64_t bmq_asset_bundle_reader_offset (const bmq_asset_bundle_reader_t *r)
+{
+    return r->offset;
+}
+
+int bmq_asset_bundle_reader_next (bmq_asset_bundle_reader_t *r, uint8_t *dst, size_t max, size_t *got,
+                                  char *err, size_t errlen)
+{
+    *got = 0;
+    while (*got < max) {
+        if (!r->file) {
+            if (r->next >= r->bundle->nfiles) break;
+            const bmq_asset_file_t *f = &r->bundle->files[r->next];
+            char why[600];
+            r->file = bmq_assets_cache_reader (r->cache, f->sha256, f->size, why, sizeof why);
+            if (!r->file) { snprintf (err, errlen, "file %s of asset %s: %s", f->path, r->bundle->id, why); return -1; }
+            r->next++;
+        }
+        uint64_t left = bmq_assets_cache_reader_left (r->file);
+        size_t n = left < max - *got ? (size_t) left : max - *got;
+        char why[600];
+        if (bmq_assets_cache_reader_read (r->file, dst + *got, n, why, sizeof why)) {
+            snprintf (err, errlen, "file %s of asset %s: %s", r->bundle->files[r->next - 1].path, r->bundle->id, why);
+            return -1;
+        }
+        *got += n;
+        r->offset += n;
+        if (!bmq_assets_cache_reader_left (r->file)) bmq_assets_cache_reader_close (&r->file);
+    }
+    return 0;
+}
+
+void bmq_asset_bundle_reader_close (bmq_asset_bundle_reader_t **r_p)
+{
+    bmq_asset_bundle_reader_t *r = *r_p;
+    if (!r) return;
+    bmq_assets_cache_reader_close (&r->file);
+    free (r);
+    *r_p = NULL;
+}
+
 int bmq_asset_bundle_blob (const bmq_asset_bundle_t *self, bmq_assets_cache_t *cache, uint64_t max_bytes,
                            uint8_t **blob, size_t *len, json_t **manifest, char *err, size_t errlen)
 {
@@ -140,20 +198,14 @@ int bmq_asset_bundle_blob (const bmq_asset_bundle_t *self, bmq_assets_cache_t *c
         return -1;
     }
     uint8_t *buf = malloc (total ? (size_t) total : 1);
-    if (!buf) { snprintf (err, errlen, "out of memory for %llu bytes", (unsigned long long) total); return -1; }
-    size_t at = 0;
-    for (size_t i = 0; i < self->nfiles; i++) {
-        const bmq_asset_file_t *f = &self->files[i];
-        char why[512];
-        if (bmq_assets_cache_read (cache, f->sha256, f->size, buf + at, why, sizeof why)) {
-            snprintf (err, errlen, "file %s of asset %s: %s", f->path, self->id, why);
-            free (buf);
-            return -1;
-        }
-        at += (size_t) f->size;
-    }
+    bmq_asset_bundle_reader_t *r = buf ? bmq_asset_bundle_reader (self, cache) : NULL;
+    if (!r) { snprintf (err, errlen, "out of memory for %llu bytes", (unsigned long long) total); free (buf); return -1; }
+    size_t got = 0;
+    int rc = bmq_asset_bundle_reader_next (r, buf, (size_t) total, &got, err, errlen);
+    bmq_asset_bundle_reader_close (&r);
+    if (rc) { free (buf); return -1; }
     *blob = buf;
-    *len = at;
+    *len = got;
     *manifest = bmq_asset_bundle_manifest (self);
     return 0;
 }

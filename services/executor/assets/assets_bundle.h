@@ -59,4 +59,16 @@ bmq_asset_bundle_t *bmq_asset_bundle_from_json (const json_t *doc, char *err, si
 int bmq_asset_bundle_blob (const bmq_asset_bundle_t *self, bmq_assets_cache_t *cache, uint64_t max_bytes,
                            uint8_t **blob, size_t *len, json_t **manifest, char *err, size_t errlen);
 
+/* The link blob in pieces (assets larger than one link frame are staged in
+ * chunks): each next () hands out up to max bytes from where the last one
+ * stopped (*got 0 at the end), each file's size checked when it is opened
+ * and its sha256 when its last byte is read. The reader borrows the bundle
+ * and the cache: both outlive it. */
+typedef struct bmq_asset_bundle_reader_t bmq_asset_bundle_reader_t;
+bmq_asset_bundle_reader_t *bmq_asset_bundle_reader (const bmq_asset_bundle_t *self, bmq_assets_cache_t *cache);
+int      bmq_asset_bundle_reader_next (bmq_asset_bundle_reader_t *r, uint8_t *dst, size_t max, size_t *got,
+                                       char *err, size_t errlen);
+uint64_t bmq_asset_bundle_reader_offset (const bmq_asset_bundle_reader_t *r);
+void     bmq_asset_bundle_reader_close (bmq_asset_bundle_reader_t **r_p);
+
 #endif

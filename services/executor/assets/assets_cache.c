@@ -300,31 +300,75 @@ bool bmq_assets_cache_has (bmq_assets_cache_t *self, const char *sha256, uint64_
     return (uint64_t) st.st_size == size;
 }
 
-int bmq_assets_cache_read (bmq_assets_cache_t *self, const char *sha256, uint64_t size, void *dst, char *err, size_t errlen)
+struct bmq_assets_cache_reader_t {
+    int      fd;
+    uint64_t size, done;
+    char     sha256[65], label[1100];
+    crypto_hash_sha256_state state;
+};
+
+bmq_assets_cache_reader_t *bmq_assets_cache_reader (bmq_assets_cache_t *self, const char *sha256, uint64_t size,
+                                                    char *err, size_t errlen)
 {
-    if (!bmq_assets_sha256_hex_valid (sha256)) { snprintf (err, errlen, "\"%.80s\" is not a sha256", sha256 ? sha256 : ""); return -1; }
+    if (!bmq_assets_sha256_hex_valid (sha256)) { snprintf (err, errlen, "\"%.80s\" is not a sha256", sha256 ? sha256 : ""); return NULL; }
     char dir[3] = { sha256[0], sha256[1], 0 };
     struct stat st;
     int fd = s_open_file (self, dir, sha256, &st, err, errlen);
     if (fd < 0) {
         if (!*err) snprintf (err, errlen, "%s/%s/%s is missing from the cache", self->dir, dir, sha256);
-        return -1;
+        return NULL;
     }
-    int rc = -1;
-    if ((uint64_t) st.st_size != size)
+    if ((uint64_t) st.st_size != size) {
         snprintf (err, errlen, "%s/%s/%s has %lld bytes, expected %llu: the cache was changed", self->dir, dir, sha256,
                   (long long) st.st_size, (unsigned long long) size);
-    else if (s_read_all (fd, dst, (size_t) size))
-        snprintf (err, errlen, "cannot read %s/%s/%s: %s", self->dir, dir, sha256, strerror (errno));
-    else {
-        unsigned char digest[crypto_hash_sha256_BYTES];
-        char hex[65];
-        crypto_hash_sha256 (digest, dst, (unsigned long long) size);
-        s_hex (digest, sizeof digest, hex);
-        if (strcmp (hex, sha256)) snprintf (err, errlen, "%s/%s/%s holds bytes with sha256 %s: the cache was changed", self->dir, dir, sha256, hex);
-        else rc = 0;
+        close (fd);
+        return NULL;
     }
-    close (fd);
+    bmq_assets_cache_reader_t *r = calloc (1, sizeof *r);
+    if (!r) { snprintf (err, errlen, "out of memory"); close (fd); return NULL; }
+    r->fd = fd;
+    r->size = size;
+    snprintf (r->sha256, sizeof r->sha256, "%s", sha256);
+    snprintf (r->label, sizeof r->label, "%s/%s/%s", self->dir, dir, sha256);
+    crypto_hash_sha256_init (&r->state);
+    return r;
+}
+
+uint64_t bmq_assets_cache_reader_left (const bmq_assets_cache_reader_t *r)
+{
+    return r->size - r->done;
+}
+
+int bmq_assets_cache_reader_read (bmq_assets_cache_reader_t *r, void *dst, size_t len, char *err, size_t errlen)
+{
+    if (len > r->size - r->done) { snprintf (err, errlen, "%s: read past its end", r->label); return -1; }
+    if (s_read_all (r->fd, dst, len)) { snprintf (err, errlen, "cannot read %s: %s", r->label, strerror (errno)); return -1; }
+    crypto_hash_sha256_update (&r->state, dst, len);
+    r->done += len;
+    if (r->done < r->size) return 0;
+    unsigned char digest[crypto_hash_sha256_BYTES];
+    char hex[65];
+    crypto_hash_sha256_final (&r->state, digest);
+    s_hex (digest, sizeof digest, hex);
+    if (strcmp (hex, r->sha256)) { snprintf (err, errlen, "%s holds bytes with sha256 %s: the cache was changed", r->label, hex); return -1; }
+    return 0;
+}
+
+void bmq_assets_cache_reader_close (bmq_assets_cache_reader_t **r_p)
+{
+    bmq_assets_cache_reader_t *r = *r_p;
+    if (!r) return;
+    close (r->fd);
+    free (r);
+    *r_p = NULL;
+}
+
+int bmq_assets_cache_read (bmq_assets_cache_t *self, const char *sha256, uint64_t size, void *dst, char *err, size_t errlen)
+{
+    bmq_assets_cache_reader_t *r = bmq_assets_cache_reader (self, sha256, size, err, errlen);
+    if (!r) return -1;
+    int rc = size > SIZE_MAX ? -1 : bmq_assets_cache_reader_read (r, dst, (size_t) size, err, errlen);
+    bmq_assets_cache_reader_close (&r);
     return rc;
 }
 

@@ -28,6 +28,7 @@
 
 typedef struct bmq_assets_cache_t bmq_assets_cache_t;
 typedef struct bmq_assets_cache_writer_t bmq_assets_cache_writer_t;
+typedef struct bmq_assets_cache_reader_t bmq_assets_cache_reader_t;
 
 bmq_assets_cache_t *bmq_assets_cache_open (const char *dir, char *err, size_t errlen);
 void        bmq_assets_cache_close (bmq_assets_cache_t **self_p);
@@ -51,6 +52,15 @@ bool bmq_assets_cache_has (bmq_assets_cache_t *self, const char *sha256, uint64_
  * its sha256. 0 / -1 with err. */
 int  bmq_assets_cache_read (bmq_assets_cache_t *self, const char *sha256, uint64_t size, void *dst,
                             char *err, size_t errlen);
+
+/* The same in pieces, for files too large to hold at once: a reader checks
+ * the size when it opens and the sha256 when its last byte is read (that
+ * read fails when they differ). NULL / -1 with err. */
+bmq_assets_cache_reader_t *bmq_assets_cache_reader (bmq_assets_cache_t *self, const char *sha256, uint64_t size,
+                                                    char *err, size_t errlen);
+int      bmq_assets_cache_reader_read (bmq_assets_cache_reader_t *r, void *dst, size_t len, char *err, size_t errlen);
+uint64_t bmq_assets_cache_reader_left (const bmq_assets_cache_reader_t *r);
+void     bmq_assets_cache_reader_close (bmq_assets_cache_reader_t **r_p);
 
 /* The manifest for a key (any text naming an asset): store (a copy of doc),
  * load (new reference; NULL with err "" when there is none, NULL with err

@@ -21,7 +21,8 @@ Modules, one concept each:
   settings    preferences + environment            tokens      the shared token
   panel       the N-panel and its operators        gateway_client  prompts to the gateway (HTTP)
   plan_run    run_plan: a plan's steps back to back look        contact sheet and topology numbers
-  asset_import  asset_stage and the asset.import step (staged bundles, importers)
+  asset_stage   asset_stage: bundles (one frame or chunks) checked and kept in memory
+  asset_import  the asset.import step (importers)
   args, capture, log: argument checks, Blender's stdout during a call, logging.
 """
 

@@ -11,7 +11,7 @@ import time
 
 from . import link_proto, script_exec
 from .args import CommandError
-from .asset_import import cmd_asset_stage
+from .asset_stage import cmd_asset_stage
 from .bench import cmd_bench_direct
 from .look import cmd_look
 from .protocol import MAX_BLOB, MAX_JSON

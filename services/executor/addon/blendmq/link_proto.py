@@ -326,6 +326,8 @@ COMMANDS = {
                 "max_items": 256,
                 "of": {"type": "object", "max_items": 4},
             },
+            "offset": {"type": "int", "min": 0, "max": 1073741824},
+            "total": {"type": "int", "min": 0, "max": 1073741824},
         },
         "reply": ("staged", "files", "bytes"),
         "read_only": False,
