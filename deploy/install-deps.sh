@@ -3,7 +3,7 @@
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config
       libzmq3-dev libczmq-dev libmsgpack-dev libcurl4-openssl-dev libyaml-dev libcmocka-dev
-      libjansson-dev libsqlite3-dev libsodium-dev libseccomp-dev sqlite3 libmicrohttpd-dev
+      libjansson-dev libsqlite3-dev libsodium-dev libseccomp-dev sqlite3 libmicrohttpd-dev libzip-dev
       python3.11-dev libpython3-dev bubblewrap blender python3-numpy)
 # (python3-numpy: Debian's Blender 3.4 imports and exports glTF only with it: asset imports)
 # Node.js and npm build the web page (services/gateway/web: npm ci, then esbuild, at

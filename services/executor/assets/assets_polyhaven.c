@@ -2,9 +2,9 @@
 #include "assets_polyhaven.h"
 #include "assets_check.h"
 #include "assets_download.h"
+#include "assets_options.h"
 
 #include <ctype.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,24 +41,11 @@ int bmq_polyhaven_options_from_config (bmq_polyhaven_options_t *o, const bmq_con
     memset (o, 0, sizeof *o);
     snprintf (o->base_url, sizeof o->base_url, "%s", bmq_config_str (cfg, "assets.polyhaven_base_url"));
     snprintf (o->download_hosts, sizeof o->download_hosts, "%s", bmq_config_str (cfg, "assets.polyhaven_download_hosts"));
-    const char *dir = bmq_config_str (cfg, "assets.cache_dir");
-    if (*dir) snprintf (o->cache_dir, sizeof o->cache_dir, "%s", dir);
-    else {
-        char *db = strdup (bmq_config_str (cfg, "audit.database"));
-        if (!db) { snprintf (err, errlen, "out of memory"); return -1; }
-        snprintf (o->cache_dir, sizeof o->cache_dir, "%s/assets-cache", dirname (db));
-        free (db);
-    }
-    int64_t mb = bmq_config_int (cfg, "assets.max_download_mb");
-    if (mb <= 0 || mb > (1 << 20)) { snprintf (err, errlen, "assets.max_download_mb must be 1..%d, not %lld", 1 << 20, (long long) mb); return -1; }
-    o->max_download_bytes = (uint64_t) mb << 20;
-    int64_t timeout = bmq_config_int (cfg, "assets.timeout_ms"), retries = bmq_config_int (cfg, "assets.retries");
-    if (timeout < 0 || timeout > 86400000 || retries < 0 || retries > 20) {
-        snprintf (err, errlen, "assets.timeout_ms (0..86400000) or assets.retries (0..20) out of range");
-        return -1;
-    }
-    o->http.timeout_ms = (int) timeout;
-    o->http.retries = (int) retries;
+    bmq_assets_shared_options_t shared;
+    if (bmq_assets_shared_options_from_config (&shared, cfg, err, errlen)) return -1;
+    snprintf (o->cache_dir, sizeof o->cache_dir, "%s", shared.cache_dir);
+    o->max_download_bytes = shared.max_download_bytes;
+    o->http = shared.http;
     if (!*o->base_url) { snprintf (err, errlen, "assets.polyhaven_base_url is empty"); return -1; }
     return 0;
 }
