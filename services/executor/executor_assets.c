@@ -98,8 +98,9 @@ static void s_do (bmq_assets_sources_t *sources, s_work_t *w)
     if (!w->reader) { snprintf (w->error, sizeof w->error, "out of memory for a %zu-byte chunk", w->chunk_max); return; }
     json_t *manifest = bmq_asset_bundle_manifest (w->bundle);
     w->cached = w->bundle->from_cache;
-    w->result = json_pack ("{s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:O}", "key", "source", w->source, "id", w->id,
-                           "type", w->type, "resolution", w->bundle->resolution, "format", w->bundle->format,
+    const char *res = *w->bundle->resolution ? w->bundle->resolution : NULL;      /* Sketchfab, Hyper3D: none */
+    w->result = json_pack ("{s:{s:s, s:s, s:s, s:s?, s:s}, s:s, s:O}", "key", "source", w->source, "id", w->id,
+                           "type", w->type, "resolution", res, "format", w->bundle->format,
                            "main", w->bundle->main, "files", json_object_get (manifest, "files"));
     json_decref (manifest);
     s_read_chunk (w);

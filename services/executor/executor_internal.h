@@ -8,7 +8,8 @@
  *   executor_interrupted.c plans Blender rolled back on its own (HELLO reports), held events
  *   executor_requesters.c  a requester that goes silent
  *   executor_names.c       the scene's object names, published as scene.names
- *   executor_assets.c      asset sources: searches, a plan's assets fetched and staged first */
+ *   executor_assets.c      asset sources: searches, a plan's assets fetched and staged first
+ *   executor_generate.c    Hyper3D generation jobs: asset.generate, asset.cancel */
 #ifndef BMQ_EXECUTOR_INTERNAL_H
 #define BMQ_EXECUTOR_INTERNAL_H
 
@@ -25,6 +26,8 @@
 #define RECORDED_MAX 64             /* interrupted-plan report ids remembered (a lost ack repeats them) */
 #define REPORT_ID_LEN 16
 #define HELD_MAX 64                 /* interrupted-plan events kept for a subscriber that is not there yet */
+
+typedef struct executor_gen_t executor_gen_t;     /* executor_generate.c */
 
 typedef struct executor_t {
     bmq_config_t  *cfg;
@@ -54,6 +57,7 @@ typedef struct executor_t {
     json_t        *held;              /* [{cid, body}]: interrupted-plan events waiting for one */
     zactor_t      *assets;            /* executor_assets.c: searches and downloads, off the loop */
     json_t        *scene_names;       /* scene_names' latest result {names, count, truncated}, or NULL */
+    executor_gen_t *gen;              /* executor_generate.c: Hyper3D generation jobs */
 } executor_t;
 
 /* `env` is stolen and sent to the job's requester. */
@@ -100,6 +104,17 @@ void executor_asset_search (executor_t *ex, const bmq_envelope_t *req, zframe_t 
 bool executor_plan_assets (executor_t *ex, bmq_job_t *job);
 void executor_on_assets (executor_t *ex);
 void executor_staged (executor_t *ex, int status, json_t *reply, const char *err);
+/* executor_generate.c (issue 16): generation jobs, each on a thread of its
+ * own; their reports arrive on executor_generate_sock (polled by the loop). */
+executor_gen_t *executor_generate_new (const bmq_config_t *cfg);
+zsock_t *executor_generate_sock (executor_gen_t *gen);
+void executor_generate_request (executor_t *ex, const bmq_envelope_t *req, zframe_t *rid);
+void executor_generate_cancel (executor_t *ex, const bmq_envelope_t *req, zframe_t *rid);
+void executor_on_generate (executor_t *ex);
+/* Stop the jobs whose requester went silent (called every loop). */
+void executor_watch_generations (executor_t *ex);
+/* Stopping: every job stopped and answered "cancelled" (pull the HTTP abort first). */
+void executor_generate_destroy (executor_t *ex);
 /* executor_pipeline.c: send the job's next run_plan chunk (from job->step). */
 void executor_send_chunk (executor_t *ex, bmq_job_t *job);
 /* Stopping: a streaming plan is cancelled in Blender (rolled back there),

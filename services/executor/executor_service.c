@@ -216,6 +216,8 @@ static void s_on_request (executor_t *ex)
     else if (env->type == BMQ_MSG_CANCEL_REQUEST) s_cancel (ex, env);
     else if (env->type == BMQ_MSG_INSPECT_REQUEST) reply = s_accept_inspect (ex, env, rid);
     else if (env->type == BMQ_MSG_ASSET_SEARCH) executor_asset_search (ex, env, rid);
+    else if (env->type == BMQ_MSG_ASSET_GENERATE) executor_generate_request (ex, env, rid);
+    else if (env->type == BMQ_MSG_ASSET_CANCEL) executor_generate_cancel (ex, env, rid);
     else if (env->type == BMQ_MSG_SCRIPT_LIST) reply = bmq_script_jobs_list (ex->scripts, env);
     else if (env->type == BMQ_MSG_SCRIPT_REQUEST || env->type == BMQ_MSG_SCRIPT_CONFIRM) {
         if (zlistx_size (ex->queue) >= QUEUE_MAX) reply = bmq_envelope_error (env, "busy", "the executor queue is full");
@@ -343,10 +345,12 @@ int bmq_executor_service_run (bmq_config_t *cfg)
     if (ex.router && ex.pub && ex.audit && ex.scripts) {
         ex.blender = bmq_blender_actor_new (&args);
         ex.assets = executor_assets_new (cfg);
+        ex.gen = executor_generate_new (cfg);
         bmq_info ("executor ready on %s (events %s), Blender at %s:%d", bmq_config_str (cfg, "executor.endpoint"),
                   bmq_config_str (cfg, "executor.events"), args.host, args.port);
         zpoller_t *poller = zpoller_new (ex.router, ex.blender, bmq_audit_sock (ex.audit),
                                          bmq_script_jobs_worker (ex.scripts), ex.pub, ex.assets, NULL);
+        if (ex.gen) zpoller_add (poller, executor_generate_sock (ex.gen));
         while (!zsys_interrupted) {
             zsock_t *which = zpoller_wait (poller, 250);
             if (which == ex.router) s_on_request (&ex);
@@ -354,12 +358,14 @@ int bmq_executor_service_run (bmq_config_t *cfg)
             else if (which == (void *) bmq_script_jobs_worker (ex.scripts)) bmq_script_jobs_on_worker (ex.scripts);
             else if (which == ex.pub) executor_on_subscription (&ex);
             else if (which == (void *) ex.assets) executor_on_assets (&ex);
+            else if (ex.gen && which == executor_generate_sock (ex.gen)) executor_on_generate (&ex);
             else if (which) {
                 bmq_envelope_t *env = bmq_bus_recv (which, NULL);
                 if (env) bmq_audit_handle (ex.audit, env);
                 bmq_envelope_destroy (&env);
             }
             executor_watch_requesters (&ex);
+            executor_watch_generations (&ex);
             if (ex.current && ex.current->phase == BMQ_PHASE_RUN && ex.current->cancel)
                 atomic_store (&ex.link_cancel, true);       /* the actor sends cancel_plan between steps */
             executor_pump (&ex);
@@ -372,6 +378,7 @@ int bmq_executor_service_run (bmq_config_t *cfg)
         bmq_assets_http_abort_all ();   /* and a search or download in flight (within a second) */
         zactor_destroy (&ex.blender);
         zactor_destroy (&ex.assets);
+        executor_generate_destroy (&ex);    /* its jobs answered "cancelled" */
         bmq_script_jobs_destroy (&ex.scripts);
         bmq_audit_flush (ex.audit, 1000);
         code = 0;

@@ -103,6 +103,7 @@ void bmq_gw_fail_unavailable (bmq_gw_t *gw, bmq_gw_request_t *r, const char *why
                           "service", service, "why", why, "steps_done", (json_int_t) r->steps_done,
                           "steps_total", (json_int_t) r->steps_total, "started", r->plan_started));
     }
+    if (bmq_gw_review_cut (gw, r, code, msg)) return;         /* a review's held result answers */
     bmq_warn ("request %s: %s", r->cid, msg);
     bmq_envelope_t tmp = { .type = BMQ_MSG_ERROR };
     snprintf (tmp.cid, sizeof tmp.cid, "%s", r->cid);
@@ -149,7 +150,7 @@ bmq_req_wait_t bmq_gw_missing (bmq_gw_t *gw, const bmq_envelope_t *env, int exec
         break;
     case BMQ_MSG_SCENE_REQUEST: case BMQ_MSG_INSPECT_REQUEST: case BMQ_MSG_SCRIPT_CONFIRM:
         needs[n++] = BMQ_WAIT_EXECUTOR; blender = true; break;
-    case BMQ_MSG_SCRIPT_LIST: needs[n++] = BMQ_WAIT_EXECUTOR; break;
+    case BMQ_MSG_SCRIPT_LIST: case BMQ_MSG_ASSET_GENERATE: case BMQ_MSG_ASSET_CANCEL: needs[n++] = BMQ_WAIT_EXECUTOR; break;
     case BMQ_MSG_RECIPE_SAVE: case BMQ_MSG_RECIPE_LIST: needs[n++] = BMQ_WAIT_PLANNER; break;
     case BMQ_MSG_AUDIT_QUERY: needs[n++] = BMQ_WAIT_AUDIT; break;
     default: break;

@@ -51,6 +51,10 @@ void bmq_gw_start (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env)
  * take *env, setting it NULL) and true is returned; otherwise nothing happens
  * and false (the caller destroys *env either way). */
 bool bmq_gw_on_message (bmq_gw_t *gw, bmq_envelope_t **env, bmq_req_wait_t from, int executor);
+/* A chat's review (issue 16) was cut by `code` before its fix ran: the held
+ * first result answers, with a note, and r is freed (true); false when r holds
+ * no result or a fix is running (the caller answers as usual). */
+bool bmq_gw_review_cut (bmq_gw_t *gw, bmq_gw_request_t *r, const char *code, const char *message);
 
 /* ---- fail fast (gateway_failfast.c) ---- */
 /* r is now in `waits`'s hands: remember which process of it, and since when. */

@@ -1,7 +1,12 @@
 /* gateway_lifecycle — a client request's way through planner → validator pool
  * → executor, following gateway_request.def: the start action of each route,
  * the action of each transition, and the dispatch that allows only the
- * transitions the table declares, from the service that holds the request. */
+ * transitions the table declares, from the service that holds the request.
+ * A chat whose LLM plan ran is reviewed (planner.review_rounds): its result is
+ * held, the planner looks at the scene and answers done (the held result
+ * answers) or a fix plan (validated and run; its result answers, the first
+ * one told as a note); a review cut before its fix runs (planner gone, time-
+ * out, cancel, a fix refused) answers the held result with a note. */
 #include "gateway_internal.h"
 #include "bus.h"
 #include "log.h"
@@ -106,6 +111,9 @@ static bool s_refused_for_scene (const json_t *body)
 
 static void s_start_chat (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env)
 {
+    r->prompt = json_incref (json_object_get (env->body, "prompt"));
+    int64_t rounds = bmq_config_int (gw->cfg, "planner.review_rounds");
+    r->reviews_left = rounds < 0 ? 0 : rounds > 5 ? 5 : (int) rounds;
     s_enter (gw, r, BMQ_REQ_PLANNING);
     bmq_envelope_t *pr = bmq_envelope_new (BMQ_MSG_PLAN_REQUEST, r->cid,
                                            json_pack ("{s:O}", "prompt", json_object_get (env->body, "prompt")));
@@ -135,6 +143,19 @@ static void s_start_executor (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envel
 {
     s_enter (gw, r, BMQ_REQ_AT_EXECUTOR);
     s_send_executor (gw, r, (bmq_envelope_t *) env);
+}
+
+/* asset.generate: the executor runs the job up to its deadline (the
+ * request's deadline_s, else assets.hyper3d_deadline_s), then fetches the
+ * model: the request waits that long plus the gateway's own time-out, not
+ * just the time-out. */
+static void s_start_generate (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env)
+{
+    json_int_t d = bmq_body_int (env, "deadline_s", 0);
+    if (d <= 0) d = bmq_config_int (gw->cfg, "assets.hyper3d_deadline_s");
+    if (d <= 0 || d > 86400) d = 600;
+    r->deadline = bmq_mono_ms () + d * 1000 + gw->timeout_ms;
+    s_start_executor (gw, r, env);
 }
 
 static void s_start_planner (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env)
@@ -193,8 +214,113 @@ static void s_progress (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
     s_relay (gw, r, env);
 }
 
+/* ---- a chat's review (issue 16) ------------------------------------------- */
+
+static void s_tell (bmq_gw_t *gw, bmq_gw_request_t *r, const char *text)
+{
+    bmq_gw_to_client (gw, r, bmq_envelope_new (BMQ_MSG_PLAN_NOTE, r->cid, json_pack ("{s:s}", "text", text)));
+}
+
+/* The review ends without a fix that ran: the first plan's result is the answer. */
+static void s_answer_held (bmq_gw_t *gw, bmq_gw_request_t *r)
+{
+    bmq_envelope_t *held = r->held;
+    r->held = NULL;
+    const char *status = bmq_body_str (held, "status");
+    char saved[64];
+    snprintf (saved, sizeof saved, "%s", status ? status : "?");
+    bmq_gw_to_client (gw, r, held);
+    bmq_gw_done (gw, r, saved);
+}
+
+/* A chat's plan from an LLM ran to the end: instead of answering at once,
+ * hold the result and ask the planner to look at the scene (plan.request
+ * mode review, same story). The answer comes after its verdict. */
+static bool s_review (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
+{
+    const char *status = bmq_body_str (*env, "status");
+    if (r->kind != BMQ_REQ_CHAT || !r->llm_plan || r->reviews_left <= 0 || !status || strcmp (status, "done")) return false;
+    r->reviews_left--;
+    r->review_round++;
+    bmq_envelope_destroy (&r->held);
+    r->held = *env;
+    *env = NULL;
+    json_t *result = json_pack ("{s:s, s:O?, s:O?, s:O?}", "status", status,
+                                "steps_done", json_object_get (r->held->body, "steps_done"),
+                                "steps_total", json_object_get (r->held->body, "steps_total"),
+                                "error", json_object_get (r->held->body, "error"));
+    bmq_envelope_t *pr = bmq_envelope_new (BMQ_MSG_PLAN_REQUEST, r->cid,
+        json_pack ("{s:O, s:s, s:{s:O, s:o, s:i, s:i}}", "prompt", r->prompt, "mode", "review", "review", "plan", r->plan,
+                   "result", result, "round", r->review_round, "rounds", r->review_round + r->reviews_left));
+    bmq_gw_for_client (r, pr);
+    char note[160];
+    snprintf (note, sizeof note, "reviewing the result (round %d of %d)…", r->review_round, r->review_round + r->reviews_left);
+    s_tell (gw, r, note);
+    r->deadline = bmq_mono_ms () + gw->timeout_ms;       /* one more dialogue, then maybe one more plan */
+    json_decref (r->plan);
+    r->plan = NULL;
+    r->names_cached = r->looked = false;
+    r->steps_done = r->steps_total = 0;
+    r->plan_started = false;
+    s_enter (gw, r, BMQ_REQ_PLANNING);
+    bmq_peer_send (gw->planner, pr);
+    bmq_envelope_destroy (&pr);
+    return true;
+}
+
+static void s_executed (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
+{
+    if (!s_review (gw, r, env)) s_answer (gw, r, env);
+}
+
+/* A review that holds the first plan's result was cut (its planner gone or
+ * restarted, the gateway's time-out, a full validator queue, a cancel)
+ * before a fix started to run: that result answers, with a note saying why
+ * there is no verdict. False when r holds no result, or a fix is running
+ * (then the executor's own failure is the answer: it says what was rolled
+ * back). */
+bool bmq_gw_review_cut (bmq_gw_t *gw, bmq_gw_request_t *r, const char *code, const char *message)
+{
+    if (!r->held || r->state == BMQ_REQ_EXECUTING) return false;
+    char note[700];
+    snprintf (note, sizeof note, "review: the review could not run (%.40s: %.500s); the first plan's result stands as it is",
+              code ? code : "?", message ? message : "");
+    bmq_warn ("request %s: %s", r->cid, note);
+    s_tell (gw, r, note);
+    s_answer_held (gw, r);
+    return true;
+}
+
+/* The planner failed: during a review the first plan's result still stands. */
+static void s_plan_error (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
+{
+    if (!r->held) { s_answer (gw, r, env); return; }
+    char note[400];
+    snprintf (note, sizeof note, "review: no verdict (%.40s: %.250s); the result stands as it is", bmq_body_str (*env, "code"),
+              bmq_body_str (*env, "message") ? bmq_body_str (*env, "message") : "");
+    s_tell (gw, r, note);
+    s_answer_held (gw, r);
+}
+
 static void s_planned (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
 {
+    const char *mode = bmq_body_str (*env, "mode"), *source = bmq_body_str (*env, "source");
+    json_t *plan = json_object_get ((*env)->body, "plan");
+    if (r->held && mode && !strcmp (mode, "review") && json_array_size (plan) == 0) {
+        s_tell (gw, r, "review: the model is satisfied with the result");
+        s_answer_held (gw, r);
+        return;
+    }
+    r->llm_plan = source && strcmp (source, "offline") && !json_object_get ((*env)->body, "fallback_from");
+    if (r->held) {          /* the client hears how the first plan ended: the fix's result will be the answer */
+        char note[300];
+        snprintf (note, sizeof note, "review: the first plan ended %.32s, %lld/%lld steps; the model sent a fix of %zu steps;"
+                  " validating and running it", bmq_body_str (r->held, "status") ? bmq_body_str (r->held, "status") : "?",
+                  (long long) bmq_body_int (r->held, "steps_done", 0), (long long) bmq_body_int (r->held, "steps_total", 0),
+                  json_array_size (plan));
+        s_tell (gw, r, note);
+    }
+    json_decref (r->plan);
     r->plan = json_incref (json_object_get ((*env)->body, "plan"));
     json_t *body = json_deep_copy ((*env)->body);
     json_object_set_new (body, "plan_id", json_string (r->plan_id));
@@ -229,6 +355,12 @@ static void s_verdict (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
     if (!accepted && verdict->type == BMQ_MSG_VALIDATE_REPLY && r->names_cached && !r->looked
         && s_refused_for_scene (verdict->body)) {
         s_look (gw, r);             /* the published names may be a moment old: ask the executor itself */
+        return;
+    }
+    if (r->held && (verdict->type == BMQ_MSG_ERROR || !accepted)) {
+        s_tell (gw, r, verdict->type == BMQ_MSG_ERROR ? "review: the fix could not be validated; the result stands as it is"
+                                                      : "review: the fix was rejected by the validator; the result stands as it is");
+        s_answer_held (gw, r);
         return;
     }
     bmq_envelope_t *copy = bmq_envelope_reply (verdict, verdict->type, json_deep_copy (verdict->body));

@@ -23,6 +23,8 @@ void bmq_gw_request_destroy (bmq_gw_request_t **self_p)
     if (!self_p || !*self_p) return;
     zframe_destroy (&(*self_p)->rid);
     json_decref ((*self_p)->plan);
+    json_decref ((*self_p)->prompt);
+    bmq_envelope_destroy (&(*self_p)->held);
     free (*self_p);
     *self_p = NULL;
 }

@@ -23,7 +23,8 @@ typedef enum {
 #define BMQ_REQ_END_BIT (1u << BMQ_REQ_STATES)      /* in a transition's NEXT: the story may end */
 
 typedef enum { BMQ_REQ_CHAT, BMQ_REQ_RUN, BMQ_REQ_VALIDATE, BMQ_REQ_CAPABILITIES, BMQ_REQ_SCRIPT, BMQ_REQ_SCENE,
-               BMQ_REQ_INSPECT, BMQ_REQ_SCRIPT_LIVE, BMQ_REQ_RECIPE, BMQ_REQ_AUDIT } bmq_req_kind_t;
+               BMQ_REQ_INSPECT, BMQ_REQ_SCRIPT_LIVE, BMQ_REQ_RECIPE, BMQ_REQ_AUDIT,
+               BMQ_REQ_GENERATE /* asset.generate: lives until its deadline, not the gateway's time-out */ } bmq_req_kind_t;
 
 typedef struct {
     bmq_req_kind_t  kind;
@@ -45,6 +46,12 @@ typedef struct {
     bool      plan_started;              /* the executor opened the plan in Blender */
     bool      names_cached;              /* validated against the executor's published scene.names */
     bool      looked;                    /* the executor was asked for the scene's names */
+    /* a chat's review (issue 16): after an LLM's plan ran, the planner looks at the scene and may fix it */
+    json_t   *prompt;                    /* the chat's prompt */
+    bool      llm_plan;                  /* the plan running came from an LLM (not the offline recipes) */
+    int       reviews_left;              /* planner.review_rounds at the start, counted down */
+    int       review_round;
+    bmq_envelope_t *held;                /* the first plan's execute.result, the answer unless a fix plan runs */
 } bmq_gw_request_t;
 
 bmq_gw_request_t *bmq_gw_request_new (bmq_req_kind_t kind, const bmq_envelope_t *req, zframe_t *rid, int timeout_ms);

@@ -46,6 +46,7 @@ void bmq_gw_done (bmq_gw_t *gw, bmq_gw_request_t *r, const char *outcome)
 
 void bmq_gw_fail (bmq_gw_t *gw, bmq_gw_request_t *r, const char *code, const char *message)
 {
+    if (bmq_gw_review_cut (gw, r, code, message)) return;        /* a review's held result answers */
     bmq_envelope_t tmp = { .type = BMQ_MSG_ERROR };
     snprintf (tmp.cid, sizeof tmp.cid, "%s", r->cid);
     bmq_gw_to_client (gw, r, bmq_envelope_error (&tmp, code, "%s", message));
@@ -99,7 +100,13 @@ static void s_cancel (bmq_gw_t *gw, const bmq_envelope_t *env, const bmq_princip
     if (!r) return;
     bmq_audit_record (gw->audit, r->cid, "request.cancel", json_pack ("{s:s, s:s, s:s, s:s, s:s}", "plan_id", r->plan_id,
                       "state", bmq_gw_request_state_name (r->state), "client", env->sender, "name", who->name, "role", who->role));
-    if (r->state == BMQ_REQ_EXECUTING) {
+    if (r->kind == BMQ_REQ_GENERATE) {         /* a generation: the executor stops it and answers asset.generated */
+        bmq_envelope_t *stop = bmq_envelope_new (BMQ_MSG_ASSET_CANCEL, r->cid, json_object ());
+        bmq_roles_set_on_behalf_of (stop->body, who->name, who->role);
+        bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), stop);
+        bmq_envelope_destroy (&stop);
+    }
+    else if (r->state == BMQ_REQ_EXECUTING) {
         bmq_envelope_t *stop = bmq_envelope_new (BMQ_MSG_CANCEL_REQUEST, NULL, json_pack ("{s:s}", "plan_id", r->plan_id));
         bmq_roles_set_on_behalf_of (stop->body, who->name, who->role);
         bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), stop);
@@ -107,6 +114,23 @@ static void s_cancel (bmq_gw_t *gw, const bmq_envelope_t *env, const bmq_princip
     }
     else if (r->state == BMQ_REQ_PLANNING || r->state == BMQ_REQ_LOOKING || r->state == BMQ_REQ_VALIDATING)
         bmq_gw_fail (gw, r, "cancelled", "cancelled by the client before anything ran");
+}
+
+/* asset.cancel carrying a generation's own cid: the executor that runs it
+ * stops it, and the generation's asset.generated (status cancelled) is the
+ * answer; the cancel starts no story of its own. */
+static bmq_envelope_t *s_asset_cancel (bmq_gw_t *gw, const bmq_envelope_t *env, const bmq_principal_t *who)
+{
+    bmq_gw_request_t *r = zhashx_lookup (gw->requests, env->cid);
+    if (r->kind != BMQ_REQ_GENERATE)
+        return bmq_envelope_error (env, "bad_request", "request %s is not a generation (asset.cancel stops generations)", env->cid);
+    bmq_audit_record (gw->audit, r->cid, "request.cancel", json_pack ("{s:s, s:s, s:s, s:s}", "state",
+                      bmq_gw_request_state_name (r->state), "client", env->sender, "name", who->name, "role", who->role));
+    bmq_envelope_t *stop = bmq_envelope_new (BMQ_MSG_ASSET_CANCEL, r->cid, json_object ());
+    bmq_roles_set_on_behalf_of (stop->body, who->name, who->role);
+    bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), stop);
+    bmq_envelope_destroy (&stop);
+    return NULL;
 }
 
 /* A client may name the plan it starts (POST /api/chat answers with the id at
@@ -148,6 +172,8 @@ static void s_on_client (bmq_gw_t *gw)
     else if (env->type == BMQ_MSG_STATUS_REQUEST) reply = bmq_envelope_reply (env, BMQ_MSG_STATUS_REPLY, s_status (gw));
     else if (env->type == BMQ_MSG_CANCEL_REQUEST) s_cancel (gw, env, &who);
     else if (!start) reply = bmq_envelope_error (env, "unsupported", "the gateway does not accept %s", bmq_msg_type_name (env->type));
+    else if (env->type == BMQ_MSG_ASSET_CANCEL && zhashx_lookup (gw->requests, env->cid))
+        reply = s_asset_cancel (gw, env, &who);
     else if (zhashx_lookup (gw->requests, env->cid)) reply = bmq_envelope_error (env, "duplicate", "request %s is already in progress", env->cid);
     else if (zhashx_size (gw->requests) >= MAX_REQUESTS) reply = bmq_envelope_error (env, "busy", "too many requests in progress");
     else if (bmq_executor_set_find (gw->executors, bmq_body_str (env, "target")) < 0) {

@@ -180,6 +180,10 @@ static void s_step (s_stream_t *st)
         bmq_envelope_t *env = bmq_http_bus_recv (st->bus, bmq_mcp_call_cid (st->call), (int) wait);
         if (env) st->over = bmq_mcp_call_feed (st->call, env, st->out);
         bmq_envelope_destroy (&env);
+        bmq_envelope_t *next = st->over ? NULL : bmq_mcp_call_next_request (st->call);     /* generate_3d: its import */
+        if (next && (!st->bus || bmq_http_bus_send (st->bus, next)))
+            bmq_mcp_call_fail (st->call, "the gateway is not reachable", st->out), st->over = true;
+        bmq_envelope_destroy (&next);
     }
     else if (wait) zclock_sleep ((int) wait);
     if (!st->over) st->over = bmq_mcp_call_tick (st->call, bmq_mono_ms (), st->out);

@@ -1,6 +1,8 @@
 /* assets_sources — one table of asset sources, opened from the configuration. */
 #include "assets_sources.h"
 #include "assets_polyhaven.h"
+#include "assets_hyper3d.h"
+#include "assets_sketchfab.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,11 +35,49 @@ static const bmq_asset_source_kind_t s_polyhaven = {
     "polyhaven", s_ph_open, s_ph_close, s_ph_cache, s_ph_search, s_ph_fetch
 };
 
+/* ---- Sketchfab's ------------------------------------------------------------- */
+
+static void *s_sf_open (const bmq_config_t *cfg, char *err, size_t errlen)
+{
+    bmq_sketchfab_options_t opts;
+    if (bmq_sketchfab_options_from_config (&opts, cfg, err, errlen)) return NULL;
+    return bmq_sketchfab_new (&opts, err, errlen);
+}
+
+static void s_sf_close (void **client_p) { bmq_sketchfab_destroy ((bmq_sketchfab_t **) client_p); }
+static bmq_assets_cache_t *s_sf_cache (void *client) { return bmq_sketchfab_cache (client); }
+
+static json_t *s_sf_search (void *client, const char *type, const char *query, char *err, size_t errlen)
+{
+    if (type && *type && strcmp (type, "model")) {
+        snprintf (err, errlen, "Sketchfab serves models, not %.16ss", type);
+        return NULL;
+    }
+    return bmq_sketchfab_search (client, query, err, errlen);
+}
+
+static bmq_asset_bundle_t *s_sf_fetch (void *client, const char *id, const char *type, const char *resolution,
+                                       const char *format, char *err, size_t errlen)
+{
+    (void) resolution;              /* Sketchfab has one */
+    if (type && strcmp (type, "model")) {
+        snprintf (err, errlen, "Sketchfab serves models, not %.16ss", type);
+        return NULL;
+    }
+    return bmq_sketchfab_fetch (client, id, format, err, errlen);
+}
+
+static const bmq_asset_source_kind_t s_sketchfab = {
+    "sketchfab", s_sf_open, s_sf_close, s_sf_cache, s_sf_search, s_sf_fetch
+};
+
 /* ---- the table -------------------------------------------------------------- */
 
 /* Every source this build knows, in the order they are listed to users. */
 static const bmq_asset_source_kind_t *const s_kinds[] = {
     &s_polyhaven,
+    &s_sketchfab,
+    &bmq_asset_source_hyper3d,
 };
 #define S_KINDS (sizeof s_kinds / sizeof s_kinds[0])
 

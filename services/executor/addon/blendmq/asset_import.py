@@ -205,6 +205,8 @@ def s_builtin_asset_import(obj, p, spec):
     if obj is not None and kind != "texture":
         raise CommandError("%s: a%s %s import takes no target" % (where, "n" if kind == "hdri" else "", kind))
     bundle = STAGED.get(key)
+    if bundle is None and given.get("format") is None:
+        bundle = STAGED.get_any_format(key)
     if bundle is None:
         raise CommandError("%s: %s is not staged (the executor sends an asset's files with asset_stage before "
                            "the plan runs)" % (where, key_text(key)))

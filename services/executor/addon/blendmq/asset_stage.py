@@ -31,6 +31,7 @@ RESOLUTIONS = ("1k", "2k", "4k", "8k")
 FORMATS = {"model": ("gltf", "glb", "fbx", "obj"), "hdri": ("hdr", "exr"), "texture": ("jpg", "png")}
 DEFAULT_FORMAT = {"model": "gltf", "hdri": "hdr", "texture": "jpg"}
 SOURCE_FORMAT = {"hyper3d": "glb"}      # a source with one format: its default whatever the type
+RESOLUTION_SOURCES = ("polyhaven",)     # the others have one resolution: their keys carry none
 EXTENSIONS = {"gltf": (".gltf",), "glb": (".glb",), "fbx": (".fbx",), "obj": (".obj",),
               "hdr": (".hdr",), "exr": (".exr",), "jpg": (".jpg", ".jpeg"), "png": (".png",)}
 ID_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -95,6 +96,15 @@ class STAGED:
         return bundle
 
     @classmethod
+    def get_any_format(cls, key):
+        """The most recently staged bundle of (source, id, type, resolution) in any format: a step
+        that names no format imports what the executor fetched (Sketchfab: glb when offered)."""
+        for k in reversed(cls.bundles):
+            if k[:4] == key[:4]:
+                return cls.get(k)
+        return None
+
+    @classmethod
     def clear(cls):
         cls.bundles.clear()
 
@@ -122,6 +132,8 @@ def s_key(d, where, format_default):
         raise CommandError("%s: type must be one of %s" % (where, ", ".join(FORMATS)))
     if resolution is not None and resolution not in RESOLUTIONS:
         raise CommandError("%s: resolution must be one of %s (or none)" % (where, ", ".join(RESOLUTIONS)))
+    if source not in RESOLUTION_SOURCES:
+        resolution = None               # a step's default 1k means nothing to Sketchfab or Hyper3D
     if fmt is None and format_default:
         fmt = SOURCE_FORMAT.get(source, DEFAULT_FORMAT[kind])
     if fmt not in FORMATS[kind]:
