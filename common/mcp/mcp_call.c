@@ -76,7 +76,7 @@ static json_t *s_import_body (const json_t *args, char *err, size_t errlen)
     return json_pack ("{s:[o]}", "plan", step);
 }
 
-static json_t *s_body (const bmq_mcp_call_t *self, const json_t *args, char *err, size_t errlen)
+static json_t *s_body (bmq_mcp_call_t *self, const json_t *args, char *err, size_t errlen)
 {
     json_t *keep = json_object_get (args, "keep_partial");
     if (keep && !json_is_boolean (keep)) { snprintf (err, errlen, "keep_partial must be true or false"); return NULL; }
@@ -122,6 +122,8 @@ static json_t *s_body (const bmq_mcp_call_t *self, const json_t *args, char *err
         return bmq_mcp_look_body (args, err, errlen);
     case BMQ_TOOL_IMPORT:
         return s_import_body (args, err, errlen);
+    case BMQ_TOOL_GENERATE:
+        return bmq_mcp_generate_body (self, args, err, errlen);
     case BMQ_TOOL_FORWARD:
         return json_deep_copy (args);
     case BMQ_TOOL_CONFIRM:
@@ -212,7 +214,8 @@ bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const bmq_mcp_
         self->on_behalf_of = json_pack ("{s:s, s:s}", "name", caller->name, "role", bmq_role_name (caller->role));
     snprintf (self->client, sizeof self->client, "%s", caller && caller->client ? caller->client : "?");
     self->started = bmq_mono_ms ();
-    self->deadline = self->started + (timeout_ms > 0 ? timeout_ms : 120000);
+    self->quiet_ms = timeout_ms > 0 ? timeout_ms : 120000;
+    self->deadline = self->started + self->quiet_ms;
     if (tool->kind == BMQ_TOOL_TEST) {          /* served here: a local story id */
         snprintf (self->cid, sizeof self->cid, "local-%p", (void *) self);
         json_decref (no_args);
@@ -261,6 +264,7 @@ void bmq_mcp_call_destroy (bmq_mcp_call_t **self_p)
     json_decref (self->run);
     json_decref (self->on_behalf_of);
     json_decref (self->elicit_id);
+    bmq_envelope_destroy (&self->next);
     free (self);
     *self_p = NULL;
 }
@@ -351,7 +355,7 @@ static void s_on_progress (bmq_mcp_call_t *self, const bmq_envelope_t *env, json
     }
 }
 
-static bool s_feed_run (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t *out)
+bool bmq_mcp_call_feed_run (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t *out)
 {
     switch (env->type) {
     case BMQ_MSG_PLAN_NOTE:
@@ -445,7 +449,9 @@ bool bmq_mcp_call_feed (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t 
     case BMQ_TOOL_EXECUTE:
     case BMQ_TOOL_CHAT:
     case BMQ_TOOL_IMPORT:
-        return s_feed_run (self, env, out);
+        return bmq_mcp_call_feed_run (self, env, out);
+    case BMQ_TOOL_GENERATE:
+        return bmq_mcp_generate_feed (self, env, out);
     case BMQ_TOOL_CAPABILITIES:
         if (env->type != BMQ_MSG_CAPABILITIES_REPLY) return false;
         bmq_mcp_call_finish (self, bmq_mcp_result_structured (json_deep_copy (body), NULL, false), out);
@@ -525,6 +531,13 @@ bool bmq_mcp_call_tick (bmq_mcp_call_t *self, int64_t now_ms, json_t *out)
     return true;
 }
 
+bmq_envelope_t *bmq_mcp_call_next_request (bmq_mcp_call_t *self)
+{
+    bmq_envelope_t *env = self->next;
+    self->next = NULL;
+    return env;
+}
+
 int64_t bmq_mcp_call_wakeup (const bmq_mcp_call_t *self)
 {
     if (self->tool->kind == BMQ_TOOL_TEST) {
@@ -552,6 +565,7 @@ bmq_envelope_t *bmq_mcp_call_cancel (bmq_mcp_call_t *self)
     bool was_over = self->over;
     self->over = true;
     if (was_over || !self->sent || !self->run) return NULL;     /* reads stop by themselves */
+    if (self->tool->kind == BMQ_TOOL_GENERATE && self->gen == S_GEN_MAKING) return bmq_mcp_generate_cancel (self);
     json_t *body = json_object ();
     const char *plan_id = json_string_value (json_object_get (self->run, "plan_id"));
     if (plan_id && *plan_id) json_object_set_new (body, "plan_id", json_string (plan_id));

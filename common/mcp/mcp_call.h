@@ -2,7 +2,8 @@
  *
  * A call turns its arguments into one bus request to the gateway (the same
  * requests the CLI sends: validate, run, chat, scene, capabilities,
- * inspect…), then turns the gateway's answers in that story (same cid) into
+ * inspect…; generate_3d a second one, its import, once the first ended: see
+ * bmq_mcp_call_next_request), then turns the gateway's answers in that story (same cid) into
  * MCP messages: notifications/progress for each executed step when the caller
  * gave a progress token, notifications/message for what happens on the way
  * (at the session's log level and above), and finally the CallToolResult,
@@ -51,6 +52,10 @@ bool          bmq_mcp_call_on_bus (const bmq_mcp_call_t *self);  /* it waits on 
  * the array `out`; returns true when the call is over (its response was
  * appended last). */
 bool bmq_mcp_call_feed (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t *out);
+/* After feed: a further request of the call to send to the gateway now (caller
+ * destroys), or NULL. generate_3d sends its import (a new story: the call's
+ * cid changes to it) once the model is made. */
+bmq_envelope_t *bmq_mcp_call_next_request (bmq_mcp_call_t *self);
 /* Time passed (monotonic ms): scripted notifications, the deadline. Same contract. */
 bool bmq_mcp_call_tick (bmq_mcp_call_t *self, int64_t now_ms, json_t *out);
 /* When the next tick is due (monotonic ms). */

@@ -1,7 +1,8 @@
 /* mcp_call_internal — one tools/call's state, shared by its parts:
  * mcp_call.c (arguments → bus request → answers → result),
  * mcp_result.c (responses, results, log and progress notifications) and
- * mcp_confirm.c (confirm_script: listing → elicitation → script.confirm). */
+ * mcp_confirm.c (confirm_script: listing → elicitation → script.confirm) and
+ * mcp_generate.c (generate_3d: asset.generate → progress → the model's import). */
 #ifndef BMQ_MCP_CALL_INTERNAL_H
 #define BMQ_MCP_CALL_INTERNAL_H
 
@@ -12,6 +13,7 @@
 #define SHOWN_SCRIPT    6000                /* bytes of the script text shown to the person */
 
 typedef enum { S_CONFIRM_NONE, S_CONFIRM_LISTING, S_CONFIRM_ASKING, S_CONFIRM_APPLYING } s_confirm_phase_t;
+typedef enum { S_GEN_NONE, S_GEN_MAKING, S_GEN_IMPORTING } s_gen_phase_t;
 
 struct bmq_mcp_call_t {
     const bmq_mcp_tool_t *tool;
@@ -33,6 +35,12 @@ struct bmq_mcp_call_t {
     char     script_id[BMQ_MAX_ID + 1];
     char     sha256[65];
     json_t  *elicit_id;          /* id of our elicitation/create */
+    /* generate_3d */
+    s_gen_phase_t gen;
+    int64_t  quiet_ms;           /* the call's timeout: at most this long without a word from blendmq */
+    int64_t  gen_until;          /* the generation's own deadline and the quiet time: never later than this */
+    char     gen_name[129];      /* name of the imported model ("" : the add-on names it) */
+    bmq_envelope_t *next;        /* a request to send now (bmq_mcp_call_next_request) */
 };
 
 /* {jsonrpc, id, result} with result taken. */
@@ -54,6 +62,14 @@ json_t *bmq_mcp_result_structured (json_t *structured, const char *summary, bool
  * the topology as text. */
 json_t *bmq_mcp_look_body (const json_t *args, char *err, size_t errlen);
 json_t *bmq_mcp_look_result (const bmq_envelope_t *env);
+/* execute, chat, import (and generate_3d's import): an answer of the run's story; true when the call is over. */
+bool bmq_mcp_call_feed_run (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t *out);
+/* generate_3d (mcp_generate.c): the asset.generate body for the call's arguments (sets the call's run
+ * result and deadlines), or NULL with err; an answer of its stories (true when the call is over); the
+ * asset.cancel that stops the generation (NULL once it is importing: the caller cancels the plan). */
+json_t *bmq_mcp_generate_body (bmq_mcp_call_t *self, const json_t *args, char *err, size_t errlen);
+bool bmq_mcp_generate_feed (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t *out);
+bmq_envelope_t *bmq_mcp_generate_cancel (bmq_mcp_call_t *self);
 /* confirm_script: an answer from the bus during the listing or the apply; true when the call is over. */
 bool bmq_mcp_call_feed_confirm (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t *out);
 

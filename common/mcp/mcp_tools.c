@@ -25,6 +25,7 @@ static const struct { const char *name; bmq_mcp_tool_kind_t kind; } s_kinds[] = 
     { "execute", BMQ_TOOL_EXECUTE }, { "chat", BMQ_TOOL_CHAT }, { "scene_info", BMQ_TOOL_SCENE_INFO },
     { "object_info", BMQ_TOOL_OBJECT_INFO }, { "screenshot", BMQ_TOOL_SCREENSHOT }, { "forward", BMQ_TOOL_FORWARD },
     { "confirm", BMQ_TOOL_CONFIRM }, { "look", BMQ_TOOL_LOOK }, { "import", BMQ_TOOL_IMPORT },
+    { "generate", BMQ_TOOL_GENERATE },
 };
 
 static const char *s_roles[] = { "none", "viewer", "operator", "reviewer", "admin" };
@@ -116,6 +117,9 @@ static int s_add (bmq_mcp_tools_t *self, json_t *def, bool test, char *err, size
     t->available = t->request != BMQ_MSG_UNKNOWN && (t->kind != BMQ_TOOL_FORWARD || t->reply != BMQ_MSG_UNKNOWN);
     if (t->kind == BMQ_TOOL_CONFIRM)     /* asks the executor's listing first, then confirms */
         t->available = t->available && bmq_msg_type_from_name ("script.list") != BMQ_MSG_UNKNOWN;
+    if (t->kind == BMQ_TOOL_GENERATE)    /* the model made, it is imported as a one-step plan, answered by asset.generated */
+        t->available = t->available && bmq_msg_type_from_name ("asset.generated") != BMQ_MSG_UNKNOWN
+                       && bmq_msg_type_from_name ("asset.cancel") != BMQ_MSG_UNKNOWN;
     return 0;
 }
 

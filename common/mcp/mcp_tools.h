@@ -24,7 +24,8 @@ typedef enum {
     BMQ_TOOL_SCENE_INFO, BMQ_TOOL_OBJECT_INFO, BMQ_TOOL_SCREENSHOT, BMQ_TOOL_FORWARD, BMQ_TOOL_TEST,
     BMQ_TOOL_CONFIRM,                   /* confirm_script: a person confirms through MCP elicitation */
     BMQ_TOOL_LOOK,                      /* look: the add-on's contact sheet and topology (mcp_look.c) */
-    BMQ_TOOL_IMPORT                     /* import_asset: a one-step asset.import plan, run as execute_plan */
+    BMQ_TOOL_IMPORT,                    /* import_asset: a one-step asset.import plan, run as execute_plan */
+    BMQ_TOOL_GENERATE                   /* generate_3d: asset.generate, then its import as import_asset (mcp_generate.c) */
 } bmq_mcp_tool_kind_t;
 
 /* Who may do what over HTTP and MCP (issue 12). A token's role comes from the

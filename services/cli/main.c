@@ -51,6 +51,11 @@ static void s_usage (FILE *out)
         "                          [--name NAME] [--on OBJECT]\n"
         "                          a one-step plan (asset.import): a model named NAME, a texture as OBJECT's\n"
         "                          material, an HDRI as the world light; downloaded once, then cached\n"
+        "  assets generate \"PROMPT\" [--name NAME] [--tier Sketch|Regular|...] [--deadline S]\n"
+        "                          make a model from text with Hyper3D Rodin (assets.hyper3d_api_key or\n"
+        "                          HYPER3D_API_KEY), printing its progress, then import it like assets import;\n"
+        "                          Ctrl-C cancels the job; exit 0 made and imported, 1 failed or past its deadline\n"
+        "                          (default assets.hyper3d_deadline_s), 130 cancelled\n"
         "  audit list [--since T] [--plan ID] [--kind K] [--limit N] | audit show CID | audit export [--format jsonl]\n"
         "                          the audit trail: recent records, one story in order, or everything as JSON lines\n"
         "  keys init               make the deployment's keys in the keys dir (one per service; clients cli, web,\n"
@@ -99,6 +104,12 @@ int main (int argc, char **argv)
         else if (!strcmp (a, "--resolution") && i + 1 < argc) opts.resolution = argv[++i];
         else if (!strcmp (a, "--name") && i + 1 < argc) opts.asset_name = argv[++i];
         else if (!strcmp (a, "--on") && i + 1 < argc) opts.asset_on = argv[++i];
+        else if (!strcmp (a, "--tier") && i + 1 < argc) opts.tier = argv[++i];
+        else if (!strcmp (a, "--deadline") && i + 1 < argc) {
+            char *end;
+            long v = strtol (argv[++i], &end, 10);
+            opts.deadline_s = *end || v < 1 || v > 1000000 ? -1 : (int) v;     /* checked by the command */
+        }
         else if (!strcmp (a, "--sha256") && i + 1 < argc) opts.sha256 = argv[++i];
         else if (!strcmp (a, "--key") && i + 1 < argc) opts.key_name = argv[++i];
         else if (!strcmp (a, "--keys-dir") && i + 1 < argc) opts.keys_dir = argv[++i];

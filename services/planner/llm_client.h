@@ -70,12 +70,17 @@ typedef struct {
 
 typedef struct bmq_llm_t bmq_llm_t;
 
+#define BMQ_LLM_IMAGE_KEY "_image"
+
 typedef struct {
     /* Send the history, parse the answer into reply, append the model's turn.
      * 0, or -1 with err (HTTP failures after retries, or an answer that is not
      * the API's shape: code bad_response). */
     int  (*turn) (bmq_llm_t *self, bmq_llm_reply_t *reply, bmq_llm_http_error_t *err);
-    /* Answer every call of the last reply: results[i] (an object, borrowed) answers calls[i]. */
+    /* Answer every call of the last reply: results[i] (an object, borrowed) answers calls[i].
+     * A result may carry a picture under BMQ_LLM_IMAGE_KEY ({mime_type, data: base64}): it is
+     * taken out of the answer and sent as the wire format's image part (Gemini: an inlineData
+     * part in the same user turn; OpenAI: a user message with an image_url data URL). */
     void (*add_results) (bmq_llm_t *self, const bmq_llm_reply_t *reply, json_t *const *results);
     /* A plain user message (merged into the previous one when the API wants turns to alternate). */
     void (*add_user_text) (bmq_llm_t *self, const char *text);

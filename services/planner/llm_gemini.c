@@ -13,7 +13,10 @@
  *    model's parts are sent back as received; streamed text pieces are joined
  *    only when neither piece carries a signature.
  *  - functionResponse {name, response: object, id?} parts answer the calls, in
- *    a user turn.
+ *    a user turn. A picture a tool returned (BMQ_LLM_IMAGE_KEY) follows them in
+ *    that same turn as an inlineData {mimeType, data: base64} part (a user
+ *    Content's Part; every Gemini model takes it there, while images inside
+ *    functionResponse.parts are a Gemini 3 feature only).
  *  - candidates[0].finishReason: STOP, MAX_TOKENS, SAFETY, RECITATION,
  *    BLOCKLIST, PROHIBITED_CONTENT, SPII, MALFORMED_FUNCTION_CALL … and a
  *    blocked prompt has no candidate but promptFeedback.blockReason.
@@ -282,12 +285,20 @@ static int s_turn (bmq_llm_t *base, bmq_llm_reply_t *reply, bmq_llm_http_error_t
 static void s_add_results (bmq_llm_t *base, const bmq_llm_reply_t *reply, json_t *const *results)
 {
     s_gemini_t *g = (s_gemini_t *) base;
-    json_t *parts = json_array ();
+    json_t *parts = json_array (), *images = json_array ();
     for (size_t i = 0; i < reply->call_count; i++) {
-        json_t *fr = json_pack ("{s:s, s:O}", "name", reply->calls[i].name, "response", results[i]);
+        json_t *image = json_object_get (results[i], BMQ_LLM_IMAGE_KEY), *response = json_copy (results[i]);
+        json_object_del (response, BMQ_LLM_IMAGE_KEY);
+        json_t *fr = json_pack ("{s:s, s:o}", "name", reply->calls[i].name, "response", response);
         if (reply->calls[i].id) json_object_set_new (fr, "id", json_string (reply->calls[i].id));
         json_array_append_new (parts, json_pack ("{s:o}", "functionResponse", fr));
+        const char *mime = json_string_value (json_object_get (image, "mime_type"));
+        const char *data = json_string_value (json_object_get (image, "data"));
+        if (mime && data)           /* Content.parts[].inlineData {mimeType, data (base64)}, in the same user turn */
+            json_array_append_new (images, json_pack ("{s:{s:s, s:s}}", "inlineData", "mimeType", mime, "data", data));
     }
+    json_array_extend (parts, images);
+    json_decref (images);
     s_user_parts (g, parts);
 }
 

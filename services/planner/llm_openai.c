@@ -154,13 +154,33 @@ static int s_turn (bmq_llm_t *base, bmq_llm_reply_t *reply, bmq_llm_http_error_t
 static void s_add_results (bmq_llm_t *base, const bmq_llm_reply_t *reply, json_t *const *results)
 {
     s_openai_t *o = (s_openai_t *) base;
+    json_t *images = json_array ();
     for (size_t i = 0; i < reply->call_count; i++) {
-        char *text = json_dumps (results[i], JSON_COMPACT);
+        json_t *image = json_object_get (results[i], BMQ_LLM_IMAGE_KEY), *copy = json_copy (results[i]);
+        json_object_del (copy, BMQ_LLM_IMAGE_KEY);
+        char *text = json_dumps (copy, JSON_COMPACT);
+        json_decref (copy);
         json_array_append_new (o->messages, json_pack ("{s:s, s:s, s:s}", "role", "tool",
                                                        "tool_call_id", reply->calls[i].id ? reply->calls[i].id : "",
                                                        "content", text ? text : "{}"));
         free (text);
+        const char *mime = json_string_value (json_object_get (image, "mime_type"));
+        const char *data = json_string_value (json_object_get (image, "data"));
+        if (mime && data) {         /* a tool message holds text only: the picture follows as the user's image */
+            size_t n = strlen (mime) + strlen (data) + 16;
+            char *url = malloc (n);
+            if (url) {
+                snprintf (url, n, "data:%s;base64,%s", mime, data);
+                json_array_append_new (images, json_pack ("{s:s, s:{s:s}}", "type", "image_url", "image_url", "url", url));
+                free (url);
+            }
+        }
     }
+    if (json_array_size (images)) {
+        json_array_insert_new (images, 0, json_pack ("{s:s, s:s}", "type", "text", "text", "The picture the tool returned:"));
+        json_array_append_new (o->messages, json_pack ("{s:s, s:O}", "role", "user", "content", images));
+    }
+    json_decref (images);
 }
 
 static void s_add_user_text (bmq_llm_t *base, const char *text)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { S_BACKEND, S_URL, S_MODEL, S_KEY, S_SYSTEM, S_USER, S_REFORMAT, S_FIX, S_EXECUTOR, S_CID, S_PROMPT, S_COUNT };
+enum { S_BACKEND, S_URL, S_MODEL, S_KEY, S_SYSTEM, S_USER, S_REFORMAT, S_FIX, S_EXECUTOR, S_CID, S_PROMPT, S_REVIEW, S_COUNT };
 
 struct bmq_plan_job_t {
     zactor_t             *actor;
@@ -16,6 +16,7 @@ struct bmq_plan_job_t {
     int64_t               started;
     atomic_bool           cancel;
     bmq_dialogue_result_t result;
+    json_t               *review;       /* review mode: a copy of opts->review */
 };
 
 static void s_note (void *ctx, const char *text)
@@ -76,6 +77,7 @@ bmq_plan_job_t *bmq_plan_job_new (const bmq_dialogue_opts_t *opts, const char *p
     job->str[S_EXECUTOR] = s_dup (opts->gateway_endpoint);
     job->str[S_CID] = s_dup (cid);
     job->str[S_PROMPT] = s_dup (prompt);
+    job->str[S_REVIEW] = s_dup (opts->review_template);
     for (int i = 0; i < S_COUNT; i++)
         if (!job->str[i]) { bmq_plan_job_destroy (&job); return NULL; }
     job->opts.backend = job->str[S_BACKEND];
@@ -88,6 +90,9 @@ bmq_plan_job_t *bmq_plan_job_new (const bmq_dialogue_opts_t *opts, const char *p
     job->opts.fix_template = job->str[S_FIX];
     job->opts.gateway_endpoint = job->str[S_EXECUTOR];
     job->opts.cid = job->str[S_CID];
+    job->opts.review_template = opts->review_template ? job->str[S_REVIEW] : NULL;
+    job->review = opts->review ? json_deep_copy (opts->review) : NULL;
+    job->opts.review = job->review;
     job->rid = rid ? zframe_dup (rid) : NULL;
     job->started = bmq_mono_ms ();
     atomic_init (&job->cancel, false);
@@ -104,6 +109,7 @@ void bmq_plan_job_destroy (bmq_plan_job_t **self_p)
     zactor_destroy (&job->actor);
     bmq_dialogue_result_clear (&job->result);
     zframe_destroy (&job->rid);
+    json_decref (job->review);
     if (job->str[S_KEY]) memset (job->str[S_KEY], 0, strlen (job->str[S_KEY]));
     for (int i = 0; i < S_COUNT; i++) free (job->str[i]);
     free (job);
@@ -148,5 +154,6 @@ bool bmq_plan_job_recv (bmq_plan_job_t *self, const bmq_plan_job_handler_t *h)
 const bmq_dialogue_result_t *bmq_plan_job_result (const bmq_plan_job_t *self) { return &self->result; }
 const char *bmq_plan_job_cid (const bmq_plan_job_t *self) { return self->str[S_CID]; }
 const char *bmq_plan_job_prompt (const bmq_plan_job_t *self) { return self->str[S_PROMPT]; }
+bool bmq_plan_job_reviewing (const bmq_plan_job_t *self) { return self->review != NULL; }
 zframe_t *bmq_plan_job_rid (bmq_plan_job_t *self) { return self->rid; }
 int64_t bmq_plan_job_age_ms (const bmq_plan_job_t *self) { return bmq_mono_ms () - self->started; }

@@ -42,6 +42,8 @@ bool bmq_plan_job_recv (bmq_plan_job_t *self, const bmq_plan_job_handler_t *hand
 const bmq_dialogue_result_t *bmq_plan_job_result (const bmq_plan_job_t *self);
 const char *bmq_plan_job_cid (const bmq_plan_job_t *self);
 const char *bmq_plan_job_prompt (const bmq_plan_job_t *self);
+/* A review of a plan that ran (opts.review), not a first plan. */
+bool bmq_plan_job_reviewing (const bmq_plan_job_t *self);
 zframe_t *bmq_plan_job_rid (bmq_plan_job_t *self);
 /* ms since the job started */
 int64_t bmq_plan_job_age_ms (const bmq_plan_job_t *self);

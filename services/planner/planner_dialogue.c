@@ -1,6 +1,7 @@
 /* planner_dialogue — the model ↔ planner loop. */
 #include "planner_dialogue.h"
 #include "codec.h"
+#include "planner_eyes.h"
 #include "planner_prompts.h"
 #include "planner_tools.h"
 #include "plan_validator.h"
@@ -22,6 +23,8 @@ typedef struct {
     char                       line[S_NOTE_MAX + 8];
     size_t                     line_len;
     int                        word_notes;    /* this turn */
+    bmq_eyes_t                 eyes;          /* search_assets, look */
+    json_t                    *scene_names;   /* review mode: names a fix plan may target */
 } s_dialogue_t;
 
 const char *bmq_dialogue_backend_title (const char *backend)
@@ -202,7 +205,8 @@ static s_step_t s_submit_plan (s_dialogue_t *d, const bmq_llm_call_t *c, const c
         json_decref (errors);
         return step;
     }
-    json_t *verdict = bmq_plan_validate (d->opts->palette, plan);
+    json_t *verdict = d->opts->review ? bmq_plan_validate_in_scene (d->opts->palette, plan, d->scene_names)
+                                      : bmq_plan_validate (d->opts->palette, plan);
     bool ok = json_is_true (json_object_get (verdict, "accepted"));
     s_audit (d, "plan.check", json_pack ("{s:i, s:b, s:O, s:O}", "submission", out->submissions, "accepted", ok,
                                          "errors", json_object_get (verdict, "errors"), "plan", plan));
@@ -265,10 +269,36 @@ static s_step_t s_call (s_dialogue_t *d, bmq_tools_t *tools, const bmq_llm_call_
         *answer = bmq_tools_inspect (tools, tool);
         return S_GO_ON;
     }
+    if (!strcmp (c->name, "search_assets") && !o->script_mode) {
+        const char *q = json_string_value (json_object_get (c->args, "query"));
+        s_note (d, "searching %.32s for \"%.80s\"…", s_str (json_object_get (c->args, "source")), q ? q : "");
+        *answer = bmq_eyes_search_assets (&d->eyes, c->args);
+        return S_GO_ON;
+    }
+    if (!strcmp (c->name, "look") && !o->script_mode) {
+        s_note (d, "looking at the scene…");
+        *answer = bmq_eyes_look (&d->eyes, c->args);
+        if (json_object_get (*answer, BMQ_LLM_IMAGE_KEY)) out->looks++;
+        size_t i;
+        json_t *obj;
+        json_array_foreach (json_object_get (*answer, "objects"), i, obj)
+            if (d->scene_names && json_array_size (d->scene_names) < BMQ_PLAN_MAX_SCENE_OBJECTS)
+                json_array_append (d->scene_names, json_object_get (obj, "name"));
+        return S_GO_ON;
+    }
+    if (!strcmp (c->name, "done") && o->review) {
+        const char *summary = json_string_value (json_object_get (c->args, "summary"));
+        snprintf (out->summary, sizeof out->summary, "%s", summary ? summary : "");
+        s_clean (out->summary);
+        out->satisfied = true;
+        s_note (d, "review: %s is satisfied%s%.300s", d->title, *out->summary ? ": " : "", out->summary);
+        return S_DONE;
+    }
     if (submit && !o->script_mode) return s_submit_plan (d, c, prompt, out, answer);
     if (submit) return s_submit_script (d, json_string_value (json_object_get (c->args, "script")), c->args, prompt, out, answer);
     char msg[200];
-    snprintf (msg, sizeof msg, "there is no function %.64s; use discover_capabilities, inspect_tool or %s", c->name,
+    snprintf (msg, sizeof msg, "there is no function %.64s; use discover_capabilities, inspect_tool%s or %s", c->name,
+              o->script_mode ? "" : o->review ? ", search_assets, look, done" : ", search_assets, look",
               o->script_mode ? "submit_script" : "submit_plan");
     *answer = json_pack ("{s:s}", "error", msg);
     return S_GO_ON;
@@ -313,6 +343,13 @@ static int s_no_call (s_dialogue_t *d, bmq_llm_t *llm, const bmq_llm_reply_t *r,
             return 1;
         }
     }
+    if (o->review && r->finish == BMQ_LLM_FINISH_STOP && *r->text) {     /* a plain answer in a review: nothing to fix */
+        snprintf (out->summary, sizeof out->summary, "%.*s", (int) s_utf8_prefix (r->text, sizeof out->summary - 1), r->text);
+        s_clean (out->summary);
+        out->satisfied = true;
+        s_note (d, "review: %s found nothing to fix", d->title);
+        return 1;
+    }
     const char *reason = r->finish == BMQ_LLM_FINISH_MAX_TOKENS ? "your answer was cut off (MAX_TOKENS) before it called a function: keep it shorter"
                        : r->finish == BMQ_LLM_FINISH_MALFORMED ? "your function call was malformed and could not be read"
                        : "you answered in words instead of calling a function";
@@ -328,11 +365,59 @@ static int s_no_call (s_dialogue_t *d, bmq_llm_t *llm, const bmq_llm_reply_t *r,
     out->reformats++;
     s_note (d, "%s answered without calling a function (%s); reminding it (%d of %d)", d->title,
             *r->finish_raw ? r->finish_raw : "words only", out->reformats, o->max_reformats);
-    const char *pairs[] = { "reason", reason, "function", o->script_mode ? "submit_script" : "submit_plan", NULL };
+    const char *pairs[] = { "reason", reason, "function", o->script_mode ? "submit_script" : o->review ? "done or submit_plan" : "submit_plan", NULL };
     char *text = bmq_template_fill (o->reformat_template ? o->reformat_template : "{{reason}}. Call {{function}}.", pairs);
     llm->ops->add_user_text (llm, text ? text : reason);
     free (text);
     return 0;
+}
+
+/* ---- review mode ---------------------------------------------------------------- */
+
+static void s_declare_done (json_t *decls)
+{
+    json_array_append_new (decls, json_pack ("{s:s, s:s, s:{s:s, s:{s:{s:s, s:s}}, s:[s]}}",
+        "name", "done",
+        "description", "Say the result is right as it is: nothing to fix. Call it after look, with what you saw.",
+        "parameters", "type", "object", "properties", "summary", "type", "string",
+        "description", "One or two sentences: what you saw and why it matches the request",
+        "required", "summary"));
+}
+
+/* The names the plan that ran gave its objects: a fix plan may target them. */
+static json_t *s_plan_names (const json_t *plan)
+{
+    json_t *names = json_array (), *step;
+    size_t i;
+    json_array_foreach (plan, i, step) {
+        json_t *name = json_object_get (step, "name");
+        if (json_is_string (name) && json_array_size (names) < BMQ_PLAN_MAX_SCENE_OBJECTS) json_array_append (names, name);
+    }
+    return names;
+}
+
+#define S_REVIEW_PLAN_MAX (24 * 1024)
+
+/* The first message of a review: the template filled with the prompt, the plan (cut when long) and how it ended. */
+static char *s_review_message (const bmq_dialogue_opts_t *o, const char *prompt)
+{
+    const json_t *rv = o->review, *res = json_object_get (rv, "result");
+    char *plan = json_dumps (json_object_get (rv, "plan"), JSON_COMPACT);
+    if (plan && strlen (plan) > S_REVIEW_PLAN_MAX) strcpy (plan + S_REVIEW_PLAN_MAX - 32, " … (cut: the plan is longer)");
+    const char *status = json_string_value (json_object_get (res, "status")), *error = json_string_value (json_object_get (res, "error"));
+    char result[800], round[16], rounds[16];
+    snprintf (result, sizeof result, "%s, %lld of %lld steps%s%.600s", status ? status : "unknown",
+              (long long) json_integer_value (json_object_get (res, "steps_done")),
+              (long long) json_integer_value (json_object_get (res, "steps_total")), error ? ": " : "", error ? error : "");
+    snprintf (round, sizeof round, "%lld", (long long) json_integer_value (json_object_get (rv, "round")));
+    snprintf (rounds, sizeof rounds, "%lld", (long long) json_integer_value (json_object_get (rv, "rounds")));
+    const char *pairs[] = { "prompt", prompt, "plan", plan ? plan : "[]", "result", result, "round", round, "rounds", rounds, NULL };
+    char *text = bmq_template_fill (o->review_template ? o->review_template
+        : "The request was: {{prompt}}\nThe plan that ran: {{plan}}\nIt ended: {{result}}.\nCall look to see the scene, "
+          "then call done if it matches the request, or submit_plan with a plan that fixes what is wrong (review "
+          "{{round}} of {{rounds}}).", pairs);
+    free (plan);
+    return text;
 }
 
 int bmq_dialogue_run (const bmq_dialogue_opts_t *opts, const char *prompt, const bmq_plan_sink_t *sink,
@@ -342,14 +427,23 @@ int bmq_dialogue_run (const bmq_dialogue_opts_t *opts, const char *prompt, const
     s_dialogue_t d = { .opts = opts, .sink = sink, .title = bmq_dialogue_backend_title (opts->backend) };
     bmq_llm_config_t cfg = opts->llm;
     json_t *decls = bmq_tools_declarations (opts->palette, opts->script_mode);
+    if (decls && !opts->script_mode) bmq_eyes_declare (decls);
+    if (decls && opts->review) s_declare_done (decls);
+    d.eyes = (bmq_eyes_t) { .gateway = opts->gateway_endpoint, .story = opts->cid,
+                            .timeout_ms = opts->look_timeout_ms > 0 ? opts->look_timeout_ms : 30000,
+                            .cancelled = s_cancelled, .ctx = &d };
+    if (opts->review) d.scene_names = s_plan_names (json_object_get (opts->review, "plan"));
     cfg.system = opts->system_prompt;
     cfg.tools = decls;
     cfg.policy.deadline_ms = bmq_mono_ms () + (opts->timeout_ms > 0 ? opts->timeout_ms : 100000);
     cfg.hooks = (bmq_llm_http_hooks_t) { .cancelled = s_cancelled, .retrying = s_retrying, .ctx = &d };
     cfg.on_text = s_on_text;
     cfg.text_ctx = &d;
-    const char *pairs[] = { "prompt", prompt, NULL };
-    char *first = bmq_template_fill (opts->user_template ? opts->user_template : "{{prompt}}", pairs);
+    char *first = opts->review ? s_review_message (opts, prompt) : NULL;
+    if (!opts->review) {
+        const char *pairs[] = { "prompt", prompt, NULL };
+        first = bmq_template_fill (opts->user_template ? opts->user_template : "{{prompt}}", pairs);
+    }
     bmq_llm_t *llm = first ? bmq_llm_new (opts->backend, &cfg, first) : NULL;
     bmq_tools_t *tools = bmq_tools_new (opts->palette, opts->caps, opts->gateway_endpoint, opts->inspect_timeout_ms, opts->cid,
                                         s_cancelled, &d);
@@ -360,7 +454,8 @@ int bmq_dialogue_run (const bmq_dialogue_opts_t *opts, const char *prompt, const
                 cfg.model ? cfg.model : "");
         goto done;
     }
-    s_note (&d, "asking %s (%s)…", d.title, cfg.model);
+    if (opts->review) s_note (&d, "reviewing the result: asking %s (%s) to look at it…", d.title, cfg.model);
+    else s_note (&d, "asking %s (%s)…", d.title, cfg.model);
     bmq_llm_reply_t reply = { 0 };
     for (int turn = 1; rc && turn <= opts->max_turns; turn++) {
         if (s_cancelled (&d)) { s_fail (out, "cancelled", false, "planning was cancelled"); break; }
@@ -413,5 +508,6 @@ done:
     bmq_tools_destroy (&tools);
     bmq_llm_destroy (&llm);
     json_decref (decls);
+    json_decref (d.scene_names);
     return rc;
 }

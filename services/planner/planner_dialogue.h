@@ -15,6 +15,18 @@
  *   - the model refuses (SAFETY and the like): its reason, at once;
  *   - the API fails after its retries (llm_http.h), the turn limit or the
  *     deadline is reached, or the caller cancels.
+ *
+ * Two more tools reach the executor through the gateway (planner_eyes.h):
+ * search_assets (asset ids for asset.import steps) and look (a contact sheet
+ * of the live scene, sent to the model as an image, with topology numbers).
+ *
+ * Review mode (opts.review set: the gateway ran the plan and asks for a
+ * second look, issue 16): the first message is the review template with the
+ * prompt, the plan that ran and how it ended; the model is asked to call look
+ * and then either `done` (or a plain answer: satisfied) or submit_plan with a
+ * fix plan that changes the scene as it is now (its targets may name the
+ * objects the plan made or look saw). out->satisfied with out->summary, or a
+ * fix plan in out->plan.
  * Progress goes to the sink as short notes ("asking for capabilities…",
  * "inspecting bpy.ops.mesh.primitive_cone_add…", "plan of 7 steps ready"),
  * and every turn to the audit. The API key is in none of them. */
@@ -52,6 +64,10 @@ typedef struct {
     const char          *gateway_endpoint;  /* inspect_tool asks through it */
     int                  inspect_timeout_ms;
     const char          *cid;
+    int                  look_timeout_ms;   /* look and search_assets (default 30000) */
+    const json_t        *review;            /* review mode: {plan, result: {status, steps_done, steps_total, error?},
+                                               round, rounds}; NULL: plan mode */
+    const char          *review_template;   /* {{prompt}} {{plan}} {{result}} {{round}} {{rounds}} */
 } bmq_dialogue_opts_t;
 
 typedef struct {
@@ -63,6 +79,9 @@ typedef struct {
     char    message[1024];
     int     turns, submissions, fix_rounds, reformats, tool_calls;
     bool    fallback_ok;    /* the failure says nothing against the prompt: offline recipes may answer it */
+    bool    satisfied;      /* review mode: the model found nothing to fix (out->plan is NULL) */
+    char    summary[512];   /* review mode: what the model said it saw */
+    int     looks;          /* look calls answered with a picture */
 } bmq_dialogue_result_t;
 
 /* Run one dialogue. 0 with a plan (or script) in out, -1 with out->code and

@@ -1,4 +1,5 @@
-/* planner_offline — the recipe book kept fresh, prompts to scene_compose, save_recipe. */
+/* planner_offline — the recipe book kept fresh, prompts to scene_compose (and
+ * the assets a prompt asks for), save_recipe. */
 #include "planner_offline.h"
 #include "plan_validator.h"
 #include "recipe_book.h"
@@ -82,10 +83,125 @@ int bmq_offline_refresh (bmq_offline_t *self, char *err, size_t errlen)
     return 1;
 }
 
+/* ---- assets a prompt asks for (issue 16) -------------------------------------
+ * Only when the prompt says so: an import is a download, and the offline demo
+ * must run with no network. A recipe's variants (recipe_book.h) add steps to
+ * its parts ("a wooden table": a wood texture on every copy's top); the world
+ * light is the scene's, one HDRI for the whole plan. Poly Haven ids, checked
+ * against the public site (see the report of issue 16). */
+static const struct { const char *phrase, *id, *what; } s_world[] = {
+    { "studio lighting", "studio_small_08", "studio" }, { "studio light", "studio_small_08", "studio" },
+    { "in a studio", "studio_small_08", "studio" }, { "hdri", "studio_small_08", "studio" },
+    { "with a sky", "kloppenheim_06_puresky", "sky" }, { "under a sky", "kloppenheim_06_puresky", "sky" },
+    { "with sky", "kloppenheim_06_puresky", "sky" }, { "under the sky", "kloppenheim_06_puresky", "sky" },
+    { "with the sky", "kloppenheim_06_puresky", "sky" }, { "sky lighting", "kloppenheim_06_puresky", "sky" },
+};
+
+/* Is `name` the part `part` or one of its copies ("table_top", "table_top.001")? */
+static bool s_copy_of (const char *name, const char *part)
+{
+    size_t n = strlen (part);
+    if (!name || strncmp (name, part, n)) return false;
+    if (!name[n]) return true;
+    if (name[n] != '.' || strlen (name + n + 1) != 3) return false;
+    for (const char *c = name + n + 1; *c; c++) if (*c < '0' || *c > '9') return false;
+    return true;
+}
+
+/* Append `step`, once per copy of its target in plan (or once, untargeted). */
+static void s_add_variant_step (json_t *plan, json_t *added, const json_t *step)
+{
+    const char *target = json_string_value (json_object_get (step, "target"));
+    if (!target) { json_array_append_new (added, json_deep_copy (step)); return; }
+    size_t i;
+    json_t *s;
+    json_array_foreach (plan, i, s) {
+        const char *name = json_string_value (json_object_get (s, "name"));
+        if (!s_copy_of (name, target)) continue;
+        json_t *copy = json_deep_copy (step);
+        json_object_set_new (copy, "target", json_string (name));
+        json_array_append_new (added, copy);
+    }
+}
+
+/* Drop a not-understood piece the world light used ("with a sky"). */
+static void s_understood (json_t *body, const char *phrase)
+{
+    json_t *missed = json_object_get (body, "not_understood");
+    for (size_t i = json_array_size (missed); i-- > 0;) {
+        const char *text = json_string_value (json_array_get (missed, i));
+        if (text && bmq_recipe_phrase_in (phrase, strlen (phrase), text)) json_array_remove (missed, i);
+    }
+}
+
+static void s_say (char **note, json_t *body, const char *text)
+{
+    json_t *notes = json_object_get (body, "notes");
+    if (!json_is_array (notes)) json_object_set_new (body, "notes", notes = json_array ());
+    json_array_append_new (notes, json_string (text));
+    size_t old = *note ? strlen (*note) : 0;
+    char *grown = realloc (*note, old + strlen (text) + 3);
+    if (!grown) return;
+    snprintf (grown + old, strlen (text) + 3, "%s%s", old ? "; " : "", text);
+    *note = grown;
+}
+
+/* The asset steps the prompt asks for, appended to body's plan; a plan they
+ * would take past the palette stays as it was, said so. */
+static void s_assets (bmq_offline_t *self, const char *prompt, json_t *body, char **note)
+{
+    json_t *plan = json_object_get (body, "plan"), *added = json_array ();
+    char said[600] = "";
+    size_t i, k;
+    json_t *part, *v, *step;
+    json_array_foreach (json_object_get (body, "parts"), i, part) {
+        const json_t *recipe = bmq_recipe_book_get (self->book, json_string_value (json_object_get (part, "recipe")));
+        json_t *variants = bmq_recipe_variants_for (recipe, prompt);
+        json_array_foreach (variants, k, v) {
+            size_t j;
+            json_array_foreach (json_object_get (v, "steps"), j, step) s_add_variant_step (plan, added, step);
+            const char *what = json_string_value (json_object_get (v, "note"));
+            size_t o = strlen (said);
+            snprintf (said + o, sizeof said - o, "%s%s", o ? ", " : "", what ? what : "a variant");
+        }
+        json_decref (variants);
+    }
+    size_t len = strnlen (prompt, BMQ_RECIPE_MAX_PROMPT);
+    for (i = 0; i < sizeof s_world / sizeof *s_world; i++)
+        if (bmq_recipe_phrase_in (prompt, len, s_world[i].phrase)) {
+            json_array_append_new (added, json_pack ("{s:s, s:{s:s, s:s, s:s, s:s}}", "operation", "asset.import", "params",
+                                                     "source", "polyhaven", "id", s_world[i].id, "type", "hdri",
+                                                     "resolution", "1k"));
+            s_understood (body, s_world[i].phrase);
+            size_t o = strlen (said);
+            snprintf (said + o, sizeof said - o, "%s%s light from the HDRI %s", o ? ", " : "", s_world[i].what, s_world[i].id);
+            break;
+        }
+    if (json_array_size (added) == 0) { json_decref (added); return; }
+    json_t *grown = json_deep_copy (plan);
+    json_array_extend (grown, added);
+    json_t *verdict = bmq_plan_validate (self->palette, grown);
+    char text[800];
+    if (json_is_true (json_object_get (verdict, "accepted"))) {
+        json_object_set_new (body, "plan", grown);
+        snprintf (text, sizeof text, "with Poly Haven assets as asked: %s (%zu import%s: the executor downloads them)",
+                  said, json_array_size (added), json_array_size (added) == 1 ? "" : "s");
+    }
+    else {
+        json_decref (grown);
+        snprintf (text, sizeof text, "without the assets asked for (%s): the plan would not pass the palette with them", said);
+    }
+    bmq_utf8_fix (text);
+    s_say (note, body, text);
+    json_decref (verdict);
+    json_decref (added);
+}
+
 int bmq_offline_plan (bmq_offline_t *self, const char *prompt, json_t **body, char **note,
                       char *code, size_t codelen, char *message, size_t msglen)
 {
     int rc = bmq_scene_compose (self->book, self->palette, self->described, prompt, body, note, code, codelen, message, msglen);
+    if (rc == 0) s_assets (self, prompt, *body, note);
     if (rc <= 0) return rc;
     json_t *near = bmq_recipe_book_suggest (self->book, prompt, 3);         /* no recipe named at all */
     char names[256] = "";

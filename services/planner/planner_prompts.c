@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 static const char *s_files[BMQ_PROMPT__COUNT] = {
-    "planner_system.md", "format_to_bpy.md", "contextual.md", "reformat.md", "fix_plan.md",
+    "planner_system.md", "format_to_bpy.md", "contextual.md", "reformat.md", "fix_plan.md", "review.md",
 };
 
 typedef struct {

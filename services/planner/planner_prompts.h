@@ -8,6 +8,8 @@
  *   reformat.md         sent when the model answers without calling a function;
  *                       {{reason}} says what was wrong, {{function}} what to call
  *   fix_plan.md         goes with a rejected plan's errors; {{round}}, {{rounds}}
+ *   review.md           the first message of a review (after the plan ran):
+ *                       {{prompt}}, {{plan}}, {{result}}, {{round}}, {{rounds}}
  *
  * <!-- … --> comments in a file are for people and are removed. */
 #ifndef BMQ_PLANNER_PROMPTS_H
@@ -16,7 +18,7 @@
 #include <stddef.h>
 
 typedef enum {
-    BMQ_PROMPT_PLANNER, BMQ_PROMPT_SCRIPT, BMQ_PROMPT_CONTEXTUAL, BMQ_PROMPT_REFORMAT, BMQ_PROMPT_FIX,
+    BMQ_PROMPT_PLANNER, BMQ_PROMPT_SCRIPT, BMQ_PROMPT_CONTEXTUAL, BMQ_PROMPT_REFORMAT, BMQ_PROMPT_FIX, BMQ_PROMPT_REVIEW,
     BMQ_PROMPT__COUNT
 } bmq_prompt_id_t;
 

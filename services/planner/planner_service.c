@@ -12,7 +12,15 @@
  * A dialogue plans with the validator pool's palette (planner_caps: asked of
  * the gateway, refreshed when it changes), the one MCP clients get; until the
  * pool has answered, or when it cannot be reached, with the curated palette,
- * and a note tells the user so. The offline recipes need neither. */
+ * and a note tells the user so. The offline recipes need neither.
+ *
+ * Review (issue 16): after an LLM's plan ran, the gateway sends plan.request
+ * {mode: "review", prompt, review: {plan, result, round, rounds}} in the same
+ * story. A dialogue in review mode (planner_dialogue.h) looks at the scene and
+ * answers plan.reply {mode: "review"} with either a fix plan or an empty plan
+ * and notes [what the model saw] (satisfied). The offline planner never
+ * reviews, nor does any planner with planner.review_rounds 0: both answer an
+ * error `unsupported`, and a failed review never falls back to recipes. */
 #include "planner_service.h"
 #include "audit_client.h"
 #include "bus.h"
@@ -114,6 +122,21 @@ static void s_job_done (s_planner_t *p, bmq_plan_job_t *job)
     const char *cid = bmq_plan_job_cid (job);
     zframe_t *rid = bmq_plan_job_rid (job);
     double secs = bmq_plan_job_age_ms (job) / 1000.0;
+    bool review = bmq_plan_job_reviewing (job);
+    if (review && r->satisfied && !r->plan) {
+        bmq_info ("%s: %s reviewed the result: satisfied (%d turns, %d looks)", cid, p->set.backend, r->turns, r->looks);
+        bmq_audit_record (p->audit, cid, "plan.reviewed", json_pack ("{s:s, s:s, s:s, s:i, s:i}", "outcome", "satisfied",
+                                                                     "summary", r->summary, "source", p->set.backend,
+                                                                     "turns", r->turns, "looks", r->looks));
+        json_t *body = json_pack ("{s:[], s:s, s:s, s:s, s:s, s:[s], s:i, s:i, s:f}", "plan", "source", p->set.backend,
+                                  "mode", "review", "title", "review", "model", p->set.model, "notes", r->summary,
+                                  "turns", r->turns, "tool_calls", r->tool_calls, "seconds", secs);
+        bmq_envelope_t tmp = { .type = BMQ_MSG_PLAN_REQUEST };
+        snprintf (tmp.cid, sizeof tmp.cid, "%s", cid);
+        bmq_envelope_t *reply = bmq_envelope_reply (&tmp, BMQ_MSG_PLAN_REPLY, body);
+        s_send (p, rid, &reply);
+        return;
+    }
     if (r->plan || r->script) {
         json_t *body = json_pack ("{s:o, s:s, s:s, s:s, s:i, s:i, s:i, s:f}", "plan", r->plan ? json_incref (r->plan) : json_array (),
                                   "source", p->set.backend, "title", r->title, "model", p->set.model, "turns", r->turns,
@@ -121,6 +144,12 @@ static void s_job_done (s_planner_t *p, bmq_plan_job_t *job)
         if (r->script) {
             json_object_set_new (body, "script", json_string (r->script));
             json_object_set_new (body, "mode", json_string ("script"));
+        }
+        if (review) {
+            json_object_set_new (body, "mode", json_string ("review"));
+            bmq_audit_record (p->audit, cid, "plan.reviewed", json_pack ("{s:s, s:i, s:s, s:i, s:i}", "outcome", "fix",
+                                                                         "steps", (int) json_array_size (r->plan), "source",
+                                                                         p->set.backend, "turns", r->turns, "looks", r->looks));
         }
         bmq_info ("%s: %s planned \"%s\" in %.1f s, %d turns", cid, p->set.backend, r->title, secs, r->turns);
         bmq_audit_record (p->audit, cid, "plan.proposed",
@@ -138,7 +167,7 @@ static void s_job_done (s_planner_t *p, bmq_plan_job_t *job)
                                                                "code", r->code, "message", r->message, "errors", r->errors,
                                                                "turns", r->turns));
     char code[32], message[1024];
-    if (p->set.fallback_offline && r->fallback_ok) {
+    if (p->set.fallback_offline && r->fallback_ok && !review) {
         char note[1300];
         snprintf (note, sizeof note, "%s could not plan this (%s); trying the offline recipes",
                   bmq_dialogue_backend_title (p->set.backend), r->code);
@@ -162,7 +191,7 @@ static void s_on_job (s_planner_t *p, bmq_plan_job_t *job)
     bmq_plan_job_destroy (&job);
 }
 
-static int s_start_job (s_planner_t *p, const bmq_envelope_t *req, zframe_t *rid, bool script)
+static int s_start_job (s_planner_t *p, const bmq_envelope_t *req, zframe_t *rid, bool script, const json_t *review)
 {
     char err[512];
     int r = bmq_prompts_refresh (p->prompts, err, sizeof err);
@@ -181,6 +210,8 @@ static int s_start_job (s_planner_t *p, const bmq_envelope_t *req, zframe_t *rid
         .fix_template = bmq_prompts_get (p->prompts, BMQ_PROMPT_FIX),
         .palette = caps->palette, .caps = caps, .gateway_endpoint = p->set.gateway,
         .inspect_timeout_ms = p->set.inspect_timeout_ms, .cid = req->cid,
+        .look_timeout_ms = p->set.look_timeout_ms, .review = review,
+        .review_template = bmq_prompts_get (p->prompts, BMQ_PROMPT_REVIEW),
     };
     bmq_plan_job_t *job = bmq_plan_job_new (&o, bmq_body_str (req, "prompt"), req->cid, rid);
     if (!job) return -1;
@@ -202,15 +233,23 @@ static void s_on_plan_request (s_planner_t *p, const bmq_envelope_t *req, zframe
     const char *prompt = bmq_body_str (req, "prompt");
     const char *mode = bmq_body_str (req, "mode");
     bool script = mode && !strcmp (mode, "script");
+    bool review = mode && !strcmp (mode, "review");
+    const json_t *rv = json_object_get (req->body, "review");
     bmq_envelope_t *reply = NULL;
     if (strlen (prompt) > MAX_PROMPT)
         reply = bmq_envelope_error (req, "bad_request", "prompt longer than %d bytes", MAX_PROMPT);
-    else if (mode && strcmp (mode, "plan") && !script)
-        reply = bmq_envelope_error (req, "bad_request", "mode must be plan or script, not %.32s", mode);
+    else if (mode && strcmp (mode, "plan") && !script && !review)
+        reply = bmq_envelope_error (req, "bad_request", "mode must be plan, script or review, not %.32s", mode);
+    else if (review && (!json_is_object (rv) || !json_is_array (json_object_get (rv, "plan"))
+                        || !json_is_object (json_object_get (rv, "result"))))
+        reply = bmq_envelope_error (req, "bad_request", "a review needs review: {plan: [...], result: {...}}");
+    else if (review && (!strcmp (p->set.backend, "offline") || p->set.review_rounds == 0))
+        reply = bmq_envelope_error (req, "unsupported", "this planner does not review results (%s)",
+                                    p->set.review_rounds == 0 ? "planner.review_rounds is 0" : "the offline planner never does");
     if (reply) { s_send (p, rid, &reply); return; }
     bmq_audit_record (p->audit, req->cid, "prompt", json_pack ("{s:s, s:s, s:s, s:s}", "prompt", prompt,
                                                                 "backend", p->set.backend, "model", p->set.model,
-                                                                "mode", script ? "script" : "plan"));
+                                                                "mode", script ? "script" : review ? "review" : "plan"));
     if (!strcmp (p->set.backend, "offline")) {
         char code[32], message[1024];
         if (script) reply = bmq_envelope_error (req, "unsupported", "script mode needs an LLM backend (planner.backend)");
@@ -220,7 +259,7 @@ static void s_on_plan_request (s_planner_t *p, const bmq_envelope_t *req, zframe
     else if (zlistx_size (p->jobs) >= (size_t) p->set.max_concurrent)
         reply = bmq_envelope_error (req, "busy", "the planner is already working on %zu prompts; try again shortly",
                                     zlistx_size (p->jobs));
-    else if (s_start_job (p, req, rid, script))
+    else if (s_start_job (p, req, rid, script, review ? rv : NULL))
         reply = bmq_envelope_error (req, "internal", "cannot start planning");
     if (reply) s_send (p, rid, &reply);
 }

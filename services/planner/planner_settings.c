@@ -102,6 +102,8 @@ int bmq_planner_settings_load (bmq_planner_settings_t *s, const bmq_config_t *cf
     s->max_fix_rounds = s_int (cfg, "planner.max_fix_rounds", 0, 10, 2);
     s->max_concurrent = s_int (cfg, "planner.max_concurrent", 1, 64, 4);
     s->inspect_timeout_ms = s_int (cfg, "planner.inspect_timeout_ms", 50, 60000, 3000);
+    s->review_rounds = s_int (cfg, "planner.review_rounds", 0, 5, 1);
+    s->look_timeout_ms = s_int (cfg, "planner.look_timeout_ms", 100, 300000, 30000);
     s->fallback_offline = bmq_config_bool (cfg, "planner.fallback_offline");
     bmq_service_path (bmq_config_str (cfg, "planner.recipes_dir"), "services/planner/recipes", s->recipes_dir, sizeof s->recipes_dir);
     bmq_service_path (bmq_config_str (cfg, "planner.prompts_dir"), "prompts", s->prompts_dir, sizeof s->prompts_dir);

@@ -33,6 +33,9 @@ typedef struct {
     bool              stream;
     bmq_llm_http_policy_t policy;               /* deadline set per dialogue */
     int               timeout_ms, max_turns, max_fix_rounds, max_concurrent, inspect_timeout_ms;
+    int               review_rounds;        /* looks at a plan that ran, then fixes (issue 16); 0: never */
+    int               look_timeout_ms;      /* look and search_assets through the gateway */
+
     bool              fallback_offline;
     char              recipes_dir[1024], saved_dir[1024], prompts_dir[1024], palette[1024];
     char              gateway[512];         /* gateway.endpoint: inspect.request, capabilities.request */

@@ -212,6 +212,79 @@ static int s_add_phrase (s_recipe_t *r, const char *text)
     return 0;
 }
 
+/* Does a step named `name` exist in steps? */
+static bool s_names_step (const json_t *steps, const char *name)
+{
+    size_t j;
+    json_t *step;
+    json_array_foreach (steps, j, step)
+        if (name && json_is_string (json_object_get (step, "name"))
+            && !strcmp (name, json_string_value (json_object_get (step, "name")))) return true;
+    return false;
+}
+
+/* variants: [{when: [phrases], note?, steps: [...]}]: the shape only (the
+ * palette's checks are the validator's; tests check every variant). A
+ * variant's step may act on a part the recipe names (target), never make an
+ * object of its own (name): its copies in a scene could not be told apart. */
+static int s_variants_check (const json_t *doc, const char *file, char *err, size_t errlen)
+{
+    json_t *variants = json_object_get (doc, "variants"), *steps = json_object_get (doc, "steps");
+    if (!variants) return 0;
+    if (!json_is_array (variants) || json_array_size (variants) == 0 || json_array_size (variants) > BMQ_RECIPE_MAX_VARIANTS)
+        return s_fail (err, errlen, "%s: variants must be a list of 1 to %d variants", file, BMQ_RECIPE_MAX_VARIANTS);
+    size_t i;
+    json_t *v;
+    json_array_foreach (variants, i, v) {
+        const char *key;
+        json_t *x;
+        if (!json_is_object (v)) return s_fail (err, errlen, "%s: variants[%zu] must be a mapping", file, i);
+        json_object_foreach (v, key, x)
+            if (strcmp (key, "when") && strcmp (key, "note") && strcmp (key, "steps"))
+                return s_fail (err, errlen, "%s: variants[%zu]: unknown key '%.32s' (known: when, note, steps)", file, i, key);
+        json_t *when = json_object_get (v, "when"), *vsteps = json_object_get (v, "steps"), *note = json_object_get (v, "note");
+        if (!json_is_array (when) || json_array_size (when) == 0 || json_array_size (when) > BMQ_RECIPE_MAX_KEYWORDS)
+            return s_fail (err, errlen, "%s: variants[%zu].when must be a list of 1 to %d phrases", file, i, BMQ_RECIPE_MAX_KEYWORDS);
+        size_t k;
+        json_t *w;
+        json_array_foreach (when, k, w)
+            if (!json_is_string (w) || json_string_length (w) == 0 || json_string_length (w) > BMQ_PHRASE_LEN)
+                return s_fail (err, errlen, "%s: variants[%zu].when[%zu] must be a string of 1 to %d bytes", file, i, k,
+                               BMQ_PHRASE_LEN);
+        if (note && (!json_is_string (note) || json_string_length (note) > 200))
+            return s_fail (err, errlen, "%s: variants[%zu].note must be a string of at most 200 bytes", file, i);
+        if (!json_is_array (vsteps) || json_array_size (vsteps) == 0 || json_array_size (vsteps) > BMQ_RECIPE_MAX_VARIANT_STEPS)
+            return s_fail (err, errlen, "%s: variants[%zu].steps must be a list of 1 to %d steps", file, i,
+                           BMQ_RECIPE_MAX_VARIANT_STEPS);
+        json_array_foreach (vsteps, k, w) {
+            json_t *target = json_object_get (w, "target");
+            if (!json_is_object (w) || !json_is_string (json_object_get (w, "operation")))
+                return s_fail (err, errlen, "%s: variants[%zu].steps[%zu] must be a step with an operation", file, i, k);
+            if (json_object_get (w, "name"))
+                return s_fail (err, errlen, "%s: variants[%zu].steps[%zu] may not name a new object (only target a part)",
+                               file, i, k);
+            if (target && !s_names_step (steps, json_string_value (target)))
+                return s_fail (err, errlen, "%s: variants[%zu].steps[%zu]: target names no step of the recipe", file, i, k);
+        }
+    }
+    return 0;
+}
+
+json_t *bmq_recipe_variants_for (const json_t *recipe, const char *prompt)
+{
+    json_t *out = json_array ();
+    size_t i, k;
+    json_t *v, *w;
+    size_t len = prompt ? strnlen (prompt, BMQ_RECIPE_MAX_PROMPT) : 0;
+    json_array_foreach (json_object_get (recipe, "variants"), i, v)
+        json_array_foreach (json_object_get (v, "when"), k, w)
+            if (bmq_recipe_phrase_in (prompt, len, json_string_value (w))) {
+                json_array_append (out, v);
+                break;
+            }
+    return out;
+}
+
 static int s_recipe_fill (s_recipe_t *r, const char *file, char *err, size_t errlen)
 {
     const json_t *doc = r->doc;
@@ -220,9 +293,9 @@ static int s_recipe_fill (s_recipe_t *r, const char *file, char *err, size_t err
     json_t *v;
     json_object_foreach ((json_t *) doc, key, v)
         if (strcmp (key, "name") && strcmp (key, "description") && strcmp (key, "keywords") && strcmp (key, "steps")
-            && strcmp (key, "color_parts") && strcmp (key, "front") && strcmp (key, "seat"))
+            && strcmp (key, "color_parts") && strcmp (key, "front") && strcmp (key, "seat") && strcmp (key, "variants"))
             return s_fail (err, errlen, "%s: unknown key '%.32s' (known: name, description, keywords, steps, color_parts, "
-                           "front, seat)", file, key);
+                           "front, seat, variants)", file, key);
     if (json_object_get (doc, "seat") && !json_is_boolean (json_object_get (doc, "seat")))
         return s_fail (err, errlen, "%s: seat must be true or false", file);
     json_t *front = json_object_get (doc, "front");
@@ -253,6 +326,7 @@ static int s_recipe_fill (s_recipe_t *r, const char *file, char *err, size_t err
             if (!found) return s_fail (err, errlen, "%s: color_parts[%zu] names no step", file, i);
         }
     }
+    if (s_variants_check (doc, file, err, errlen)) return -1;
     r->phrases = calloc (json_array_size (kws) + 1, sizeof *r->phrases);
     if (!r->phrases) return s_fail (err, errlen, "out of memory");
     char spaced[80];            /* the name is a keyword too: "coffee_mug" → "coffee mug" */

@@ -15,6 +15,12 @@
  *                                      front of, behind or around)
  *   seat: true                         (optional: beside something too it
  *                                      turns to face it: a chair at a table)
+ *   variants:                          (optional: steps added only when the
+ *     - when: [wooden table, ...]       prompt holds one of the phrases as
+ *       note: a wood texture ...        words; they target the recipe's parts
+ *       steps: [ {operation, target,    and name nothing new. Used for assets
+ *                 params}, ... ]        (asset.import), never by default: an
+ *                                      offline demo must not need the net)
  * The book checks the shape of each file; whether the steps pass the
  * capability palette is the validator's job (tests check every recipe). */
 #ifndef BMQ_RECIPE_BOOK_H
@@ -30,6 +36,8 @@ typedef struct bmq_recipe_book_t bmq_recipe_book_t;
 #define BMQ_RECIPE_MAX_FILES     1024
 #define BMQ_RECIPE_MAX_KEYWORDS  64
 #define BMQ_RECIPE_MAX_PROMPT    2048    /* bytes of a prompt looked at */
+#define BMQ_RECIPE_MAX_VARIANTS  8
+#define BMQ_RECIPE_MAX_VARIANT_STEPS 16
 
 /* Load every *.yaml in dir, sorted by file name. NULL on error, with a
  * message in err naming the file at fault. */
@@ -43,6 +51,10 @@ int bmq_recipe_book_add (bmq_recipe_book_t *self, json_t *doc, const char *origi
 /* The angle (radians about Z, from +X) a recipe's front looks along, or NAN
  * for "none". 0, or -1 when its front key is not one of the five. */
 int bmq_recipe_front (const json_t *recipe, double *angle);
+/* The variants of a recipe whose `when` phrases the prompt holds (each
+ * variant once, in the recipe's order). New array of borrowed-and-increfed
+ * variants; empty when none. */
+json_t *bmq_recipe_variants_for (const json_t *recipe, const char *prompt);
 /* The recipe called exactly `name`, or NULL (borrowed). */
 const json_t *bmq_recipe_book_get (const bmq_recipe_book_t *self, const char *name);
 /* Destroy; safe to call twice, nulls the caller's pointer. */

@@ -228,8 +228,11 @@ bmq_bounds_t *bmq_bounds_new (const json_t *steps, const json_t *described)
             json_t *idx = json_object_get (names, target);
             acted = idx ? &self->objects[json_integer_value (idx)] : NULL;
         }
+        bool import = !strcmp (op, "asset.import");
+        const char *kind = import ? json_string_value (json_object_get (p, "type")) : NULL;
+        if (import && (!kind || strcmp (kind, "model"))) continue;     /* a texture paints its target, an hdri the world */
         if (json_is_true (json_object_get (entry, "creates"))) {
-            bool copy = json_is_true (json_object_get (entry, "acts_on"));
+            bool copy = !import && json_is_true (json_object_get (entry, "acts_on"));     /* a model is new, of no known size */
             s_object_t *o = s_create (self, op, p, pd, copy ? acted : NULL);
             if (!o) break;
             if (name) json_object_set_new (names, name, json_integer ((json_int_t) (o - self->objects)));

@@ -13,7 +13,9 @@
  * shrink a mesh and are ignored. The world box of an object is the box
  * around its eight transformed corners: exact for boxes turned by right
  * angles, a little generous for anything else. Lights, cameras and empties
- * have no box.
+ * have no box, nor has an imported model (asset.import type model: its size
+ * is the library's); a texture import changes its target's look only and an
+ * HDRI the world's, so neither changes a box.
  *
  * Rotatable: the plan can be turned about Z by adding the angle to every
  * Euler Z and turning every location — true unless a step turns about the

@@ -134,3 +134,21 @@ double bmq_recipe_strict (const char *kw, size_t lk, const char *run, size_t lr,
     bool ok = (d == 1 && (lk >= 6 || (lk >= 4 && lk == lr && s_swapped (kw, run, lk)))) || (d == 2 && lk >= 9);
     return ok ? 1.0 - (double) d / (double) lk : 0;
 }
+
+bool bmq_recipe_phrase_in (const char *text, size_t textlen, const char *phrase)
+{
+    bmq_words_t *t = malloc (sizeof *t), *p = malloc (sizeof *p);
+    bool found = false;
+    if (t && p && text && phrase) {
+        bmq_recipe_words (text, textlen, t);
+        bmq_recipe_words (phrase, strlen (phrase), p);
+        for (size_t i = 0; p->count && i + p->count <= t->count && !found; i++) {
+            size_t k = 0;
+            while (k < p->count && !strcmp (t->tok[i + k], p->tok[k])) k++;
+            found = k == p->count;
+        }
+    }
+    free (t);
+    free (p);
+    return found;
+}

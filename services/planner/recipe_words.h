@@ -12,6 +12,7 @@
 #ifndef BMQ_RECIPE_WORDS_H
 #define BMQ_RECIPE_WORDS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define BMQ_WORDS_MAX     64        /* words of a text looked at */
@@ -36,5 +37,9 @@ size_t bmq_recipe_distance (const char *a, size_t la, const char *b, size_t lb);
 /* The typo rule: the score in [0.75, 1] of a run against a keyword at
  * distance d, or 0 when the difference is not forgiven. */
 double bmq_recipe_strict (const char *kw, size_t lk, const char *run, size_t lr, size_t d);
+
+/* Does text hold phrase as consecutive words, both read as above ("a
+ * wooden tables" holds "wooden table")? Exact words: no typo rule. */
+bool bmq_recipe_phrase_in (const char *text, size_t textlen, const char *phrase);
 
 #endif

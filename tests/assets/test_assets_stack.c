@@ -11,12 +11,14 @@
  *   - an asset whose md5 lies fails with the reason and nothing runs;
  *   - a plan that imports a model and then fails is rolled back: the import
  *     is gone too;
- *   - sketchfab is refused by the validator (not served yet).
+ *   - a Sketchfab search, and a model from its gltf archive (the token goes
+ *     to the API only);
  * Assets are staged in 100-byte chunks here (assets.stage_chunk_bytes), so
  * every asset of a few hundred bytes goes to Blender the way an 8k texture set of hundreds of
  * MiB does: piece by piece. */
 #include "e2e_util.h"
 #include "fake_polyhaven.h"
+#include "fake_sketchfab.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,6 +33,8 @@
 
 static char s_dir[256];
 static fake_ph_t *s_ph;
+static fake_sf_t *s_sf;
+#define S_UID "0123456789abcdef0123456789abcdef"
 
 /* A triangle: positions (0,0,0) (1,0,0) (0,1,0) in tri.bin. */
 static const char s_gltf[] =
@@ -66,7 +70,23 @@ static void s_serve (void)
     fake_ph_json (s_ph, "/assets?t=models", "{\"tri_model\": {\"name\": \"Triangle\", \"type\": 2, \"download_count\": 3,"
                   " \"categories\": [\"test\"], \"tags\": [\"triangle\"]}, \"chair_01\": {\"name\": \"Chair\", \"type\": 2,"
                   " \"download_count\": 9, \"categories\": [\"furniture\"], \"tags\": [\"seat\"]}}");
-    (void) url;
+    /* Sketchfab: a search hit, and its model as the gltf archive Sketchfab serves (scene.gltf, scene.bin) */
+    fake_sf_json (s_sf, "/v3/search", "{\"results\": [{\"uid\": \"" S_UID "\", \"name\": \"Red car\","
+                  " \"user\": {\"username\": \"maker\"}, \"license\": {\"label\": \"CC Attribution\"}, \"faceCount\": 1}],"
+                  " \"next\": null, \"previous\": null}");
+    char scene[sizeof s_gltf + 64];
+    snprintf (scene, sizeof scene, "%s", s_gltf);
+    char *uri = strstr (scene, "tri.bin");
+    if (uri) memcpy (uri, "scn", 3);            /* the archive's buffer is scn.bin */
+    fake_sf_zent_t ents[] = { { "scene.gltf", scene, strlen (scene), FAKE_ZFILE },
+                              { "scn.bin", s_bin, sizeof s_bin, FAKE_ZFILE } };
+    size_t zlen = 0;
+    unsigned char *zip = fake_sf_zip (ents, 2, &zlen);
+    if (zip) fake_sf_file (s_sf, "/dl/car.zip", zip, zlen);
+    free (zip);
+    snprintf (url, sizeof url, "%s/dl/car.zip", fake_sf_url (s_sf));
+    snprintf (json, sizeof json, "{\"gltf\": {\"url\": \"%s\", \"size\": %zu, \"expires\": 300}}", url, zlen);
+    fake_sf_json (s_sf, "/v3/models/" S_UID "/download", json);
 }
 
 static int s_setup (void **state)
@@ -76,13 +96,17 @@ static int s_setup (void **state)
     snprintf (s_dir, sizeof s_dir, "/tmp/bmq-assets-XXXXXX");
     if (!mkdtemp (s_dir)) return -1;
     s_ph = fake_ph_new ();
-    if (!s_ph) return -1;
+    s_sf = fake_sf_new ();
+    if (!s_ph || !s_sf) return -1;
     s_serve ();
-    char cmd[2048];
+    char cmd[3072];
     snprintf (cmd, sizeof cmd, "BLENDMQ_ASSETS_POLYHAVEN_BASE_URL='%s' BLENDMQ_ASSETS_POLYHAVEN_DOWNLOAD_HOSTS='%s' "
+              "BLENDMQ_ASSETS_SKETCHFAB_BASE_URL='%s/v3' BLENDMQ_ASSETS_SKETCHFAB_DOWNLOAD_HOSTS='%s' "
+              "SKETCHFAB_API_TOKEN=stack-token "
               "BLENDMQ_ASSETS_CACHE_DIR='%s/assets-cache' BLENDMQ_ASSETS_STAGE_CHUNK_BYTES=100 "
               "'%s' --run-dir '%s' up --ipc --validators 1 >&2",
-              fake_ph_url (s_ph), fake_ph_hostport (s_ph), s_dir, e2e_bin ("blendmq"), s_dir);
+              fake_ph_url (s_ph), fake_ph_hostport (s_ph), fake_sf_url (s_sf), fake_sf_hostport (s_sf), s_dir,
+              e2e_bin ("blendmq"), s_dir);
     return system (cmd) == 0 ? 0 : -1;
 }
 
@@ -94,6 +118,7 @@ static int s_teardown (void **state)
     int rc = system (cmd);
     while (waitpid (-1, NULL, WNOHANG) > 0) { }
     fake_ph_destroy (&s_ph);
+    fake_sf_destroy (&s_sf);
     return rc == 0 ? 0 : -1;
 }
 
@@ -129,9 +154,35 @@ static void test_search (void **state)
     assert_null (strstr (out, "chair_01"));            /* the query matched id, name and tags */
     free (out);
     out = s_cli ("assets search sketchfab car", &code);
-    assert_int_not_equal (code, 0);
-    assert_non_null (strstr (out, "sketchfab"));
+    fprintf (stderr, "%s", out);
+    assert_int_equal (code, 0);
+    assert_non_null (strstr (out, S_UID));
     free (out);
+    out = s_cli ("assets search sketchfab car --type hdri", &code);
+    assert_int_not_equal (code, 0);
+    assert_non_null (strstr (out, "Sketchfab serves models"));
+    free (out);
+}
+
+/* A Sketchfab model: its gltf archive is downloaded with the token, unpacked
+ * into the cache (libzip), staged and imported; the token never reaches the
+ * download host. */
+static void test_import_sketchfab (void **state)
+{
+    (void) state;
+    int code;
+    char *out = s_cli ("assets import sketchfab " S_UID " --type model --name car", &code);
+    fprintf (stderr, "%s", out);
+    assert_int_equal (code, 0);
+    free (out);
+    assert_true (s_in_scene ("car"));
+    assert_int_equal (fake_sf_hits (s_sf, "/dl/car.zip"), 1);
+    for (size_t i = 0; i < fake_sf_total (s_sf); i++) {
+        fake_sf_req_t r;
+        assert_true (fake_sf_request (s_sf, i, &r));
+        bool api = !strncmp (r.route, "/v3/models/", 11);
+        assert_true (api ? !strcmp (r.auth, "Token stack-token") : !r.has_auth);
+    }
 }
 
 static void test_import_model_then_cache (void **state)
@@ -214,6 +265,7 @@ int main (void)
         cmocka_unit_test (test_search),
         cmocka_unit_test (test_import_model_then_cache),
         cmocka_unit_test (test_import_hdri),
+        cmocka_unit_test (test_import_sketchfab),
         cmocka_unit_test (test_lying_md5),
         cmocka_unit_test (test_rollback_removes_import),
     };

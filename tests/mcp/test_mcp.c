@@ -39,9 +39,9 @@ static void test_tool_list (void **state)
     json_t *list = json_object_get (bmq_mcp_tools_list (tools), "tools");
     const char *want[] = { "discover_capabilities", "inspect_tool", "validate_plan", "execute_plan", "chat",
                            "get_scene_info", "get_object_info", "get_viewport_screenshot", "look", "inject_bpy_script",
-                           "confirm_script", "save_recipe", "list_recipes", "search_assets", "import_asset" };
-    assert_int_equal (json_array_size (list), 15);
-    for (size_t i = 0; i < 15; i++) {
+                           "confirm_script", "save_recipe", "list_recipes", "search_assets", "import_asset", "generate_3d" };
+    assert_int_equal (json_array_size (list), 16);
+    for (size_t i = 0; i < 16; i++) {
         json_t *t = json_array_get (list, i);
         assert_string_equal (json_string_value (json_object_get (t, "name")), want[i]);
         assert_true (json_is_object (json_object_get (t, "inputSchema")));
@@ -54,7 +54,7 @@ static void test_tool_list (void **state)
     assert_null (bmq_mcp_tools_find (tools, "nope"));
     size_t bytes = bmq_mcp_tools_list_bytes (tools);
     fprintf (stderr, "tools/list: %zu tools, %zu bytes (about %zu tokens at 4 bytes each)\n", json_array_size (list), bytes, bytes / 4);
-    assert_true (bytes < 7200);                      /* 6000 until `look`, search_assets and import_asset (issue 16) came */
+    assert_true (bytes < 7200);                      /* 6000 until `look`, search_assets, import_asset and generate_3d (issue 16) came */
     char err[256];
     bmq_mcp_tools_t *with_tests = bmq_mcp_tools_new (true, err, sizeof err);
     assert_non_null (bmq_mcp_tools_find (with_tests, "test_tool_with_progress"));
@@ -408,6 +408,155 @@ static void test_look (void **state)
     json_decref (out);
 }
 
+/* generate_3d: asset.generate, its progress as rising notifications, then the import as a second
+ * story (run.request of one asset.import step) whose result carries the job id; a failed job is an
+ * error and imports nothing; cancelling while the model is made sends asset.cancel on its story. */
+static bool s_is_progress (const json_t *m)
+{
+    const char *method = json_string_value (json_object_get (m, "method"));
+    return method && !strcmp (method, "notifications/progress");
+}
+
+static void test_generate_3d (void **state)
+{
+    const char *bad[] = { "{\"name\":\"generate_3d\",\"arguments\":{}}",
+                          "{\"name\":\"generate_3d\",\"arguments\":{\"prompt\":\"a chair\",\"deadline_s\":5}}",
+                          "{\"name\":\"generate_3d\",\"arguments\":{\"prompt\":\"a chair\",\"name\":\"\"}}",
+                          "{\"name\":\"generate_3d\",\"arguments\":{\"prompt\":7}}" };
+    bmq_envelope_t *req, *import;
+    json_t *resp, *out = json_array ();
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_null (s_call (bad[i], 1, &req, &resp));
+        assert_null (req);
+        assert_true (json_is_true (json_object_get (json_object_get (resp, "result"), "isError")));
+        json_decref (resp);
+    }
+    bmq_mcp_call_t *call = s_call ("{\"name\":\"generate_3d\",\"arguments\":{\"prompt\":\"a chair\",\"name\":\"chair\",\"tier\":"
+                                   "\"Sketch\",\"deadline_s\":60},\"_meta\":{\"progressToken\":\"g\"}}", 0, &req, &resp);
+    assert_non_null (call);
+    assert_int_equal (req->type, BMQ_MSG_ASSET_GENERATE);
+    assert_string_equal (bmq_body_str (req, "source"), "hyper3d");
+    assert_string_equal (bmq_body_str (req, "prompt"), "a chair");
+    assert_string_equal (bmq_body_str (req, "tier"), "Sketch");
+    assert_int_equal (bmq_body_int (req, "deadline_s", 0), 60);
+    assert_true (bmq_mcp_call_wakeup (call) <= bmq_mono_ms () + 60 * 1000 + 125000);
+    static const char *const events[] = { "\"step\":0,\"status\":\"submitted\"", "\"step\":0,\"status\":\"waiting\"",
+                                          "\"step\":40,\"status\":\"generating\",\"object\":\"generating 40%\"",
+                                          "\"step\":40,\"status\":\"generating\",\"object\":\"generating 40%\"",
+                                          "\"step\":900,\"status\":\"generating\"",      /* out of range: clamped */
+                                          "\"step\":100,\"status\":\"done\",\"object\":\"done\"" };
+    char body[512];
+    for (size_t i = 0; i < sizeof events / sizeof *events; i++) {
+        snprintf (body, sizeof body, "{\"plan_id\":\"%s\",\"total\":100,\"event\":\"generate\",%s}", req->cid, events[i]);
+        assert_false (s_feed (call, req, BMQ_MSG_PROGRESS, body, out));
+        assert_null (bmq_mcp_call_next_request (call));
+    }
+    assert_false (s_feed (call, req, BMQ_MSG_ASSET_GENERATED, "{\"source\":\"hyper3d\",\"id\":\"job-1\",\"status\":\"done\","
+                                                              "\"duration_ms\":1500}", out));
+    import = bmq_mcp_call_next_request (call);
+    assert_non_null (import);
+    assert_null (bmq_mcp_call_next_request (call));
+    assert_int_equal (import->type, BMQ_MSG_RUN_REQUEST);
+    assert_string_equal (bmq_mcp_call_cid (call), import->cid);          /* the import's story now */
+    assert_string_not_equal (import->cid, req->cid);
+    json_t *step = json_array_get (json_object_get (import->body, "plan"), 0);
+    assert_int_equal (json_array_size (json_object_get (import->body, "plan")), 1);
+    assert_string_equal (json_string_value (json_object_get (step, "operation")), "asset.import");
+    assert_string_equal (json_string_value (json_object_get (step, "name")), "chair");
+    json_t *params = json_object_get (step, "params");
+    assert_string_equal (json_string_value (json_object_get (params, "source")), "hyper3d");
+    assert_string_equal (json_string_value (json_object_get (params, "id")), "job-1");
+    assert_string_equal (json_string_value (json_object_get (params, "type")), "model");
+    assert_string_equal (json_string_value (json_object_get (params, "format")), "glb");
+    assert_false (s_feed (call, import, BMQ_MSG_VALIDATE_REPLY, "{\"accepted\":true,\"errors\":[],\"plan_id\":\"p-g\"}", out));
+    assert_false (s_feed (call, import, BMQ_MSG_PROGRESS, "{\"plan_id\":\"p-g\",\"step\":1,\"total\":1,\"status\":\"ok\",\"event\":\"step\"}", out));
+    assert_true (s_feed (call, import, BMQ_MSG_EXECUTE_RESULT, "{\"plan_id\":\"p-g\",\"status\":\"done\",\"steps_done\":1,"
+                                                               "\"steps_total\":1,\"duration_ms\":9.0,\"objects\":[\"chair\"]}", out));
+    size_t i, n = 0;
+    json_t *m;
+    double last = -1;
+    bool said_40 = false;
+    json_array_foreach (out, i, m) {
+        if (!s_is_progress (m)) continue;
+        json_t *p = json_object_get (m, "params");
+        assert_true (json_number_value (json_object_get (p, "progress")) > last);      /* rising only */
+        assert_true (json_number_value (json_object_get (p, "progress")) <= 100);
+        assert_true (json_number_value (json_object_get (p, "total")) == 100);
+        last = json_number_value (json_object_get (p, "progress"));
+        said_40 |= !strcmp (json_string_value (json_object_get (p, "message")) ?: "", "generating 40%");
+        n++;
+    }
+    assert_int_equal (n, 3);                                         /* 0 (submitted), 40, 100 (900 clamped); repeats dropped */
+    assert_true (last == 100);
+    assert_true (said_40);
+    json_t *result = s_result (out);
+    assert_false (json_is_true (json_object_get (result, "isError")));
+    json_t *sc = json_object_get (result, "structuredContent");
+    assert_string_equal (json_string_value (json_object_get (sc, "job")), "job-1");
+    assert_string_equal (json_string_value (json_object_get (sc, "status")), "done");
+    assert_string_equal (json_string_value (json_array_get (json_object_get (sc, "objects"), 0)), "chair");
+    assert_non_null (strstr (json_string_value (json_object_get (json_array_get (json_object_get (result, "content"), 0), "text")),
+                             "model job-1 made in 1.5 s; its import: done: 1/1"));
+    bmq_envelope_destroy (&import);
+    bmq_envelope_destroy (&req);
+    bmq_mcp_call_destroy (&call);
+    json_array_clear (out);
+
+    /* a job that failed: an error saying why, nothing imported */
+    call = s_call ("{\"name\":\"generate_3d\",\"arguments\":{\"prompt\":\"a chair\"}}", 1, &req, &resp);
+    assert_null (bmq_body_str (req, "tier"));
+    assert_true (s_feed (call, req, BMQ_MSG_ASSET_GENERATED, "{\"source\":\"hyper3d\",\"id\":\"job-2\",\"status\":\"failed\","
+                                                             "\"error\":\"Rodin: out of credits\",\"duration_ms\":200}", out));
+    assert_null (bmq_mcp_call_next_request (call));
+    result = s_result (out);
+    assert_true (json_is_true (json_object_get (result, "isError")));
+    const char *text = json_string_value (json_object_get (json_array_get (json_object_get (result, "content"), 0), "text"));
+    assert_non_null (strstr (text, "failed: Rodin: out of credits"));
+    assert_non_null (strstr (text, "nothing was imported"));
+    assert_string_equal (json_string_value (json_object_get (json_object_get (result, "structuredContent"), "job")), "job-2");
+    bmq_envelope_destroy (&req);
+    bmq_mcp_call_destroy (&call);
+    json_array_clear (out);
+
+    /* done without a job id is not imported either */
+    call = s_call ("{\"name\":\"generate_3d\",\"arguments\":{\"prompt\":\"a chair\"}}", 1, &req, &resp);
+    assert_true (s_feed (call, req, BMQ_MSG_ASSET_GENERATED, "{\"source\":\"hyper3d\",\"status\":\"done\"}", out));
+    assert_null (bmq_mcp_call_next_request (call));
+    assert_true (json_is_true (json_object_get (s_result (out), "isError")));
+    bmq_envelope_destroy (&req);
+    bmq_mcp_call_destroy (&call);
+    json_array_clear (out);
+
+    /* cancelled while the model is made: asset.cancel on the generation's story, nothing more answered */
+    call = s_call ("{\"name\":\"generate_3d\",\"arguments\":{\"prompt\":\"a chair\"}}", 1, &req, &resp);
+    bmq_envelope_t *cancel = bmq_mcp_call_cancel (call);
+    assert_non_null (cancel);
+    assert_int_equal (cancel->type, BMQ_MSG_ASSET_CANCEL);
+    assert_string_equal (cancel->cid, req->cid);
+    assert_null (bmq_body_str (cancel, "job"));
+    assert_true (s_feed (call, req, BMQ_MSG_ASSET_GENERATED, "{\"source\":\"hyper3d\",\"id\":\"job-3\",\"status\":\"done\"}", out));
+    assert_null (bmq_mcp_call_next_request (call));
+    assert_int_equal (json_array_size (out), 0);
+    bmq_envelope_destroy (&cancel);
+    bmq_envelope_destroy (&req);
+    bmq_mcp_call_destroy (&call);
+
+    /* cancelled while importing: the plan is cancelled as execute_plan's is */
+    call = s_call ("{\"name\":\"generate_3d\",\"arguments\":{\"prompt\":\"a chair\"}}", 1, &req, &resp);
+    assert_false (s_feed (call, req, BMQ_MSG_ASSET_GENERATED, "{\"source\":\"hyper3d\",\"id\":\"job-4\",\"status\":\"done\"}", out));
+    import = bmq_mcp_call_next_request (call);
+    assert_false (s_feed (call, import, BMQ_MSG_VALIDATE_REPLY, "{\"accepted\":true,\"errors\":[],\"plan_id\":\"p-4\"}", out));
+    cancel = bmq_mcp_call_cancel (call);
+    assert_int_equal (cancel->type, BMQ_MSG_CANCEL_REQUEST);
+    assert_string_equal (cancel->cid, import->cid);
+    assert_string_equal (bmq_body_str (cancel, "plan_id"), "p-4");
+    bmq_envelope_destroy (&cancel);
+    bmq_envelope_destroy (&import);
+    bmq_envelope_destroy (&req);
+    bmq_mcp_call_destroy (&call);
+    json_decref (out);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -419,6 +568,7 @@ int main (void)
         cmocka_unit_test (test_confirm_script_forwards_sha256),
         cmocka_unit_test (test_cancel_and_image),
         cmocka_unit_test (test_look),
+        cmocka_unit_test (test_generate_3d),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }

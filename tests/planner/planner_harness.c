@@ -46,6 +46,29 @@ static void s_gateway (zsock_t *pipe, void *args)
             bmq_envelope_t *reply = bmq_envelope_error (env, "validator_unavailable", "no validator is connected");
             bmq_bus_send_and_destroy (router, rid, &reply);
         }
+        else if (env && env->type == BMQ_MSG_ASSET_SEARCH) {         /* the executor's asset.result, as relayed */
+            const char *source = bmq_body_str (env, "source");
+            bmq_envelope_t *reply = source && !strcmp (source, "polyhaven")
+                ? bmq_envelope_new (BMQ_MSG_ASSET_RESULT, env->cid, json_pack (
+                      "{s:s, s:[{s:s, s:s, s:s, s:[s], s:[s, s]}, {s:s, s:s, s:s, s:[], s:[]}]}", "source", "polyhaven", "results",
+                      "id", "studio_small_09", "name", "Studio Small 09", "type", "hdri", "categories", "studio",
+                      "tags", "soft", "indoor", "id", "brown_photostudio_02", "name", "Brown Photostudio 02", "type", "hdri",
+                      "categories", "tags"))
+                : bmq_envelope_error (env, "asset_source", "%s is not served yet (only polyhaven)", source ? source : "?");
+            bmq_bus_send_and_destroy (router, rid, &reply);
+        }
+        else if (env && env->type == BMQ_MSG_SCENE_REQUEST && !strcmp (bmq_body_str (env, "command"), "look")) {
+            bmq_envelope_t *reply = bmq_envelope_new (BMQ_MSG_SCENE_REPLY, env->cid, json_pack (
+                "{s:s, s:{s:[s, s], s:i, s:i, s:{s:i, s:i}, s:i, s:[{s:s, s:s, s:i, s:i, s:i, s:i, s:{s:[f, f, f], s:[f, f, f]}}],"
+                " s:{s:i, s:i, s:i, s:i, s:i, s:i}}}", "command", "look", "result", "angles", "front", "top", "width", 64,
+                "height", 64, "sheet", "width", 128, "height", 64, "count", 1, "objects", "name", "base", "type", "MESH",
+                "vertices", 482, "faces", 480, "non_manifold_edges", 0, "loose_parts", 1, "bounds", "min", -1.0, -1.0, 0.0,
+                "max", 1.0, 1.0, 2.0, "totals", "objects", 1, "with_geometry", 1, "vertices", 482, "faces", 480,
+                "non_manifold_edges", 0, "loose_parts", 1));
+            static const unsigned char png[] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R' };
+            bmq_envelope_set_blob (reply, png, sizeof png);
+            bmq_bus_send_and_destroy (router, rid, &reply);
+        }
         else if (env && env->type == BMQ_MSG_INSPECT_REQUEST) {
             asked++;
             bmq_envelope_t *reply = NULL;

@@ -83,8 +83,10 @@ static void test_discover_inspect_submit (void **state)
     assert_non_null (strstr (json_string_value (json_object_get (json_array_get (json_object_get (
         json_object_get (r0, "systemInstruction"), "parts"), 0), "text")), "discover_capabilities"));
     json_t *decls = json_object_get (json_array_get (json_object_get (r0, "tools"), 0), "functionDeclarations");
-    assert_int_equal (json_array_size (decls), 3);
+    assert_int_equal (json_array_size (decls), 5);      /* + search_assets and look (issue 16) */
     assert_string_equal (json_string_value (json_object_get (json_array_get (decls, 2), "name")), "submit_plan");
+    assert_string_equal (json_string_value (json_object_get (json_array_get (decls, 3), "name")), "search_assets");
+    assert_string_equal (json_string_value (json_object_get (json_array_get (decls, 4), "name")), "look");
     json_t *plan_schema = json_object_get (json_object_get (json_object_get (json_array_get (decls, 2), "parameters"),
                                                             "properties"), "plan");
     assert_string_equal (json_string_value (json_object_get (plan_schema, "type")), "ARRAY");

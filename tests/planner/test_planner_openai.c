@@ -61,7 +61,11 @@ static void test_dialogue (void **state)
     assert_string_equal (json_string_value (json_object_get (r0, "model")), "local-model");
     assert_string_equal (json_string_value (json_object_get (r0, "tool_choice")), "auto");
     json_t *tools = json_object_get (r0, "tools");
-    assert_int_equal (json_array_size (tools), 3);
+    assert_int_equal (json_array_size (tools), 5);      /* + search_assets and look (issue 16) */
+    assert_string_equal (json_string_value (json_object_get (json_object_get (json_array_get (tools, 3), "function"), "name")),
+                         "search_assets");
+    assert_string_equal (json_string_value (json_object_get (json_object_get (json_array_get (tools, 4), "function"), "name")),
+                         "look");
     assert_string_equal (json_string_value (json_object_get (json_array_get (tools, 0), "type")), "function");
     json_t *p0 = json_object_get (json_object_get (json_array_get (tools, 0), "function"), "parameters");
     assert_string_equal (json_string_value (json_object_get (p0, "type")), "object");   /* JSON Schema spelling */

@@ -452,6 +452,17 @@ static void test_offline_service (void **state)
     msgs = s_converse (p, "story-o3", json_pack ("{s:s, s:s}", "prompt", "a chair", "mode", "script"), 5000);
     assert_string_equal (json_string_value (json_object_get (json_object_get (s_last (msgs), "body"), "code")), "unsupported");
     json_decref (msgs);
+    /* the offline planner never reviews a result (issue 16): unsupported, said so; a malformed review is refused first */
+    msgs = s_converse (p, "story-o5", json_pack ("{s:s, s:s, s:{s:[], s:{s:s}, s:i, s:i}}", "prompt", "a chair", "mode", "review",
+                                                 "review", "plan", "result", "status", "done", "round", 1, "rounds", 1), 5000);
+    err = json_object_get (s_last (msgs), "body");
+    assert_string_equal (json_string_value (json_object_get (err, "code")), "unsupported");
+    assert_non_null (strstr (json_string_value (json_object_get (err, "message")), "the offline planner never does"));
+    json_decref (msgs);
+    msgs = s_converse (p, "story-o6", json_pack ("{s:s, s:s, s:{s:s}}", "prompt", "a chair", "mode", "review",
+                                                 "review", "plan", "not a list"), 5000);
+    assert_string_equal (json_string_value (json_object_get (json_object_get (s_last (msgs), "body"), "code")), "bad_request");
+    json_decref (msgs);
     /* a recipe saved by someone else is found without a restart */
     char dir[256], err_text[256];
     snprintf (dir, sizeof dir, "%s/saved", p->dir);
@@ -468,6 +479,24 @@ static void test_offline_service (void **state)
     assert_true (s_audited (p, "story-o1", "plan.proposed"));
     assert_true (s_audited (p, "story-o2", "plan.none"));
     s_stop (&p);
+}
+
+/* planner.review_rounds 0: an LLM planner refuses reviews too, and asks the model nothing. */
+static void test_review_off (void **state)
+{
+    fake_llm_t *llm = fake_llm_new ();
+    s_proc_t *p = s_start ("gemini", llm, NULL, "BLENDMQ_PLANNER_REVIEW_ROUNDS=0");
+    s_wait_ready (p);
+    json_t *msgs = s_converse (p, "story-r1", json_pack ("{s:s, s:s, s:{s:[], s:{s:s}, s:i, s:i}}", "prompt", "a chair", "mode",
+                                                         "review", "review", "plan", "result", "status", "done", "round", 1,
+                                                         "rounds", 1), 5000);
+    json_t *err = json_object_get (s_last (msgs), "body");
+    assert_string_equal (json_string_value (json_object_get (err, "code")), "unsupported");
+    assert_non_null (strstr (json_string_value (json_object_get (err, "message")), "planner.review_rounds is 0"));
+    assert_int_equal (fake_llm_requests (llm), 0);
+    json_decref (msgs);
+    s_stop (&p);
+    fake_llm_destroy (&llm);
 }
 
 static void test_bad_settings_refuse_to_start (void **state)
@@ -511,6 +540,7 @@ int main (void)
         cmocka_unit_test (test_fallback_and_errors),
         cmocka_unit_test (test_prompts_are_read_again),
         cmocka_unit_test (test_offline_service),
+        cmocka_unit_test (test_review_off),
         cmocka_unit_test (test_bad_settings_refuse_to_start),
     };
     return cmocka_run_group_tests (tests, s_keys_setup, s_keys_teardown);
