@@ -62,9 +62,9 @@ static void test_paths_and_urls (void **state)
     fx_assert_says (s_err, "longer than", NULL);
 
     const char *hosts = "dl.polyhaven.org,127.0.0.1:8080";
-    assert_int_equal (bmq_assets_check_url ("https://dl.polyhaven.org/file/x.hdr", hosts, s_err, sizeof s_err), 0);
-    assert_int_equal (bmq_assets_check_url ("http://127.0.0.1:8080/dl/x", hosts, s_err, sizeof s_err), 0);
-    assert_int_equal (bmq_assets_check_url ("https://DL.PolyHaven.org/x", hosts, s_err, sizeof s_err), 0);
+    assert_int_equal (bmq_assets_check_url ("https://dl.polyhaven.org/file/x.hdr", hosts, "assets.polyhaven_download_hosts", s_err, sizeof s_err), 0);
+    assert_int_equal (bmq_assets_check_url ("http://127.0.0.1:8080/dl/x", hosts, "assets.polyhaven_download_hosts", s_err, sizeof s_err), 0);
+    assert_int_equal (bmq_assets_check_url ("https://DL.PolyHaven.org/x", hosts, "assets.polyhaven_download_hosts", s_err, sizeof s_err), 0);
     const struct { const char *url, *says; } refused[] = {
         { "http://dl.polyhaven.org/x", "not https" },
         { "https://evil.example/x", "evil.example is not in" },
@@ -76,7 +76,7 @@ static void test_paths_and_urls (void **state)
         { "not a url", "not a URL" },
     };
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
-        assert_int_equal (bmq_assets_check_url (refused[i].url, hosts, s_err, sizeof s_err), -1);
+        assert_int_equal (bmq_assets_check_url (refused[i].url, hosts, "assets.polyhaven_download_hosts", s_err, sizeof s_err), -1);
         fx_assert_says (s_err, refused[i].says, NULL);
     }
     assert_true (bmq_assets_id_valid ("abandoned_factory_canteen_01"));

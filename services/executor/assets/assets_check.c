@@ -71,7 +71,7 @@ static bool s_host_allowed (const char *host, const char *port, const char *host
     return false;
 }
 
-int bmq_assets_check_url (const char *url, const char *hosts, char *err, size_t errlen)
+int bmq_assets_check_url (const char *url, const char *hosts, const char *hosts_key, char *err, size_t errlen)
 {
     CURLU *u = curl_url ();
     if (!u) { snprintf (err, errlen, "out of memory"); return -1; }
@@ -94,8 +94,8 @@ int bmq_assets_check_url (const char *url, const char *hosts, char *err, size_t 
         if (!https && !(local && !strcasecmp (scheme, "http")))
             snprintf (err, errlen, "download URL \"%.200s\" is %s, not https: refused", url, scheme);
         else if (!s_host_allowed (host, port ? port : "", hosts))
-            snprintf (err, errlen, "download host %s%s%s is not in assets.polyhaven_download_hosts (%s): refused (%.200s)",
-                      host, port ? ":" : "", port ? port : "", hosts && *hosts ? hosts : "empty", url);
+            snprintf (err, errlen, "download host %s%s%s is not in %s (%s): refused (%.200s)",
+                      host, port ? ":" : "", port ? port : "", hosts_key ? hosts_key : "the allowed download hosts", hosts && *hosts ? hosts : "empty", url);
         else rc = 0;
     }
     curl_free (scheme);

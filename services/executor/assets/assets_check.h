@@ -26,7 +26,9 @@
 int bmq_assets_check_path (const char *path, size_t len, char *err, size_t errlen);
 
 /* 0 when url may be downloaded under the comma-separated allowlist `hosts`; -1 with err. */
-int bmq_assets_check_url (const char *url, const char *hosts, char *err, size_t errlen);
+/* hosts_key names the setting the allowlist came from, for the message
+ * ("assets.sketchfab_download_hosts"). */
+int bmq_assets_check_url (const char *url, const char *hosts, const char *hosts_key, char *err, size_t errlen);
 
 bool bmq_assets_id_valid (const char *id);
 

@@ -342,3 +342,27 @@ int bmq_assets_http_get (const bmq_assets_http_request_t *req, const bmq_assets_
         }
     }
 }
+
+json_t *bmq_assets_http_json (const bmq_assets_http_request_t *req, const bmq_assets_http_policy_t *policy,
+                              const char *shown, int *status, char *err, size_t errlen)
+{
+    bmq_assets_http_error_t herr;
+    char *body = NULL;
+    size_t len = 0;
+    int rc = bmq_assets_http_get (req, policy, &body, &len, &herr);
+    if (status) *status = herr.status;
+    if (rc) {
+        snprintf (err, errlen, "%s (%.300s)", herr.message, shown);
+        return NULL;
+    }
+    json_error_t jerr;
+    json_t *doc = json_loadb (body, len, JSON_REJECT_DUPLICATES, &jerr);
+    free (body);
+    if (!json_is_object (doc)) {
+        snprintf (err, errlen, "%s answered %.300s with %s, expected a JSON object", req->what ? req->what : "the API",
+                  shown, doc ? "another JSON type" : "something that is not JSON");
+        json_decref (doc);
+        return NULL;
+    }
+    return doc;
+}

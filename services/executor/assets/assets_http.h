@@ -28,6 +28,7 @@
 #ifndef BMQ_ASSETS_HTTP_H
 #define BMQ_ASSETS_HTTP_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -78,6 +79,14 @@ typedef struct {
  * len in *len). 0 on success; -1 with err filled. */
 int bmq_assets_http_get (const bmq_assets_http_request_t *req, const bmq_assets_http_policy_t *policy,
                          char **body, size_t *len, bmq_assets_http_error_t *err);
+
+/* req as a JSON object (new reference), for the sources' APIs: req's what
+ * names the API ("the Sketchfab API"), shown the call ("GET /files/x").
+ * NULL with err: the HTTP failure followed by " (shown)", or "<what>
+ * answered <shown> with …, expected a JSON object"; *status (when not NULL)
+ * gets the last HTTP status, 0 when none came. Duplicate keys are refused. */
+json_t *bmq_assets_http_json (const bmq_assets_http_request_t *req, const bmq_assets_http_policy_t *policy,
+                              const char *shown, int *status, char *err, size_t errlen);
 
 /* The policy with every unset (0) field at its default. */
 bmq_assets_http_policy_t bmq_assets_http_policy_defaults (const bmq_assets_http_policy_t *in);

@@ -1,9 +1,9 @@
 /* assets_hyper3d — Hyper3D Rodin: create, status, download, fetch into the cache. */
 #include "assets_hyper3d.h"
+#include "assets_options.h"
 #include "assets_check.h"
 
 #include <ctype.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,24 +55,11 @@ int bmq_hyper3d_options_from_config (bmq_hyper3d_options_t *o, const bmq_config_
     const char *tier = bmq_config_str (cfg, "assets.hyper3d_tier");
     snprintf (o->tier, sizeof o->tier, "%s", *tier ? tier : "Regular");
     if (!s_word_ok (o->tier, 31, "-_")) { snprintf (err, errlen, "assets.hyper3d_tier \"%.40s\" is not a tier name", tier); return -1; }
-    const char *dir = bmq_config_str (cfg, "assets.cache_dir");
-    if (*dir) snprintf (o->cache_dir, sizeof o->cache_dir, "%s", dir);
-    else {
-        char *db = strdup (bmq_config_str (cfg, "audit.database"));
-        if (!db) { snprintf (err, errlen, "out of memory"); return -1; }
-        snprintf (o->cache_dir, sizeof o->cache_dir, "%s/assets-cache", dirname (db));
-        free (db);
-    }
-    int64_t mb = bmq_config_int (cfg, "assets.max_download_mb");
-    if (mb <= 0 || mb > (1 << 20)) { snprintf (err, errlen, "assets.max_download_mb must be 1..%d, not %lld", 1 << 20, (long long) mb); return -1; }
-    o->max_download_bytes = (uint64_t) mb << 20;
-    int64_t timeout = bmq_config_int (cfg, "assets.timeout_ms"), retries = bmq_config_int (cfg, "assets.retries");
-    if (timeout < 0 || timeout > 86400000 || retries < 0 || retries > 20) {
-        snprintf (err, errlen, "assets.timeout_ms (0..86400000) or assets.retries (0..20) out of range");
-        return -1;
-    }
-    o->http.timeout_ms = (int) timeout;
-    o->http.retries = (int) retries;
+    bmq_assets_shared_options_t shared;
+    if (bmq_assets_shared_options_from_config (&shared, cfg, err, errlen)) return -1;
+    snprintf (o->cache_dir, sizeof o->cache_dir, "%s", shared.cache_dir);
+    o->max_download_bytes = shared.max_download_bytes;
+    o->http = shared.http;
     if (s_range (cfg, "assets.hyper3d_poll_ms", 100, 600000, 3000, &o->poll_ms, err, errlen)) return -1;
     if (s_range (cfg, "assets.hyper3d_deadline_s", 10, 86400, 600, &o->deadline_s, err, errlen)) return -1;
     if (!*o->base_url) { snprintf (err, errlen, "assets.hyper3d_base_url is empty"); return -1; }
@@ -145,23 +132,16 @@ static json_t *s_api (bmq_hyper3d_t *self, const char *path, const char *const *
     };
     bmq_assets_http_policy_t policy = self->opts.http;
     if (creates) policy.retries = -1;           /* negative: 0 (a 0 would mean the default) */
-    bmq_assets_http_error_t herr;
-    char *answer = NULL;
-    size_t len = 0;
-    int rc = bmq_assets_http_get (&req, &policy, &answer, &len, &herr);
+    char shown[S_URL_MAX + 8];
+    snprintf (shown, sizeof shown, "POST %s", path);
+    int status = 0;
+    json_t *doc = bmq_assets_http_json (&req, &policy, shown, &status, err, errlen);
     free (text);
-    if (rc) {
-        snprintf (err, errlen, "%s (POST %s)%s", herr.message, path,
-                  herr.status == 401 || herr.status == 403 ? ": the API key was refused (assets.hyper3d_api_key / HYPER3D_API_KEY)" : "");
-        return NULL;
-    }
-    json_error_t jerr;
-    json_t *doc = json_loadb (answer, len, JSON_REJECT_DUPLICATES, &jerr);
-    free (answer);
-    if (!json_is_object (doc)) {
-        snprintf (err, errlen, "the Hyper3D API answered POST %s with %s, expected a JSON object", path,
-                  doc ? "another JSON type" : "something that is not JSON");
-        json_decref (doc);
+    if (!doc) {
+        if (status == 401 || status == 403) {
+            size_t n = strlen (err);
+            snprintf (err + n, errlen - n, ": the API key was refused (assets.hyper3d_api_key / HYPER3D_API_KEY)");
+        }
         return NULL;
     }
     const char *refusal = json_string_value (json_object_get (doc, "error"));
@@ -330,8 +310,8 @@ static int s_pick (bmq_hyper3d_t *self, const json_t *doc, const char *uuid, cha
             return -1;
         }
         char why[600];
-        if (bmq_assets_check_url (json_string_value (u), self->opts.download_hosts, why, sizeof why)) {
-            snprintf (err, errlen, "task %s, file %s: %s (assets.hyper3d_download_hosts)", uuid, S_MAIN, why);
+        if (bmq_assets_check_url (json_string_value (u), self->opts.download_hosts, "assets.hyper3d_download_hosts", why, sizeof why)) {
+            snprintf (err, errlen, "task %s, file %s: %s", uuid, S_MAIN, why);
             return -1;
         }
         snprintf (url, urllen, "%s", json_string_value (u));

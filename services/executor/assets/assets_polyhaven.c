@@ -88,23 +88,9 @@ static json_t *s_api_get (bmq_polyhaven_t *self, const char *path, char *err, si
     bmq_assets_http_request_t req = {
         .url = url, .max_bytes = self->opts.max_json_bytes, .expect_type = "application/json", .what = "the Poly Haven API",
     };
-    bmq_assets_http_error_t herr;
-    char *body = NULL;
-    size_t len = 0;
-    if (bmq_assets_http_get (&req, &self->opts.http, &body, &len, &herr)) {
-        snprintf (err, errlen, "%s (GET %s)", herr.message, path);
-        return NULL;
-    }
-    json_error_t jerr;
-    json_t *doc = json_loadb (body, len, JSON_REJECT_DUPLICATES, &jerr);
-    free (body);
-    if (!json_is_object (doc)) {
-        snprintf (err, errlen, "the Poly Haven API answered GET %s with %s, expected a JSON object", path,
-                  doc ? "another JSON type" : "something that is not JSON");
-        json_decref (doc);
-        return NULL;
-    }
-    return doc;
+    char shown[S_URL_MAX + 8];
+    snprintf (shown, sizeof shown, "GET %s", path);
+    return bmq_assets_http_json (&req, &self->opts.http, shown, NULL, err, errlen);
 }
 
 static const char *s_api_type (const char *type)
@@ -399,7 +385,7 @@ bmq_asset_bundle_t *bmq_polyhaven_fetch (bmq_polyhaven_t *self, const char *id, 
     uint64_t total = 0;
     for (size_t i = 0; rc == 0 && i < list.n; i++) {
         char why[600];
-        if (bmq_assets_check_url (list.items[i].url, self->opts.download_hosts, why, sizeof why)) {
+        if (bmq_assets_check_url (list.items[i].url, self->opts.download_hosts, "assets.polyhaven_download_hosts", why, sizeof why)) {
             snprintf (err, errlen, "%s %s, file %s: %s", type, id, list.items[i].path, why);
             rc = -1;
         }

@@ -117,26 +117,9 @@ static json_t *s_api_get (bmq_sketchfab_t *self, const char *url, bool with_toke
         .url = url, .max_bytes = self->opts.max_json_bytes, .expect_type = "application/json", .what = "the Sketchfab API",
         .headers = with_token ? headers : NULL,
     };
-    bmq_assets_http_error_t herr;
-    char *body = NULL;
-    size_t len = 0;
-    const char *path = url + strlen (self->opts.base_url);
-    *status = 0;
-    if (bmq_assets_http_get (&req, &self->opts.http, &body, &len, &herr)) {
-        *status = herr.status;
-        snprintf (err, errlen, "%s (GET %.300s)", herr.message, path);
-        return NULL;
-    }
-    json_error_t jerr;
-    json_t *doc = json_loadb (body, len, JSON_REJECT_DUPLICATES, &jerr);
-    free (body);
-    if (!json_is_object (doc)) {
-        snprintf (err, errlen, "the Sketchfab API answered GET %.300s with %s, expected a JSON object", path,
-                  doc ? "another JSON type" : "something that is not JSON");
-        json_decref (doc);
-        return NULL;
-    }
-    return doc;
+    char shown[700];
+    snprintf (shown, sizeof shown, "GET %.600s", url + strlen (self->opts.base_url));
+    return bmq_assets_http_json (&req, &self->opts.http, shown, status, err, errlen);
 }
 
 /* ---- search --------------------------------------------------------------- */
@@ -265,14 +248,6 @@ static int s_pick (const json_t *doc, const char *uid, const char *want, char *f
     return 0;
 }
 
-/* bmq_assets_check_url's message names Poly Haven's key: name ours. */
-static void s_name_key (char *msg)
-{
-    static const char from[] = "assets.polyhaven_download_hosts", to[] = "assets.sketchfab_download_hosts";
-    char *at = strstr (msg, from);
-    if (at) memcpy (at, to, sizeof to - 1);     /* the same length */
-}
-
 bmq_asset_bundle_t *bmq_sketchfab_fetch (bmq_sketchfab_t *self, const char *uid, const char *format,
                                          char *err, size_t errlen)
 {
@@ -312,8 +287,7 @@ bmq_asset_bundle_t *bmq_sketchfab_fetch (bmq_sketchfab_t *self, const char *uid,
     json_decref (doc);
     if (rc) return NULL;
     char why[700];
-    if (bmq_assets_check_url (dl, self->opts.download_hosts, why, sizeof why)) {
-        s_name_key (why);
+    if (bmq_assets_check_url (dl, self->opts.download_hosts, "assets.sketchfab_download_hosts", why, sizeof why)) {
         snprintf (err, errlen, "model %s, %s download: %s", uid, fmt, why);
         return NULL;
     }
