@@ -309,7 +309,7 @@ static void test_foreign_host (void **state)
     fx_assert_says (s_err, UUID, "evil.example", "hyper3d_download_hosts", NULL);
     s_list (t, "model.glb", "file:///etc/passwd");
     assert_null (bmq_hyper3d_fetch (h, UUID, NULL, s_err, sizeof s_err));
-    fx_assert_says (s_err, UUID, "hyper3d_download_hosts", NULL);
+    fx_assert_says (s_err, UUID, "file:///etc/passwd", "not https", NULL);
     fake_h3_reset (t->fake);
     fake_h3_json (t->fake, "/api/v2/download", "{\"list\": [{\"url\": \"http://127.0.0.1:1/a.obj\", \"name\": \"a.obj\"}]}");
     assert_null (bmq_hyper3d_fetch (h, UUID, NULL, s_err, sizeof s_err));
