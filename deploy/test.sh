@@ -109,7 +109,7 @@ BUILD_DIR=build-asan BUILD_TYPE=Debug deploy/build.sh -DBMQ_SANITIZE=ON
 run_ctest build-asan "ASan pass" ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
    -- --output-on-failure --timeout 900 -E '^faults\.stack$'
 echo "== fuzz the decoders (libFuzzer, ${BMQ_FUZZ_SECONDS:-30} s each)" >&2
-CC=clang BUILD_TARGETS="fuzz_envelope fuzz_yaml fuzz_plan" BUILD_DIR=build-fuzz BUILD_TYPE=Debug deploy/build.sh -DBMQ_SANITIZE=ON -DBMQ_FUZZ=ON \
+CC=clang BUILD_TARGETS="fuzz_envelope fuzz_yaml fuzz_plan fuzz_zip fuzz_bundle" BUILD_DIR=build-fuzz BUILD_TYPE=Debug deploy/build.sh -DBMQ_SANITIZE=ON -DBMQ_FUZZ=ON \
    -DBMQ_FUZZ_SECONDS="${BMQ_FUZZ_SECONDS:-30}"
 run_ctest build-fuzz "fuzz pass" -- --output-on-failure -R '^fuzz\.'
 finish

@@ -34,6 +34,7 @@ int bmq_asset_bundle_add (bmq_asset_bundle_t *self, const char *path, const char
     if (bmq_assets_check_path (path, path ? strlen (path) : 0, err, errlen)) return -1;
     if (!bmq_assets_sha256_hex_valid (sha256)) { snprintf (err, errlen, "file %s: \"%.80s\" is not a sha256", path, sha256 ? sha256 : ""); return -1; }
     if (map && *map && !s_word (map, sizeof self->files[0].map - 1)) { snprintf (err, errlen, "file %s: bad map name", path); return -1; }
+    if (size > BMQ_ASSETS_FILE_MAX) { snprintf (err, errlen, "file %s: %llu bytes is more than any asset file may hold", path, (unsigned long long) size); return -1; }
     if (self->nfiles >= BMQ_ASSETS_MAX_FILES) { snprintf (err, errlen, "more than %d files in one asset", BMQ_ASSETS_MAX_FILES); return -1; }
     for (size_t i = 0; i < self->nfiles; i++)
         if (!strcmp (self->files[i].path, path)) { snprintf (err, errlen, "file %s is named twice", path); return -1; }

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #define BMQ_ASSETS_MAX_FILES 256
+#define BMQ_ASSETS_FILE_MAX  (1ull << 40)     /* bytes in one file: sums of 256 never wrap */
 
 typedef struct {
     char     path[BMQ_ASSETS_PATH_MAX + 1];
@@ -40,8 +41,8 @@ typedef struct {
 
 bmq_asset_bundle_t *bmq_asset_bundle_new (void);
 void     bmq_asset_bundle_destroy (bmq_asset_bundle_t **self_p);
-/* Add a file (path checked, sha256 hex, no duplicate path, at most
- * BMQ_ASSETS_MAX_FILES). 0 / -1 with err. */
+/* Add a file (path checked, sha256 hex, size at most BMQ_ASSETS_FILE_MAX, no
+ * duplicate path, at most BMQ_ASSETS_MAX_FILES). 0 / -1 with err. */
 int      bmq_asset_bundle_add (bmq_asset_bundle_t *self, const char *path, const char *sha256, uint64_t size,
                                const char *map, char *err, size_t errlen);
 uint64_t bmq_asset_bundle_total (const bmq_asset_bundle_t *self);
