@@ -1,7 +1,10 @@
-/* mcp_generate — generate_3d over MCP (issue 16): a model made from text by
- * Hyper3D Rodin, then imported into the live scene.
+/* mcp_generate — generate_3d over MCP (issue 16): a model made from text
+ * and/or images by Hyper3D Rodin, then imported into the live scene.
  *
- *   1. asset.generate {source: hyper3d, prompt, tier?, deadline_s?} (one story);
+ *   1. asset.generate {source: hyper3d, prompt?, images?, tier?, deadline_s?}
+ *      (one story; prompt or images or both; images [{type: image/png |
+ *      image/jpeg, data: base64}] 1..5 are passed through after a shape
+ *      check — the executor decodes and checks their bytes);
  *      each progress event of it (event "generate": step = percent, total 100,
  *      status, object "generating 40%") becomes a notifications/progress when
  *      the client gave a progress token (rising only) and a debug log line;
@@ -29,6 +32,36 @@
 #define MAX_GEN_PROMPT   4000       /* asset.generate's prompt bound (proto/messages.def) */
 #define MAX_GEN_DEADLINE 7200       /* seconds: the asset.generate bound */
 #define MAX_JOB          128
+#define MAX_GEN_IMAGES   5
+#define MAX_IMAGE_B64    ((8u << 20) / 3 * 4 + 4)    /* base64 of the executor's 8 MiB bound */
+
+/* images: absent/null (NULL, no error) or a checked deep copy; *bad on a wrong shape. */
+static json_t *s_images (const json_t *args, bool *bad, char *err, size_t errlen)
+{
+    json_t *v = json_object_get (args, "images");
+    if (!v || json_is_null (v)) return NULL;
+    size_t n = json_array_size (v);
+    bool ok = json_is_array (v) && n >= 1 && n <= MAX_GEN_IMAGES;
+    for (size_t i = 0; ok && i < n; i++) {
+        json_t *item = json_array_get (v, i);
+        const char *type = json_string_value (json_object_get (item, "type"));
+        const char *data = json_string_value (json_object_get (item, "data"));
+        ok = json_is_object (item) && type && (!strcmp (type, "image/png") || !strcmp (type, "image/jpeg")) && data && *data
+             && strlen (data) <= MAX_IMAGE_B64;
+    }
+    if (!ok) {
+        snprintf (err, errlen, "images must be 1..%d of {type: \"image/png\" | \"image/jpeg\", data: base64 of at most 8 MiB}",
+                  MAX_GEN_IMAGES);
+        *bad = true;
+        return NULL;
+    }
+    json_t *copy = json_array ();
+    for (size_t i = 0; i < n; i++) {
+        json_t *item = json_array_get (v, i);
+        json_array_append_new (copy, json_pack ("{s:O, s:O}", "type", json_object_get (item, "type"), "data", json_object_get (item, "data")));
+    }
+    return copy;
+}
 
 static const char *s_opt_str (const json_t *args, const char *key, size_t max, bool *bad, char *err, size_t errlen)
 {
@@ -46,21 +79,26 @@ static const char *s_opt_str (const json_t *args, const char *key, size_t max, b
 json_t *bmq_mcp_generate_body (bmq_mcp_call_t *self, const json_t *args, char *err, size_t errlen)
 {
     bool bad = false;
-    const char *prompt = json_string_value (json_object_get (args, "prompt"));
-    if (!prompt || !*prompt || strlen (prompt) > MAX_GEN_PROMPT) {
-        snprintf (err, errlen, "prompt must say what to make (\"a wooden chair\"), at most %d bytes", MAX_GEN_PROMPT);
+    json_t *images = s_images (args, &bad, err, errlen);
+    if (bad) return NULL;
+    json_t *p = json_object_get (args, "prompt");
+    const char *prompt = json_string_value (p);
+    if ((p && !json_is_null (p) && (!prompt || !*prompt || strlen (prompt) > MAX_GEN_PROMPT)) || (!prompt && !images)) {
+        snprintf (err, errlen, "prompt must say what to make (\"a wooden chair\"), at most %d bytes (or give images)", MAX_GEN_PROMPT);
+        json_decref (images);
         return NULL;
     }
     const char *name = s_opt_str (args, "name", MAX_JOB, &bad, err, errlen);
     const char *tier = bad ? NULL : s_opt_str (args, "tier", 32, &bad, err, errlen);
-    if (bad) return NULL;
+    if (bad) { json_decref (images); return NULL; }
     json_t *d = json_object_get (args, "deadline_s");
     if (d && !json_is_null (d) && (!json_is_integer (d) || json_integer_value (d) < 10 || json_integer_value (d) > MAX_GEN_DEADLINE)) {
         snprintf (err, errlen, "deadline_s must be an integer in 10..%d (seconds)", MAX_GEN_DEADLINE);
+        json_decref (images);
         return NULL;
     }
     json_int_t deadline_s = json_is_integer (d) ? json_integer_value (d) : 0;
-    json_t *body = json_pack ("{s:s, s:s}", "source", "hyper3d", "prompt", prompt);
+    json_t *body = json_pack ("{s:s, s:s*, s:o*}", "source", "hyper3d", "prompt", prompt, "images", images);
     if (tier) json_object_set_new (body, "tier", json_string (tier));
     if (deadline_s) json_object_set_new (body, "deadline_s", json_integer (deadline_s));
     snprintf (self->gen_name, sizeof self->gen_name, "%s", name ? name : "");

@@ -39,6 +39,8 @@ typedef struct {
     const char *asset_on;            /* assets import --on OBJECT (a texture's target) */
     const char *tier;                /* assets generate --tier T (Hyper3D Rodin's quality tier) */
     int         deadline_s;          /* assets generate --deadline S (0: the executor's default) */
+    const char *images[6];           /* assets generate --image FILE (repeatable; a 6th is kept to be refused) */
+    int         nimages;
 } bmq_cli_opts_t;
 
 /* Config for talking to a stack: --config, else run_dir/blendmq.yaml, else
@@ -68,7 +70,8 @@ int bmq_cli_plan (const bmq_cli_opts_t *opts, const char *action, const char *fi
 int bmq_cli_run (const bmq_cli_opts_t *opts, json_t *plan, bool validate_only);
 /* `assets search SOURCE [QUERY]` and `assets import SOURCE ID` (cli_assets.c, issue 16). */
 int bmq_cli_assets (const bmq_cli_opts_t *opts, int nwords, const char **words);
-/* `assets generate PROMPT`: a Hyper3D model made from text, then imported; Ctrl-C cancels it (cli_generate.c). */
+/* `assets generate [PROMPT] [--image FILE]…`: a Hyper3D model made from text and/or images (prompt may be
+ * NULL when images are given), then imported; Ctrl-C cancels it (cli_generate.c). */
 int bmq_cli_assets_generate (const bmq_cli_opts_t *opts, const char *prompt);
 int bmq_cli_watch (const bmq_cli_opts_t *opts);
 int bmq_cli_demo (bmq_cli_opts_t *opts, const char *prompt);

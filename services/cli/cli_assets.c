@@ -7,8 +7,8 @@
  *                 [--name NAME] [--on OBJECT]
  *       a one-step plan, asset.import, validated and run like any plan (the
  *       executor fetches the asset, from its cache when it can, first)
- *   assets generate PROMPT [--name NAME] [--tier T] [--deadline S] [--json]
- *       a model made from text by Hyper3D, then imported (cli_generate.c) */
+ *   assets generate [PROMPT] [--image FILE]... [--name NAME] [--tier T] [--deadline S] [--json]
+ *       a model made from text and/or images by Hyper3D, then imported (cli_generate.c) */
 #include "cli.h"
 
 #include <stdio.h>
@@ -66,9 +66,10 @@ int bmq_cli_assets (const bmq_cli_opts_t *opts, int nwords, const char **words)
     if (!strcmp (words[0], "search") && (nwords == 2 || nwords == 3))
         return s_search (opts, words[1], nwords == 3 ? words[2] : NULL);
     if (!strcmp (words[0], "import") && nwords == 3) return s_import (opts, words[1], words[2]);
-    if (!strcmp (words[0], "generate") && nwords == 2) return bmq_cli_assets_generate (opts, words[1]);
+    if (!strcmp (words[0], "generate") && (nwords == 2 || (nwords == 1 && opts->nimages)))
+        return bmq_cli_assets_generate (opts, nwords == 2 ? words[1] : NULL);
     fprintf (stderr, "usage: blendmq assets search SOURCE [QUERY] [--type T] | assets import SOURCE ID [--type T] "
-             "[--resolution R] [--format F] [--name NAME] [--on OBJECT] | assets generate PROMPT [--name NAME] [--tier T] "
+             "[--resolution R] [--format F] [--name NAME] [--on OBJECT] | assets generate [PROMPT] [--image FILE]... [--name NAME] [--tier T] "
              "[--deadline S]\n");
     return 2;
 }

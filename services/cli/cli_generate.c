@@ -1,8 +1,12 @@
-/* cli_generate — `blendmq assets generate PROMPT [--name NAME] [--tier T]
- * [--deadline S] [--json]` (issue 16): a model made from text by Hyper3D
- * Rodin, then imported like `assets import`.
+/* cli_generate — `blendmq assets generate [PROMPT] [--image FILE]... [--name NAME]
+ * [--tier T] [--deadline S] [--json]` (issue 16): a model made from text
+ * and/or images by Hyper3D Rodin, then imported like `assets import`.
  *
- * asset.generate {source: hyper3d, prompt, tier?, deadline_s?, target?} goes to
+ * --image (repeatable, 1..5): each file is read (at most 8 MiB), typed by its
+ * magic bytes (PNG or JPEG; anything else is refused before anything is
+ * sent) and sent base64 as asset.generate's images [{type, data}].
+ *
+ * asset.generate {source: hyper3d, prompt?, images?, tier?, deadline_s?, target?} goes to
  * the gateway; each progress event of its story (event "generate") prints a
  * line when its percent, status or text changed ("generate  40%  generating
  * 40%"; with --json every answer is a JSON line {type, cid, body}); the
@@ -22,11 +26,42 @@
 #include "peer.h"
 
 #include <signal.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_PROMPT 4000             /* asset.generate's prompt bound (proto/messages.def) */
+#define MAX_IMAGES 5                /* asset.generate's images bound */
+#define MAX_IMAGE  (8u << 20)       /* bytes of one image (the executor's bound) */
+
+/* FILE as {type, data: base64}; NULL with a message on stderr. */
+static json_t *s_image (const char *path)
+{
+    FILE *f = fopen (path, "rb");
+    if (!f) { fprintf (stderr, "blendmq: --image %s: cannot read it\n", path); return NULL; }
+    unsigned char *bytes = malloc (MAX_IMAGE + 1);
+    size_t len = bytes ? fread (bytes, 1, MAX_IMAGE + 1, f) : 0;
+    fclose (f);
+    const char *type = len >= 8 && !memcmp (bytes, "\x89PNG\r\n\x1a\n", 8) ? "image/png"
+                     : len >= 3 && !memcmp (bytes, "\xff\xd8\xff", 3) ? "image/jpeg" : NULL;
+    json_t *image = NULL;
+    if (!bytes) fprintf (stderr, "blendmq: --image %s: out of memory\n", path);
+    else if (len > MAX_IMAGE) fprintf (stderr, "blendmq: --image %s: larger than 8 MiB (%u bytes)\n", path, MAX_IMAGE);
+    else if (!type) fprintf (stderr, "blendmq: --image %s: neither a PNG nor a JPEG (by its first bytes)\n", path);
+    else {
+        size_t b64len = sodium_base64_ENCODED_LEN (len, sodium_base64_VARIANT_ORIGINAL);
+        char *b64 = malloc (b64len);
+        if (b64) {
+            sodium_bin2base64 (b64, b64len, bytes, len, sodium_base64_VARIANT_ORIGINAL);
+            image = json_pack ("{s:s, s:s}", "type", type, "data", b64);
+        }
+        else fprintf (stderr, "blendmq: --image %s: out of memory\n", path);
+        free (b64);
+    }
+    free (bytes);
+    return image;
+}
 
 static volatile sig_atomic_t s_interrupts;
 
@@ -160,10 +195,11 @@ static int s_generate (bmq_config_t *cfg, bmq_envelope_t *req, s_gen_t *st)
 
 int bmq_cli_assets_generate (const bmq_cli_opts_t *opts, const char *prompt)
 {
-    if (!*prompt || strlen (prompt) > MAX_PROMPT) {
-        fprintf (stderr, "blendmq: the prompt must say what to make, at most %d bytes\n", MAX_PROMPT);
+    if ((prompt && (!*prompt || strlen (prompt) > MAX_PROMPT)) || (!prompt && !opts->nimages)) {
+        fprintf (stderr, "blendmq: the prompt must say what to make, at most %d bytes (or give --image FILE)\n", MAX_PROMPT);
         return 2;
     }
+    if (opts->nimages > MAX_IMAGES) { fprintf (stderr, "blendmq: --image: at most %d images\n", MAX_IMAGES); return 2; }
     if (opts->deadline_s && (opts->deadline_s < 10 || opts->deadline_s > 7200)) {
         fprintf (stderr, "blendmq: --deadline must be 10..7200 seconds\n");
         return 2;
@@ -173,9 +209,16 @@ int bmq_cli_assets_generate (const bmq_cli_opts_t *opts, const char *prompt)
         fprintf (stderr, "blendmq: --name: 1 to 128 bytes\n");
         return 2;
     }
+    json_t *images = opts->nimages ? json_array () : NULL;
+    for (int i = 0; i < opts->nimages; i++) {
+        json_t *image = s_image (opts->images[i]);
+        if (!image) { json_decref (images); return 2; }
+        json_array_append_new (images, image);
+    }
     bmq_config_t *cfg = bmq_cli_config (opts);
-    if (!cfg) return 2;
-    json_t *body = json_pack ("{s:s, s:s, s:s?, s:s?}", "source", "hyper3d", "prompt", prompt, "tier", opts->tier, "target", opts->target);
+    if (!cfg) { json_decref (images); return 2; }
+    json_t *body = json_pack ("{s:s, s:s*, s:o*, s:s?, s:s?}", "source", "hyper3d", "prompt", prompt, "images", images,
+                              "tier", opts->tier, "target", opts->target);
     if (opts->deadline_s) json_object_set_new (body, "deadline_s", json_integer (opts->deadline_s));
     /* Ctrl-C cancels the job instead of leaving it running: our handler, not czmq's */
     zsys_handler_set (NULL);

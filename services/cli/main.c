@@ -51,8 +51,8 @@ static void s_usage (FILE *out)
         "                          [--name NAME] [--on OBJECT]\n"
         "                          a one-step plan (asset.import): a model named NAME, a texture as OBJECT's\n"
         "                          material, an HDRI as the world light; downloaded once, then cached\n"
-        "  assets generate \"PROMPT\" [--name NAME] [--tier Sketch|Regular|...] [--deadline S]\n"
-        "                          make a model from text with Hyper3D Rodin (assets.hyper3d_api_key or\n"
+        "  assets generate [\"PROMPT\"] [--image F.png|F.jpg]... [--name NAME] [--tier Sketch|Regular|...] [--deadline S]\n"
+        "                          make a model from text and/or images with Hyper3D Rodin (assets.hyper3d_api_key or\n"
         "                          HYPER3D_API_KEY), printing its progress, then import it like assets import;\n"
         "                          Ctrl-C cancels the job; exit 0 made and imported, 1 failed or past its deadline\n"
         "                          (default assets.hyper3d_deadline_s), 130 cancelled\n"
@@ -105,6 +105,11 @@ int main (int argc, char **argv)
         else if (!strcmp (a, "--name") && i + 1 < argc) opts.asset_name = argv[++i];
         else if (!strcmp (a, "--on") && i + 1 < argc) opts.asset_on = argv[++i];
         else if (!strcmp (a, "--tier") && i + 1 < argc) opts.tier = argv[++i];
+        else if (!strcmp (a, "--image") && i + 1 < argc) {
+            if (opts.nimages < 6) opts.images[opts.nimages] = argv[i + 1];
+            if (opts.nimages < 6) opts.nimages++;
+            i++;
+        }
         else if (!strcmp (a, "--deadline") && i + 1 < argc) {
             char *end;
             long v = strtol (argv[++i], &end, 10);
@@ -149,7 +154,7 @@ int main (int argc, char **argv)
     if (!strcmp (cmd, "plan") && nwords == 3 && (!strcmp (words[1], "validate") || !strcmp (words[1], "run")))
         return bmq_cli_plan (&opts, words[1], words[2]);
     if (!strcmp (cmd, "audit") && nwords >= 2) return bmq_cli_audit (&opts, nwords - 1, words + 1);
-    if (!strcmp (cmd, "assets") && nwords >= 3) return bmq_cli_assets (&opts, nwords - 1, words + 1);
+    if (!strcmp (cmd, "assets") && (nwords >= 3 || (nwords == 2 && opts.nimages))) return bmq_cli_assets (&opts, nwords - 1, words + 1);
     if (!strcmp (cmd, "script") && nwords == 2 && !strcmp (words[1], "list")) return bmq_cli_script_list (&opts);
     if (!strcmp (cmd, "script") && nwords == 3
         && (!strcmp (words[1], "validate") || !strcmp (words[1], "sandbox") || !strcmp (words[1], "apply")))

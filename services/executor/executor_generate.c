@@ -1,8 +1,11 @@
 /* executor_generate — Hyper3D Rodin generation jobs in the executor (issue 16).
  *
- * asset.generate {source: hyper3d, prompt, tier?, deadline_s?} starts a job;
- * refusals (another source, no API key, the same cid twice, more than
- * GEN_MAX jobs at once) are answered at once with an error. Each job is an
+ * asset.generate {source: hyper3d, prompt?, images?, tier?, deadline_s?}
+ * starts a job; refusals (another source, no API key, neither a prompt nor
+ * images, an image that is not what it says — bmq_hyper3d_images_decode:
+ * 1..5 of {type: image/png | image/jpeg, data: base64}, each at most 8 MiB
+ * decoded with its type's magic bytes —, the same cid twice, more than
+ * GEN_MAX jobs at once) are answered at once with an error, before any HTTP. Each job is an
  * actor of its own (a thread with its own Hyper3D client on the shared
  * cache), so neither the executor's loop nor the plan assets actor ever
  * waits on a poll:
@@ -28,7 +31,7 @@
  * generating 20→90 by time, downloading 95, done 100) and the object line
  * says "(estimated)". The end answers the requester (and any other asker
  * that cancelled it) with asset.generated and writes one audit record
- * "asset.generate" {prompt, job, status, duration_ms, error?}. Stopping the
+ * "asset.generate" {prompt, images (how many), job, status, duration_ms, error?}. Stopping the
  * executor stops every job (the HTTP abort is pulled first; waits wake on
  * the actor's $TERM) and answers them "cancelled". */
 #include "executor_internal.h"
@@ -49,6 +52,8 @@ typedef struct {
     char         cid[BMQ_MAX_ID + 1];
     char         prompt[BMQ_HYPER3D_PROMPT_MAX + 1];
     char         tier[32];
+    bmq_hyper3d_image_t images[BMQ_HYPER3D_IMAGES_MAX];    /* decoded and checked by the loop; owned */
+    size_t       nimages;
     char         uuid[65];                  /* known once created */
     char         endpoint[80];
     int          deadline_s;
@@ -124,7 +129,7 @@ static void s_run (zsock_t *pipe, zsock_t *push, s_job_t *job, bmq_hyper3d_t *h3
     int poll_ms = bmq_hyper3d_options (h3)->poll_ms;
     bmq_hyper3d_task_t task;
     s_progress (push, job, "submitted", 5, "submitting to Hyper3D Rodin");
-    if (bmq_hyper3d_create (h3, job->prompt, job->tier, &task, err, sizeof err)) { s_end (push, job, "failed", err); return; }
+    if (bmq_hyper3d_create_with (h3, job->prompt, job->tier, job->images, job->nimages, &task, err, sizeof err)) { s_end (push, job, "failed", err); return; }
     snprintf (job->uuid, sizeof job->uuid, "%s", task.uuid);
     s_progress (push, job, "waiting", 10, "waiting for Rodin");
     int64_t gen_since = 0;
@@ -211,6 +216,7 @@ static void s_job_free (s_job_t **job_p)
     zactor_destroy (&job->actor);
     zframe_destroy (&job->rid);
     for (size_t i = 0; i < job->ncancellers; i++) zframe_destroy (&job->cancellers[i].rid);
+    bmq_hyper3d_images_free (job->images, job->nimages);
     free (job);
     *job_p = NULL;
 }
@@ -250,23 +256,34 @@ void executor_generate_request (executor_t *ex, const bmq_envelope_t *req, zfram
     executor_gen_t *self = ex->gen;
     const char *source = bmq_body_str (req, "source");
     const char *prompt = bmq_body_str (req, "prompt");
+    json_t *images = json_object_get (req->body, "images");
+    bmq_hyper3d_image_t decoded[BMQ_HYPER3D_IMAGES_MAX];
+    size_t ndecoded = 0;
+    char why[300] = "";
     bmq_envelope_t *reply = NULL;
     if (!self) reply = bmq_envelope_error (req, "internal", "asset generation could not start in this executor");
     else if (strcmp (source ? source : "", "hyper3d"))
         reply = bmq_envelope_error (req, "asset_source", "asset source '%.40s' cannot generate models (only hyper3d can)", source ? source : "");
     else if (!self->usable) reply = bmq_envelope_error (req, "asset_source", "asset source 'hyper3d' is not available: %s", self->why);
-    else if (!prompt || !*prompt || strlen (prompt) > BMQ_HYPER3D_PROMPT_MAX)
+    else if (prompt && (!*prompt || strlen (prompt) > BMQ_HYPER3D_PROMPT_MAX))
         reply = bmq_envelope_error (req, "bad_request", "the prompt must be 1..%d bytes", BMQ_HYPER3D_PROMPT_MAX);
+    else if (!prompt && (!images || json_is_null (images)))
+        reply = bmq_envelope_error (req, "bad_request", "asset.generate needs a prompt (what to make) or images (1..%d "
+                                    "PNG or JPEG pictures of it), or both", BMQ_HYPER3D_IMAGES_MAX);
+    else if (bmq_hyper3d_images_decode (images, decoded, &ndecoded, why, sizeof why))
+        reply = bmq_envelope_error (req, "bad_request", "%s", why);
     else if (s_find (self, req->cid, NULL))
         reply = bmq_envelope_error (req, "duplicate", "a generation with cid %s is already running", req->cid);
     else if (zlistx_size (self->jobs) >= GEN_MAX)
         reply = bmq_envelope_error (req, "busy", "%d generations are already running in this executor (the most it runs at once); "
                                     "wait for one to end", GEN_MAX);
-    if (reply) { bmq_bus_send_and_destroy (ex->router, rid, &reply); return; }
+    if (reply) { bmq_hyper3d_images_free (decoded, ndecoded); bmq_bus_send_and_destroy (ex->router, rid, &reply); return; }
     s_job_t *job = calloc (1, sizeof *job);
-    if (!job) return;
+    if (!job) { bmq_hyper3d_images_free (decoded, ndecoded); return; }
     snprintf (job->cid, sizeof job->cid, "%s", req->cid);
-    snprintf (job->prompt, sizeof job->prompt, "%s", prompt);
+    snprintf (job->prompt, sizeof job->prompt, "%s", prompt ? prompt : "");
+    memcpy (job->images, decoded, ndecoded * sizeof decoded[0]);
+    job->nimages = ndecoded;
     snprintf (job->tier, sizeof job->tier, "%s", bmq_body_str (req, "tier") ? bmq_body_str (req, "tier") : "");
     snprintf (job->endpoint, sizeof job->endpoint, ">%s", self->endpoint);
     json_int_t d = bmq_body_int (req, "deadline_s", 0);
@@ -283,7 +300,7 @@ void executor_generate_request (executor_t *ex, const bmq_envelope_t *req, zfram
         return;
     }
     zlistx_add_end (self->jobs, job);
-    bmq_info ("generation %s started (%d s deadline)", job->cid, job->deadline_s);
+    bmq_info ("generation %s started (%zu images, %d s deadline)", job->cid, job->nimages, job->deadline_s);
 }
 
 static void s_stop_job (s_job_t *job)
@@ -340,7 +357,8 @@ static void s_finish (executor_t *ex, s_job_t *job, const char *status, const ch
     }
     json_decref (body);
     bmq_audit_record (ex->audit, job->cid, "asset.generate",
-                      json_pack ("{s:s, s:s, s:s, s:s, s:f, s:s?}", "source", "hyper3d", "prompt", job->prompt, "job", job->uuid,
+                      json_pack ("{s:s, s:s, s:i, s:s, s:s, s:f, s:s?}", "source", "hyper3d", "prompt", job->prompt,
+                                 "images", (int) job->nimages, "job", job->uuid,
                                  "status", status, "duration_ms", ms, "error", error && *error ? error : NULL));
     bmq_info ("generation %s (Rodin job %s): %s%s%s", job->cid, *job->uuid ? job->uuid : "-", status,
               error && *error ? ": " : "", error && *error ? error : "");

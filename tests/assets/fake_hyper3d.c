@@ -12,7 +12,7 @@
 
 #define MAX_ROUTES 32
 #define MAX_RESPS  16
-#define BODY_MAX   8192
+#define BODY_MAX   65536
 
 typedef struct {
     int    status;
@@ -27,6 +27,7 @@ typedef struct {
     size_t   nresps, served, hits;
     char     auth[512];
     char     body[BODY_MAX + 1];
+    size_t   body_len;
 } s_route_t;
 
 struct fake_h3_t {
@@ -116,6 +117,7 @@ static enum MHD_Result s_handle (void *cls, struct MHD_Connection *conn, const c
         snprintf (rt->auth, sizeof rt->auth, "%s", auth ? auth : "(none)");
         memcpy (rt->body, c->body, c->len);
         rt->body[c->len] = 0;
+        rt->body_len = c->len;
         size_t k = rt->served < rt->nresps ? rt->served : rt->nresps - 1;
         rt->served++;
         r = s_resp_copy (&rt->resps[k]);
@@ -263,6 +265,18 @@ const char *fake_h3_body (fake_h3_t *self, const char *path)
     pthread_mutex_lock (&self->lock);
     s_route_t *rt = s_route (self, path);
     snprintf (copy, sizeof copy, "%s", rt ? rt->body : "");
+    pthread_mutex_unlock (&self->lock);
+    return copy;
+}
+
+const char *fake_h3_body_bytes (fake_h3_t *self, const char *path, size_t *len)
+{
+    static char copy[BODY_MAX + 1];
+    pthread_mutex_lock (&self->lock);
+    s_route_t *rt = s_route (self, path);
+    *len = rt ? rt->body_len : 0;
+    if (*len) memcpy (copy, rt->body, *len);
+    copy[*len] = 0;
     pthread_mutex_unlock (&self->lock);
     return copy;
 }

@@ -6,7 +6,7 @@
  * fake_polyhaven.h: status, content type, bytes, whole/endless/drip), served
  * in order, the last one repeating; unknown paths answer 404. Per path the
  * fake counts requests and keeps the last request's Authorization header
- * (or "(none)") and the last request body (the first 8 KiB), so tests can
+ * (or "(none)") and the last request body (the first 64 KiB), so tests can
  * tell what each host was sent. A path holds up to 16 responses (more are
  * dropped: the last one kept repeats). */
 #ifndef BMQ_FAKE_HYPER3D_H
@@ -32,5 +32,7 @@ size_t      fake_h3_total (fake_h3_t *self);
  * and its body. */
 const char *fake_h3_auth (fake_h3_t *self, const char *path);
 const char *fake_h3_body (fake_h3_t *self, const char *path);
+/* The same body as bytes (binary multipart parts included): *len of them. */
+const char *fake_h3_body_bytes (fake_h3_t *self, const char *path, size_t *len);
 
 #endif

@@ -6,7 +6,9 @@
  * events in order (requester and PUB) → asset.generated done, the model in
  * the cache; asset.cancel mid-poll (by cid, and by job id from another asker)
  * → cancelled; a job that never finishes → deadline; a job Rodin fails;
- * refusals (another source, no key, more than 4 at once); stopping the
+ * refusals (another source, no key, more than 4 at once); hostile images
+ * (bad base64, wrong magic, an unknown type, six, too large) refused before
+ * any HTTP; stopping the
  * executor answers running jobs "cancelled". Linked into test_assets_hyper3d
  * (ctest assets.hyper3d): h3_generate_tests () runs this group. */
 #include "assets_fixture.h"
@@ -392,6 +394,58 @@ static void test_refusals_and_stop (void **state)
     assert_int_equal (ended, 4);
 }
 
+/* asset.generate with hostile images: each refused at once with a clear error, no HTTP made */
+static void s_generate_images (g_t *g, const char *cid, json_t *images, bool prompt)
+{
+    json_t *body = json_pack ("{s:s, s:o}", "source", "hyper3d", "images", images);
+    if (prompt) json_object_set_new (body, "prompt", json_string ("this teapot"));
+    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_ASSET_GENERATE, cid, body);
+    executor_generate_request (&g->ex, env, g->rid);
+    bmq_envelope_destroy (&env);
+}
+
+static void test_hostile_images (void **state)
+{
+    g_t *g = *state;
+    g->ex.gen = executor_generate_new (g->ex.cfg);
+    s_created (g);
+    const char *png = "iVBORw0KGgoAAAANSUhEUg==";           /* \x89PNG\r\n\x1a\n + an IHDR start */
+    char *big = malloc ((8u << 20) / 3 * 4 + 16);
+    size_t nbig = ((8u << 20) + 3) / 3 * 4;                  /* 8 MiB + 1..3 bytes decoded */
+    memcpy (big, "iVBORw0K", 8);
+    memset (big + 8, 'A', nbig - 8);
+    big[nbig] = 0;
+    struct { json_t *images; bool prompt; const char *says[3]; } cases[] = {
+        { json_pack ("[{s:s, s:s}]", "type", "image/png", "data", "iVBO!!!!"), false, { "image 1", "not valid base64" } },
+        { json_pack ("[{s:s, s:s}]", "type", "image/png", "data", "/9j/4AAQ"), true, { "image 1", "says image/png", "image/jpeg" } },
+        { json_pack ("[{s:s, s:s}]", "type", "image/jpeg", "data", "R0lGODlhAQAB"), false, { "image 1", "neither a PNG nor a JPEG" } },
+        { json_pack ("[{s:s, s:s}]", "type", "image/gif", "data", "R0lGODlhAQAB"), false, { "image 1", "image/gif", "only image/png and image/jpeg" } },
+        { json_pack ("[{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s}]", "type", "image/png", "data", png,
+                     "type", "image/png", "data", png, "type", "image/png", "data", png, "type", "image/png", "data", png,
+                     "type", "image/png", "data", png, "type", "image/png", "data", png), true, { "1..5 images", "6" } },
+        { json_pack ("[{s:s, s:s}, {s:s, s:s}]", "type", "image/png", "data", png, "type", "image/png", "data", big), false,
+          { "image 2", "larger than", "8 MiB" } },
+        { json_pack ("[{s:s}]", "type", "image/png"), false, { "image 1", "no data" } },
+        { json_pack ("[]"), true, { "1..5 images" } },
+        { json_null (), false, { "needs a prompt", "or images" } },
+    };
+    free (big);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char cid[32];
+        snprintf (cid, sizeof cid, "gen-img-%zu", i);
+        s_generate_images (g, cid, cases[i].images, cases[i].prompt);
+        bmq_envelope_t *answer = s_until_answer (g, NULL, 2000, NULL, NULL);
+        assert_non_null (answer);
+        assert_int_equal (answer->type, BMQ_MSG_ERROR);
+        assert_string_equal (bmq_body_str (answer, "code"), "bad_request");
+        const char *msg = bmq_body_str (answer, "message");
+        for (int k = 0; k < 3 && cases[i].says[k]; k++)
+            if (!strstr (msg, cases[i].says[k])) fail_msg ("case %zu: \"%s\" lacks \"%s\"", i, msg, cases[i].says[k]);
+        bmq_envelope_destroy (&answer);
+    }
+    assert_int_equal (fake_h3_total (g->fake), 0);
+}
+
 int h3_generate_tests (void)
 {
     const struct CMUnitTest tests[] = {
@@ -399,6 +453,7 @@ int h3_generate_tests (void)
         cmocka_unit_test_setup_teardown (test_cancel_mid_poll, g_setup, g_teardown),
         cmocka_unit_test_setup_teardown (test_deadline_and_failed, g_setup, g_teardown),
         cmocka_unit_test_setup_teardown (test_refusals_and_stop, g_setup, g_teardown),
+        cmocka_unit_test_setup_teardown (test_hostile_images, g_setup, g_teardown),
     };
     return cmocka_run_group_tests_name ("generation jobs", tests, NULL, NULL);
 }

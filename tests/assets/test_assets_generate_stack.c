@@ -380,6 +380,38 @@ static void test_cli_generate_imports (void **state)
     assert_true (s_in_scene ("gen_cli"));
 }
 
+/* From an image alone (image-to-3D): the CLI sends the PNG's exact bytes through
+ * the gateway and the executor, which hands them to Rodin as an `images` part. */
+static void test_cli_generate_from_image (void **state)
+{
+    (void) state;
+    char uuid[80], cmd[1024], png[300];
+    const char *states[] = { "Generating", "Done" };
+    s_job (states, 2, uuid, sizeof uuid);
+    static const unsigned char bytes[] = "\x89PNG\r\n\x1a\n" "\0\0\0\rIHDR a tiny test picture \r\n\0 with NULs";
+    snprintf (png, sizeof png, "%s/front.png", s_dir);
+    FILE *f = fopen (png, "wb");
+    assert_non_null (f);
+    assert_int_equal (fwrite (bytes, 1, sizeof bytes - 1, f), sizeof bytes - 1);
+    fclose (f);
+    snprintf (cmd, sizeof cmd, "'%s' --run-dir '%s' assets generate --image '%s' --name gen_img --deadline 60 2>&1",
+              e2e_bin ("blendmq"), s_dir, png);
+    int code;
+    char *out = e2e_run (cmd, &code);
+    fprintf (stderr, "%s", out);
+    assert_int_equal (code, 0);
+    assert_non_null (strstr (out, "done: 1/1 steps"));
+    free (out);
+    size_t len = 0;
+    const char *body = fake_h3_body_bytes (s_h3, "/api/v2/rodin", &len);
+    assert_non_null (body);
+    assert_non_null (memmem (body, len, bytes, sizeof bytes - 1));            /* the picture, byte for byte */
+    assert_non_null (memmem (body, len, "name=\"images\"", strlen ("name=\"images\"")));
+    assert_non_null (memmem (body, len, "image/png", 9));
+    assert_null (memmem (body, len, "name=\"prompt\"", strlen ("name=\"prompt\"")));                  /* no prompt given: none sent */
+    assert_true (s_in_scene ("gen_img"));
+}
+
 static char *s_slurp (const char *path, char *buf, size_t len)
 {
     buf[0] = 0;
@@ -434,6 +466,7 @@ int main (void)
         cmocka_unit_test (test_mcp_cancel),
         cmocka_unit_test (test_mcp_failed_job),
         cmocka_unit_test (test_cli_generate_imports),
+        cmocka_unit_test (test_cli_generate_from_image),
         cmocka_unit_test (test_cli_ctrl_c_cancels),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);

@@ -173,6 +173,77 @@ static void test_create_status_download_fetch (void **state)
     bmq_hyper3d_destroy (&h);
 }
 
+/* The bytes of the multipart part whose headers name `filename`, and its Content-Type; NULL when absent. */
+static const char *s_part (const char *body, size_t len, const char *filename, char *ctype, size_t *plen)
+{
+    char key[64];
+    snprintf (key, sizeof key, "filename=\"%s\"", filename);
+    const char *at = memmem (body, len, key, strlen (key));
+    if (!at) return NULL;
+    const char *ct = memmem (at, len - (size_t) (at - body), "Content-Type: ", 14);
+    const char *start = memmem (at, len - (size_t) (at - body), "\r\n\r\n", 4);
+    if (!ct || !start || ct > start) return NULL;
+    const char *eol = memchr (ct, '\r', (size_t) (start - ct) + 1);
+    snprintf (ctype, 64, "%.*s", (int) (eol - ct - 14), ct + 14);
+    /* the boundary line is the body's first line */
+    const char *nl = memchr (body, '\r', len);
+    char boundary[128];
+    snprintf (boundary, sizeof boundary, "\r\n%.*s", (int) (nl - body), body);
+    start += 4;
+    const char *end = memmem (start, len - (size_t) (start - body), boundary, strlen (boundary));
+    if (!end) return NULL;
+    *plen = (size_t) (end - start);
+    return start;
+}
+
+static void test_create_with_images (void **state)
+{
+    h3_t *t = *state;
+    bmq_hyper3d_t *h = s_client (t);
+    static const unsigned char png[] = "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x01\x00\x01" "png-bytes\xff\x00";
+    static const unsigned char jpg[] = "\xff\xd8\xff\xe0\x00\x10JFIF\x00jpeg\r\n--not-a-boundary\x00";
+    bmq_hyper3d_image_t images[] = { { "image/png", (unsigned char *) png, sizeof png - 1 },
+                                     { "image/jpeg", (unsigned char *) jpg, sizeof jpg - 1 } };
+    s_created (t);
+    bmq_hyper3d_task_t task;
+    for (int with_prompt = 0; with_prompt < 2; with_prompt++) {
+        assert_int_equal (bmq_hyper3d_create_with (h, with_prompt ? "a chair like this" : NULL, NULL, images, 2, &task,
+                                                   s_err, sizeof s_err), 0);
+        assert_string_equal (task.uuid, UUID);
+        size_t len, plen;
+        const char *body = fake_h3_body_bytes (t->fake, "/api/v2/rodin", &len);
+        char ctype[64];
+        const char *p = s_part (body, len, "image_1.png", ctype, &plen);
+        assert_non_null (p);
+        assert_string_equal (ctype, "image/png");
+        assert_int_equal (plen, sizeof png - 1);
+        assert_memory_equal (p, png, plen);
+        assert_non_null (memmem (body, len, "name=\"images\"; filename=\"image_1.png\"", 37));
+        p = s_part (body, len, "image_2.jpg", ctype, &plen);
+        assert_non_null (p);
+        assert_string_equal (ctype, "image/jpeg");
+        assert_int_equal (plen, sizeof jpg - 1);
+        assert_memory_equal (p, jpg, plen);
+        assert_non_null (memmem (body, len, "name=\"images\"; filename=\"image_2.jpg\"", 37));
+        assert_null (memmem (body, len, "image_3", 7));
+        assert_non_null (memmem (body, len, "name=\"geometry_file_format\"", 27));
+        assert_true ((memmem (body, len, "name=\"prompt\"", 13) != NULL) == (with_prompt == 1));
+    }
+    assert_int_equal (fake_h3_hits (t->fake, "/api/v2/rodin"), 2);
+    /* an image whose bytes are not its type, and six: refused before any HTTP */
+    fake_h3_reset (t->fake);
+    bmq_hyper3d_image_t liar = { "image/png", (unsigned char *) jpg, sizeof jpg - 1 };
+    assert_int_equal (bmq_hyper3d_create_with (h, NULL, NULL, &liar, 1, &task, s_err, sizeof s_err), -1);
+    fx_assert_says (s_err, "image 1", "PNG or JPEG", NULL);
+    bmq_hyper3d_image_t six[6] = { images[0], images[0], images[0], images[0], images[0], images[0] };
+    assert_int_equal (bmq_hyper3d_create_with (h, "x", NULL, six, 6, &task, s_err, sizeof s_err), -1);
+    fx_assert_says (s_err, "at most 5 images", NULL);
+    assert_int_equal (bmq_hyper3d_create_with (h, NULL, NULL, NULL, 0, &task, s_err, sizeof s_err), -1);
+    fx_assert_says (s_err, "prompt must be", "or give images", NULL);
+    assert_int_equal (fake_h3_total (t->fake), 0);
+    bmq_hyper3d_destroy (&h);
+}
+
 static void test_source_kind (void **state)
 {
     h3_t *t = *state;
@@ -352,6 +423,7 @@ int main (void)
     bmq_assets_http_global_init ();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown (test_create_status_download_fetch, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_create_with_images, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown (test_source_kind, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown (test_no_key, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown (test_key_refused_and_create_never_retried, s_setup, s_teardown),

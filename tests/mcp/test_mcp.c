@@ -417,6 +417,50 @@ static bool s_is_progress (const json_t *m)
     return method && !strcmp (method, "notifications/progress");
 }
 
+/* generate_3d with images: passed through as asset.generate's images (prompt optional then); a wrong shape refused */
+static void test_generate_3d_images (void **state)
+{
+    (void) state;
+    const char *bad[] = {
+        "{\"name\":\"generate_3d\",\"arguments\":{\"images\":[]}}",
+        "{\"name\":\"generate_3d\",\"arguments\":{\"images\":[{\"type\":\"image/gif\",\"data\":\"R0lG\"}]}}",
+        "{\"name\":\"generate_3d\",\"arguments\":{\"images\":[{\"type\":\"image/png\",\"data\":7}]}}",
+        "{\"name\":\"generate_3d\",\"arguments\":{\"images\":{\"type\":\"image/png\",\"data\":\"iVBO\"}}}",
+        "{\"name\":\"generate_3d\",\"arguments\":{\"images\":[{\"type\":\"image/png\",\"data\":\"a\"},{\"type\":\"image/png\",\"data\":\"a\"},"
+        "{\"type\":\"image/png\",\"data\":\"a\"},{\"type\":\"image/png\",\"data\":\"a\"},{\"type\":\"image/png\",\"data\":\"a\"},"
+        "{\"type\":\"image/png\",\"data\":\"a\"}]}}" };
+    bmq_envelope_t *req;
+    json_t *resp;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_null (s_call (bad[i], 1, &req, &resp));
+        assert_null (req);
+        json_t *result = json_object_get (resp, "result");
+        assert_true (json_is_true (json_object_get (result, "isError")));
+        const char *text = json_string_value (json_object_get (json_array_get (json_object_get (result, "content"), 0), "text"));
+        assert_non_null (text);
+        assert_non_null (strstr (text, "images must be 1..5"));
+        json_decref (resp);
+    }
+    /* images alone: no prompt sent; with a prompt: both */
+    const char *images = "[{\"type\":\"image/png\",\"data\":\"iVBORw0KGgo=\"},{\"type\":\"image/jpeg\",\"data\":\"/9j/4A==\"}]";
+    char params[1024];
+    for (int with_prompt = 0; with_prompt < 2; with_prompt++) {
+        snprintf (params, sizeof params, "{\"name\":\"generate_3d\",\"arguments\":{%s\"images\":%s}}",
+                  with_prompt ? "\"prompt\":\"this chair\"," : "", images);
+        bmq_mcp_call_t *call = s_call (params, 1, &req, &resp);
+        assert_non_null (call);
+        assert_int_equal (req->type, BMQ_MSG_ASSET_GENERATE);
+        json_t *want = json_loads (images, 0, NULL);
+        assert_true (json_equal (json_object_get (req->body, "images"), want));
+        json_decref (want);
+        if (with_prompt) assert_string_equal (bmq_body_str (req, "prompt"), "this chair");
+        else assert_null (json_object_get (req->body, "prompt"));
+        bmq_envelope_destroy (&req);
+        bmq_mcp_call_destroy (&call);
+        json_decref (resp);
+    }
+}
+
 static void test_generate_3d (void **state)
 {
     const char *bad[] = { "{\"name\":\"generate_3d\",\"arguments\":{}}",
@@ -569,6 +613,7 @@ int main (void)
         cmocka_unit_test (test_cancel_and_image),
         cmocka_unit_test (test_look),
         cmocka_unit_test (test_generate_3d),
+        cmocka_unit_test (test_generate_3d_images),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }

@@ -218,12 +218,20 @@ static int s_exchange (const bmq_assets_http_request_t *req, const bmq_assets_ht
         curl_easy_setopt (curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) req->post_len);
     }
     curl_mime *mime = NULL;
-    if (req->form && !req->post_body) {
+    if ((req->form || req->nfiles) && !req->post_body) {
         mime = curl_mime_init (curl);
-        for (size_t i = 0; mime && req->form[i] && req->form[i + 1]; i += 2) {
+        for (size_t i = 0; mime && req->form && req->form[i] && req->form[i + 1]; i += 2) {
             curl_mimepart *part = curl_mime_addpart (mime);
             curl_mime_name (part, req->form[i]);
             curl_mime_data (part, req->form[i + 1], CURL_ZERO_TERMINATED);
+        }
+        for (size_t i = 0; mime && req->files && i < req->nfiles; i++) {
+            const bmq_assets_http_file_t *f = &req->files[i];
+            curl_mimepart *part = curl_mime_addpart (mime);
+            curl_mime_name (part, f->name);
+            curl_mime_data (part, f->data, f->len);
+            if (f->filename) curl_mime_filename (part, f->filename);
+            if (f->type) curl_mime_type (part, f->type);
         }
         curl_easy_setopt (curl, CURLOPT_MIMEPOST, mime);
     }

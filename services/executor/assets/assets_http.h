@@ -18,7 +18,8 @@
  *    type fails (parameters such as "; charset=utf-8" are allowed).
  *  - The User-Agent is "blendmq/<version>".
  *  - A request may carry extra headers, and be a POST (a body of a given
- *    type, or a multipart form). A POST is retried like a GET: a caller whose
+ *    type, or a multipart form whose parts may be files with a filename and
+ *    a content type). A POST is retried like a GET: a caller whose
  *    POST must not be repeated (it creates something) sets retries to 0.
  *  - bmq_assets_http_abort_all () makes every exchange in the process, and
  *    every back-off wait, end with "aborted" (libcurl checks at least once a second) (a service
@@ -50,6 +51,16 @@ typedef int (bmq_assets_http_sink_fn) (void *ctx, const void *data, size_t len);
 /* Called before a retry: forget what the sink got. 0 / -1 (stop). */
 typedef int (bmq_assets_http_reset_fn) (void *ctx);
 
+/* A multipart file part: bytes (len of them, any value) named `name`, sent
+ * with a filename and a content type. */
+typedef struct {
+    const char *name;
+    const char *filename;
+    const char *type;
+    const void *data;
+    size_t      len;
+} bmq_assets_http_file_t;
+
 typedef struct {
     const char *url;
     uint64_t    max_bytes;          /* the body may have this many bytes (0: none) */
@@ -67,6 +78,8 @@ typedef struct {
     size_t      post_len;
     const char *post_type;          /* … of this Content-Type ("application/json") */
     const char *const *form;        /* a multipart/form-data POST: name, value, name, value, …, NULL */
+    const bmq_assets_http_file_t *files;    /* … with these file parts after the form's (nfiles of them) */
+    size_t      nfiles;
 } bmq_assets_http_request_t;
 
 typedef struct {

@@ -4,6 +4,7 @@
 #include "assets_check.h"
 
 #include <ctype.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,8 +118,8 @@ static void s_quote (char *out, size_t outlen, const char *text, size_t max)
 
 /* POST base + path (a form, or a JSON body) → a JSON object (new reference);
  * NULL with err. retries: the policy's, or 0 for a call that creates. */
-static json_t *s_api (bmq_hyper3d_t *self, const char *path, const char *const *form, const json_t *body, bool creates,
-                      char *err, size_t errlen)
+static json_t *s_api (bmq_hyper3d_t *self, const char *path, const char *const *form, const bmq_assets_http_file_t *files,
+                      size_t nfiles, const json_t *body, bool creates, char *err, size_t errlen)
 {
     if (s_need_key (self, err, errlen)) return NULL;
     char url[S_URL_MAX];
@@ -127,7 +128,7 @@ static json_t *s_api (bmq_hyper3d_t *self, const char *path, const char *const *
     const char *headers[] = { self->auth, NULL };
     bmq_assets_http_request_t req = {
         .url = url, .max_bytes = self->opts.max_json_bytes, .expect_type = "application/json", .what = "the Hyper3D API",
-        .headers = headers, .form = form,
+        .headers = headers, .form = form, .files = files, .nfiles = nfiles,
         .post_body = text, .post_len = text ? strlen (text) : 0, .post_type = text ? "application/json" : NULL,
     };
     bmq_assets_http_policy_t policy = self->opts.http;
@@ -157,16 +158,93 @@ static json_t *s_api (bmq_hyper3d_t *self, const char *path, const char *const *
 
 static bool s_uuid_ok (const char *s) { return s_word_ok (s, 64, "-"); }
 
+const char *bmq_hyper3d_image_magic (const void *data, size_t len)
+{
+    if (data && len >= 8 && !memcmp (data, "\x89PNG\r\n\x1a\n", 8)) return "image/png";
+    if (data && len >= 3 && !memcmp (data, "\xff\xd8\xff", 3)) return "image/jpeg";
+    return NULL;
+}
+
+void bmq_hyper3d_images_free (bmq_hyper3d_image_t *images, size_t n)
+{
+    for (size_t i = 0; images && i < n; i++) { free (images[i].data); images[i].data = NULL; images[i].len = 0; }
+}
+
+int bmq_hyper3d_images_decode (const json_t *images, bmq_hyper3d_image_t *out, size_t *n, char *err, size_t errlen)
+{
+    *n = 0;
+    if (!images || json_is_null (images)) return 0;
+    size_t count = json_array_size (images);
+    if (!json_is_array (images) || count < 1 || count > BMQ_HYPER3D_IMAGES_MAX) {
+        snprintf (err, errlen, "images must be a list of 1..%d images, not %s%zu", BMQ_HYPER3D_IMAGES_MAX,
+                  json_is_array (images) ? "" : "a non-list ", count);
+        return -1;
+    }
+    for (size_t i = 0; i < count; i++) {
+        json_t *item = json_array_get (images, i);
+        const char *type = json_string_value (json_object_get (item, "type"));
+        const char *data = json_string_value (json_object_get (item, "data"));
+        const char *want = type && !strcmp (type, "image/png") ? "image/png" : type && !strcmp (type, "image/jpeg") ? "image/jpeg" : NULL;
+        size_t b64 = data ? strlen (data) : 0, cap = b64 / 4 * 3, len = 0;
+        unsigned char *bytes = NULL;
+        if (!json_is_object (item)) snprintf (err, errlen, "image %zu is not an object {type, data}", i + 1);
+        else if (!want) snprintf (err, errlen, "image %zu has type \"%.40s\": only image/png and image/jpeg are taken", i + 1, type ? type : "");
+        else if (!b64) snprintf (err, errlen, "image %zu has no data (base64 of the %s bytes)", i + 1, want);
+        else if (b64 % 4 || cap > BMQ_HYPER3D_IMAGE_MAX + 2)
+            snprintf (err, errlen, b64 % 4 ? "image %zu's data is not valid base64 (its length is not a multiple of 4)"
+                      : "image %zu is larger than %u bytes (8 MiB) decoded", i + 1, BMQ_HYPER3D_IMAGE_MAX);
+        else if (!(bytes = malloc (cap ? cap : 1))) snprintf (err, errlen, "out of memory decoding image %zu", i + 1);
+        else if (sodium_base642bin (bytes, cap, data, b64, NULL, &len, NULL, sodium_base64_VARIANT_ORIGINAL))
+            snprintf (err, errlen, "image %zu's data is not valid base64", i + 1);
+        else if (!len || len > BMQ_HYPER3D_IMAGE_MAX) snprintf (err, errlen, "image %zu is larger than %u bytes (8 MiB) decoded", i + 1, BMQ_HYPER3D_IMAGE_MAX);
+        else if (bmq_hyper3d_image_magic (bytes, len) != want)
+            snprintf (err, errlen, "image %zu says %s but its bytes are %s", i + 1, want,
+                      bmq_hyper3d_image_magic (bytes, len) ? bmq_hyper3d_image_magic (bytes, len) : "neither a PNG nor a JPEG");
+        else {
+            out[i] = (bmq_hyper3d_image_t) { .type = want, .data = bytes, .len = len };
+            *n = i + 1;
+            continue;
+        }
+        free (bytes);
+        bmq_hyper3d_images_free (out, *n);
+        *n = 0;
+        return -1;
+    }
+    return 0;
+}
+
 int bmq_hyper3d_create (bmq_hyper3d_t *self, const char *prompt, const char *tier, bmq_hyper3d_task_t *task,
                         char *err, size_t errlen)
 {
+    return bmq_hyper3d_create_with (self, prompt, tier, NULL, 0, task, err, errlen);
+}
+
+int bmq_hyper3d_create_with (bmq_hyper3d_t *self, const char *prompt, const char *tier, const bmq_hyper3d_image_t *images,
+                             size_t nimages, bmq_hyper3d_task_t *task, char *err, size_t errlen)
+{
     memset (task, 0, sizeof *task);
     size_t n = prompt ? strlen (prompt) : 0;
-    if (!n || n > BMQ_HYPER3D_PROMPT_MAX) { snprintf (err, errlen, "the prompt must be 1..%d bytes, not %zu", BMQ_HYPER3D_PROMPT_MAX, n); return -1; }
+    if (nimages > BMQ_HYPER3D_IMAGES_MAX) { snprintf (err, errlen, "at most %d images, not %zu", BMQ_HYPER3D_IMAGES_MAX, nimages); return -1; }
+    if ((!n && !nimages) || n > BMQ_HYPER3D_PROMPT_MAX) {
+        snprintf (err, errlen, "the prompt must be 1..%d bytes, not %zu%s", BMQ_HYPER3D_PROMPT_MAX, n, nimages ? "" : " (or give images)");
+        return -1;
+    }
     const char *t = tier && *tier ? tier : self->opts.tier;
     if (!s_word_ok (t, 31, "-_")) { snprintf (err, errlen, "tier \"%.40s\" is not a Hyper3D tier name (e.g. Regular, Sketch)", t); return -1; }
-    const char *form[] = { "prompt", prompt, "tier", t, "geometry_file_format", "glb", NULL };
-    json_t *doc = s_api (self, "/v2/rodin", form, NULL, true, err, errlen);
+    bmq_assets_http_file_t files[BMQ_HYPER3D_IMAGES_MAX];
+    char names[BMQ_HYPER3D_IMAGES_MAX][32];
+    for (size_t i = 0; i < nimages; i++) {
+        const char *type = bmq_hyper3d_image_magic (images[i].data, images[i].len);
+        if (!type || images[i].len > BMQ_HYPER3D_IMAGE_MAX || !images[i].type || strcmp (type, images[i].type)) {
+            snprintf (err, errlen, "image %zu is not a PNG or JPEG of at most %u bytes matching its type", i + 1, BMQ_HYPER3D_IMAGE_MAX);
+            return -1;
+        }
+        snprintf (names[i], sizeof names[i], "image_%zu.%s", i + 1, strcmp (type, "image/png") ? "jpg" : "png");
+        files[i] = (bmq_assets_http_file_t) { .name = "images", .filename = names[i], .type = type, .data = images[i].data, .len = images[i].len };
+    }
+    const char *form_text[] = { "prompt", prompt, "tier", t, "geometry_file_format", "glb", NULL };
+    const char *const *form = n ? form_text : form_text + 2;
+    json_t *doc = s_api (self, "/v2/rodin", form, files, nimages, NULL, true, err, errlen);
     if (!doc) return -1;
     const char *uuid = json_string_value (json_object_get (doc, "uuid"));
     json_t *jobs = json_object_get (doc, "jobs");
@@ -189,7 +267,7 @@ int bmq_hyper3d_status (bmq_hyper3d_t *self, const bmq_hyper3d_task_t *task, bmq
 {
     if (reasonlen) reason[0] = 0;
     json_t *body = json_pack ("{s:s}", "subscription_key", task->subscription_key);
-    json_t *doc = s_api (self, "/v2/status", NULL, body, false, err, errlen);
+    json_t *doc = s_api (self, "/v2/status", NULL, NULL, 0, body, false, err, errlen);
     json_decref (body);
     if (!doc) return -1;
     json_t *jobs = json_object_get (doc, "jobs");
@@ -329,7 +407,7 @@ bmq_asset_bundle_t *bmq_hyper3d_fetch (bmq_hyper3d_t *self, const char *uuid, co
     bmq_asset_bundle_t *b = s_from_cache (self, uuid, err, errlen);
     if (b || *err) return b;
     json_t *body = json_pack ("{s:s}", "task_uuid", uuid);
-    json_t *doc = s_api (self, "/v2/download", NULL, body, false, err, errlen);
+    json_t *doc = s_api (self, "/v2/download", NULL, NULL, 0, body, false, err, errlen);
     json_decref (body);
     if (!doc) return NULL;
     char url[S_URL_MAX + 1];

@@ -1,10 +1,11 @@
-/* assets_hyper3d — the Hyper3D Rodin client: make a model from text, follow
+/* assets_hyper3d — the Hyper3D Rodin client: make a model from text or images, follow
  * the job, fetch the model into the cache (issue 16).
  *
  * API (Rodin v2, https://hyperhuman.deemos.com/api, key as "Authorization:
  * Bearer KEY" on API calls only):
- *   POST {base}/v2/rodin     multipart/form-data prompt, tier,
- *                            geometry_file_format=glb
+ *   POST {base}/v2/rodin     multipart/form-data prompt?, tier,
+ *                            geometry_file_format=glb, images (0..5 file
+ *                            parts image_N.png|jpg, image/png|image/jpeg)
  *                            → {uuid, jobs: {uuids: [...], subscription_key}}
  *   POST {base}/v2/status    JSON {subscription_key}
  *                            → {jobs: [{uuid, status: Waiting|Generating|Done|Failed, message?}]}
@@ -50,6 +51,15 @@
 
 #define BMQ_HYPER3D_PROMPT_MAX 4000
 #define BMQ_HYPER3D_KEY_MAX    1024        /* a subscription key */
+#define BMQ_HYPER3D_IMAGES_MAX 5           /* images per job (Rodin's limit) */
+#define BMQ_HYPER3D_IMAGE_MAX  (8u << 20)  /* bytes of one image, decoded */
+
+/* One input image: its media type (from its magic bytes) and bytes (malloc'd). */
+typedef struct {
+    const char    *type;                    /* "image/png" | "image/jpeg" (static) */
+    unsigned char *data;
+    size_t         len;
+} bmq_hyper3d_image_t;
 
 typedef struct {
     char     base_url[512];         /* assets.hyper3d_base_url */
@@ -88,6 +98,24 @@ const bmq_hyper3d_options_t *bmq_hyper3d_options (const bmq_hyper3d_t *self);
 /* Start a job (tier NULL/"": the configured one). 0 with task; -1 with err. */
 int bmq_hyper3d_create (bmq_hyper3d_t *self, const char *prompt, const char *tier, bmq_hyper3d_task_t *task,
                         char *err, size_t errlen);
+/* The same with input images (nimages 0..BMQ_HYPER3D_IMAGES_MAX; prompt may
+ * then be NULL/""; each image's magic bytes must match its type). */
+int bmq_hyper3d_create_with (bmq_hyper3d_t *self, const char *prompt, const char *tier, const bmq_hyper3d_image_t *images,
+                             size_t nimages, bmq_hyper3d_task_t *task, char *err, size_t errlen);
+
+/* "image/png" or "image/jpeg" when data starts with that format's magic
+ * bytes (PNG \x89PNG\r\n\x1a\n, JPEG \xff\xd8\xff); NULL otherwise. */
+const char *bmq_hyper3d_image_magic (const void *data, size_t len);
+
+/* asset.generate's `images` (hostile input): an array of 1..5 objects
+ * {type: "image/png" | "image/jpeg", data: base64}, each valid base64 (the
+ * standard alphabet, padded), 1..BMQ_HYPER3D_IMAGE_MAX bytes decoded, its
+ * magic bytes those of its type. Fills out[0..*n) (free with
+ * bmq_hyper3d_images_free); -1 with err naming the image (1-based) and what
+ * is wrong, nothing allocated. NULL images: 0 with *n = 0. */
+int bmq_hyper3d_images_decode (const json_t *images, bmq_hyper3d_image_t *out, size_t *n, char *err, size_t errlen);
+void bmq_hyper3d_images_free (bmq_hyper3d_image_t *images, size_t n);
+
 /* Where the job is: any job Failed → FAILED (reason: the source's message,
  * or "" when it gave none); all Done → DONE; any Generating → GENERATING;
  * else WAITING. 0 / -1 with err (the call itself failed). */
