@@ -6,6 +6,7 @@
 
 #include "codec.h"
 #include "config.h"
+#include "peer.h"
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -108,6 +109,12 @@ bmq_envelope_t *bmq_cli_ask (bmq_config_t *cfg, bmq_envelope_t *req, bmq_msg_typ
 #define BMQ_CLI_CONTINUE (-1)
 typedef int (bmq_cli_handler_fn) (const bmq_envelope_t *env, void *state);
 int bmq_cli_converse (bmq_config_t *cfg, bmq_envelope_t *req, bmq_cli_handler_fn *handler, void *state);
+/* The same, with `tick` called before each wait (a few times a second): it
+ * may send on the request's behalf (e.g. a cancel with the same cid) and
+ * returns BMQ_CLI_CONTINUE or an exit code that ends the conversation. */
+typedef int (bmq_cli_tick_fn) (bmq_peer_t *gw, const char *cid, void *state);
+int bmq_cli_converse_ticking (bmq_config_t *cfg, bmq_envelope_t *req, bmq_cli_handler_fn *handler,
+                              bmq_cli_tick_fn *tick, void *state);
 /* One status.request to the gateway; NULL when it does not answer. */
 json_t *bmq_cli_fetch_status (bmq_config_t *cfg);
 /* `script list`: the scripts the sandbox has seen (pending ones can be applied). */

@@ -39,6 +39,12 @@ bmq_config_t *bmq_cli_config (const bmq_cli_opts_t *opts)
  * if it falls silent for liveness × interval, give up with exit code 2. */
 int bmq_cli_converse (bmq_config_t *cfg, bmq_envelope_t *req, s_handler_fn *handler, void *state)
 {
+    return bmq_cli_converse_ticking (cfg, req, handler, NULL, state);
+}
+
+int bmq_cli_converse_ticking (bmq_config_t *cfg, bmq_envelope_t *req, s_handler_fn *handler, bmq_cli_tick_fn *tick,
+                              void *state)
+{
     const char *endpoint = bmq_config_str (cfg, "gateway.endpoint");
     int interval = (int) bmq_config_int (cfg, "heartbeat.interval_ms");
     bmq_peer_t *gw = bmq_peer_new ("gateway", endpoint, interval, (int) bmq_config_int (cfg, "heartbeat.liveness") + 1);
@@ -53,9 +59,15 @@ int bmq_cli_converse (bmq_config_t *cfg, bmq_envelope_t *req, s_handler_fn *hand
     unsigned generation = bmq_peer_generation (gw);
     zpoller_t *poller = zpoller_new (bmq_peer_sock (gw), NULL);
     while (code == CONTINUE) {
+        if (tick && (code = tick (gw, cid, state)) != CONTINUE) break;
         bmq_peer_tick (gw);
         zsock_t *which = zpoller_wait (poller, interval / 2);
-        if (zpoller_terminated (poller)) { fprintf (stderr, "blendmq: interrupted\n"); code = 130; break; }
+        if (zpoller_terminated (poller)) {
+            if (tick) continue;         /* a signal: the tick decides what it means (its own handler counted it) */
+            fprintf (stderr, "blendmq: interrupted\n");
+            code = 130;
+            break;
+        }
         if (which) {
             bmq_envelope_t *env = bmq_bus_recv (which, NULL);
             if (env && !bmq_peer_heard (gw, env) && !strcmp (env->cid, cid)) code = handler (env, state);

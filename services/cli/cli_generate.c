@@ -78,6 +78,7 @@ typedef struct {
     int    code;                    /* BMQ_CLI_CONTINUE until the story ends */
     long long last_step;
     char   last_line[256];
+    bool   cancel_sent;
 } s_gen_t;
 
 static void s_json_line (const bmq_envelope_t *env)
@@ -137,60 +138,37 @@ static void s_on_answer (s_gen_t *st, const bmq_envelope_t *env)
     }
 }
 
+static int s_handle (const bmq_envelope_t *env, void *state)
+{
+    s_gen_t *st = state;
+    s_on_answer (st, env);
+    return st->code;
+}
+
+/* Before each wait: the first Ctrl-C sends asset.cancel (the same cid), a
+ * second one stops waiting for its answer. */
+static int s_tick (bmq_peer_t *gw, const char *cid, void *state)
+{
+    s_gen_t *st = state;
+    if (s_interrupts && !st->cancel_sent) {
+        bmq_envelope_t *cancel = bmq_envelope_new (BMQ_MSG_ASSET_CANCEL, cid, NULL);
+        bmq_peer_send (gw, cancel);
+        bmq_envelope_destroy (&cancel);
+        st->cancel_sent = true;
+        fprintf (stderr, "blendmq: cancelling the generation (Ctrl-C again: stop waiting)\n");
+    }
+    else if (s_interrupts > 1) {
+        fprintf (stderr, "blendmq: interrupted: not waiting for the cancellation; its story is in `blendmq audit show %s`\n", cid);
+        return 130;
+    }
+    return BMQ_CLI_CONTINUE;
+}
+
 /* The generation's story, until asset.generated (or an error); SIGINT cancels it. */
 static int s_generate (bmq_config_t *cfg, bmq_envelope_t *req, s_gen_t *st)
 {
-    const char *endpoint = bmq_config_str (cfg, "gateway.endpoint");
-    int interval = (int) bmq_config_int (cfg, "heartbeat.interval_ms");
-    int liveness = (int) bmq_config_int (cfg, "heartbeat.liveness");
-    bmq_peer_t *gw = bmq_peer_new ("gateway", endpoint, interval, liveness + 1);
-    if (!gw) { bmq_envelope_destroy (&req); return 2; }
-    char cid[BMQ_MAX_ID + 1];
-    snprintf (cid, sizeof cid, "%s", req->cid);
-    bmq_peer_send (gw, req);
-    bmq_envelope_destroy (&req);
-    int64_t started = bmq_mono_ms ();
-    bool heard_once = false, cancel_sent = false;
-    unsigned generation = bmq_peer_generation (gw);
-    zpoller_t *poller = zpoller_new (bmq_peer_sock (gw), NULL);
     st->code = BMQ_CLI_CONTINUE;
-    while (st->code == BMQ_CLI_CONTINUE) {
-        if (s_interrupts && !cancel_sent) {
-            bmq_envelope_t *cancel = bmq_envelope_new (BMQ_MSG_ASSET_CANCEL, cid, NULL);
-            bmq_peer_send (gw, cancel);
-            bmq_envelope_destroy (&cancel);
-            cancel_sent = true;
-            fprintf (stderr, "blendmq: cancelling the generation (Ctrl-C again: stop waiting)\n");
-        }
-        else if (s_interrupts > 1) {
-            fprintf (stderr, "blendmq: interrupted: not waiting for the cancellation; its story is in `blendmq audit show %s`\n", cid);
-            st->code = 130;
-            break;
-        }
-        bmq_peer_tick (gw);
-        zsock_t *which = zpoller_wait (poller, interval / 2);
-        if (which) {
-            bmq_envelope_t *env = bmq_bus_recv (which, NULL);
-            if (env && !bmq_peer_heard (gw, env) && !strcmp (env->cid, cid)) s_on_answer (st, env);
-            bmq_envelope_destroy (&env);
-        }
-        else if (!bmq_peer_alive (gw) && bmq_mono_ms () - started > (int64_t) interval * 4) {
-            if (heard_once)
-                fprintf (stderr, "blendmq: gateway unavailable (silent for %lld ms at %s); generation %s may have been cut:"
-                         " its story is in `blendmq audit show %s`\n", (long long) interval * (liveness + 1), endpoint, cid, cid);
-            else fprintf (stderr, "blendmq: no answer from the gateway at %s (is the stack up? try `blendmq status`)\n", endpoint);
-            st->code = 2;
-        }
-        if (bmq_peer_alive (gw)) heard_once = true;
-        if (st->code == BMQ_CLI_CONTINUE && bmq_peer_generation (gw) != generation) {
-            fprintf (stderr, "blendmq: gateway restarted while generation %s was in progress; it was lost with the old"
-                     " process: its story is in `blendmq audit show %s`; try again\n", cid, cid);
-            st->code = 2;
-        }
-    }
-    zpoller_destroy (&poller);
-    bmq_peer_destroy (&gw);
-    return st->code;
+    return bmq_cli_converse_ticking (cfg, req, s_handle, s_tick, st);
 }
 
 int bmq_cli_assets_generate (const bmq_cli_opts_t *opts, const char *prompt)
