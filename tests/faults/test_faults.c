@@ -462,6 +462,9 @@ static int s_setup (s_suite_t *s)
     setenv ("BLENDMQ_PLANNER_BACKEND", "openai", 1);
     setenv ("BLENDMQ_PLANNER_OPENAI_BASE_URL", v, 1);
     setenv ("BLENDMQ_PLANNER_OPENAI_MODEL", "fault-llm", 1);
+    /* The fake model answers every dialogue with a plan: a review round (issue 16) would run each chat's plan
+     * twice. The faults are measured on one planning dialogue per chat; faults during a review: e2e.review. */
+    setenv ("BLENDMQ_PLANNER_REVIEW_ROUNDS", "0", 1);
     unsetenv ("OPENAI_API_KEY");
     unsetenv ("GEMINI_API_KEY");
     int port = s_free_port ();              /* a fixed HTTP port: the SSE client reconnects to the same URL */
