@@ -257,8 +257,7 @@ static bool s_review (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
     snprintf (note, sizeof note, "reviewing the result (round %d of %d)…", r->review_round, r->review_round + r->reviews_left);
     s_tell (gw, r, note);
     r->deadline = bmq_mono_ms () + gw->timeout_ms;       /* one more dialogue, then maybe one more plan */
-    json_decref (r->plan);
-    r->plan = NULL;
+    /* r->plan stays the plan that ran until a fix replaces it: the same plan sent back is not run twice */
     r->names_cached = r->looked = false;
     r->steps_done = r->steps_total = 0;
     r->plan_started = false;
@@ -308,6 +307,12 @@ static void s_planned (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
     json_t *plan = json_object_get ((*env)->body, "plan");
     if (r->held && mode && !strcmp (mode, "review") && json_array_size (plan) == 0) {
         s_tell (gw, r, "review: the model is satisfied with the result");
+        s_answer_held (gw, r);
+        return;
+    }
+    if (r->held && mode && !strcmp (mode, "review") && json_equal (plan, r->plan)) {
+        /* the plan that already ran, sent again: run twice it would build everything a second time */
+        s_tell (gw, r, "review: the model sent the plan that already ran; it is not run twice; the result stands as it is");
         s_answer_held (gw, r);
         return;
     }

@@ -8,8 +8,9 @@
  * run, the client sees the first result (as a note) and the fix's; (c)
  * planner.review_rounds 0: no review at all (one planning dialogue); (d) the
  * planner killed during the review: the client still gets the first plan's
- * result, with a note that the review could not run. Skipped without
- * Blender. */
+ * result, with a note that the review could not run; (e) the model answers
+ * the review with the plan that already ran: it is not run twice. Skipped
+ * without Blender. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -155,6 +156,17 @@ static void test_review_look_done_and_fix (void **state)
     free (out);
     assert_int_equal (fake_llm_requests (llm) - before, 3);
     assert_int_equal (s_objects_named ("\"nose"), 1);         /* the fix ran in Blender */
+
+    /* (e) a model that answers the review with the plan that already ran: not run twice */
+    fake_llm_json (llm, 200, submit);
+    fake_llm_json (llm, 200, submit);
+    int bases = s_objects_named ("\"base");
+    out = s_blendmq ("", "chat 'build a snowman'", &code);
+    if (code) fail_msg ("chat failed (%d):\n%s", code, out);
+    s_expect (out, "review: the model sent the plan that already ran; it is not run twice");
+    s_expect (out, "done: 2/2 steps");
+    free (out);
+    assert_int_equal (s_objects_named ("\"base"), bases + 1);  /* the chat's own plan once, no second copy */
     free (submit);
     free (look);
     free (done);
