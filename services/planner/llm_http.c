@@ -1,5 +1,6 @@
 /* llm_http — JSON POST with retries, server-sent events, API error shapes. */
 #include "llm_http.h"
+#include "retry.h"
 #include "codec.h"
 
 #include <ctype.h>
@@ -134,11 +135,8 @@ static size_t s_on_header (char *p, size_t size, size_t nmemb, void *arg)
 {
     s_xfer_t *x = arg;
     size_t n = size * nmemb;
-    if (n > 12 && !strncasecmp (p, "Retry-After:", 12)) {
-        char *end;
-        long v = strtol (p + 12, &end, 10);
-        if (end != p + 12 && v >= 0 && v < 86400) x->retry_after_ms = (int) (v * 1000);
-    }
+    int ms = bmq_retry_after_header (p, n);
+    if (ms >= 0) x->retry_after_ms = ms;
     return n;
 }
 
@@ -407,14 +405,6 @@ static bool s_wait (int ms, const bmq_llm_http_hooks_t *hooks)
     return !s_cancelled (hooks);
 }
 
-static int s_backoff_ms (const bmq_llm_http_policy_t *p, int retry)
-{
-    int64_t d = p->retry_base_ms > 0 ? p->retry_base_ms : 500;
-    for (int i = 0; i < retry && d < (int64_t) p->retry_max_ms; i++) d *= 2;
-    if (p->retry_max_ms > 0 && d > p->retry_max_ms) d = p->retry_max_ms;
-    return (int) (d / 2 + random () % (d / 2 + 1));           /* equal jitter */
-}
-
 int bmq_llm_http_post (const bmq_llm_http_request_t *req, const bmq_llm_http_policy_t *policy,
                    const bmq_llm_http_hooks_t *hooks, json_t **out, bmq_llm_http_error_t *err)
 {
@@ -452,9 +442,8 @@ int bmq_llm_http_post (const bmq_llm_http_request_t *req, const bmq_llm_http_pol
             snprintf (err->message + l, sizeof err->message - l, " (gave up after %d attempts)", attempts);
             break;
         }
-        int delay = err->retry_after_ms >= 0
-            ? (err->retry_after_ms < policy->retry_after_max_ms ? err->retry_after_ms : policy->retry_after_max_ms)
-            : s_backoff_ms (policy, attempt);
+        int delay = bmq_retry_delay_ms (attempt, policy->retry_base_ms, policy->retry_max_ms, err->retry_after_ms,
+                                        policy->retry_after_max_ms);
         if (policy->deadline_ms && bmq_mono_ms () + delay >= policy->deadline_ms) {
             size_t l = strlen (err->message);
             snprintf (err->message + l, sizeof err->message - l, " (a retry in %.1f s would pass the planning deadline)", delay / 1000.0);

@@ -1,5 +1,6 @@
 /* assets_http — GET (or POST) with timeouts, a byte cap, no redirects, retries, abort. */
 #include "assets_http.h"
+#include "retry.h"
 #include "codec.h"
 
 #include <curl/curl.h>
@@ -144,11 +145,8 @@ static size_t s_on_header (char *p, size_t size, size_t nmemb, void *arg)
 {
     s_xfer_t *x = arg;
     size_t n = size * nmemb;
-    if (n > 12 && !strncasecmp (p, "Retry-After:", 12)) {
-        char *end;
-        long v = strtol (p + 12, &end, 10);
-        if (end != p + 12 && v >= 0 && v < 86400) x->retry_after_ms = (int) (v * 1000);
-    }
+    int ms = bmq_retry_after_header (p, n);
+    if (ms >= 0) x->retry_after_ms = ms;
     return n;
 }
 
@@ -334,11 +332,7 @@ int bmq_assets_http_get (const bmq_assets_http_request_t *req, const bmq_assets_
             snprintf (err->message + l, sizeof err->message - l, " (gave up after %d attempts)", attempt + 1);
             return -1;
         }
-        int64_t d = p.retry_base_ms;
-        for (int i = 0; i < attempt && d < p.retry_max_ms; i++) d *= 2;
-        if (d > p.retry_max_ms) d = p.retry_max_ms;
-        if (x.retry_after_ms >= 0) d = x.retry_after_ms < p.retry_after_max_ms ? x.retry_after_ms : p.retry_after_max_ms;
-        s_sleep_ms ((int) d);
+        s_sleep_ms (bmq_retry_delay_ms (attempt, p.retry_base_ms, p.retry_max_ms, x.retry_after_ms, p.retry_after_max_ms));
         if (atomic_load (&s_abort)) {
             snprintf (err->message, sizeof err->message, "%s: aborted (the service is stopping)", req->what ? req->what : "the download");
             return -1;
