@@ -4,7 +4,9 @@
  * bmq_bus_bind is a CURVE server whose ZAP handler (one zauth actor per
  * process, see bus.h) accepts only the public certs in <keys_dir>/trusted.
  * bmq_bus_recv copies the metadata of the cert that authenticated the
- * connection into env->auth_name / env->auth_role. The body's `sender` is a
+ * connection into env->auth_name / env->auth_role, checking each message's
+ * key against <keys_dir>/trusted as it is now (a key revoked after the
+ * handshake is refused on its next message; bus.h). The body's `sender` is a
  * claim; these two fields are the proof. Both are empty when CURVE is off or
  * the envelope did not come from a socket.
  *
@@ -23,6 +25,12 @@
 #define BMQ_ROLE_REVIEWER "reviewer"
 #define BMQ_ROLE_ADMIN    "admin"
 #define BMQ_ROLE_SERVICE  "service"
+
+/* auth_name starts with this (and auth_role is empty) when the connection's
+ * CURVE key is not trusted now ("!revoked:NAME": `keys revoke` after the
+ * handshake) or its cert names no name and role ("!unnamed:KEY"): every role
+ * check refuses such an envelope, whatever its body says. */
+#define BMQ_AUTH_UNTRUSTED "!"
 
 /* True when env was authenticated with a key of exactly this role. */
 bool bmq_auth_is (const bmq_envelope_t *env, const char *role);

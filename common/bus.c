@@ -1,10 +1,13 @@
 /* bus — envelopes over czmq sockets. */
 #include "bus.h"
+#include "auth.h"
 #include "keys.h"
 #include "log.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define BMQ_ZAP_DOMAIN "blendmq"
 
@@ -21,6 +24,112 @@ static struct {
     zactor_t *monitor;        /* logs refused handshakes */
     int       monitors;       /* inproc endpoints handed out */
 } s_sec = { .lock = PTHREAD_MUTEX_INITIALIZER, .max_msg = BMQ_MAX_FRAME };
+
+/* The keys trusted NOW: zauth checks a key once, at the handshake; a
+ * connection lives on after `keys revoke`. So every message's key (the
+ * User-Id libzmq carries per frame: the client's public key, z85) is looked up
+ * here, in <keys_dir>/trusted as it is on disk, reloaded when the folder
+ * changes (revoke removes a file; add creates one) and at least once a second. */
+#define TRUST_RELOAD_MS 1000
+typedef struct { char name[64]; char role[16]; } s_trusted_t;
+static struct {
+    pthread_mutex_t  lock;
+    char             dir[1100];
+    struct timespec  mtime;
+    int64_t          loaded_ms;
+    zhashx_t        *keys;        /* public key (z85) -> s_trusted_t */
+} s_trust = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void s_trust_reload (void)
+{
+    zhashx_t *keys = zhashx_new ();
+    zhashx_set_destructor (keys, (zhashx_destructor_fn *) zstr_free);
+    DIR *d = opendir (s_trust.dir);
+    for (struct dirent *e; d && (e = readdir (d)); ) {
+        size_t n = strlen (e->d_name);
+        if (n < 6 || strcmp (e->d_name + n - 5, ".cert")) continue;
+        char path[1400];
+        snprintf (path, sizeof path, "%s/%s", s_trust.dir, e->d_name);
+        zcert_t *cert = zcert_load (path);
+        if (!cert) continue;
+        s_trusted_t *t = calloc (1, sizeof *t);
+        const char *name = zcert_meta (cert, "name"), *role = zcert_meta (cert, "role");
+        /* a cert without a valid name and role stays unnamed: its peer is refused */
+        if (name && role && bmq_keys_name_valid (name) && strlen (role) < sizeof t->role) {
+            snprintf (t->name, sizeof t->name, "%s", name);
+            snprintf (t->role, sizeof t->role, "%s", role);
+        }
+        zhashx_update (keys, zcert_public_txt (cert), t);
+        zcert_destroy (&cert);
+    }
+    if (d) closedir (d);
+    zhashx_destroy (&s_trust.keys);
+    s_trust.keys = keys;
+}
+
+/* Is the key `user_id` trusted now? 0 yes (name, role filled), 1 trusted but
+ * its cert names no one, -1 not trusted (revoked, or never was). */
+static int s_trusted_now (const char *user_id, char *name, size_t nlen, char *role, size_t rlen)
+{
+    pthread_mutex_lock (&s_trust.lock);
+    struct stat st;
+    int64_t now = zclock_mono ();
+    bool changed = stat (s_trust.dir, &st) != 0 || st.st_mtim.tv_sec != s_trust.mtime.tv_sec
+                || st.st_mtim.tv_nsec != s_trust.mtime.tv_nsec;
+    if (!s_trust.keys || changed || now - s_trust.loaded_ms >= TRUST_RELOAD_MS) {
+        s_trust_reload ();
+        s_trust.mtime = stat (s_trust.dir, &st) == 0 ? st.st_mtim : (struct timespec) { 0 };
+        s_trust.loaded_ms = now;
+    }
+    s_trusted_t *t = zhashx_lookup (s_trust.keys, user_id);
+    int rc = !t ? -1 : t->name[0] ? 0 : 1;
+    if (rc == 0) {
+        snprintf (name, nlen, "%s", t->name);
+        snprintf (role, rlen, "%s", t->role);
+    }
+    pthread_mutex_unlock (&s_trust.lock);
+    return rc;
+}
+
+static void s_trust_reset (const char *keys_dir)
+{
+    pthread_mutex_lock (&s_trust.lock);
+    zhashx_destroy (&s_trust.keys);
+    snprintf (s_trust.dir, sizeof s_trust.dir, "%s/trusted", keys_dir ? keys_dir : "");
+    s_trust.loaded_ms = 0;
+    pthread_mutex_unlock (&s_trust.lock);
+}
+
+/* The identity of a frame that came over a connection. With CURVE, the key
+ * (User-Id) must be trusted now and its cert must name a name and a role:
+ * otherwise auth_name says why (BMQ_AUTH_UNTRUSTED…) and auth_role stays
+ * empty, and every role check refuses the envelope. */
+static void s_identity (bmq_envelope_t *env, zframe_t *f)
+{
+    const char *user_id = zframe_meta (f, "User-Id");
+    if (user_id && *user_id && bmq_bus_curve ()) {
+        char name[64], role[16];
+        int trusted = s_trusted_now (user_id, name, sizeof name, role, sizeof role);
+        if (trusted == 0 && strlen (name) < sizeof env->auth_name && strlen (role) < sizeof env->auth_role) {
+            strcpy (env->auth_name, name);
+            strcpy (env->auth_role, role);
+        }
+        else {
+            const char *meta = zframe_meta (f, "name");
+            snprintf (env->auth_name, sizeof env->auth_name, "%s%s:%.40s", BMQ_AUTH_UNTRUSTED,
+                      trusted < 0 ? "revoked" : "unnamed", trusted < 0 && meta && bmq_keys_name_valid (meta) ? meta : user_id);
+            env->auth_role[0] = 0;
+        }
+        return;
+    }
+    /* no key checked on this side (a client socket, CURVE off): what ZAP said, if anything */
+    const char *name = zframe_meta (f, "name"), *role = zframe_meta (f, "role");
+    if (name && role && strlen (name) < sizeof env->auth_name && strlen (role) < sizeof env->auth_role
+        && bmq_keys_name_valid (name)) {
+        strcpy (env->auth_name, name);
+        strcpy (env->auth_role, role);
+    }
+}
 
 static int s_send_bytes (zsock_t *sock, zframe_t *routing_id, unsigned char *buf, size_t len)
 {
@@ -67,16 +176,8 @@ bmq_envelope_t *bmq_bus_recv (zsock_t *sock, zframe_t **routing_id_out)
     else {
         zframe_t *f = zmsg_first (msg);
         env = bmq_envelope_decode (zframe_data (f), zframe_size (f), err, sizeof err);
-        if (env) {
-            /* the identity is what ZAP said about the key of this connection
-             * (zauth puts the trusted cert's metadata in its reply), never the body */
-            const char *name = zframe_meta (f, "name"), *role = zframe_meta (f, "role");
-            if (name && role && strlen (name) < sizeof env->auth_name && strlen (role) < sizeof env->auth_role
-                && bmq_keys_name_valid (name)) {
-                strcpy (env->auth_name, name);
-                strcpy (env->auth_role, role);
-            }
-        }
+        /* the identity is the key of this connection, as trusted now, never the body */
+        if (env) s_identity (env, f);
     }
     zmsg_destroy (&msg);
     if (!env) {
@@ -245,6 +346,7 @@ int bmq_bus_security_init (const bmq_config_t *cfg, const char *self_key, char *
     snprintf (s_sec.self, sizeof s_sec.self, "%s", self_key ? self_key : "");
     s_sec.certs = zhashx_new ();
     zhashx_set_destructor (s_sec.certs, s_cert_free);
+    s_trust_reset (s_sec.keys_dir);
     s_sec.init = true;
     if (!s_sec.curve) {
         bmq_warn ("security.curve is false: the bus is NOT authenticated nor encrypted (benchmarks only)");

@@ -1,6 +1,7 @@
 /* roles — the role table (roles.def) and the checks every service makes. */
 #include "roles.h"
 #include "audit_client.h"
+#include "auth.h"
 #include "bus.h"
 #include "config.h"
 #include "log.h"
@@ -47,6 +48,16 @@ int bmq_roles_principal (const bmq_envelope_t *env, bool curve, int flags, bmq_p
                          char *err, size_t errlen)
 {
     memset (who, 0, sizeof *who);
+    if (!strncmp (env->auth_name, BMQ_AUTH_UNTRUSTED, strlen (BMQ_AUTH_UNTRUSTED))) {
+        /* a CURVE key that is not trusted now, or whose cert names no one:
+         * never an in-process caller, whatever flags say (bus.c) */
+        snprintf (who->name, sizeof who->name, "%s", env->auth_name);
+        if (!strncmp (env->auth_name + 1, "revoked:", 8))
+            ERR ("key '%s' is no longer trusted (revoked after it connected)", env->auth_name + 9);
+        else
+            ERR ("a key whose certificate has no name and role metadata is refused (%s)", env->auth_name + 1);
+        return -1;
+    }
     const json_t *obo = json_object_get (env->body, BMQ_ON_BEHALF_OF);
     bool known = env->auth_name[0] && env->auth_role[0];
     bool local = !known && (flags & BMQ_ROLES_TRUST_LOCAL);

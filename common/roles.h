@@ -12,9 +12,12 @@
  *     on_behalf_of from any other sender is ignored (never trusted).
  *   - no identity: allowed only when CURVE is off (security.curve false:
  *     benchmarks); with CURVE on it is refused. One exception, asked for with
- *     BMQ_ROLES_TRUST_LOCAL: the gateway's front is also bound on inproc for its
- *     own HTTP/MCP threads, which authenticate requests by token and say who
- *     in body.on_behalf_of; an inproc peer has no CURVE identity.
+ *     BMQ_ROLES_TRUST_LOCAL: the gateway's own HTTP/MCP threads, which
+ *     authenticate requests by token and say who in body.on_behalf_of, come
+ *     on an inproc socket of their own (never the CURVE front: a peer there
+ *     without an identity is refused, never taken for an in-process one).
+ *   - a CURVE key not trusted now (revoked after its handshake) or whose
+ *     cert has no name and role (auth.h, BMQ_AUTH_UNTRUSTED): always refused.
  *
  * A refusal is an `error` reply (code `forbidden`, naming the roles needed)
  * and an audit record of kind `auth.refused`. */

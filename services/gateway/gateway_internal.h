@@ -17,6 +17,7 @@ typedef struct bmq_gw_t bmq_gw_t;
 struct bmq_gw_t {
     bmq_config_t *cfg;
     zsock_t      *front, *pub, *sub;
+    zsock_t      *local;              /* inproc ROUTER for this process's HTTP/MCP threads (only it trusts on_behalf_of) */
     bmq_peer_t   *planner;
     bmq_executor_set_t *executors;      /* one per Blender; requests pick one with "target" */
     bmq_broker_t *broker;

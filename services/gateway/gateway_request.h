@@ -30,6 +30,7 @@ typedef struct {
     bmq_req_kind_t  kind;
     bmq_req_state_t state;
     zframe_t *rid;                       /* the client */
+    bool      local;                     /* it came on the in-process socket (HTTP/MCP threads), not the front */
     char      cid[BMQ_MAX_ID + 1];
     char      plan_id[BMQ_MAX_ID + 1];
     json_t   *plan;                      /* a plan (chat, run, validate), or a script request's body */

@@ -17,7 +17,9 @@
 #include <ctype.h>
 
 #define MAX_REQUESTS 1000
-/* The front ROUTER is bound here too: HTTP connection threads (http_bus) are clients like any other. */
+/* HTTP connection threads (http_bus) come on an inproc ROUTER of their own:
+ * they authenticated the request by token and say who in on_behalf_of, which
+ * only this socket believes. The CURVE front never does (roles.h). */
 #define FRONT_INPROC "inproc://blendmq-gateway-front"
 
 /* Everything the gateway sends downstream for a client carries who the client
@@ -33,7 +35,7 @@ void bmq_gw_for_client (const bmq_gw_request_t *r, bmq_envelope_t *env)
 void bmq_gw_to_client (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t *env)
 {
     bmq_story_answer (gw->stories, r->plan_id, env);             /* HTTP: GET /api/plans/{id}, metrics */
-    bmq_bus_send_and_destroy (gw->front, r->rid, &env);
+    bmq_bus_send_and_destroy (r->local ? gw->local : gw->front, r->rid, &env);
 }
 
 void bmq_gw_done (bmq_gw_t *gw, bmq_gw_request_t *r, const char *outcome)
@@ -146,29 +148,30 @@ static bool s_plan_id_ok (bmq_gw_t *gw, const char *id)
     return true;
 }
 
-static void s_on_client (bmq_gw_t *gw)
+static void s_on_client (bmq_gw_t *gw, zsock_t *sock)
 {
+    bool local = sock == gw->local;
     zframe_t *rid = NULL;
-    bmq_envelope_t *env = bmq_bus_recv (gw->front, &rid);
+    bmq_envelope_t *env = bmq_bus_recv (sock, &rid);
     if (!env) { zframe_destroy (&rid); return; }
     bmq_envelope_t *reply = NULL;
     /* who is asking, from the key (or, from this process's own HTTP/MCP
      * threads, the token they checked), and may they? (roles.def) */
     bmq_principal_t who;
     char why[512];
-    if (bmq_roles_check (env, "gateway", gw->curve, BMQ_ROLES_TRUST_LOCAL, &who, why, sizeof why)) {
+    if (bmq_roles_check (env, "gateway", gw->curve, local ? BMQ_ROLES_TRUST_LOCAL : 0, &who, why, sizeof why)) {
         bmq_warn ("refused %s from '%s' (%s): %s", bmq_msg_type_name (env->type), who.name[0] ? who.name : env->auth_name,
                   who.role[0] ? who.role : env->auth_role, why);
         bmq_audit_record (gw->audit, env->cid, "auth.refused", bmq_roles_refusal_record (env, "gateway", &who, why));
         reply = bmq_roles_refusal (env, why);
-        if (reply) bmq_bus_send_and_destroy (gw->front, rid, &reply);
+        if (reply) bmq_bus_send_and_destroy (sock, rid, &reply);
         zframe_destroy (&rid);
         bmq_envelope_destroy (&env);
         return;
     }
     bmq_req_kind_t kind = BMQ_REQ_CHAT;
     bool start = bmq_gw_request_starts (env->type, &kind);      /* gateway_request.def routes */
-    if (bmq_answer_heartbeat (gw->front, rid, env, "gateway", "ok")) { }
+    if (bmq_answer_heartbeat (sock, rid, env, "gateway", "ok")) { }
     else if (env->type == BMQ_MSG_STATUS_REQUEST) reply = bmq_envelope_reply (env, BMQ_MSG_STATUS_REPLY, s_status (gw));
     else if (env->type == BMQ_MSG_CANCEL_REQUEST) s_cancel (gw, env, &who);
     else if (!start) reply = bmq_envelope_error (env, "unsupported", "the gateway does not accept %s", bmq_msg_type_name (env->type));
@@ -184,6 +187,7 @@ static void s_on_client (bmq_gw_t *gw)
     else {
         bool named = s_plan_id_ok (gw, bmq_body_str (env, "plan_id"));
         bmq_gw_request_t *r = bmq_gw_request_new (kind, env, rid, gw->timeout_ms);
+        r->local = local;
         r->executor = bmq_executor_set_find (gw->executors, bmq_body_str (env, "target"));
         snprintf (r->client_name, sizeof r->client_name, "%s", who.name);
         snprintf (r->client_role, sizeof r->client_role, "%s", who.role);
@@ -210,7 +214,7 @@ static void s_on_client (bmq_gw_t *gw)
         }
         else bmq_gw_start (gw, r, env);
     }
-    if (reply) bmq_bus_send_and_destroy (gw->front, rid, &reply);
+    if (reply) bmq_bus_send_and_destroy (sock, rid, &reply);
     zframe_destroy (&rid);
     bmq_envelope_destroy (&env);
 }
@@ -266,7 +270,13 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
     int interval = (int) bmq_config_int (cfg, "heartbeat.interval_ms");
     int liveness = (int) bmq_config_int (cfg, "heartbeat.liveness");
     gw.front = bmq_bus_bind (ZMQ_ROUTER, bmq_config_str (cfg, "gateway.endpoint"));
-    if (gw.front && zsock_bind (gw.front, "%s", FRONT_INPROC) == -1) zsock_destroy (&gw.front);
+    gw.local = zsock_new (ZMQ_ROUTER);        /* inproc: no handshake, no CURVE; only this process reaches it */
+    if (gw.local) {
+        zsock_set_router_mandatory (gw.local, 0);
+        zsock_set_sndhwm (gw.local, 10000);
+        zsock_set_rcvhwm (gw.local, 10000);
+        if (zsock_bind (gw.local, "%s", FRONT_INPROC) == -1) zsock_destroy (&gw.local);
+    }
     gw.pub = bmq_bus_bind (ZMQ_PUB, bmq_config_str (cfg, "gateway.events"));
     gw.sub = bmq_bus_client_socket (ZMQ_SUB, "executor");   /* connected to every executor's events by the set */
     char err[512] = "";
@@ -279,7 +289,7 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
     gw.requests = zhashx_new ();
     zhashx_set_destructor (gw.requests, bmq_gw_request_free);
     int code = 1;
-    if (gw.front && gw.pub && gw.sub && gw.broker && gw.planner && gw.executors && gw.audit
+    if (gw.front && gw.local && gw.pub && gw.sub && gw.broker && gw.planner && gw.executors && gw.audit
         && (gw.stories = bmq_story_pub_new (BMQ_GW_STORIES))
         && bmq_http_server_start (cfg, FRONT_INPROC, BMQ_GW_STORIES, &gw.http) == 0) {
         if (!gw.http) zsock_destroy (&gw.stories);         /* HTTP disabled: no one to tell */
@@ -287,7 +297,7 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
         bmq_audit_record (gw.audit, NULL, "gateway.start", json_pack ("{s:s}", "instance", bmq_instance_id ()));
         bmq_info ("gateway ready on %s (events %s, validator broker %s)", bmq_config_str (cfg, "gateway.endpoint"),
                   bmq_config_str (cfg, "gateway.events"), bmq_config_str (cfg, "gateway.validator_broker"));
-        zpoller_t *poller = zpoller_new (gw.front, bmq_broker_sock (gw.broker), bmq_peer_sock (gw.planner),
+        zpoller_t *poller = zpoller_new (gw.front, gw.local, bmq_broker_sock (gw.broker), bmq_peer_sock (gw.planner),
                                          bmq_audit_sock (gw.audit), gw.sub, NULL);
         for (size_t i = 0; i < bmq_executor_set_size (gw.executors); i++)
             zpoller_add (poller, bmq_peer_sock (bmq_executor_set_peer (gw.executors, i)));
@@ -303,7 +313,7 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
                 gw.grace_until = now + interval;
             }
             gw.last_loop = now;
-            if (which == gw.front) s_on_client (&gw);
+            if (which == gw.front || which == gw.local) s_on_client (&gw, which);
             else if (which == bmq_broker_sock (gw.broker)) {
                 bmq_envelope_t *verdict = bmq_broker_on_message (gw.broker);
                 if (verdict) bmq_gw_on_message (&gw, &verdict, BMQ_WAIT_VALIDATORS, -1);
@@ -349,5 +359,6 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
     zsock_destroy (&gw.sub);
     zsock_destroy (&gw.pub);
     zsock_destroy (&gw.front);
+    zsock_destroy (&gw.local);
     return code;
 }

@@ -4,6 +4,7 @@
 #include "bus.h"
 #include "log.h"
 #include "audit_client.h"
+#include "auth.h"
 #include "roles.h"
 
 typedef struct {
@@ -185,6 +186,9 @@ bmq_envelope_t *bmq_broker_on_message (bmq_broker_t *self)
      * notice the silence of the old one (its heartbeats reach us at once) */
     bool joins = env->type == BMQ_MSG_WORKER_READY
               || (env->type == BMQ_MSG_HEARTBEAT && !zhashx_lookup (self->dropped, key));   /* a dropped one says READY */
+    /* roles.def lets only the validator key say either; this says it again
+     * where it matters: a worker receives other people's plans and scripts */
+    if (joins && self->curve && !bmq_auth_is_service (env, "validator")) joins = false;
     if (!w && joins && zhashx_size (self->workers) < BMQ_BROKER_QUEUE_MAX) {
         w = calloc (1, sizeof *w);
         w->rid = zframe_dup (rid);
@@ -194,7 +198,13 @@ bmq_envelope_t *bmq_broker_on_message (bmq_broker_t *self)
         zhashx_insert (self->workers, key, w);
         zhashx_delete (self->dropped, key);
         self->empty_since = 0;
-        bmq_info ("validator worker %lld joined (%zu in the pool)", (long long) w->pid, zhashx_size (self->workers));
+        const char *name = env->auth_name[0] ? env->auth_name : "(no key: CURVE off)";
+        bmq_info ("validator worker %lld joined with key '%s' (%zu in the pool)", (long long) w->pid, name,
+                  zhashx_size (self->workers));
+        bmq_audit_record (self->audit, NULL, "validator.join",
+                          json_pack ("{s:I, s:s, s:s, s:s, s:I}", "pid", (json_int_t) w->pid, "key", name,
+                                     "role", env->auth_role, "by", bmq_msg_type_name (env->type),
+                                     "workers", (json_int_t) zhashx_size (self->workers)));
     }
     bmq_envelope_t *reply = NULL;
     if (w) {
