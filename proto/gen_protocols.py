@@ -92,6 +92,17 @@ def check_link(d):
         s_need(isinstance(hs.get(key), str) and hs[key].isascii() and '"' not in hs[key] and "\\" not in hs[key],
                "handshake." + key, "plain ASCII")
     check_args_decl(hs["hello"]["args"], "hello.args")
+    ss = hs.get("session")
+    s_need(isinstance(ss, dict), "handshake.session", "an object")
+    s_need(s_is_int(ss.get("mac_bytes")) and ss["mac_bytes"] == 32, "handshake.session.mac_bytes", "32 (HMAC-SHA256)")
+    for key in ("key_label", "client_label", "server_label"):
+        s_need(isinstance(ss.get(key), str) and ss[key].isascii() and '"' not in ss[key] and "\\" not in ss[key],
+               "handshake.session." + key, "plain ASCII")
+    s_need(len({ss["key_label"], ss["client_label"], ss["server_label"], hs["client_label"], hs["server_label"]}) == 5,
+           "handshake.session", "every label differs")
+    s_need(s_is_int(hs.get("preauth_timeout_ms")) and 100 <= hs["preauth_timeout_ms"] <= 10000,
+           "handshake.preauth_timeout_ms", "100..10000")
+    s_need(s_is_int(hs.get("max_pending")) and 1 <= hs["max_pending"] <= 64, "handshake.max_pending", "1..64")
     b = hs["bounds"]
     s_need(s_is_int(b.get("max_params")) and s_is_int(b.get("max_items")), "handshake.bounds", "max_params, max_items")
     s_need(isinstance(b.get("param_keys"), list) and "type" in b["param_keys"], "handshake.bounds", "param_keys")
@@ -272,6 +283,12 @@ def python_module(link, sandbox):
            "CLIENT_LABEL = %s" % json.dumps(link["handshake"]["client_label"]),
            "SERVER_LABEL = %s" % json.dumps(link["handshake"]["server_label"]),
            "CHALLENGE_FIELDS = %s" % s_py(link["handshake"]["challenge"]),
+           "PREAUTH_TIMEOUT_MS = %d" % link["handshake"]["preauth_timeout_ms"],
+           "MAX_PENDING = %d" % link["handshake"]["max_pending"],
+           "SESSION_KEY_LABEL = %s" % json.dumps(link["handshake"]["session"]["key_label"]),
+           "FRAME_CLIENT_LABEL = %s" % json.dumps(link["handshake"]["session"]["client_label"]),
+           "FRAME_SERVER_LABEL = %s" % json.dumps(link["handshake"]["session"]["server_label"]),
+           "FRAME_MAC_BYTES = %d" % link["handshake"]["session"]["mac_bytes"],
            "HELLO_ARGS = %s" % s_py(link["handshake"]["hello"]["args"]),
            "HELLO_REPLY_FIELDS = %s" % s_py(link["handshake"]["hello"]["reply"]),
            "BOUNDS_MAX_PARAMS = %d" % link["handshake"]["bounds"]["max_params"],
@@ -325,6 +342,11 @@ def c_link(link):
          "#define BMQ_LINK_MAC_BYTES %d" % link["handshake"]["mac_bytes"],
          "#define BMQ_LINK_CLIENT_LABEL %s" % s_c_str(link["handshake"]["client_label"]),
          "#define BMQ_LINK_SERVER_LABEL %s" % s_c_str(link["handshake"]["server_label"]),
+         "#define BMQ_LINK_PREAUTH_TIMEOUT_MS %d" % link["handshake"]["preauth_timeout_ms"],
+         "#define BMQ_LINK_SESSION_KEY_LABEL %s" % s_c_str(link["handshake"]["session"]["key_label"]),
+         "#define BMQ_LINK_FRAME_CLIENT_LABEL %s" % s_c_str(link["handshake"]["session"]["client_label"]),
+         "#define BMQ_LINK_FRAME_SERVER_LABEL %s" % s_c_str(link["handshake"]["session"]["server_label"]),
+         "#define BMQ_LINK_FRAME_MAC_BYTES %d" % link["handshake"]["session"]["mac_bytes"],
          "#define BMQ_LINK_HELLO_MAX_OPERATIONS %d" % link["handshake"]["hello"]["args"]["operations"]["max_items"],
          "#define BMQ_LINK_BOUNDS_MAX_PARAMS %d" % link["handshake"]["bounds"]["max_params"]]
     h += ["#define BMQ_LINK_%s %d" % (k.upper(), hr["limits"][k]) for k in REPORT_LIMITS]

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +32,11 @@ struct bmq_blender_link_t {
     json_t *hello;          /* interrupted plans the last hello reported (checked), or NULL */
     int     fd;
     int64_t next_id;
+    char   *socket_path;    /* "unix:PATH" hosts: the unix socket (host/port unused) */
+    bool    plain_remote;   /* a non-loopback TCP peer is allowed (no encryption: see the header) */
+    bool    sealed;         /* after hello: every frame carries its MAC (handshake.session) */
+    unsigned char session[crypto_auth_hmacsha256_KEYBYTES];
+    uint64_t sent, received;    /* frame sequence numbers, per direction */
 };
 
 /* Link version, nonce size and labels: proto/blender_link.json (bmq_link_proto.h). */
@@ -51,6 +57,7 @@ bmq_blender_link_t *bmq_blender_link_new (const char *host, int port, const char
     bmq_blender_link_t *self = calloc (1, sizeof *self);
     if (!self) return NULL;
     self->host = strdup (host);
+    if (!strncmp (host, "unix:", 5)) self->socket_path = strdup (host + 5);
     self->port = port;
     self->token = strdup (token ? token : "");
     self->operations = json_array ();
@@ -62,13 +69,21 @@ bmq_blender_link_t *bmq_blender_link_new (const char *host, int port, const char
 void bmq_blender_link_close (bmq_blender_link_t *self)
 {
     if (self && self->fd >= 0) { close (self->fd); self->fd = -1; }
+    if (self) {
+        self->sealed = false;
+        self->sent = self->received = 0;
+        sodium_memzero (self->session, sizeof self->session);
+    }
 }
+
+void bmq_blender_link_allow_plain_remote (bmq_blender_link_t *self, bool allow) { self->plain_remote = allow; }
 
 void bmq_blender_link_destroy (bmq_blender_link_t **self_p)
 {
     if (!self_p || !*self_p) return;
     bmq_blender_link_close (*self_p);
     free ((*self_p)->host);
+    free ((*self_p)->socket_path);
     if ((*self_p)->token) sodium_memzero ((*self_p)->token, strlen ((*self_p)->token));
     free ((*self_p)->token);
     json_decref ((*self_p)->operations);
@@ -147,9 +162,30 @@ static int s_read_all (int fd, void *buf, size_t len, int64_t deadline)
     return 0;
 }
 
-/* One frame: the JSON object, then `blob` (blob_len bytes, may be 0). */
-static int s_send_frame_blob (int fd, const json_t *msg, const void *blob, size_t blob_len, int64_t deadline)
+/* The MAC of a frame (handshake.session): HMAC-SHA256(session key, label ||
+ * u64 BE seq || header || JSON || blob). */
+static void s_frame_mac (const bmq_blender_link_t *self, const char *label, uint64_t seq, const unsigned char head[8],
+                         const void *json, size_t json_len, const void *blob, size_t blob_len,
+                         unsigned char out[crypto_auth_hmacsha256_BYTES])
 {
+    unsigned char be[8];
+    for (int i = 0; i < 8; i++) be[i] = (unsigned char) (seq >> (56 - 8 * i));
+    crypto_auth_hmacsha256_state st;
+    crypto_auth_hmacsha256_init (&st, self->session, sizeof self->session);
+    crypto_auth_hmacsha256_update (&st, (const unsigned char *) label, strlen (label));
+    crypto_auth_hmacsha256_update (&st, be, 8);
+    crypto_auth_hmacsha256_update (&st, head, 8);
+    crypto_auth_hmacsha256_update (&st, json, json_len);
+    if (blob_len) crypto_auth_hmacsha256_update (&st, blob, blob_len);
+    crypto_auth_hmacsha256_final (&st, out);
+    sodium_memzero (&st, sizeof st);
+}
+
+/* One frame: the JSON object, then `blob` (blob_len bytes, may be 0), then
+ * its MAC once the link is sealed. */
+static int s_send_frame_blob (bmq_blender_link_t *self, const json_t *msg, const void *blob, size_t blob_len, int64_t deadline)
+{
+    int fd = self->fd;
     char *text = json_dumps (msg, JSON_COMPACT);
     if (!text) return BMQ_LINK_PROTOCOL;
     size_t len = strlen (text);
@@ -158,24 +194,28 @@ static int s_send_frame_blob (int fd, const json_t *msg, const void *blob, size_
     uint32_t h = htonl ((uint32_t) len), b = htonl ((uint32_t) blob_len);
     memcpy (head, &h, 4);
     memcpy (head + 4, &b, 4);
+    unsigned char mac[crypto_auth_hmacsha256_BYTES];
+    if (self->sealed) s_frame_mac (self, BMQ_LINK_FRAME_CLIENT_LABEL, self->sent++, head, text, len, blob, blob_len, mac);
     int rc = s_write_all (fd, head, 8, deadline);
     if (!rc) rc = s_write_all (fd, text, len, deadline);
     if (!rc && blob_len) rc = s_write_all (fd, blob, blob_len, deadline);
+    if (!rc && self->sealed) rc = s_write_all (fd, mac, sizeof mac, deadline);
     free (text);
     return rc;
 }
 
-static int s_send_frame (int fd, const json_t *msg, int64_t deadline)
+static int s_send_frame (bmq_blender_link_t *self, const json_t *msg, int64_t deadline)
 {
-    return s_send_frame_blob (fd, msg, NULL, 0, deadline);
+    return s_send_frame_blob (self, msg, NULL, 0, deadline);
 }
 
 /* Read one frame. The reply is parsed; the blob (if any) is returned malloc'd.
  * A frame that started arriving is read to its end even past the deadline
  * would be cut: a partial read leaves the stream unusable, so it is DOWN. */
-static int s_recv_frame (int fd, int64_t deadline, json_t **msg_out, unsigned char **blob_out, size_t *blob_len,
-                         char *err, size_t errlen)
+static int s_recv_frame (bmq_blender_link_t *self, int64_t deadline, json_t **msg_out, unsigned char **blob_out,
+                         size_t *blob_len, char *err, size_t errlen)
 {
+    int fd = self->fd;
     unsigned char head[8];
     int rc = s_read_all (fd, head, 8, deadline);
     if (rc == BMQ_LINK_DOWN) ERR ("connection to Blender lost (or cut inside a frame header)");
@@ -197,7 +237,21 @@ static int s_recv_frame (int fd, int64_t deadline, json_t **msg_out, unsigned ch
     if (!text || (b && !blob)) { free (text); free (blob); ERR ("out of memory"); return BMQ_LINK_PROTOCOL; }
     rc = s_read_all (fd, text, h, body_deadline);
     if (!rc && b) rc = s_read_all (fd, blob, b, body_deadline);
+    unsigned char mac[crypto_auth_hmacsha256_BYTES], expect[crypto_auth_hmacsha256_BYTES];
+    if (!rc && self->sealed) rc = s_read_all (fd, mac, sizeof mac, body_deadline);
     if (rc) { free (text); free (blob); ERR ("connection lost inside a frame"); return BMQ_LINK_DOWN; }
+    if (self->sealed) {
+        /* checked before the JSON is parsed: a forged, replayed or reordered frame is refused */
+        s_frame_mac (self, BMQ_LINK_FRAME_SERVER_LABEL, self->received, head, text, h, blob, b, expect);
+        if (sodium_memcmp (mac, expect, sizeof mac) != 0) {
+            free (text);
+            free (blob);
+            ERR ("Blender's frame %llu failed its MAC (forged, replayed or out of order): the link is dropped",
+                 (unsigned long long) self->received);
+            return BMQ_LINK_PROTOCOL;
+        }
+        self->received++;
+    }
     json_error_t jerr;
     json_t *msg = json_loadb (text, h, 0, &jerr);
     free (text);
@@ -213,7 +267,32 @@ static int s_recv_frame (int fd, int64_t deadline, json_t **msg_out, unsigned ch
     return 0;
 }
 
-static int s_open (const char *host, int port, int timeout_ms, char *err, size_t errlen)
+/* A unix socket at path (blender.socket). */
+static int s_open_unix (const char *path, char *err, size_t errlen)
+{
+    struct sockaddr_un a = { .sun_family = AF_UNIX };
+    if (strlen (path) >= sizeof a.sun_path) { ERR ("the Blender socket path is longer than %zu bytes: %s", sizeof a.sun_path - 1, path); return -1; }
+    memcpy (a.sun_path, path, strlen (path) + 1);
+    int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) { ERR ("cannot make a socket: %s", strerror (errno)); return -1; }
+    if (connect (fd, (struct sockaddr *) &a, sizeof a) == 0) return fd;
+    ERR ("cannot connect to Blender at unix:%s: %s", path, strerror (errno));
+    close (fd);
+    return -1;
+}
+
+static bool s_is_loopback (const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET) return (ntohl (((const struct sockaddr_in *) sa)->sin_addr.s_addr) >> 24) == 127;
+    if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a6 = &((const struct sockaddr_in6 *) sa)->sin6_addr;
+        if (IN6_IS_ADDR_LOOPBACK (a6)) return true;
+        return IN6_IS_ADDR_V4MAPPED (a6) && a6->s6_addr[12] == 127;
+    }
+    return false;
+}
+
+static int s_open (const char *host, int port, bool plain_remote, int timeout_ms, char *err, size_t errlen)
 {
     struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
     char service[16];
@@ -223,6 +302,11 @@ static int s_open (const char *host, int port, int timeout_ms, char *err, size_t
     int fd = -1;
     int64_t deadline = s_now_ms () + timeout_ms;
     for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+        if (!plain_remote && !s_is_loopback (ai->ai_addr)) {
+            ERR ("Blender at %s is not on loopback: the link is authenticated but not encrypted, so it is refused "
+                 "(use a unix socket or loopback, or set blender.allow_plain_remote: true on a network you trust)", host);
+            continue;
+        }
         fd = socket (ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
         if (fd < 0) continue;
         if (connect (fd, ai->ai_addr, ai->ai_addrlen) == 0) break;
@@ -353,7 +437,7 @@ static int s_handshake (bmq_blender_link_t *self, int timeout_ms, char *err, siz
     int64_t deadline = s_now_ms () + timeout_ms;
     json_t *msg = NULL;
     char rerr[256] = "";
-    int rc = s_recv_frame (self->fd, deadline, &msg, NULL, NULL, rerr, sizeof rerr);
+    int rc = s_recv_frame (self, deadline, &msg, NULL, NULL, rerr, sizeof rerr);
     if (rc == BMQ_LINK_TIMEOUT) {
         ERR ("Blender at %s:%d sent no challenge within %d ms (an add-on older than link version %d?)",
              self->host, self->port, timeout_ms, LINK_VERSION);
@@ -399,7 +483,19 @@ static int s_handshake (bmq_blender_link_t *self, int timeout_ms, char *err, siz
     s_proof (self->token, SERVER_LABEL, nc, ns, expect);
     bool ok = s_unhex (json_string_value (json_object_get (json_object_get (reply, "result"), "mac")), got, sizeof got)
               && sodium_memcmp (got, expect, sizeof got) == 0;
-    if (ok) s_take_hello_report (self, json_object_get (reply, "result"));
+    if (ok) {
+        s_take_hello_report (self, json_object_get (reply, "result"));
+        /* from here every frame both ways carries a MAC under the session key */
+        crypto_auth_hmacsha256_state st;
+        crypto_auth_hmacsha256_init (&st, (const unsigned char *) self->token, strlen (self->token));
+        crypto_auth_hmacsha256_update (&st, (const unsigned char *) BMQ_LINK_SESSION_KEY_LABEL, strlen (BMQ_LINK_SESSION_KEY_LABEL));
+        crypto_auth_hmacsha256_update (&st, ns, NONCE_BYTES);
+        crypto_auth_hmacsha256_update (&st, nc, NONCE_BYTES);
+        crypto_auth_hmacsha256_final (&st, self->session);
+        sodium_memzero (&st, sizeof st);
+        self->sealed = true;
+        self->sent = self->received = 0;
+    }
     json_decref (reply);
     sodium_memzero (expect, sizeof expect);
     if (!ok) {
@@ -416,7 +512,8 @@ int bmq_blender_link_connect (bmq_blender_link_t *self, int timeout_ms, char *er
     bmq_blender_link_close (self);
     json_decref (self->hello);
     self->hello = NULL;
-    self->fd = s_open (self->host, self->port, timeout_ms, err, errlen);
+    self->fd = self->socket_path ? s_open_unix (self->socket_path, err, errlen)
+                                 : s_open (self->host, self->port, self->plain_remote, timeout_ms, err, errlen);
     if (self->fd < 0) return -1;
     if (s_handshake (self, timeout_ms, err, errlen)) { bmq_blender_link_close (self); return -1; }
     return 0;
@@ -442,7 +539,7 @@ bmq_link_status_t bmq_blender_link_call_blob (bmq_blender_link_t *self, const ch
     int64_t deadline = s_now_ms () + timeout_ms;
     json_t *req = json_pack ("{s:I, s:s, s:o, s:i}", "id", (json_int_t) id, "cmd", cmd,
                              "args", args ? json_incref (args) : json_object (), "deadline_ms", timeout_ms);
-    int rc = s_send_frame_blob (self->fd, req, req_blob, req_blob_len, deadline);
+    int rc = s_send_frame_blob (self, req, req_blob, req_blob_len, deadline);
     json_decref (req);
     if (rc == BMQ_LINK_TIMEOUT) { ERR ("could not send %s within %d ms", cmd, timeout_ms); bmq_blender_link_close (self); return BMQ_LINK_DOWN; }
     if (rc) { ERR ("connection to Blender lost while sending %s", cmd); bmq_blender_link_close (self); return BMQ_LINK_DOWN; }
@@ -450,7 +547,7 @@ bmq_link_status_t bmq_blender_link_call_blob (bmq_blender_link_t *self, const ch
         json_t *msg = NULL;
         unsigned char *blob = NULL;
         size_t blen = 0;
-        rc = s_recv_frame (self->fd, deadline, &msg, &blob, &blen, err, errlen);
+        rc = s_recv_frame (self, deadline, &msg, &blob, &blen, err, errlen);
         if (rc == BMQ_LINK_TIMEOUT) { ERR ("%s: no reply from Blender within %d ms", cmd, timeout_ms); return BMQ_LINK_TIMEOUT; }
         if (rc == BMQ_LINK_DOWN) {
             if (err && !strstr (err, "inside")) ERR ("connection to Blender lost");
@@ -496,7 +593,7 @@ bmq_link_status_t bmq_blender_link_call_stream (bmq_blender_link_t *self, const 
     int64_t deadline = s_now_ms () + timeout_ms;
     json_t *req = json_pack ("{s:I, s:s, s:o, s:i}", "id", (json_int_t) id, "cmd", cmd,
                              "args", args ? json_incref (args) : json_object (), "deadline_ms", timeout_ms);
-    int rc = s_send_frame (self->fd, req, deadline);
+    int rc = s_send_frame (self, req, deadline);
     json_decref (req);
     if (rc) { ERR ("connection to Blender lost while sending %s", cmd); bmq_blender_link_close (self); return BMQ_LINK_DOWN; }
     bool cancel_sent = false;
@@ -504,7 +601,7 @@ bmq_link_status_t bmq_blender_link_call_stream (bmq_blender_link_t *self, const 
         if (!cancel_sent && stream->cancel && stream->cancel (stream->ctx)) {
             json_t *c = json_pack ("{s:I, s:s, s:{s:s}}", "id", (json_int_t) self->next_id++, "cmd", "cancel_plan",
                                    "args", "plan_id", stream->cancel_plan_id ? stream->cancel_plan_id : "");
-            rc = s_send_frame (self->fd, c, s_now_ms () + timeout_ms);
+            rc = s_send_frame (self, c, s_now_ms () + timeout_ms);
             json_decref (c);
             if (rc) { ERR ("connection to Blender lost while sending cancel_plan"); bmq_blender_link_close (self); return BMQ_LINK_DOWN; }
             cancel_sent = true;
@@ -526,7 +623,7 @@ bmq_link_status_t bmq_blender_link_call_stream (bmq_blender_link_t *self, const 
         json_t *msg = NULL;
         unsigned char *blob = NULL;
         size_t blen = 0;
-        rc = s_recv_frame (self->fd, deadline, &msg, &blob, &blen, err, errlen);
+        rc = s_recv_frame (self, deadline, &msg, &blob, &blen, err, errlen);
         free (blob);                    /* run_plan's frames carry none */
         if (rc == BMQ_LINK_TIMEOUT) continue;
         if (rc) {

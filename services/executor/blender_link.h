@@ -4,12 +4,13 @@
  * report tables) is declared in proto/blender_link.json; bmq_link_proto.h is
  * generated from it, as the add-on's blendmq/link_proto.py is.
  *
- * TCP; every frame (both ways) is: u32 BE JSON length, u32 BE blob length,
- * the JSON object, the blob. Requests carry an id; replies echo it, so a late
+ * TCP, or a unix socket when the host is "unix:PATH" (blender.socket: what
+ * `blendmq up` uses, 0600); every frame (both ways) is: u32 BE JSON length,
+ * u32 BE blob length, the JSON object, the blob, and after hello its MAC. Requests carry an id; replies echo it, so a late
  * reply to a call that timed out is recognised and discarded. Lengths from the
  * peer are bounded before anything is allocated.
  *
- * Handshake (link version 2, mutual challenge-response; the shared token never
+ * Handshake (link version 3, mutual challenge-response; the shared token never
  * crosses the wire, see addon/blendmq/protocol.py):
  *   add-on → {"id":0, "ok":true, "challenge":{"link":2, "nonce": hex Ns}}
  *   client → hello {"nonce": hex Nc, "operations": [palette names],
@@ -21,6 +22,15 @@
  * Nonces are 32 random bytes (raw in the HMAC input). The client checks the
  * add-on's mac (constant time) before any command: a process squatting on the
  * port that does not know the token is refused, and learns nothing about it.
+ *
+ * Session (issue 24; proto/blender_link.json handshake.session): after the
+ * hello exchange every frame carries 32 bytes more, after its blob:
+ * HMAC-SHA256(K, direction label || u64 BE sequence || header || JSON || blob)
+ * with K = HMAC-SHA256(token, "blendmq-link-session" || Ns || Nc) and a
+ * sequence per direction from 0. A frame that fails it (forged, replayed,
+ * reordered, cut) is PROTOCOL: the connection is closed. The link is not
+ * encrypted, so a TCP peer off loopback is refused unless
+ * bmq_blender_link_allow_plain_remote (blender.allow_plain_remote).
  *
  * Interrupted plans (issue 17): the hello reply also carries "interrupted"
  * (the add-on's reports of plans it rolled back when their connection
@@ -42,6 +52,9 @@ typedef enum { BMQ_LINK_OK = 0, BMQ_LINK_TIMEOUT = 1, BMQ_LINK_DOWN = 2, BMQ_LIN
 
 bmq_blender_link_t *bmq_blender_link_new (const char *host, int port, const char *token);
 void bmq_blender_link_destroy (bmq_blender_link_t **self_p);
+/* Allow a TCP Blender that is not on loopback (default: refused at connect,
+ * since the frames are MAC'd but not encrypted). */
+void bmq_blender_link_allow_plain_remote (bmq_blender_link_t *self, bool allow);
 /* The palette's operation names sent at hello; the add-on refuses run_step of
  * any other operation (none set: every run_step is refused). `names` is a
  * JSON array of strings, copied. 0, or -1 when it is not such an array. */

@@ -111,11 +111,37 @@ static int s_listen (int *port)
     return fd;
 }
 
+/* The fake add-on's session (link 3): after its hello reply every frame both
+ * ways carries a MAC (handshake.session); s_fake_forge corrupts the MAC of
+ * every reply it seals. */
+static bool s_fake_sealed, s_fake_forge;
+static unsigned char s_fake_key[32];
+static uint64_t s_fake_sent;
+
+static void s_fake_mac (const char *label, uint64_t seq, const void *head, const char *text, unsigned char out[32])
+{
+    unsigned char be[8];
+    for (int i = 0; i < 8; i++) be[i] = (unsigned char) (seq >> (56 - 8 * i));
+    crypto_auth_hmacsha256_state st;
+    crypto_auth_hmacsha256_init (&st, s_fake_key, sizeof s_fake_key);
+    crypto_auth_hmacsha256_update (&st, (const unsigned char *) label, strlen (label));
+    crypto_auth_hmacsha256_update (&st, be, 8);
+    crypto_auth_hmacsha256_update (&st, head, 8);
+    crypto_auth_hmacsha256_update (&st, (const unsigned char *) text, strlen (text));
+    crypto_auth_hmacsha256_final (&st, out);
+}
+
 static void s_send_json (int fd, const char *text)
 {
     uint32_t head[2] = { htonl ((uint32_t) strlen (text)), 0 };
     if (send (fd, head, 8, MSG_NOSIGNAL) != 8 || send (fd, text, strlen (text), MSG_NOSIGNAL) != (ssize_t) strlen (text))
         _exit (3);
+    if (s_fake_sealed) {
+        unsigned char mac[32];
+        s_fake_mac ("blendmq-frame-server", s_fake_sent++, head, text, mac);
+        if (s_fake_forge) mac[0] ^= 1;
+        if (send (fd, mac, 32, MSG_NOSIGNAL) != 32) _exit (3);
+    }
 }
 
 /* Read one frame into cap (appending); returns its JSON (malloc'd) or NULL at EOF. */
@@ -131,6 +157,9 @@ static char *s_read_frame (int fd, unsigned char *cap, size_t *cap_len, size_t c
     char *text = calloc (1, h + 1);
     got = 0;
     while (got < h) { ssize_t n = recv (fd, text + got, h - got, 0); if (n <= 0) { free (text); return NULL; } got += (size_t) n; }
+    unsigned char mac[32];
+    got = 0;
+    while (s_fake_sealed && got < 32) { ssize_t n = recv (fd, mac + got, 32 - got, 0); if (n <= 0) { free (text); return NULL; } got += (size_t) n; }
     if (*cap_len + 8 + h <= cap_size) {
         memcpy (cap + *cap_len, head, 8);
         memcpy (cap + *cap_len + 8, text, h);
@@ -155,7 +184,7 @@ static pid_t s_fake_server_with (int lfd, const char *token, const char *capture
     char ns_hex[65], mac_hex[65], frame[512];
     randombytes_buf (ns, sizeof ns);
     sodium_bin2hex (ns_hex, sizeof ns_hex, ns, sizeof ns);
-    snprintf (frame, sizeof frame, "{\"id\":0,\"ok\":true,\"challenge\":{\"link\":2,\"nonce\":\"%s\"}}", ns_hex);
+    snprintf (frame, sizeof frame, "{\"id\":0,\"ok\":true,\"challenge\":{\"link\":3,\"nonce\":\"%s\"}}", ns_hex);
     s_send_json (fd, frame);
     char *text;
     while ((text = s_read_frame (fd, cap, &cap_len, sizeof cap))) {
@@ -186,6 +215,15 @@ static pid_t s_fake_server_with (int lfd, const char *token, const char *capture
             json_decref (req);
             s_send_json (fd, text);
             free (text);
+            if (token) {            /* the session key: the frames from here on are MAC'd */
+                crypto_auth_hmacsha256_state st;
+                crypto_auth_hmacsha256_init (&st, (const unsigned char *) token, strlen (token));
+                crypto_auth_hmacsha256_update (&st, (const unsigned char *) "blendmq-link-session", 20);
+                crypto_auth_hmacsha256_update (&st, ns, 32);
+                crypto_auth_hmacsha256_update (&st, nc, 32);
+                crypto_auth_hmacsha256_final (&st, s_fake_key);
+                s_fake_sealed = true;
+            }
             continue;
         }
         else snprintf (frame, sizeof frame, "{\"id\":%lld,\"ok\":true,\"result\":{\"pong\":true}}", (long long) id);
@@ -269,6 +307,45 @@ static void test_token_never_sent (void **state)
     sodium_bin2hex (hex, sizeof hex, (const unsigned char *) TOKEN, strlen (TOKEN));
     assert_null (memmem (cap, n, hex, strlen (hex)));
     assert_null (memmem (cap, n, TOKEN + 4, 12));
+}
+
+/* issue 24: after hello, a reply whose MAC is wrong is refused and the link
+ * dropped (the fake knows the token, so the handshake passes). */
+static void test_forged_reply_refused (void **state)
+{
+    assert_true (sodium_init () >= 0);
+    int port, lfd = s_listen (&port);
+    assert_true (lfd >= 0);
+    char capture[256];
+    snprintf (capture, sizeof capture, "%s/capture-forge", s_dir);
+    s_fake_forge = true;
+    pid_t pid = s_fake_server (lfd, TOKEN, capture);
+    s_fake_forge = false;
+    bmq_blender_link_t *link = bmq_blender_link_new ("127.0.0.1", port, TOKEN);
+    char err[256] = "";
+    if (bmq_blender_link_connect (link, 5000, err, sizeof err)) fail_msg ("connect to the forging fake: %s", err);
+    json_t *reply = NULL;
+    assert_int_equal (bmq_blender_link_call (link, "ping", NULL, 5000, &reply, NULL, NULL, err, sizeof err), BMQ_LINK_PROTOCOL);
+    assert_null (reply);
+    assert_non_null (strstr (err, "MAC"));
+    assert_false (bmq_blender_link_connected (link));
+    bmq_blender_link_destroy (&link);
+    waitpid (pid, NULL, 0);
+    close (lfd);
+}
+
+/* A Blender off loopback is refused before a byte is sent (the link is not
+ * encrypted), unless allowed. 192.0.2.1 is TEST-NET-1: never routed. */
+static void test_plain_remote_refused (void **state)
+{
+    bmq_blender_link_t *link = bmq_blender_link_new ("192.0.2.1", 9, TOKEN);
+    char err[400] = "";
+    assert_int_equal (bmq_blender_link_connect (link, 300, err, sizeof err), -1);
+    assert_non_null (strstr (err, "not on loopback"));
+    bmq_blender_link_allow_plain_remote (link, true);
+    assert_int_equal (bmq_blender_link_connect (link, 300, err, sizeof err), -1);
+    assert_null (strstr (err, "not on loopback"));          /* tried: timed out or unreachable */
+    bmq_blender_link_destroy (&link);
 }
 
 static void test_old_hello_refused (void **state)
@@ -788,6 +865,8 @@ int main (void)
         cmocka_unit_test (test_wrong_token_refused),
         cmocka_unit_test (test_squatter_refused_by_client),
         cmocka_unit_test (test_token_never_sent),
+        cmocka_unit_test (test_forged_reply_refused),
+        cmocka_unit_test (test_plain_remote_refused),
         cmocka_unit_test (test_old_hello_refused),
         cmocka_unit_test (test_palette_operations),
         cmocka_unit_test (test_steps_and_scene),

@@ -121,14 +121,19 @@ def raw_calls(port, token, requests, out):
     import secrets
     from blendmq import tokens
 
+    macs = []       # after hello: every frame carries its MAC (link 3)
+
     def frame(sock):
         head = b""
         while len(head) < 8:
             head += sock.recv(8 - len(head))
         hlen, blen = struct.unpack(">II", head)
         body = b""
-        while len(body) < hlen + blen:
-            body += sock.recv(hlen + blen - len(body))
+        tail = tokens.FRAME_MAC_BYTES if macs else 0
+        while len(body) < hlen + blen + tail:
+            body += sock.recv(hlen + blen + tail - len(body))
+        if macs and not macs[0].check(body[hlen + blen:], head, body[:hlen + blen]):
+            raise ValueError("the add-on's frame failed its MAC")
         return json.loads(body[:hlen])
 
     try:
@@ -139,8 +144,11 @@ def raw_calls(port, token, requests, out):
                                                    "mac": tokens.client_proof(token, ns, nc).hex()}}
         for req in [hello] + requests:
             js = json.dumps(req).encode()
-            sock.sendall(struct.pack(">II", len(js), 0) + js)
+            data = struct.pack(">II", len(js), 0) + js
+            sock.sendall(data + (macs[0].seal(data) if macs else b""))
             out.append(frame(sock))
+            if not macs:
+                macs.append(tokens.FrameMacs(tokens.session_key(token, ns, nc), "client"))
         sock.close()
     except Exception as e:
         out.append({"exception": str(e)})

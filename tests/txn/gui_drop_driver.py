@@ -49,10 +49,12 @@ class Client:
         from blendmq import tokens
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=60)
         self.next_id = 1
+        self.macs = None        # after hello: every frame carries its MAC (link 3)
         ns = bytes.fromhex(self.frame()["challenge"]["nonce"])
         nc = secrets.token_bytes(tokens.NONCE_BYTES)
         self.hello = self.call("hello", {"nonce": nc.hex(), "operations": [CUBE], "bounds": CUBE_BOUNDS,
                                          "mac": tokens.client_proof(token, ns, nc).hex()})
+        self.macs = tokens.FrameMacs(tokens.session_key(token, ns, nc), "client")
 
     def frame(self):
         head = b""
@@ -63,14 +65,18 @@ class Client:
             head += got
         hlen, blen = struct.unpack(">II", head)
         body = b""
-        while len(body) < hlen + blen:
-            body += self.sock.recv(hlen + blen - len(body))
+        tail = 32 if self.macs else 0
+        while len(body) < hlen + blen + tail:
+            body += self.sock.recv(hlen + blen + tail - len(body))
+        if self.macs and not self.macs.check(body[hlen + blen:], head, body[:hlen + blen]):
+            raise ValueError("the add-on's frame failed its MAC")
         return json.loads(body[:hlen])
 
     def call(self, cmd, args=None):
         rid, self.next_id = self.next_id, self.next_id + 1
         js = json.dumps({"id": rid, "cmd": cmd, "args": args or {}}).encode()
-        self.sock.sendall(struct.pack(">II", len(js), 0) + js)
+        data = struct.pack(">II", len(js), 0) + js
+        self.sock.sendall(data + (self.macs.seal(data) if self.macs else b""))
         return self.frame()
 
     def close(self):

@@ -27,6 +27,7 @@ class Client:
     def __init__(self, port, bounds, token=TOKEN):
         self.sock = socket.create_connection(("127.0.0.1", port))
         self.buf = b""
+        self.macs = None        # after hello: every frame carries its MAC (link 3)
         self.port, self.bounds, self.token = port, bounds, token
         first = self.recv()
         ns = bytes.fromhex(first["challenge"]["nonce"])
@@ -35,17 +36,22 @@ class Client:
         self.send({"id": 1, "cmd": "hello", "args": {"nonce": nc.hex(), "mac": mac.hex(),
                                                       "operations": sorted(bounds), "bounds": bounds}})
         self.hello = self.recv()
+        self.macs = tokens.FrameMacs(tokens.session_key(token, ns, nc), "client")
 
     def send(self, obj, blob=b""):
-        self.sock.sendall(frame(obj, blob))
+        data = frame(obj, blob)
+        self.sock.sendall(data + (self.macs.seal(data) if self.macs else b""))
 
     def recv(self):
         while True:
             if len(self.buf) >= 8:
                 h, b = struct.unpack(">II", self.buf[:8])
-                if len(self.buf) >= 8 + h + b:
+                tail = tokens.FRAME_MAC_BYTES if self.macs else 0
+                if len(self.buf) >= 8 + h + b + tail:
+                    if self.macs and not self.macs.check(self.buf[8 + h + b:8 + h + b + tail], self.buf[:8 + h + b]):
+                        raise ValueError("the add-on's frame failed its MAC")
                     msg = json.loads(self.buf[8:8 + h])
-                    self.buf = self.buf[8 + h + b:]
+                    self.buf = self.buf[8 + h + b + tail:]
                     return msg
             data = self.sock.recv(65536)
             if not data:

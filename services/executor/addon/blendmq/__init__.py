@@ -67,6 +67,7 @@ def main(argv):
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=9876, help="0 picks a free port")
     p.add_argument("--port-file", help="the actual port is written here once listening")
+    p.add_argument("--socket", help="serve on this unix socket (0600) instead of TCP")
     p.add_argument("--token-file")
     p.add_argument("--token-env", default="BLENDMQ_TOKEN")
     p.add_argument("--reset-scene", action="store_true", help="start from an empty scene")
@@ -82,7 +83,7 @@ def main(argv):
     if opts.reset_scene:
         cmd_reset_scene({})
     if bpy.app.background:
-        run_background(opts.host, opts.port, token, opts.port_file)
+        run_background(opts.host, opts.port, token, opts.port_file, opts.socket)
     else:       # a GUI Blender started with the launcher: the panel too, the server as asked
         panel.register()
         if gui.start(opts.host, opts.port, token, opts.port_file) is None:

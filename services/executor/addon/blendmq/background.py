@@ -21,8 +21,9 @@ def write_port_file(path, port):
     os.replace(tmp, path)       # readers never see a partial file
 
 
-def run_background(host, port, token, port_file=None):
-    """Serve on the main thread until shutdown or SIGTERM/SIGINT."""
+def run_background(host, port, token, port_file=None, socket_path=None):
+    """Serve on the main thread until shutdown or SIGTERM/SIGINT: on TCP (host, port), or on the
+    unix socket socket_path (0600) when given."""
     s_Flags.shutdown = False
     server = None
 
@@ -48,14 +49,14 @@ def run_background(host, port, token, port_file=None):
         except Exception as e:      # the loop must survive anything
             log("rollback after a lost client failed: %s: %s" % (type(e).__name__, e))
 
-    server = Server(host, port, token, on_request, on_drop, on_cancel=on_cancel)
+    server = Server(host, port, token, on_request, on_drop, on_cancel=on_cancel, socket_path=socket_path)
     old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     # The C-level handler writes to this fd, so select() returns at once on a signal.
     old_fd = signal.set_wakeup_fd(server.wake_w.fileno(), warn_on_full_buffer=False)
     try:
-        if port_file:
+        if port_file and not socket_path:
             write_port_file(port_file, server.port)
-        log("listening on %s:%d" % (host, server.port))
+        log("listening on %s" % server.where)
         while not server.stopping:
             server.poll()
     finally:

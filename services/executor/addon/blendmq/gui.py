@@ -33,7 +33,7 @@ HANDLERS = ("depsgraph_update_post", "undo_post", "redo_post", "load_post")
 class GuiService:
     """One server in a GUI Blender; the panel reads `server` and `token`."""
 
-    def __init__(self, host, port, token, port_file=None):
+    def __init__(self, host, port, token, port_file=None, allow_plain_remote=False):
         s_Flags.shutdown = False
         self.queue = queue.Queue()
         self.queued = 0         # written by the I/O thread only
@@ -44,7 +44,7 @@ class GuiService:
         self.active = None      # (conn, PlanRun): a run_plan in progress (main thread)
         self.active_plan = None     # its plan id (read by the I/O thread for cancel_plan's answer)
         self.server = Server(host, port, token, self._on_request, self._on_drop, self._on_hello,
-                             self._on_cancel)
+                             self._on_cancel, allow_plain_remote=allow_plain_remote)
         self.token = token
         self.redraw_seen = -1
         self.ticks = 0          # timer passes, and those that ran a request (main thread; benchmarks read them)
@@ -58,7 +58,7 @@ class GuiService:
         bpy.app.timers.register(self.tick_fn, first_interval=TICK_S, persistent=True)
         if port_file:
             write_port_file(port_file, self.server.port)
-        log("listening on %s:%d" % (host, self.server.port))
+        log("listening on %s" % self.server.where)
 
     # ---- I/O thread
 
@@ -235,12 +235,13 @@ LAST_ERROR = ""
 TOKEN_WHERE = ""
 
 
-def start(host, port, token, port_file=None):
-    """Start (or restart) the service. Returns it, or None with LAST_ERROR set."""
+def start(host, port, token, port_file=None, allow_plain_remote=False):
+    """Start (or restart) the service. Returns it, or None with LAST_ERROR set. A peer off
+    loopback is refused unless allow_plain_remote (the link is authenticated, not encrypted)."""
     global SERVICE, LAST_ERROR
     stop()
     try:
-        SERVICE = GuiService(host, port, token, port_file)
+        SERVICE = GuiService(host, port, token, port_file, allow_plain_remote)
         LAST_ERROR = ""
     except (OSError, ValueError, OverflowError) as e:
         SERVICE = None
@@ -268,4 +269,4 @@ def start_configured():
         log(LAST_ERROR)
         s_redraw_panels()
         return None
-    return start(s.host, s.port, token)
+    return start(s.host, s.port, token, allow_plain_remote=s.allow_plain_remote)

@@ -6,7 +6,7 @@ imported by the add-on (protocol, commands, server, steps) and by sandbox_runner
 uses nothing but the standard library."""
 import re
 
-LINK_VERSION = 2
+LINK_VERSION = 3
 MAX_JSON = 1048576
 MAX_BLOB = 67108864
 PREAUTH_MAX_JSON = 65536
@@ -16,6 +16,12 @@ MAC_BYTES = 32
 CLIENT_LABEL = "blendmq-link-client"
 SERVER_LABEL = "blendmq-link-server"
 CHALLENGE_FIELDS = ("link", "nonce")
+PREAUTH_TIMEOUT_MS = 1000
+MAX_PENDING = 4
+SESSION_KEY_LABEL = "blendmq-link-session"
+FRAME_CLIENT_LABEL = "blendmq-frame-client"
+FRAME_SERVER_LABEL = "blendmq-frame-server"
+FRAME_MAC_BYTES = 32
 HELLO_ARGS = {
     "nonce": {
         "type": "string",

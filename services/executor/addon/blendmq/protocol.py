@@ -7,9 +7,12 @@ B bytes blob. H <= 1 MiB, B <= 64 MiB (before `hello` succeeds: H <= 64 KiB, B =
 unauthenticated peer cannot make us buffer much). A bad frame gets an error reply (id 0) and
 the connection is closed.
 
+After the hello exchange every frame (both directions) is followed by its 32-byte MAC
+(tokens.FrameMacs; proto/blender_link.json handshake.session), not counted in H or B.
+
 Request: {"id": int, "cmd": str, "args": {...}, "deadline_ms"?: number}.
 Reply:   {"id": int, "ok": bool, "result"?: {...}, "error"?: str, "bpy_ms": number}.
-Handshake (link version 2; the shared token never crosses the wire):
+Handshake (link version 3; the shared token never crosses the wire):
   server → {"id": 0, "ok": true, "addon": ..., "challenge": {"link": 2, "nonce": hex(Ns)}}
            sent as soon as the connection is accepted (Ns: 32 random bytes)
   client → {"id": n, "cmd": "hello", "args": {"nonce": hex(Nc), "operations": [names...],
@@ -69,21 +72,27 @@ def encode(obj, blob=b""):
     return struct.pack(">II", len(js), len(blob)) + js
 
 
-def take_frame(buf, authed):
+def take_frame(buf, authed, macs=None):
     """Remove the first complete frame from `buf` (a bytearray) and return (request, blob);
     None when more bytes are needed. Raises FrameError on a bad frame. Lengths are checked
-    before anything waits for the body."""
+    before anything waits for the body. With `macs` (tokens.FrameMacs: after hello) the frame
+    ends with its MAC, checked before its JSON is even parsed."""
     if len(buf) < 8:
         return None
     hlen, blen = struct.unpack_from(">II", buf)
     cap_h, cap_b = (MAX_JSON, MAX_BLOB) if authed else (PREAUTH_MAX_JSON, PREAUTH_MAX_BLOB)
     if hlen > cap_h or blen > cap_b:
         raise FrameError("frame too large (json %d, blob %d bytes)" % (hlen, blen))
-    if len(buf) < 8 + hlen + blen:
+    tail = link_proto.FRAME_MAC_BYTES if macs is not None else 0
+    if len(buf) < 8 + hlen + blen + tail:
         return None
+    head = bytes(buf[:8])
     raw = bytes(buf[8:8 + hlen])
     blob = bytes(buf[8 + hlen:8 + hlen + blen])
-    del buf[:8 + hlen + blen]
+    mac = bytes(buf[8 + hlen + blen:8 + hlen + blen + tail])
+    del buf[:8 + hlen + blen + tail]
+    if macs is not None and not macs.check(mac, head, raw, blob):
+        raise FrameError("frame MAC does not match (forged, replayed or out of order): dropped")
     try:
         req = json.loads(raw.decode("utf-8"), parse_constant=s_reject_constant)
     except (ValueError, RecursionError) as e:

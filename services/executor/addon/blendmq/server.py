@@ -11,15 +11,31 @@ carries the palette's operation names and their parameter bounds: run_step refus
 operation, and parameters out of bounds (bounds.py). hello's arguments are checked against their
 declaration (proto/blender_link.json, link_proto.HELLO_ARGS).
 
-One client at a time: a second connection gets {"id":0,"ok":false,"error":"busy: ..."} and is
-closed. A client that sends no `hello` within HELLO_TIMEOUT_S is dropped.
+One client at a time, and only an authenticated one holds the slot (issue 24): a connection
+waits, unauthenticated, among at most MAX_PENDING others, for at most HELLO_TIMEOUT_S (about a
+second); the first whose hello proves the token takes the slot and the others are dropped. So a
+local process that connects first and says nothing (or anything) holds nothing: the executor's
+hello still gets through at once. While an authenticated client holds the slot, a new connection
+gets {"id":0,"ok":false,"error":"busy: ..."} and is closed. Every such event is logged with the
+peers involved.
+
+After hello every frame carries a MAC under a session key made from both nonces and the token
+(tokens.FrameMacs): a forged, replayed or reordered frame is refused and the connection dropped.
+
+The server listens on TCP (host, port) or, with socket_path, on a unix socket made 0600 (what
+`blendmq up` uses: only the owner can connect at all; a confined Blender has no network). A TCP
+peer that is not on loopback is refused unless allow_plain_remote: the link is authenticated,
+not encrypted.
 
 The hello reply also says what happened to plans whose connection dropped (transaction.py,
 issue 17): `interrupted` (rollback reports not yet acknowledged) and `open_plan`. In the GUI it
 is sent from the main thread, after any rollback of the previous client's plan has run.
 """
+import ipaddress
+import os
 import selectors
 import socket
+import stat
 import struct
 import threading
 import time
@@ -30,7 +46,8 @@ from . import bounds, link_proto, tokens, transaction
 from .log import log
 from .protocol import ADDON_VERSION, LINK_VERSION, FrameError, encode, take_frame
 
-HELLO_TIMEOUT_S = 10.0      # a silent peer must not hold the only client slot forever
+HELLO_TIMEOUT_S = link_proto.PREAUTH_TIMEOUT_MS / 1000.0     # how long a connection may wait for its hello
+MAX_PENDING = link_proto.MAX_PENDING    # unauthenticated connections waiting at once
 SEND_TIMEOUT_S = 30.0       # a peer that stops reading must not wedge Blender's main thread
 SO_TIMESTAMPING = getattr(socket, "SO_TIMESTAMPING", 37)
 TS_FLAGS = (1 << 3) | (1 << 4)  # SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE
@@ -57,16 +74,19 @@ class Connection:
         Connection.serials += 1
         self.serial = Connection.serials    # owner of the plans it opens (transaction.link_lost)
         self.drop_reason = "the connection closed"
-        self.peer = "%s:%d" % peer[:2] if peer else "?"
+        self.peer = "%s:%d" % peer[:2] if isinstance(peer, tuple) and len(peer) >= 2 else "local socket #%d" % self.serial
         self.buf = bytearray()
         self.authed = False
+        self.macs = None        # tokens.FrameMacs once hello succeeded: frames read are checked
+        self.sealing = False    # frames sent carry their MAC (from the frame after the hello reply)
         self.nonce = tokens.new_nonce()     # Ns: this connection's challenge
         self.operations = frozenset()       # the palette's operation names, from hello
         self.closed = False     # set by Server.drop_client (the socket is gone)
         self.dead = False       # a send failed: no more replies; the reader drops us on EOF
         self.opened = time.monotonic()
         self.lock = threading.Lock()
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.settimeout(SEND_TIMEOUT_S)
         # Kernel receive timestamps tell when a request really arrived, so a request that sat
         # in the socket buffer while a long command ran still honours its deadline_ms.
@@ -92,9 +112,12 @@ class Connection:
             return False
         try:
             with self.lock:
+                mac = self.macs.seal(frame, blob) if self.sealing else b""
                 self.sock.sendall(frame)
                 if blob:
                     self.sock.sendall(blob)
+                if mac:
+                    self.sock.sendall(mac)
             return True
         except OSError as e:
             self._fail(e)
@@ -132,7 +155,7 @@ class Connection:
         self.buf += data
         out = []
         while True:
-            frame = take_frame(self.buf, self.authed)
+            frame = take_frame(self.buf, self.authed, self.macs)
             if frame is None:
                 break
             req, blob = frame
@@ -175,6 +198,8 @@ class Connection:
             self.send({"id": rid, "ok": False, "error": why, "bpy_ms": 0.0})
             raise FrameError(None)     # already replied; the connection is closed
         self.authed = True
+        self.macs = tokens.FrameMacs(tokens.session_key(self.server.token, self.nonce, nonce), "server")
+        self.server.take_slot(self)
         self.operations = frozenset(ops)
         bounds.set_palette(self.operations, limits)
         self.server.changed += 1
@@ -191,6 +216,7 @@ class Connection:
         """Send the hello reply, with the interrupted plans as they are now."""
         result.update(transaction.hello_fields())
         self.send({"id": rid, "ok": True, "result": result, "bpy_ms": 0.0})
+        self.sealing = True     # the client sends nothing before this reply: no frame races it
 
 
 class Server:
@@ -201,25 +227,37 @@ class Server:
     req) (optional) for each cancel_plan, before the frames read with it are handled (a plan
     they follow may be running). `changed` counts connection events (for the GUI panel)."""
 
-    def __init__(self, host, port, token, on_request, on_drop=None, on_hello=None, on_cancel=None):
+    def __init__(self, host, port, token, on_request, on_drop=None, on_hello=None, on_cancel=None,
+                 socket_path=None, allow_plain_remote=False):
         self.token, self.on_request, self.on_drop, self.on_hello = token, on_request, on_drop, on_hello
         self.on_cancel = on_cancel
+        self.allow_plain_remote = allow_plain_remote
         self.info = {"blender": bpy.app.version_string.split(" ")[0],
                      "background": bool(bpy.app.background), "addon": ADDON_VERSION}
-        self.listener = socket.create_server((host, port), backlog=8)
+        self.socket_path = socket_path
+        if socket_path:
+            self.listener = s_unix_listener(socket_path)
+            self.host, self.port = "unix:" + socket_path, 0
+        else:
+            self.listener = socket.create_server((host, port), backlog=8)
+            self.host = host
+            self.port = self.listener.getsockname()[1]
         self.listener.setblocking(False)
-        self.host = host
-        self.port = self.listener.getsockname()[1]
         self.wake_r, self.wake_w = socket.socketpair()
         self.wake_r.setblocking(False)
         self.wake_w.setblocking(False)
         self.sel = selectors.DefaultSelector()
         self.sel.register(self.listener, selectors.EVENT_READ, "listen")
         self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
-        self.client = None
+        self.client = None      # the authenticated client: the one slot
+        self.pending = []       # unauthenticated connections waiting for their hello (oldest first)
         self.stopping = False
         self.changed = 0
         bounds.set_palette(frozenset())     # no client yet: no run_step
+
+    @property
+    def where(self):
+        return self.host if self.socket_path else "%s:%d" % (self.host, self.port)
 
     def wake(self):
         try:
@@ -228,15 +266,15 @@ class Server:
             pass
 
     def poll(self, timeout=None):
-        c = self.client
-        if c and not c.authed:   # bound how long an unauthenticated peer may hold the slot
-            left = c.opened + HELLO_TIMEOUT_S - time.monotonic()
-            timeout = max(0.0, left) if timeout is None else min(timeout, max(0.0, left))
+        if self.pending:    # bound how long an unauthenticated peer may wait
+            left = max(0.0, min(c.opened for c in self.pending) + HELLO_TIMEOUT_S - time.monotonic())
+            timeout = left if timeout is None else min(timeout, left)
         events = self.sel.select(timeout)
-        # The client first: its EOF must free the slot before a new connection is judged busy.
-        for key, _mask in sorted(events, key=lambda e: e[0].data != "client"):
-            if key.data == "client" and self.client and key.fileobj is self.client.sock:
-                self._on_client()
+        # Connections first: an EOF must free the slot before a new connection is judged busy.
+        for key, _mask in sorted(events, key=lambda e: not isinstance(e[0].data, Connection)):
+            if isinstance(key.data, Connection):
+                if not key.data.closed:
+                    self._on_client(key.data)
             elif key.data == "wake":
                 try:
                     while self.wake_r.recv(4096):
@@ -245,10 +283,28 @@ class Server:
                     pass
             elif key.data == "listen":
                 self._accept()
-        c = self.client
-        if c and not c.authed and time.monotonic() > c.opened + HELLO_TIMEOUT_S:
-            log("client sent no hello in time, closing")
-            c.drop_reason = "no hello within %.0f s" % HELLO_TIMEOUT_S
+        now = time.monotonic()
+        for c in [c for c in self.pending if now > c.opened + HELLO_TIMEOUT_S]:
+            log("dropped %s: no hello within %.1f s (it held no slot)" % (c.peer, HELLO_TIMEOUT_S))
+            c.drop_reason = "no hello within %.1f s" % HELLO_TIMEOUT_S
+            self.drop_client(c)
+
+    def take_slot(self, conn):
+        """conn proved the token (hello): it becomes the client; every other connection still
+        waiting for its hello is dropped."""
+        if conn in self.pending:
+            self.pending.remove(conn)
+        if self.client is not None and self.client is not conn:     # cannot happen: busy is refused
+            self.client.drop_reason = "another authenticated client took the link"
+            self.drop_client(self.client)
+        self.client = conn
+        self.changed += 1
+        others = list(self.pending)
+        log("link taken by %s (authenticated)%s" % (
+            conn.peer, "; dropping %d unauthenticated connection(s): %s" % (len(others), ", ".join(c.peer for c in others))
+            if others else ""))
+        for c in others:
+            c.drop_reason = "%s authenticated and took the link" % conn.peer
             self.drop_client(c)
 
     def _accept(self):
@@ -256,22 +312,41 @@ class Server:
             sock, addr = self.listener.accept()
         except OSError:
             return
+        peer = "%s:%d" % addr[:2] if isinstance(addr, tuple) and len(addr) >= 2 else "local socket"
+        if not self.socket_path and not self.allow_plain_remote and not s_loopback(addr):
+            log("refused %s: not on loopback, and the link is not encrypted (allow_plain_remote is off)" % peer)
+            self._refuse(sock, "refused: the link is authenticated but not encrypted, so only loopback peers "
+                               "are served (the add-on's allow_plain_remote)")
+            return
         if self.client and not self._alive(self.client):
             self.client.drop_reason = "the connection was found dead when another client connected"
             self.drop_client(self.client)
         if self.client:
-            try:
-                sock.settimeout(1.0)
-                sock.sendall(encode({"id": 0, "ok": False, "bpy_ms": 0.0,
-                                     "error": "busy: another client is connected"}))
-            except OSError:
-                pass
-            sock.close()
+            log("refused %s: busy, the link is held by %s (authenticated)" % (peer, self.client.peer))
+            self._refuse(sock, "busy: another client is connected")
             return
-        self.client = Connection(sock, self, addr)
+        if len(self.pending) >= MAX_PENDING:
+            oldest = self.pending[0]
+            log("dropped %s: %d connections already wait for a hello, the oldest makes room" % (oldest.peer, MAX_PENDING))
+            oldest.drop_reason = "too many connections waiting for a hello"
+            self.drop_client(oldest)
+        conn = Connection(sock, self, addr)
+        self.pending.append(conn)
         self.changed += 1
-        self.sel.register(sock, selectors.EVENT_READ, "client")
-        self.client.challenge()
+        self.sel.register(sock, selectors.EVENT_READ, conn)
+        if len(self.pending) > 1:
+            log("%s connected while %d other(s) wait for their hello (%s): the first to authenticate takes the link"
+                % (conn.peer, len(self.pending) - 1, ", ".join(c.peer for c in self.pending[:-1])))
+        conn.challenge()
+
+    @staticmethod
+    def _refuse(sock, why):
+        try:
+            sock.settimeout(1.0)
+            sock.sendall(encode({"id": 0, "ok": False, "bpy_ms": 0.0, "error": why}))
+        except OSError:
+            pass
+        sock.close()
 
     @staticmethod
     def _alive(conn):
@@ -282,8 +357,7 @@ class Server:
         except OSError:
             return False
 
-    def _on_client(self):
-        conn = self.client
+    def _on_client(self, conn):
         try:
             reqs = conn.read()
         except FrameError as e:
@@ -319,6 +393,8 @@ class Server:
         conn.closed = True
         if self.client is conn:
             self.client = None
+        if conn in self.pending:
+            self.pending.remove(conn)
         self.changed += 1
         try:
             self.sel.unregister(conn.sock)
@@ -331,9 +407,42 @@ class Server:
             self.on_drop(conn)
 
     def close(self):
-        if self.client:
-            self.client.drop_reason = "the add-on stopped serving"
-            self.drop_client(self.client)
+        for c in ([self.client] if self.client else []) + list(self.pending):
+            c.drop_reason = "the add-on stopped serving"
+            self.drop_client(c)
         self.sel.close()
         for s in (self.listener, self.wake_r, self.wake_w):
             s.close()
+        if self.socket_path:
+            try:
+                os.unlink(self.socket_path)
+            except OSError:
+                pass
+
+
+def s_loopback(addr):
+    try:
+        return ipaddress.ip_address(addr[0].split("%")[0]).is_loopback
+    except (ValueError, IndexError, TypeError, AttributeError):
+        return False
+
+
+def s_unix_listener(path):
+    """A unix socket at `path`, 0600 from the start (made under umask 0177); a stale socket
+    left there by a killed Blender is replaced, anything else at that path is an error."""
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISSOCK(st.st_mode):
+            raise OSError("%s exists and is not a socket: not replacing it" % path)
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        sock.bind(path)
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    sock.listen(8)
+    return sock

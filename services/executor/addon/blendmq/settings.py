@@ -9,6 +9,8 @@ panel) and what they resolve to, after the environment's say:
   BLENDMQ_GATEWAY_TOKEN_FILE      the gateway token's file (else the setting, else
                                   <run dir>/keys/panel.token: the `panel` client that `blendmq keys init`
                                   makes, role admin, when the panel runs on the stack's machine)
+  BLENDMQ_ALLOW_PLAIN_REMOTE      "1": serve an executor that is not on loopback (the link is
+                                  authenticated and every frame MAC'd, but not encrypted)
   BLENDMQ_RUN_DIR                 the run dir, as for the blendmq command (else $XDG_RUNTIME_DIR/blendmq,
                                   else /tmp/blendmq-UID)
 """
@@ -105,6 +107,7 @@ class Settings:
             self.gateway_token_file = bpy.path.abspath(path) if path.startswith("//") else path
             self.gateway_token = read_token_file(self.gateway_token_file)
         self.autostart = get("autostart", True)
+        self.allow_plain_remote = self._env("BLENDMQ_ALLOW_PLAIN_REMOTE", "") in ("1", "true", "yes")
         if os.environ.get("BLENDMQ_TOKEN", "").strip():
             self.overrides.append("BLENDMQ_TOKEN")
 

@@ -41,6 +41,52 @@ def check_client_proof(token, server_nonce, client_nonce, mac):
     return hmac.compare_digest(client_proof(token, server_nonce, client_nonce), mac)
 
 
+SESSION_KEY_LABEL = link_proto.SESSION_KEY_LABEL.encode("ascii")
+FRAME_LABELS = {"client": link_proto.FRAME_CLIENT_LABEL.encode("ascii"),
+                "server": link_proto.FRAME_SERVER_LABEL.encode("ascii")}
+FRAME_MAC_BYTES = link_proto.FRAME_MAC_BYTES
+
+
+def session_key(token, server_nonce, client_nonce):
+    """HMAC-SHA256(token, "blendmq-link-session" || Ns || Nc): the key of the frames' MACs."""
+    return s_mac(token, SESSION_KEY_LABEL, server_nonce, client_nonce)
+
+
+class FrameMacs:
+    """The MACs of one connection's frames after hello (proto/blender_link.json,
+    handshake.session): HMAC-SHA256(key, direction label || u64 BE sequence || header || JSON ||
+    blob), a sequence per direction from 0. `me` is "client" or "server": what this end sends
+    is sealed with its own label, what it receives is checked against the other's, so a frame
+    reflected back, replayed, reordered or dropped fails."""
+
+    def __init__(self, key, me):
+        self.key = key
+        self.send_label = FRAME_LABELS[me]
+        self.recv_label = FRAME_LABELS["server" if me == "client" else "client"]
+        self.sent = 0
+        self.received = 0
+
+    def _mac(self, label, seq, parts):
+        h = hmac.new(self.key, label + seq.to_bytes(8, "big"), hashlib.sha256)
+        for part in parts:
+            h.update(part)
+        return h.digest()
+
+    def seal(self, *parts):
+        """The MAC of the next frame sent (its header + JSON, then its blob); advances the
+        sending sequence (the caller sends under a lock, in this order)."""
+        mac = self._mac(self.send_label, self.sent, parts)
+        self.sent += 1
+        return mac
+
+    def check(self, mac, *parts):
+        """True (and the receiving sequence advances) when `mac` is the next frame's."""
+        ok = hmac.compare_digest(self._mac(self.recv_label, self.received, parts), bytes(mac))
+        if ok:
+            self.received += 1
+        return ok
+
+
 def load_token(token_file=None, token_env="BLENDMQ_TOKEN"):
     if token_file:
         with open(token_file, "r", encoding="utf-8") as f:
