@@ -38,6 +38,9 @@ static const char *s_denied_attributes[] = {
     "pack", "unpack", "reload", "load", "write", "open", "libraries", "library", "system", "popen",
     "spawn", "fork", "new_movie", "new_sound", "new_image", "cache_directory", "sound", "image_user",
     "use_disk_cache", "use_external", "image_output_path", "output_path", "cache_file", "bake_directory",
+    /* simulation caches and bakes (issue 23) */
+    "point_cache", "point_caches", "domain_settings", "flow_settings", "effector_settings",
+    "canvas_settings", "brush_settings", "collision_settings", "bake", "bake_all", "free_bake",
     /* the UI and window manager */
     "window_manager", "windows", "window", "screen", "screens", "area", "region", "workspace",
     /* frames, code objects, generators: the classic sandbox escapes */
@@ -66,7 +69,15 @@ static const char *s_denied_ops[] = {
     "object.bake", "object.bake_image", "object.ocean_bake", "object.multires_external_save",
     "object.multires_external_pack", "object.load_background_image", "object.load_reference_image",
     "object.volume_import", "object.drop_named_image", "object.collection_external_asset_drop",
-    "object.lineart_bake_strokes", "object.lineart_bake_strokes_all", "uv.export_layout", NULL };
+    "object.lineart_bake_strokes", "object.lineart_bake_strokes_all", "uv.export_layout",
+    /* simulations whose caches Blender writes on the host (issue 23) */
+    "object.quick_smoke", "object.quick_fluid", "object.quick_liquid", "object.quick_explode", NULL };
+
+/* A str constant holding one of these is refused (issue 23): node types that write files
+ * (CompositorNodeOutputFile and every *OutputFile*), and the modifier and physics types whose
+ * caches Blender writes to disk when frames change (fluid, smoke, cloth, dynamic paint). */
+static const char *s_denied_string_words[] = {
+    "OutputFile", "FLUID", "SMOKE", "CLOTH", "DYNAMIC_PAINT", NULL };
 
 static const char *s_denied_op_words[] = {
     "export", "import", "save", "load", "bake", "external", "script", "driver", "reload", "file",
@@ -134,7 +145,7 @@ static const struct { const char *key; const char **list; } s_lists[] = {
     { "bpy_roots", s_bpy_roots }, { "data_collections", s_data_collections },
     { "context_attributes", s_context_attributes }, { "op_categories", s_op_categories },
     { "denied_ops", s_denied_ops }, { "denied_op_words", s_denied_op_words },
-    { "denied_path_subtypes", s_denied_path_subtypes },
+    { "denied_path_subtypes", s_denied_path_subtypes }, { "denied_string_words", s_denied_string_words },
     { "subdivision_names", s_subdivision_names }, { "count_names", s_count_names },
     { "resolution_names", s_resolution_names }, { "methods", s_methods },
 };

@@ -19,6 +19,9 @@
  *   denied_op_words     an operator whose name contains one of these is refused
  *                       (export, import, save, load, bake, …)
  *   denied_path_subtypes  operator STRING parameters of these RNA subtypes are refused
+ *   denied_string_words  a str constant holding one of these is refused (rule host_write):
+ *                       CompositorNodeOutputFile and every *OutputFile* node type, FLUID,
+ *                       SMOKE, CLOTH, DYNAMIC_PAINT (types that write files on the host)
  *   subdivision_names / count_names / resolution_names
  *                       keyword or attribute names whose literal values are capped by
  *                       limits.max_subdivision / max_array_count / max_resolution

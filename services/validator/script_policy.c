@@ -58,6 +58,7 @@ int bmq_script_policy_init (bmq_script_policy_t *self, json_t *rules, json_t *rn
     self->rna = rna ? json_incref (rna) : NULL;
     self->denied_op_words = json_incref (json_object_get (rules, "denied_op_words"));
     self->denied_path_subtypes = json_incref (json_object_get (rules, "denied_path_subtypes"));
+    self->denied_string_words = json_incref (json_object_get (rules, "denied_string_words"));
     bmq_script_rules_limits (rules, &self->limits);
     self->modules = s_set (rules, "modules");
     self->builtins = s_set (rules, "builtins");
@@ -100,9 +101,10 @@ void bmq_script_policy_clear (bmq_script_policy_t *self)
     Py_CLEAR (self->methods);
     json_decref (self->denied_op_words);
     json_decref (self->denied_path_subtypes);
+    json_decref (self->denied_string_words);
     json_decref (self->rules);
     json_decref (self->rna);
-    self->denied_op_words = self->denied_path_subtypes = self->rules = self->rna = NULL;
+    self->denied_op_words = self->denied_path_subtypes = self->denied_string_words = self->rules = self->rna = NULL;
 }
 
 bool bmq_script_policy_has (PyObject *set, PyObject *name)

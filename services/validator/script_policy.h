@@ -14,6 +14,7 @@ typedef struct {
              *subdivision_names, *count_names, *resolution_names, *methods;
     json_t *denied_op_words;        /* array of strings */
     json_t *denied_path_subtypes;   /* array of strings */
+    json_t *denied_string_words;    /* array of strings: a str constant holding one is refused */
     json_t *rules;                  /* the effective rules (for messages) */
     json_t *rna;                    /* "bpy.ops.X.Y" → rna_info result | null; NULL: none loaded */
     bmq_script_limits_t limits;

@@ -156,6 +156,8 @@ void walk_visit (walk_t *w, PyObject *node)
     }
     PyObject *saved_at = w->at;
     bmq_ast_kind_t kind = bmq_script_ast_kind (node);
+    if (kind == BMQ_AST_Constant)               /* file-writing node types, simulation caches (issue 23) */
+        walk_denied_string (w, node);
     if (kind == BMQ_AST_Load || kind == BMQ_AST_Store || kind == BMQ_AST_Del || kind == BMQ_AST_Constant) {
         w->depth--;
         return;

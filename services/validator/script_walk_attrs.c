@@ -20,6 +20,24 @@ static bool s_word_denied (walk_t *w, const char *op)
     return false;
 }
 
+/* A str constant holding a word of rules.denied_string_words (CompositorNodeOutputFile, FLUID, …):
+ * the types that make Blender write files on the host (issue 23). */
+void walk_denied_string (walk_t *w, PyObject *node)
+{
+    PyObject *v = PyObject_GetAttr (node, w->n->value);
+    const char *s = v && PyUnicode_Check (v) ? PyUnicode_AsUTF8 (v) : NULL;
+    size_t i;
+    json_t *word;
+    if (!v) PyErr_Clear ();
+    json_array_foreach (w->p->denied_string_words, i, word)
+        if (s && strstr (s, json_string_value (word))) {
+            walk_error (w, "host_write", "the string '%s' names a type that writes files on the host (%s): not allowed",
+                        json_string_value (word), "file output nodes, simulation caches");
+            break;
+        }
+    Py_XDECREF (v);
+}
+
 /* parts[0] is "bpy"; n parts in all. */
 static void s_bpy_chain (walk_t *w, const char **parts, int n, bool called, walk_op_t *op)
 {

@@ -53,6 +53,7 @@ static inline bool walk_is_alias (walk_t *w, PyObject *name)
 void walk_visit (walk_t *w, PyObject *node);
 void walk_error (walk_t *w, const char *rule, const char *fmt, const char *a, const char *b);
 void walk_error_msg (walk_t *w, const char *rule, const char *msg);
+void walk_denied_string (walk_t *w, PyObject *node);
 void walk_children (walk_t *w, PyObject *node, void (*fn) (walk_t *, PyObject *));
 void walk_visit_field (walk_t *w, PyObject *node, PyObject *field);
 bmq_ast_kind_t walk_kind_of_field (walk_t *w, PyObject *node, PyObject *field);

@@ -75,6 +75,9 @@ DENIED_ATTRIBUTES = frozenset({
     "pack", "unpack", "reload", "load", "write", "open", "libraries", "library", "system", "popen",
     "spawn", "fork", "new_movie", "new_sound", "new_image", "cache_directory", "sound", "image_user",
     "use_disk_cache", "use_external", "image_output_path", "output_path", "cache_file", "bake_directory",
+    # simulation caches and bakes (issue 23)
+    "point_cache", "point_caches", "domain_settings", "flow_settings", "effector_settings",
+    "canvas_settings", "brush_settings", "collision_settings", "bake", "bake_all", "free_bake",
     # the UI and window manager
     "window_manager", "windows", "window", "screen", "screens", "area", "region", "workspace",
     # frames, code objects, generators
@@ -290,7 +293,8 @@ DENIED_OPS = frozenset({
     "object.bake", "object.bake_image", "object.ocean_bake", "object.multires_external_save",
     "object.multires_external_pack", "object.load_background_image", "object.load_reference_image",
     "object.volume_import", "object.drop_named_image", "object.collection_external_asset_drop",
-    "object.lineart_bake_strokes", "object.lineart_bake_strokes_all", "uv.export_layout"})
+    "object.lineart_bake_strokes", "object.lineart_bake_strokes_all", "uv.export_layout",
+    "object.quick_smoke", "object.quick_fluid", "object.quick_liquid", "object.quick_explode"})
 DENIED_OP_WORDS = ("export", "import", "save", "load", "bake", "external", "script", "driver", "reload",
                    "file", "url", "addon", "pref", "open", "exec", "run")
 
@@ -364,27 +368,24 @@ def s_facade_of(real, names, depth=0):
 
 
 # random, the same in the sandbox and live: a script's random numbers come from one generator
-# seeded from the script's sha256 at every prepare(); seed() / seed(None) and Random() fall back
-# to that seed, never to the OS's entropy, and SystemRandom is not offered. So "random" cannot
-# be a coin that lands one way in the sandbox and the other way live. (Other differences
-# between two processes remain: str hashes are salted per process, so the order of a set of
-# strings can differ; see the closing note of issue 11.)
-_SEED = [0]
+# seeded from the script's sha256, built for that script alone (prepare() builds every facade
+# again); seed() / seed(None) and Random() fall back to that seed, never to the OS's entropy,
+# and SystemRandom is not offered. So "random" cannot be a coin that lands one way in the
+# sandbox and the other way live, nor carry anything from one script to the next.
 
+def s_random_namespace(real, seed):
+    def seed_of(a):
+        return seed if a is None else a
 
-def s_seed_of(a):
-    return _SEED[0] if a is None else a
-
-
-def s_random_namespace(real):
     class Random(real.Random):
-        """random.Random whose default seed is the script's, not the OS's entropy."""
+        """random.Random whose default seed is the script's, not the OS's entropy (a new class
+        for every script: an attribute a script sets on it dies with the script)."""
 
         def __init__(self, x=None):
-            super().__init__(s_seed_of(x))
+            super().__init__(seed_of(x))
 
         def seed(self, a=None, version=2):
-            super().seed(s_seed_of(a), version)
+            super().seed(seed_of(a), version)
 
     rng = Random()
     ns = types.SimpleNamespace()
@@ -399,49 +400,60 @@ def s_random_namespace(real):
         elif value is not None and not callable(value):
             setattr(ns, name, value)
     ns.__name__ = real.__name__
-    _RNG[0] = rng
     return ns
 
 
-_RNG = [None]
+def s_math_namespace(real, guards):
+    ns = types.SimpleNamespace()
+    for name in dir(real):
+        if not name.startswith("_"):
+            setattr(ns, name, guards.get("math." + name, getattr(real, name)))
+    ns.__name__ = real.__name__
+    return ns
 
 
-def s_build(root):
+def s_build(root, seed, guards):
     real = importlib.import_module(root)
     names = FACADE_NAMES.get(root)
     if names is None:
         names = [n for n in dir(real) if not n.startswith("_")]
     if root == "random":
-        ns = s_random_namespace(real)
+        ns = s_random_namespace(real, seed)
+        return s_facade_of(ns, [n for n in vars(ns) if not n.startswith("_")])
+    if root == "math":
+        ns = s_math_namespace(real, guards)
         return s_facade_of(ns, [n for n in vars(ns) if not n.startswith("_")])
     return s_facade_of(real, names)
 
 
-_FACADES = {}
-_FACADES_LOCK = threading.Lock()
+def s_build_all(mods, seed, guards):
+    """Fresh facades of the allowed modules for ONE script (issue 23: nothing a script can reach
+    outlives it; a facade built once per process let an earlier script leave an attribute on
+    random.Random for a later one). math's factorial, comb and perm go through the size guards."""
+    out = {}
+    for root in sorted(mods):
+        try:
+            out[root] = s_build(root, seed, guards)
+        except ImportError:
+            pass                            # not in this Python (no Blender): refused at import time
+    return out
 
 
-def facade(root):
-    """The facade of an allowed module, built once per process."""
+def facade(root, seed=0):
+    """A fresh facade of an allowed module (what prepare() builds for every script)."""
     if root not in MODULES:
         raise ImportError("import of %r is not allowed" % root)
-    f = _FACADES.get(root)
-    if f is None:
-        with _FACADES_LOCK:
-            f = _FACADES.get(root)
-            if f is None:
-                f = _FACADES[root] = s_build(root)
-    return f
+    return s_build(root, seed, s_math_guards())
 
 
-def s_guarded_import(modules):
+def s_guarded_import(facades):
     def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
         if level != 0 or not isinstance(name, str) or not name:
             raise ImportError("relative imports are not allowed")
         parts = name.split(".")
-        if parts[0] not in modules:
+        if parts[0] not in facades:
             raise ImportError("import of %r is not allowed" % name)
-        root = facade(parts[0])
+        root = facades[parts[0]]
         obj = root
         for part in parts[1:]:
             if not part or part.startswith("_"):
@@ -467,6 +479,444 @@ def s_narrow(request, fixed, what):
     return set(fixed) & set(request)
 
 
+# ---------------------------------------------------------------------------- sizes (issue 23)
+# No C call may run long: a size computed at run time (pow, **, *, <<, bytes(n), factorial,
+# padding, materialised ranges) goes through a guard that raises ValueError("size too large: …")
+# before Python starts the work. prepare() rewrites the script's AST so that these operators call
+# the guards; the guards' names start with "_" (a script cannot spell them: the bytecode check
+# refuses every "_" name before the rewrite). The same code runs in the sandbox and live, so a
+# size that is refused is refused in both, with the same message: bytes(6 GiB) is no longer a
+# MemoryError under the sandbox's RLIMIT_AS and a success live.
+
+MAX_INT_BITS = 100000            # an int result over this many bits is refused
+MAX_ITEMS = 16 << 20             # a list / tuple / set result over this many items
+MAX_BYTES = 64 << 20             # a str / bytes result over this many characters / bytes
+MAX_INT_DIGITS = 4300            # int(text): as Python 3.11's default limit (quadratic conversion)
+MAX_FORMAT_WIDTH = 1 << 20       # a width or precision in a format spec
+MAX_PROP_BYTES = 1 << 20         # an ID property string / bytes (limits at the change)
+
+_real_int, _real_str, _real_bytes = int, str, bytes
+_real_list, _real_tuple, _real_set, _real_frozenset = list, tuple, set, frozenset
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_SPEC_NUMBER = re.compile(r"\d+")
+
+
+def s_too_large(what):
+    raise ValueError("size too large: %s (limits: ints %d bits, sequences %d items, text %d bytes)"
+                     % (what, MAX_INT_BITS, MAX_ITEMS, MAX_BYTES))
+
+
+def s_bits(v):
+    return v.bit_length() if isinstance(v, _real_int) else 0
+
+
+def s_seq_limit(v):
+    """The size limit of a sequence result like v, or None when v is no sequence."""
+    if isinstance(v, (_real_str, _real_bytes, bytearray)):
+        return MAX_BYTES
+    if isinstance(v, (_real_list, _real_tuple)):
+        return MAX_ITEMS
+    return None
+
+
+def s_check_repeat(seq, n):
+    limit = s_seq_limit(seq)
+    if limit is not None and isinstance(n, _real_int) and n > 0 and len(seq) * n > limit:
+        s_too_large("a sequence of %d repeated %d times" % (len(seq), n))
+
+
+def g_mul(a, b):
+    ta, tb = type(a), type(b)
+    if ta is float or tb is float:
+        return a * b
+    if isinstance(a, _real_int) and isinstance(b, _real_int):
+        if s_bits(a) + s_bits(b) > MAX_INT_BITS:
+            s_too_large("an int product of %d and %d bits" % (s_bits(a), s_bits(b)))
+    else:
+        s_check_repeat(a, b)
+        s_check_repeat(b, a)
+    return a * b
+
+
+def g_add(a, b):
+    ta = type(a)
+    if ta is float or ta is _real_int and type(b) is _real_int:
+        return a + b
+    la, lb = s_seq_limit(a), s_seq_limit(b)
+    if la is not None and lb is not None and len(a) + len(b) > la:
+        s_too_large("a sequence of %d + %d" % (len(a), len(b)))
+    return a + b
+
+
+def s_check_pow(a, b, mod=None):
+    if mod is None and isinstance(a, _real_int) and isinstance(b, _real_int) and b > 0 and a not in (0, 1, -1):
+        if (s_bits(a) - 1) * b > MAX_INT_BITS:          # a lower bound of the result's bits
+            s_too_large("an int of %d bits ** %d" % (s_bits(a), b))
+    if mod is not None and isinstance(b, _real_int) and s_bits(b) > MAX_INT_BITS:
+        s_too_large("a modular exponent of %d bits" % s_bits(b))
+
+
+def g_pow(a, b, mod=None):
+    s_check_pow(a, b, mod)
+    return pow(a, b) if mod is None else pow(a, b, mod)
+
+
+def g_lshift(a, b):
+    if isinstance(a, _real_int) and isinstance(b, _real_int) and a and s_bits(a) + b > MAX_INT_BITS:
+        s_too_large("an int of %d bits shifted by %d" % (s_bits(a), b))
+    return a << b
+
+
+def g_mod(a, b):
+    if isinstance(a, (_real_str, _real_bytes)):
+        s_check_format(a if isinstance(a, _real_str) else a.decode("latin-1"), b)
+        out = a % b
+        return g_scrub(out) if isinstance(out, _real_str) else out
+    return a % b
+
+
+def s_check_format(fmt, args):
+    """printf-style widths and precisions ("%99999999d", "%*d")."""
+    i = fmt.find("%")
+    while i >= 0:
+        j = i + 1
+        while j < len(fmt) and fmt[j] in "-#0 +.*0123456789()":
+            if fmt[j] == "(":
+                j = fmt.find(")", j)
+                if j < 0:
+                    return
+            j += 1
+        spec = fmt[i + 1:j]
+        for m in _SPEC_NUMBER.findall(spec):
+            if len(m) > 7 or _real_int(m) > MAX_FORMAT_WIDTH:
+                s_too_large("a format width or precision of %s" % m[:20])
+        if "*" in spec:
+            for v in (args if isinstance(args, _real_tuple) else (args,)):
+                if isinstance(v, _real_int) and abs(v) > MAX_FORMAT_WIDTH:
+                    s_too_large("a format width or precision of %d" % v)
+        i = fmt.find("%", j + 1 if j == i + 1 and j < len(fmt) and fmt[j] == "%" else j)
+
+
+def g_iop(op):
+    """x op= v, in place where the type does it in place (lists), after the same checks."""
+    def iop(a, b):
+        if op == "*":
+            g_mul(a, b)
+            a *= b
+        elif op == "+":
+            g_add(a, b)
+            a += b
+        elif op == "**":
+            s_check_pow(a, b)
+            a **= b
+        elif op == "<<":
+            g_lshift(a, b)
+            a <<= b
+        else:
+            a = g_mod(a, b)
+        return a
+    return iop
+
+
+PAD_METHODS = frozenset({"ljust", "rjust", "center", "zfill", "expandtabs", "replace"})
+
+
+def g_method(obj, name, *args, **kwargs):
+    """obj.ljust(n) & co (PAD_METHODS): the result's length is checked first for str / bytes."""
+    if isinstance(obj, (_real_str, _real_bytes, bytearray)):
+        if name == "replace":
+            old = args[0] if args else kwargs.get("old")
+            new = args[1] if len(args) > 1 else kwargs.get("new")
+            if isinstance(old, type(obj)) and isinstance(new, type(obj)) and len(new) > len(old):
+                count = len(obj) + 1 if not old else obj.count(old)
+                if len(obj) + count * (len(new) - len(old)) > MAX_BYTES:
+                    s_too_large("a replace() result of about %d" % (len(obj) + count * (len(new) - len(old))))
+        else:
+            for v in _real_list(args) + _real_list(kwargs.values()):
+                if isinstance(v, _real_int) and (v > MAX_BYTES or (name == "expandtabs" and v * len(obj) > MAX_BYTES)):
+                    s_too_large("%s(%d)" % (name, v))
+    return getattr(obj, name)(*args, **kwargs)
+
+
+def g_scrub(text):
+    """What an address looks like to a script: " at 0x0" (it differs between two processes)."""
+    return _ADDRESS.sub(" at 0x0", text) if " at 0x" in text else text
+
+
+def g_repr(obj):
+    return g_scrub(repr(obj))
+
+
+def g_format(value, conversion, spec):
+    """An f-string's {value!c:spec}: the address scrubbed, the width and precision bounded."""
+    if spec:
+        for m in _SPEC_NUMBER.findall(spec):
+            if len(m) > 7 or _real_int(m) > MAX_FORMAT_WIDTH:
+                s_too_large("a format width or precision of %s" % m[:20])
+    if conversion == 114:
+        value = g_repr(value)
+    elif conversion == 115:
+        value = g_scrub(_real_str(value))
+    elif conversion == 97:
+        value = g_scrub(ascii(value))
+    elif type(value).__format__ is object.__format__:
+        value = g_scrub(_real_str(value))
+    return format(value, spec or "")
+
+
+def s_fact_check(n, what):
+    if isinstance(n, _real_int) and n > 5000:        # 5000! is ~54,000 bits; 5001..: past the bound soon
+        s_too_large("%s(%d)" % (what, n))
+
+
+def s_math_guards():
+    import math
+    def factorial(n):
+        s_fact_check(n, "factorial")
+        return math.factorial(n)
+
+    def comb(n, k):
+        if isinstance(n, _real_int) and isinstance(k, _real_int) and min(k, n - k) > 5000 and n > 5000:
+            s_too_large("comb(%d, %d)" % (n, k))
+        return math.comb(n, k)
+
+    def perm(n, k=None):
+        if isinstance(n, _real_int) and n > 5000 and (k is None or (isinstance(k, _real_int) and k > 5000)):
+            s_too_large("perm(%d, %s)" % (n, k))
+        return math.perm(n, k)
+    return {"math.factorial": factorial, "math.comb": comb, "math.perm": perm}
+
+
+class s_TypeProxy(type):
+    """A builtin type as a script sees it: calling it goes through a guard; isinstance,
+    issubclass and its methods (str.join) are the real type's."""
+
+    def __call__(cls, *args, **kwargs):
+        return cls.s_call(*args, **kwargs)
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, cls.s_real)
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, cls.s_real)
+
+    def __getattr__(cls, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(cls.s_real, name)
+
+    def __repr__(cls):
+        return repr(cls.s_real)
+
+
+def s_proxy(real, call):
+    return s_TypeProxy(real.__name__, (), {"s_real": real, "s_call": staticmethod(call),
+                                           "__module__": "builtins", "__qualname__": real.__name__})
+
+
+def s_materialise_check(args):
+    if args and isinstance(args[0], range) and len(args[0]) > MAX_ITEMS:
+        s_too_large("a range of %d items made a sequence" % len(args[0]))
+
+
+def s_call_int(*args, **kwargs):
+    if args and isinstance(args[0], (_real_str, _real_bytes, bytearray)) and len(args[0]) > MAX_INT_DIGITS:
+        s_too_large("int() of a text of %d digits (at most %d)" % (len(args[0]), MAX_INT_DIGITS))
+    return _real_int(*args, **kwargs)
+
+
+def s_call_str(*args, **kwargs):
+    out = _real_str(*args, **kwargs)
+    return out if args and isinstance(args[0], _real_str) else g_scrub(out)
+
+
+def s_call_bytes(*args, **kwargs):
+    if args and isinstance(args[0], _real_int) and args[0] > MAX_BYTES:
+        s_too_large("bytes(%d)" % args[0])
+    return _real_bytes(*args, **kwargs)
+
+
+def s_call_seq(real):
+    def call(*args, **kwargs):
+        s_materialise_check(args)
+        return real(*args, **kwargs)
+    return call
+
+
+def s_guarded_builtins():
+    """The builtins a script gets in place of the real ones (when allowed)."""
+    def sorted_(*args, **kwargs):
+        s_materialise_check(args)
+        return sorted(*args, **kwargs)
+    return {
+        "pow": g_pow, "repr": g_repr, "sorted": sorted_,
+        "int": s_proxy(_real_int, s_call_int), "str": s_proxy(_real_str, s_call_str),
+        "bytes": s_proxy(_real_bytes, s_call_bytes),
+        "list": s_proxy(_real_list, s_call_seq(_real_list)), "tuple": s_proxy(_real_tuple, s_call_seq(_real_tuple)),
+        "set": s_proxy(_real_set, s_call_seq(_real_set)),
+        "frozenset": s_proxy(_real_frozenset, s_call_seq(_real_frozenset)),
+    }
+
+
+for _f, _n in ((g_pow, "pow"), (g_repr, "repr")):
+    _f.__name__ = _f.__qualname__ = _n
+
+# The names the rewritten AST calls (a script cannot spell them: they start with "_").
+GUARDS = {"_bmq_mul": g_mul, "_bmq_add": g_add, "_bmq_pow": g_pow, "_bmq_lshift": g_lshift,
+          "_bmq_mod": g_mod, "_bmq_method": g_method, "_bmq_format": g_format,
+          "_bmq_imul": g_iop("*"), "_bmq_iadd": g_iop("+"), "_bmq_ipow": g_iop("**"),
+          "_bmq_ilshift": g_iop("<<"), "_bmq_imod": g_iop("%"), "_bmq_slice": slice}
+_BINOPS = {ast.Mult: "_bmq_mul", ast.Add: "_bmq_add", ast.Pow: "_bmq_pow", ast.LShift: "_bmq_lshift",
+           ast.Mod: "_bmq_mod"}
+_AUGOPS = {ast.Mult: "_bmq_imul", ast.Add: "_bmq_iadd", ast.Pow: "_bmq_ipow", ast.LShift: "_bmq_ilshift",
+           ast.Mod: "_bmq_imod"}
+
+
+def s_call(name, args, node):
+    return ast.copy_location(ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=args, keywords=[]), node)
+
+
+class s_SizeRewrite(ast.NodeTransformer):
+    """Deterministic: the same source gives the same program in the sandbox and live."""
+
+    def __init__(self):
+        self.temps = 0
+
+    def s_temp(self):
+        self.temps += 1
+        return "_bmq_t%d" % self.temps
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        name = _BINOPS.get(type(node.op))
+        if name is None:
+            return node
+        if isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant) \
+                and isinstance(node.left.value, (float, complex)):
+            return node
+        return s_call(name, [node.left, node.right], node)
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in PAD_METHODS:
+            return ast.copy_location(ast.Call(func=ast.Name(id="_bmq_method", ctx=ast.Load()),
+                                              args=[f.value, ast.Constant(f.attr)] + node.args,
+                                              keywords=node.keywords), node)
+        return node
+
+    def visit_FormattedValue(self, node):
+        self.generic_visit(node)
+        spec = node.format_spec if node.format_spec is not None else ast.Constant("")
+        call = s_call("_bmq_format", [node.value, ast.Constant(node.conversion), spec], node)
+        return ast.copy_location(ast.FormattedValue(value=call, conversion=-1, format_spec=None), node)
+
+    def visit_AugAssign(self, node):
+        self.generic_visit(node)
+        name = _AUGOPS.get(type(node.op))
+        if name is None:
+            return node
+        t = node.target
+        if isinstance(t, ast.Name):
+            load = ast.Name(id=t.id, ctx=ast.Load())
+            return ast.copy_location(ast.Assign(targets=[ast.Name(id=t.id, ctx=ast.Store())],
+                                                value=s_call(name, [load, node.value], node)), node)
+        pre = []
+        obj = self.s_temp()
+        pre.append(ast.Assign(targets=[ast.Name(id=obj, ctx=ast.Store())], value=t.value))
+        if isinstance(t, ast.Attribute):
+            load = ast.Attribute(value=ast.Name(id=obj, ctx=ast.Load()), attr=t.attr, ctx=ast.Load())
+            store = ast.Attribute(value=ast.Name(id=obj, ctx=ast.Load()), attr=t.attr, ctx=ast.Store())
+        else:
+            key = self.s_temp()
+            sl = t.slice
+            if isinstance(sl, ast.Slice):
+                sl = s_call("_bmq_slice", [sl.lower or ast.Constant(None), sl.upper or ast.Constant(None),
+                                           sl.step or ast.Constant(None)], node)
+            pre.append(ast.Assign(targets=[ast.Name(id=key, ctx=ast.Store())], value=sl))
+            load = ast.Subscript(value=ast.Name(id=obj, ctx=ast.Load()), slice=ast.Name(id=key, ctx=ast.Load()),
+                                 ctx=ast.Load())
+            store = ast.Subscript(value=ast.Name(id=obj, ctx=ast.Load()), slice=ast.Name(id=key, ctx=ast.Load()),
+                                  ctx=ast.Store())
+        pre.append(ast.Assign(targets=[store], value=s_call(name, [load, node.value], node)))
+        return [ast.copy_location(p, node) for p in pre]
+
+
+def s_rewrite(tree):
+    tree = s_SizeRewrite().visit(tree)
+    return ast.fix_missing_locations(tree)
+
+
+# ---------------------------------------------------------------------------- after the run (issue 23)
+# What a script must not leave in the scene, checked in the sandbox and live alike right after
+# it ran (live: before the commit, so the change is rolled back): node types that write files
+# when the scene renders, simulations whose caches Blender writes when a frame changes, and data
+# too big for the link (one ID property string or bytes over MAX_PROP_BYTES).
+
+HOST_WRITE_MODIFIERS = frozenset({"FLUID", "CLOTH", "DYNAMIC_PAINT", "SMOKE", "FLUID_SIMULATION"})
+
+
+def s_trees(bpy):
+    for coll in (bpy.data.scenes, bpy.data.materials, bpy.data.worlds, bpy.data.lights,
+                 bpy.data.textures, bpy.data.node_groups, bpy.data.linestyles):
+        for idb in coll:
+            tree = idb if coll is bpy.data.node_groups else getattr(idb, "node_tree", None)
+            if tree is not None:
+                yield "%s:%s" % (type(idb).__name__, idb.name), tree
+
+
+def s_big_props(owner, where, out, depth=0):
+    try:
+        keys = list(owner.keys())
+    except Exception:
+        return
+    for k in keys[:10000]:
+        v = owner[k]
+        if isinstance(v, (_real_str, _real_bytes)) and len(v) > MAX_PROP_BYTES:
+            out.add("too big: the custom property %s[%r] holds %d bytes (at most %d)"
+                    % (where, k[:60], len(v), MAX_PROP_BYTES))
+        elif hasattr(v, "keys") and depth < 8:
+            s_big_props(v, "%s[%r]" % (where, k[:60]), out, depth + 1)
+        elif hasattr(v, "__len__") and not isinstance(v, (_real_str, _real_bytes)):
+            try:
+                n = len(v)
+            except Exception:
+                n = 0
+            if n * 8 > MAX_PROP_BYTES:
+                out.add("too big: the custom property %s[%r] holds %d items" % (where, k[:60], n))
+
+
+def hazards():
+    """The set of things in the scene that write on the host or are too big for the link."""
+    import bpy
+    out = set()
+    for where, tree in s_trees(bpy):
+        for node in tree.nodes:
+            if "OutputFile" in node.bl_idname:
+                out.add("host write: %s has a %s node %r (it writes files when the scene renders)"
+                        % (where, node.bl_idname, node.name))
+    for o in bpy.data.objects:
+        for m in o.modifiers:
+            if m.type in HOST_WRITE_MODIFIERS:
+                out.add("host write: object %r has a %s modifier (its cache is written to disk)" % (o.name, m.type))
+        for ps in getattr(o, "particle_systems", ()):
+            if ps.point_cache.use_disk_cache:
+                out.add("host write: object %r caches particles on disk" % o.name)
+    for attr in dir(bpy.data):
+        coll = getattr(bpy.data, attr, None)
+        if attr.startswith("_") or not isinstance(coll, bpy.types.bpy_prop_collection):
+            continue
+        for idb in coll:
+            if isinstance(idb, bpy.types.ID):
+                s_big_props(idb, "%s:%s" % (type(idb).__name__, idb.name), out)
+    return out
+
+
+def check_after(before):
+    """The hazards the script added (a sorted list of messages; empty: none)."""
+    return sorted(hazards() - before)[:20]
+
+
 # ---------------------------------------------------------------------------- prepare
 
 def s_compile(source, flags):
@@ -481,7 +931,12 @@ def s_compile(source, flags):
 
 
 def prepare(source, sha256=None, modules=None, builtins=None):
-    """(code, globals) for run(), or ScriptRefused: nothing has run."""
+    """(code, globals) for run(), or ScriptRefused: nothing has run.
+
+    Every call builds the script's world anew (issue 23: no coin between the sandbox and live,
+    nothing left from one script to the next): fresh module facades, a random generator and
+    mathutils.noise seeded from the script's sha256, builtins whose repr / str show no
+    addresses, and the size guards the rewritten AST calls."""
     check_source(source)
     digest = hashlib.sha256(source.encode("utf-8")).hexdigest()
     if sha256 is not None:
@@ -489,23 +944,48 @@ def prepare(source, sha256=None, modules=None, builtins=None):
             raise ScriptRefused("sha256 must be a hex string")
         if digest != sha256.lower():
             raise ScriptRefused("the script is not the one that was checked (sha256 mismatch)")
-    code = s_compile(source, 0)
-    s_check_code(code)
-    s_HandlerCheck().visit(s_compile(source, ast.PyCF_ONLY_AST))
+    s_check_code(s_compile(source, 0))
+    tree = s_compile(source, ast.PyCF_ONLY_AST)
+    s_HandlerCheck().visit(tree)
+    s_check_strings(tree)
+    try:
+        code = compile(s_rewrite(tree), "<script>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
+        raise ScriptRefused("the script is too complex to compile (%s)" % type(e).__name__)
     mods = s_narrow(modules, MODULES, "modules")
     allowed = s_narrow(builtins, BUILTINS, "builtins")
-    restricted = {name: getattr(_builtins_module, name) for name in sorted(allowed)
+    guarded = s_guarded_builtins()
+    restricted = {name: guarded.get(name, getattr(_builtins_module, name)) for name in sorted(allowed)
                   if hasattr(_builtins_module, name)}
-    for root in sorted(mods):               # built now (once per process), not inside the script's time
-        try:
-            facade(root)
-        except ImportError:
-            pass                            # not in this Python (no Blender): refused at import time
-    _SEED[0] = int(digest[:16], 16)         # the same script draws the same numbers in the sandbox and live
-    if _RNG[0] is not None:
-        _RNG[0].seed()
-    restricted["__import__"] = s_guarded_import(frozenset(mods))
+    seed = int(digest[:16], 16)             # the same script draws the same numbers in the sandbox and live
+    facades = s_build_all(mods, seed, s_math_guards())
+    s_seed_noise(seed)
+    restricted.update(GUARDS)
+    restricted["__import__"] = s_guarded_import(facades)
     return code, {"__name__": "__main__", "__builtins__": restricted}
+
+
+def s_seed_noise(seed):
+    """mathutils.noise: its seed is process state an earlier script may have set."""
+    try:
+        import mathutils.noise
+    except ImportError:
+        return
+    mathutils.noise.seed_set(seed % 2147483647 or 1)
+
+
+# s_denied_string_words of common/script/script_rules.c: a str constant holding one names a type
+# that writes files on the host (the validator's rule host_write).
+DENIED_STRING_WORDS = ("OutputFile", "FLUID", "SMOKE", "CLOTH", "DYNAMIC_PAINT")
+
+
+def s_check_strings(tree):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            for word in DENIED_STRING_WORDS:
+                if word in node.value:
+                    raise ScriptRefused("line %s: the string %r names a type that writes files on the host"
+                                        % (getattr(node, "lineno", "?"), node.value[:60]))
 
 
 def ast_dump(source):
