@@ -20,7 +20,7 @@ bool bmq_auth_known (const bmq_envelope_t *env)
 bool bmq_auth_role_valid (const char *role)
 {
     static const char *roles[] = { BMQ_ROLE_VIEWER, BMQ_ROLE_OPERATOR, BMQ_ROLE_REVIEWER,
-                                   BMQ_ROLE_ADMIN, BMQ_ROLE_SERVICE };
+                                   BMQ_ROLE_ADMIN, BMQ_ROLE_SERVICE, "operator+reviewer" };
     for (size_t i = 0; role && i < sizeof roles / sizeof roles[0]; i++)
         if (!strcmp (role, roles[i])) return true;
     return false;

@@ -51,7 +51,7 @@ typedef struct {
      * taken from the wire body. Empty when the socket has no CURVE
      * (security.curve false) or the envelope was made locally. See auth.h. */
     char           auth_name[64];
-    char           auth_role[16];
+    char           auth_role[24];
 } bmq_envelope_t;
 
 /* Name this process once; every envelope it creates carries it. */

@@ -22,7 +22,8 @@
 const char *const bmq_keys_services[] = { "gateway", "planner", "validator", "executor", "audit", "supervisor", NULL };
 
 static const struct { const char *name, *role; } s_clients[] = {
-    { "cli", BMQ_ROLE_ADMIN }, { "web", BMQ_ROLE_ADMIN }, { "panel", BMQ_ROLE_ADMIN },
+    /* the page's key builds and confirms, as a person does, but does not administer (issue 24) */
+    { "cli", BMQ_ROLE_ADMIN }, { "web", "operator+reviewer" }, { "panel", BMQ_ROLE_ADMIN },
     { "mcp", BMQ_ROLE_OPERATOR },
 };
 

@@ -26,6 +26,7 @@ static const struct { const char *name; unsigned bit; } s_roles[] = {
 
 unsigned bmq_roles_bit (const char *role)
 {
+    if (role && !strcmp (role, "operator+reviewer")) return BMQ_R_OPERATOR | BMQ_R_REVIEWER;     /* the page's `web` key */
     for (size_t i = 0; role && i < N_ROLES; i++)
         if (!strcmp (role, s_roles[i].name)) return s_roles[i].bit;
     return 0;

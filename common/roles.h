@@ -51,7 +51,7 @@ typedef struct {
 /* Who a request is checked as. */
 typedef struct {
     char name[64];            /* key name ("" unauthenticated, curve off) */
-    char role[16];            /* viewer operator reviewer admin service ("") */
+    char role[24];            /* viewer operator reviewer operator+reviewer admin service ("") */
     char transport[64];       /* the key that carried it (= name unless via) */
     bool via_gateway;         /* name/role come from on_behalf_of, carried by the gateway */
     bool authenticated;       /* false only with CURVE off */

@@ -134,8 +134,8 @@ static json_t *s_body (bmq_mcp_call_t *self, const json_t *args, char *err, size
     return NULL;
 }
 
-/* Where a person can confirm when this MCP client cannot ask one. */
-#define S_WHERE_TO_CONFIRM "A person can confirm it on the blendmq web page (`blendmq web` prints its address), with " \
+/* Where a person can confirm it. */
+#define S_WHERE_TO_CONFIRM "A person can confirm it on the blendmq web page (Scripts; `blendmq web --open`), with " \
     "`blendmq script apply %s --confirm --sha256 %s`, or with Apply to live in the Blender panel."
 
 static bool s_is_hex64 (const char *s)
@@ -150,7 +150,8 @@ static bool s_may_call (const bmq_mcp_tool_t *tool, const bmq_mcp_caller_t *call
 {
     if (!caller || !caller->name) return true;
     if (tool->kind == BMQ_TOOL_CONFIRM)          /* a model may ask; a person decides (elicitation) */
-        return caller->role == BMQ_ROLE_OPERATOR || caller->role == BMQ_ROLE_REVIEWER || caller->role == BMQ_ROLE_ADMIN;
+        return caller->role == BMQ_ROLE_OPERATOR || caller->role == BMQ_ROLE_REVIEWER || caller->role == BMQ_ROLE_ADMIN
+            || caller->role == BMQ_ROLE_OPERATOR_REVIEWER;
     return bmq_role_allows (caller->role, tool->role);
 }
 
@@ -193,7 +194,21 @@ bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const bmq_mcp_
                                                         "64 hex digits) are required", tool->name));
             return NULL;
         }
-        if (!caller || !caller->elicitation || !caller->can_ask) {
+        json_t *wait = json_object_get (args, "wait_s");
+        if (wait && (!json_is_integer (wait) || json_integer_value (wait) < 0 || json_integer_value (wait) > 55)) {
+            *response = bmq_mcp_response (id, bmq_mcp_result_error ("%s: wait_s is 0..55 seconds", tool->name));
+            return NULL;
+        }
+        /* security.mcp_confirm: elicitation asks the client's user, and confirms with the token's OWN role:
+         * a token that may not confirm (reviewer) does not get to by asking anyone */
+        if (caller && caller->name && caller->confirm_by_elicitation && !bmq_role_allows (caller->role, BMQ_ROLE_REVIEWER)) {
+            *response = bmq_mcp_response (id, bmq_mcp_result_error (
+                "%s: nothing was applied. security.mcp_confirm is elicitation, which confirms with this token's own role, and "
+                "token %s has role %s (a confirmation needs reviewer). " S_WHERE_TO_CONFIRM, tool->name, caller->name,
+                bmq_role_name (caller->role), sid, sha));
+            return NULL;
+        }
+        if (caller && caller->confirm_by_elicitation && (!caller->elicitation || !caller->can_ask)) {
             *response = bmq_mcp_response (id, bmq_mcp_result_error (
                 "%s: nothing was applied. A person must confirm a script, and this MCP client %s, so blendmq cannot ask its "
                 "user. " S_WHERE_TO_CONFIRM, tool->name,
@@ -237,6 +252,9 @@ bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const bmq_mcp_
     bmq_msg_type_t type = tool->request;
     if (tool->kind == BMQ_TOOL_CONFIRM) {       /* first what the executor knows of the script */
         type = bmq_msg_type_from_name ("script.list");
+        self->by_person = !caller || !caller->confirm_by_elicitation;
+        json_t *wait = json_object_get (args, "wait_s");
+        self->wait_ms = wait ? json_integer_value (wait) * 1000 : PERSON_WAIT_MS;
         snprintf (self->script_id, sizeof self->script_id, "%s", json_string_value (json_object_get (body, "script_id")));
         snprintf (self->sha256, sizeof self->sha256, "%s", json_string_value (json_object_get (body, "sha256")));
         for (char *c = self->sha256; *c; c++) if (*c >= 'A' && *c <= 'F') *c = (char) (*c - 'A' + 'a');
@@ -523,6 +541,7 @@ bool bmq_mcp_call_tick (bmq_mcp_call_t *self, int64_t now_ms, json_t *out)
         bmq_mcp_call_finish (self, json_deep_copy (json_object_get (self->tool->def, "_result")), out);
         return true;
     }
+    if (self->phase == S_CONFIRM_WAITING) return bmq_mcp_call_tick_confirm (self, now_ms, out);
     if (now_ms < self->deadline) return false;
     char why[256];
     if (self->phase == S_CONFIRM_ASKING) snprintf (why, sizeof why, "the user did not answer within %d minutes; nothing was applied", ELICIT_MS / 60000);
@@ -544,6 +563,7 @@ int64_t bmq_mcp_call_wakeup (const bmq_mcp_call_t *self)
         json_t *n = json_array_get (json_object_get (self->tool->def, "_script"), self->script_next);
         return self->started + (n ? json_integer_value (json_object_get (n, "_after_ms")) : 0);
     }
+    if (self->phase == S_CONFIRM_WAITING) return self->next_poll < self->wait_until ? self->next_poll : self->wait_until;
     return self->deadline;
 }
 

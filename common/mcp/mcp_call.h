@@ -31,6 +31,7 @@ typedef struct {
     const char *client;         /* clientInfo "name version", for the audit */
     bool        elicitation;    /* the client declared the elicitation capability at initialize */
     bool        can_ask;        /* this transport can carry a request to the client now (an SSE answer, stdio) */
+    bool        confirm_by_elicitation;     /* security.mcp_confirm: elicitation (else a person approves elsewhere) */
 } bmq_mcp_caller_t;
 
 /* Start tools/call `params` ({name, arguments, _meta}) for request `id`.
@@ -79,6 +80,10 @@ bool bmq_mcp_call_answer (bmq_mcp_call_t *self, const json_t *response, json_t *
  * confirm_script can show it to the person. Any transport may feed it (the
  * REST POST /api/scripts too). Thread-safe, bounded. */
 void bmq_mcp_note_script (const json_t *script_reply_body);
+/* The confirmations MCP clients asked a person for (security.mcp_confirm:
+ * person) and nobody made yet: [{script_id, sha256, requested_by, mcp_client,
+ * since_ms}] (new). Thread-safe. */
+json_t *bmq_mcp_pending_confirmations (void);
 
 /* Log levels of notifications/message (RFC 5424 order): 0 debug … 7 emergency. */
 int         bmq_mcp_log_level (const char *name);      /* -1 when unknown */

@@ -12,7 +12,12 @@
 #define BOOK_MAX        64                  /* scripts remembered for confirm_script */
 #define SHOWN_SCRIPT    6000                /* bytes of the script text shown to the person */
 
-typedef enum { S_CONFIRM_NONE, S_CONFIRM_LISTING, S_CONFIRM_ASKING, S_CONFIRM_APPLYING } s_confirm_phase_t;
+#define PERSON_WAIT_MS  30000               /* confirm_script waits this long for a person by default (wait_s) */
+#define PERSON_POLL_MS  1000                /* …asking the executor whether the script was applied this often */
+
+/* LISTING: what the executor knows of the script; then ASKING (elicitation)
+ * and APPLYING, or WAITING for a person to approve it elsewhere (person). */
+typedef enum { S_CONFIRM_NONE, S_CONFIRM_LISTING, S_CONFIRM_ASKING, S_CONFIRM_APPLYING, S_CONFIRM_WAITING } s_confirm_phase_t;
 typedef enum { S_GEN_NONE, S_GEN_MAKING, S_GEN_IMPORTING } s_gen_phase_t;
 
 struct bmq_mcp_call_t {
@@ -35,6 +40,8 @@ struct bmq_mcp_call_t {
     char     script_id[BMQ_MAX_ID + 1];
     char     sha256[65];
     json_t  *elicit_id;          /* id of our elicitation/create */
+    bool     by_person;          /* security.mcp_confirm: person (no elicitation; nothing is sent but listings) */
+    int64_t  wait_ms, wait_until, next_poll;
     /* generate_3d */
     s_gen_phase_t gen;
     int64_t  quiet_ms;           /* the call's timeout: at most this long without a word from blendmq */
@@ -72,5 +79,7 @@ bool bmq_mcp_generate_feed (bmq_mcp_call_t *self, const bmq_envelope_t *env, jso
 bmq_envelope_t *bmq_mcp_generate_cancel (bmq_mcp_call_t *self);
 /* confirm_script: an answer from the bus during the listing or the apply; true when the call is over. */
 bool bmq_mcp_call_feed_confirm (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t *out);
+/* confirm_script waiting for a person: time to ask again, or to answer "pending". True when over. */
+bool bmq_mcp_call_tick_confirm (bmq_mcp_call_t *self, int64_t now_ms, json_t *out);
 
 #endif

@@ -47,6 +47,92 @@ static json_t *s_book_get (const char *id)
     return e;
 }
 
+/* ---- confirmations a person is asked for (security.mcp_confirm: person) -------------------
+ * script_id → {script_id, sha256, requested_by {name, role}, mcp_client, since}: what the page
+ * shows under "waiting for a person"; gone once the script is seen applied, or after ELICIT_MS. */
+
+static pthread_mutex_t s_pending_lock = PTHREAD_MUTEX_INITIALIZER;
+static json_t *s_pending;
+
+static void s_pending_add (const bmq_mcp_call_t *self)
+{
+    json_t *e = json_pack ("{s:s, s:s, s:O?, s:s, s:I}", "script_id", self->script_id, "sha256", self->sha256,
+                           "requested_by", self->on_behalf_of, "mcp_client", self->client, "since_ms", (json_int_t) bmq_now_ms ());
+    pthread_mutex_lock (&s_pending_lock);
+    if (!s_pending) s_pending = json_object ();
+    while (json_object_size (s_pending) >= BOOK_MAX && !json_object_get (s_pending, self->script_id))
+        json_object_del (s_pending, json_object_iter_key (json_object_iter (s_pending)));
+    json_object_set_new (s_pending, self->script_id, e);
+    pthread_mutex_unlock (&s_pending_lock);
+}
+
+static void s_pending_drop (const char *script_id)
+{
+    pthread_mutex_lock (&s_pending_lock);
+    if (s_pending) json_object_del (s_pending, script_id);
+    pthread_mutex_unlock (&s_pending_lock);
+}
+
+json_t *bmq_mcp_pending_confirmations (void)
+{
+    json_t *list = json_array ();
+    int64_t now = (int64_t) bmq_now_ms ();
+    pthread_mutex_lock (&s_pending_lock);
+    const char *key;
+    json_t *e;
+    void *t;
+    if (s_pending)
+        json_object_foreach_safe (s_pending, t, key, e) {
+            if (now - json_integer_value (json_object_get (e, "since_ms")) > ELICIT_MS) json_object_del (s_pending, key);
+            else json_array_append (list, e);
+        }
+    pthread_mutex_unlock (&s_pending_lock);
+    return list;
+}
+
+/* The listing of the script again: was it applied? */
+static void s_poll (bmq_mcp_call_t *self)
+{
+    json_t *body = json_pack ("{s:s}", "script_id", self->script_id);
+    if (self->on_behalf_of) json_object_set (body, "on_behalf_of", self->on_behalf_of);
+    bmq_envelope_t *env = bmq_envelope_new (bmq_msg_type_from_name ("script.list"), NULL, body);
+    snprintf (env->sender, sizeof env->sender, "mcp");
+    snprintf (self->cid, sizeof self->cid, "%s", env->cid);
+    bmq_envelope_destroy (&self->next);
+    self->next = env;
+}
+
+static void s_applied (bmq_mcp_call_t *self, json_t *out)
+{
+    s_pending_drop (self->script_id);
+    char summary[600];
+    snprintf (summary, sizeof summary, "applied: a person confirmed script %s (sha256 %.12s…) and it ran in the live scene; "
+              "`blendmq audit show` names who and through which channel", self->script_id, self->sha256);
+    bmq_mcp_call_finish (self, bmq_mcp_result_structured (json_pack ("{s:s, s:s, s:s}", "script_id", self->script_id, "sha256",
+                                                                     self->sha256, "status", "applied"), summary, false), out);
+}
+
+bool bmq_mcp_call_tick_confirm (bmq_mcp_call_t *self, int64_t now_ms, json_t *out)
+{
+    if (now_ms >= self->wait_until) {
+        char summary[1024];
+        snprintf (summary, sizeof summary, "not applied yet: script %s waits for a person to approve it. " "A person can confirm it on "
+                  "the blendmq web page (Scripts; `blendmq web --open`), with `blendmq script apply %s --confirm --sha256 %s`, or "
+                  "with Apply to live in the Blender panel. Call confirm_script again later to learn the outcome.",
+                  self->script_id, self->script_id, self->sha256);
+        bmq_mcp_call_finish (self, bmq_mcp_result_structured (json_pack ("{s:s, s:s, s:s, s:[s,s,s]}", "script_id", self->script_id,
+                             "sha256", self->sha256, "status", "pending", "approve_with", "page", "cli", "panel"), summary, false), out);
+        return true;
+    }
+    if (now_ms >= self->next_poll && !self->next) {
+        s_poll (self);
+        self->next_poll = now_ms + PERSON_POLL_MS;
+        double waited = (double) (now_ms - (self->wait_until - self->wait_ms));
+        bmq_mcp_call_progress (self, out, waited, (double) self->wait_ms, "waiting for a person to approve the script");
+    }
+    return false;
+}
+
 /* ---- confirm_script: the executor's listing → elicitation → script.confirm ------------- */
 
 static void s_names (json_t *list, const char *key, char *buf, size_t len)
@@ -100,7 +186,7 @@ static char *s_elicit_message (bmq_mcp_call_t *self, const json_t *entry)
 
 bool bmq_mcp_call_feed_confirm (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t *out)
 {
-    if (self->phase == S_CONFIRM_LISTING && env->type == bmq_msg_type_from_name ("script.listing")) {
+    if ((self->phase == S_CONFIRM_LISTING || self->phase == S_CONFIRM_WAITING) && env->type == bmq_msg_type_from_name ("script.listing")) {
         json_t *entry = json_array_get (json_object_get (env->body, "scripts"), 0);
         const char *sha = json_string_value (json_object_get (entry, "sha256"));
         if (!json_is_object (entry)) {
@@ -114,11 +200,26 @@ bool bmq_mcp_call_feed_confirm (bmq_mcp_call_t *self, const bmq_envelope_t *env,
                                             self->script_id, sha ? sha : "?"), out);
             return true;
         }
+        if (self->by_person && json_is_true (json_object_get (entry, "applied"))) {
+            s_applied (self, out);                       /* nothing but a person can have applied it: say so */
+            return true;
+        }
+        if (self->by_person && self->phase == S_CONFIRM_WAITING) return false;   /* not yet: the tick asks again */
         if (json_is_true (json_object_get (entry, "applied")) || !json_is_true (json_object_get (entry, "ok"))) {
             bmq_mcp_call_finish (self, bmq_mcp_result_error ("%s: script %s %s", self->tool->name, self->script_id,
                                             json_is_true (json_object_get (entry, "applied")) ? "was already applied"
                                             : "did not pass its sandbox run, so it cannot be applied"), out);
             return true;
+        }
+        if (self->by_person) {
+            s_pending_add (self);
+            bmq_mcp_call_log (self, out, 1, "script %s waits for a person to approve it (web page, CLI or Blender panel)", self->script_id);
+            self->phase = S_CONFIRM_WAITING;
+            int64_t now = bmq_mono_ms ();
+            self->wait_until = now + self->wait_ms;
+            self->next_poll = now + PERSON_POLL_MS;
+            self->deadline = self->wait_until + 5000;
+            return false;
         }
         char *message = s_elicit_message (self, entry);
         char eid[BMQ_MAX_ID + 16];
@@ -170,15 +271,11 @@ bool bmq_mcp_call_answer (bmq_mcp_call_t *self, const json_t *response, json_t *
         bmq_mcp_call_finish (self, bmq_mcp_result_error ("%s: nothing was applied: %s (action %s).", self->tool->name, why, action ? action : "none"), out);
         return true;
     }
-    /* A person said yes through this MCP client: the gateway vouches for that, and says so. */
-    json_t *body = json_pack ("{s:s, s:s}", "script_id", self->script_id, "sha256", self->sha256);
-    json_t *who = self->on_behalf_of ? json_deep_copy (self->on_behalf_of) : json_object ();
-    json_object_set_new (who, "token_role", json_incref (json_object_get (who, "role") ? json_object_get (who, "role") : json_null ()));
-    json_object_set_new (who, "role", json_string ("reviewer"));
-    json_object_set_new (who, "confirmed_by", json_string ("person"));
-    json_object_set_new (who, "via", json_string ("mcp-elicitation"));
-    json_object_set_new (who, "mcp_client", json_string (self->client));
-    json_object_set_new (body, "on_behalf_of", who);
+    /* The client says its user said yes (security.mcp_confirm: elicitation, opted into). Nobody can
+     * tell a person from the client answering itself, so the confirmation goes with the token's OWN
+     * role (checked as any: it must be allowed to confirm) and names its channel for the audit. */
+    json_t *body = json_pack ("{s:s, s:s, s:s}", "script_id", self->script_id, "sha256", self->sha256, "channel", "mcp-elicitation");
+    if (self->on_behalf_of) json_object_set (body, "on_behalf_of", self->on_behalf_of);
     bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_SCRIPT_CONFIRM, NULL, body);
     snprintf (env->sender, sizeof env->sender, "mcp");
     snprintf (self->cid, sizeof self->cid, "%s", env->cid);      /* a new story: the listing's has ended */

@@ -138,7 +138,8 @@ void bmq_mcp_handle (bmq_mcp_t *self, bmq_mcp_session_t *session, const json_t *
     else if (!strcmp (method, "tools/call")) {
         if (!params) { out->response = bmq_mcp_error (id, -32602, "tools/call needs params"); return; }
         bmq_mcp_caller_t caller = { .name = session->who[0] ? session->who : NULL, .role = session->role,
-                                    .client = session->client, .elicitation = session->elicitation, .can_ask = session->can_ask };
+                                    .client = session->client, .elicitation = session->elicitation, .can_ask = session->can_ask,
+                                    .confirm_by_elicitation = self->opts.confirm_by_elicitation };
         out->call = bmq_mcp_call_start (self->tools, &caller, id, params, session->log_level, self->opts.request_timeout_ms,
                                         &out->response, &out->request);
     }

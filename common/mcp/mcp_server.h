@@ -21,6 +21,7 @@
 typedef struct {
     bool test_tools;            /* add the conformance suite's test_* tools */
     int  request_timeout_ms;    /* a tool call with no final answer by then fails */
+    bool confirm_by_elicitation;    /* security.mcp_confirm: elicitation; false (person): a person approves elsewhere */
 } bmq_mcp_options_t;
 
 /* One client's state: per stdio process, per HTTP MCP-Session-Id. */

@@ -31,8 +31,10 @@ typedef enum {
 /* Who may do what over HTTP and MCP (issue 12). A token's role comes from the
  * keys dir (the cert's metadata). viewer: watch, scene, audit; operator:
  * viewer + chat, plans, script submit; reviewer: viewer + confirm scripts (a
- * person); admin: everything. */
-typedef enum { BMQ_ROLE_NONE = 0, BMQ_ROLE_VIEWER, BMQ_ROLE_OPERATOR, BMQ_ROLE_REVIEWER, BMQ_ROLE_ADMIN } bmq_role_t;
+ * person); operator+reviewer: both (the page's `web` key: a person who
+ * builds and confirms, but does not administer); admin: everything. */
+typedef enum { BMQ_ROLE_NONE = 0, BMQ_ROLE_VIEWER, BMQ_ROLE_OPERATOR, BMQ_ROLE_REVIEWER, BMQ_ROLE_ADMIN,
+               BMQ_ROLE_OPERATOR_REVIEWER } bmq_role_t;
 
 bmq_role_t  bmq_role_parse (const char *name);            /* BMQ_ROLE_NONE when unknown */
 const char *bmq_role_name (bmq_role_t role);

@@ -156,7 +156,7 @@ int bmq_cli_script (const bmq_cli_opts_t *opts, const char *action, const char *
         return 1;
     }
     json_t *body;
-    if (apply) body = json_pack ("{s:s, s:s}", "script_id", arg, "sha256", sha256);
+    if (apply) body = json_pack ("{s:s, s:s, s:s}", "script_id", arg, "sha256", sha256, "channel", "cli");     /* audited */
     else {
         size_t len;
         char *text = s_read (arg, &len);

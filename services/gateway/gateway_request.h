@@ -39,7 +39,7 @@ typedef struct {
     int64_t   deadline;                  /* monotonic ms */
     double    accepted_us;               /* when the gateway received it */
     char      client_name[64];           /* the client's authenticated identity (roles.h): */
-    char      client_role[16];           /* forwarded downstream in body.on_behalf_of ("" with CURVE off) */
+    char      client_role[24];           /* forwarded downstream in body.on_behalf_of ("" with CURVE off) */
     bmq_req_wait_t waits;                /* who holds it now (the state's holder, or BLENDER at intake) */
     unsigned  generation;                /* that service's process generation when it got it (peer.h) */
     int64_t   handed_ms;                 /* when (monotonic ms) */

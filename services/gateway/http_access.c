@@ -82,13 +82,22 @@ void bmq_http_access_destroy (bmq_http_access_t **self_p)
 }
 
 
-bool bmq_http_access_origin_ok (const bmq_http_access_t *self, const char *origin)
+/* The server's own origin: the scheme this server speaks (http) and the host
+ * and port the browser addressed (Host). Any other loopback port is another
+ * site's page, however local (issue 24: a page on 127.0.0.1:8000 confirmed a
+ * script through a signed-in person's browser). */
+static bool s_own_origin (const char *origin, const char *host)
+{
+    if (!origin || !host || !*host || strncasecmp (origin, "http://", 7)) return false;
+    return !strcasecmp (origin + 7, host);
+}
+
+bool bmq_http_access_origin_ok (const bmq_http_access_t *self, const char *origin, const char *host)
 {
     if (!origin) return false;
     for (size_t i = 0; i < self->norigins; i++)
         if (!strcasecmp (origin, self->origins[i])) return true;
-    const char *rest = !strncasecmp (origin, "http://", 7) ? origin + 7 : !strncasecmp (origin, "https://", 8) ? origin + 8 : NULL;
-    return rest && !strchr (rest, '/') && bmq_http_host_is_loopback (rest);
+    return s_own_origin (origin, host);
 }
 
 static bool s_token_ok (const bmq_http_access_t *self, const char *authorization)
@@ -110,9 +119,9 @@ int bmq_http_access_check (const bmq_http_access_t *self, const char *host, cons
         *message = "this server answers only requests addressed to a loopback host (localhost, 127.0.0.1, [::1])";
         return 403;
     }
-    if (origin && !bmq_http_access_origin_ok (self, origin)) {
+    if (origin && !bmq_http_access_origin_ok (self, origin, host)) {
         *code = "origin_not_allowed";
-        *message = "requests from this origin are not allowed (see gateway.http_allowed_origins)";
+        *message = "requests from this origin are not allowed: only the page this server serves, and http.allowed_origins";
         return 403;
     }
     if (need_token && self->token_len && !s_token_ok (self, authorization)) {

@@ -5,9 +5,11 @@
  *    Host header must name a loopback host (localhost, 127.0.0.0/8, [::1],
  *    any port); a browser tricked into sending a request for evil.example to
  *    127.0.0.1 gets 403.
- * 2. Origin: a request from a browser page carries Origin; it must be a
- *    loopback origin (http or https, any port) or one listed in
- *    gateway.http_allowed_origins, else 403.
+ * 2. Origin: a request from a browser page carries Origin; it must be this
+ *    server's own origin (http://<the Host it was sent to>: scheme, host and
+ *    port) or one listed in http.allowed_origins (and the older
+ *    gateway.http_allowed_origins), else 403. Another loopback port is
+ *    another site. A refused preflight gets no CORS grant.
  * 3. Bearer token: when a token is set (always when the server listens on a
  *    non-loopback address), "Authorization: Bearer <token>" must match it
  *    (compared in constant time), else 401. /healthz needs no token.
@@ -29,8 +31,9 @@ void bmq_http_access_destroy (bmq_http_access_t **self_p);
  * stable code and a message. `need_token` false skips check 3. */
 int bmq_http_access_check (const bmq_http_access_t *self, const char *host, const char *origin,
                            const char *authorization, bool need_token, const char **code, const char **message);
-/* Origin may read our answers (CORS): loopback or listed. */
-bool bmq_http_access_origin_ok (const bmq_http_access_t *self, const char *origin);
+/* Origin may read our answers (CORS): the server's own (http://host, as in
+ * the request's Host) or listed. */
+bool bmq_http_access_origin_ok (const bmq_http_access_t *self, const char *origin, const char *host);
 
 /* "localhost", "127.x.y.z", "::1" / "[::1]", with or without ":port". */
 bool bmq_http_host_is_loopback (const char *host);

@@ -35,7 +35,7 @@ bmq_role_t bmq_http_api_role (const char *method, const char *url)
 const char *bmq_http_api_route (const char *method, const char *url)
 {
     static const char *fixed[] = { "/", "/mcp", "/healthz", "/metrics", "/api/mcp/capabilities", "/api/chat", "/api/plans",
-                                   "/api/plans/validate", "/api/scripts", "/api/scene", "/api/events", "/api/audit", "/api/whoami", NULL };
+                                   "/api/plans/validate", "/api/scripts", "/api/scene", "/api/events", "/api/audit", "/api/whoami", "/api/confirmations", NULL };
     for (int i = 0; fixed[i]; i++)
         if (!strcmp (url, fixed[i])) return fixed[i];
     if (!strncmp (url, "/api/scripts/", 13)) return strchr (url + 13, '/') ? "/api/scripts/{id}/confirm" : "/api/scripts/{id}";
@@ -359,7 +359,8 @@ static enum MHD_Result s_scripts (bmq_http_req_t *req, const char *confirm_id, s
             return bmq_http_reply_error (req, 400, "bad_request", "expected {\"sha256\": \"<64 hex digits>\"}: the sha256 of the "
                                          "script you reviewed (GET /api/scripts/{id}); only exactly that script is applied");
         }
-        body = json_pack ("{s:s%, s:O}", "script_id", confirm_id, id_len, "sha256", sha);
+        /* the channel a person confirmed through, for the audit: the page (its session) or a token's own client */
+        body = json_pack ("{s:s%, s:O, s:s}", "script_id", confirm_id, id_len, "sha256", sha, "channel", req->session ? "page" : "http");
     }
     else {
         json_t *script = json_object_get (in, "script"), *mode = json_object_get (in, "mode");
@@ -421,7 +422,11 @@ static enum MHD_Result s_index (bmq_http_req_t *req) { return bmq_http_web_index
 /* GET /api/whoami: the name and role of the token (or the page's session). */
 static enum MHD_Result s_whoami (bmq_http_req_t *req)
 {
-    return bmq_http_reply_json (req, 200, json_pack ("{s:s, s:s}", "name", req->who.name, "role", bmq_role_name (req->who.role)));
+    json_t *me = json_pack ("{s:s, s:s}", "name", req->who.name, "role", bmq_role_name (req->who.role));
+    char nonce[BMQ_HTTP_CSRF_LEN + 1];
+    /* the page's nonce for confirmations: readable by this origin only (no CORS grant to any other) */
+    if (bmq_http_req_csrf (req, nonce, sizeof nonce)) json_object_set_new (me, "csrf", json_string (nonce));
+    return bmq_http_reply_json (req, 200, me);
 }
 
 /* ---- health and metrics ------------------------------------------------------------------ */
@@ -461,6 +466,9 @@ enum MHD_Result bmq_http_api_handle (bmq_http_req_t *req)
     if (!strcmp (url, "/healthz")) return get ? s_health (req) : s_not_allowed (req, "GET");
     if (!strcmp (url, "/")) return get ? s_index (req) : s_not_allowed (req, "GET");
     if (!strcmp (url, "/api/whoami")) return get ? s_whoami (req) : s_not_allowed (req, "GET");
+    if (!strcmp (url, "/api/confirmations"))        /* what MCP clients asked a person to approve */
+        return get ? bmq_http_reply_json (req, 200, json_pack ("{s:o}", "pending", bmq_mcp_pending_confirmations ()))
+                   : s_not_allowed (req, "GET");
     bmq_role_t web;
     if (bmq_http_web_role (m, url, &web)) return bmq_http_web_handle (req);
     if (!strcmp (url, "/metrics")) return get ? s_metrics (req) : s_not_allowed (req, "GET");

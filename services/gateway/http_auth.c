@@ -18,6 +18,14 @@
 #define SESSION_MS      (12LL * 3600 * 1000)
 #define RECHECK_MS      200
 #define RELOAD_MS       5000
+#define MAX_CODES       64
+#define CODE_BYTES      24
+
+typedef struct {
+    char    code[CODE_BYTES * 2 + 1];       /* hex; "" when free or used */
+    char    name[64];
+    int64_t expires;                        /* monotonic ms */
+} s_code_t;
 
 typedef struct {
     char       token[MAX_TOKEN_LEN + 1];
@@ -34,6 +42,7 @@ struct bmq_http_auth_t {
     size_t           ntokens;
     struct timespec  dir_mtime;
     int64_t          checked, loaded;
+    s_code_t         codes[MAX_CODES];      /* one-time sign-in codes */
 };
 
 static void s_trim (char *s, size_t *len)
@@ -208,20 +217,23 @@ static void s_session_mac (const s_token_t *t, const char *name, size_t name_len
     sodium_memzero (mac, sizeof mac);
 }
 
+/* lock held */
+static bool s_session_for (const s_token_t *t, char *sid, size_t sidlen)
+{
+    long long expires = (long long) bmq_now_ms () + SESSION_MS;
+    char mac[crypto_auth_hmacsha256_BYTES * 2 + 1];
+    s_session_mac (t, t->name, strlen (t->name), expires, mac);
+    int n = snprintf (sid, sidlen, "%s.%lld.%s", t->name, expires, mac);
+    sodium_memzero (mac, sizeof mac);
+    return n > 0 && (size_t) n < sidlen;
+}
+
 bool bmq_http_auth_session_new (bmq_http_auth_t *self, const char *token, char *sid, size_t sidlen)
 {
     pthread_mutex_lock (&self->lock);
     s_refresh (self);
     const s_token_t *t = s_find (self, token);
-    bool ok = false;
-    if (t) {
-        long long expires = (long long) bmq_now_ms () + SESSION_MS;
-        char mac[crypto_auth_hmacsha256_BYTES * 2 + 1];
-        s_session_mac (t, t->name, strlen (t->name), expires, mac);
-        int n = snprintf (sid, sidlen, "%s.%lld.%s", t->name, expires, mac);
-        ok = n > 0 && (size_t) n < sidlen;
-        sodium_memzero (mac, sizeof mac);
-    }
+    bool ok = t && s_session_for (t, sid, sidlen);
     pthread_mutex_unlock (&self->lock);
     return ok;
 }
@@ -249,6 +261,89 @@ bool bmq_http_auth_session (bmq_http_auth_t *self, const char *sid, bmq_http_who
         sodium_memzero (mac, sizeof mac);
     }
     if (ok && who) { snprintf (who->name, sizeof who->name, "%s", t->name); who->role = t->role; }
+    pthread_mutex_unlock (&self->lock);
+    return ok;
+}
+
+/* ---- the anti-CSRF nonce of a session ----------------------------------------
+ * HMAC-SHA256 over "blendmq-csrf" and the session value, keyed like the
+ * session: the page reads it with a same-origin GET (/api/whoami) and sends it
+ * back in a header; a page of another origin can send the cookie but cannot
+ * read the nonce (no CORS grant), so it cannot send it. */
+bool bmq_http_auth_csrf (bmq_http_auth_t *self, const char *sid, char *nonce, size_t len)
+{
+    bmq_http_who_t who;
+    if (len < BMQ_HTTP_CSRF_LEN + 1 || !bmq_http_auth_session (self, sid, &who)) return false;
+    pthread_mutex_lock (&self->lock);
+    const s_token_t *t = s_by_name (self, who.name, strlen (who.name));
+    bool ok = false;
+    if (t) {
+        unsigned char key[crypto_hash_sha256_BYTES], mac[crypto_auth_hmacsha256_BYTES];
+        crypto_hash_sha256 (key, (const unsigned char *) t->token, t->len);
+        crypto_auth_hmacsha256_state st;
+        crypto_auth_hmacsha256_init (&st, key, sizeof key);
+        crypto_auth_hmacsha256_update (&st, (const unsigned char *) "blendmq-csrf\n", 13);
+        crypto_auth_hmacsha256_update (&st, (const unsigned char *) sid, strlen (sid));
+        crypto_auth_hmacsha256_final (&st, mac);
+        sodium_bin2hex (nonce, len, mac, sizeof mac);
+        sodium_memzero (key, sizeof key);
+        sodium_memzero (mac, sizeof mac);
+        ok = true;
+    }
+    pthread_mutex_unlock (&self->lock);
+    return ok;
+}
+
+bool bmq_http_auth_csrf_ok (bmq_http_auth_t *self, const char *sid, const char *given)
+{
+    char want[BMQ_HTTP_CSRF_LEN + 1];
+    if (!given || strlen (given) != BMQ_HTTP_CSRF_LEN || !bmq_http_auth_csrf (self, sid, want, sizeof want)) return false;
+    bool ok = sodium_memcmp (want, given, BMQ_HTTP_CSRF_LEN) == 0;
+    sodium_memzero (want, sizeof want);
+    return ok;
+}
+
+/* ---- one-time sign-in codes ----------------------------------------------------
+ * `blendmq web --open` must not put a token in a browser's arguments (every
+ * local user reads them with ps): it asks for a code with its token, and the
+ * browser opens ?code=…, good once, for ttl_ms at most. */
+bool bmq_http_auth_code_new (bmq_http_auth_t *self, const char *name, int ttl_ms, char *code, size_t len)
+{
+    if (len < CODE_BYTES * 2 + 1 || ttl_ms <= 0) return false;
+    unsigned char bytes[CODE_BYTES];
+    randombytes_buf (bytes, sizeof bytes);
+    int64_t now = bmq_mono_ms ();
+    pthread_mutex_lock (&self->lock);
+    s_code_t *slot = NULL;
+    for (size_t i = 0; i < MAX_CODES; i++) {
+        s_code_t *c = &self->codes[i];
+        if (!c->code[0] || c->expires <= now) { slot = c; break; }
+        if (!slot || c->expires < slot->expires) slot = c;        /* full: the one closest to expiring goes */
+    }
+    sodium_bin2hex (slot->code, sizeof slot->code, bytes, sizeof bytes);
+    snprintf (slot->name, sizeof slot->name, "%s", name);
+    slot->expires = now + ttl_ms;
+    snprintf (code, len, "%s", slot->code);
+    pthread_mutex_unlock (&self->lock);
+    sodium_memzero (bytes, sizeof bytes);
+    return true;
+}
+
+bool bmq_http_auth_code_take (bmq_http_auth_t *self, const char *code, char *sid, size_t sidlen)
+{
+    if (!code || strlen (code) != CODE_BYTES * 2) return false;
+    int64_t now = bmq_mono_ms ();
+    bool ok = false;
+    pthread_mutex_lock (&self->lock);
+    s_refresh (self);
+    s_code_t *found = NULL;
+    for (size_t i = 0; i < MAX_CODES; i++)             /* every slot compared: constant time */
+        if (self->codes[i].code[0] && sodium_memcmp (self->codes[i].code, code, CODE_BYTES * 2) == 0) found = &self->codes[i];
+    if (found) {
+        const s_token_t *t = found->expires > now ? s_by_name (self, found->name, strlen (found->name)) : NULL;
+        ok = t && s_session_for (t, sid, sidlen);
+        sodium_memzero (found, sizeof *found);          /* used, or expired: gone either way */
+    }
     pthread_mutex_unlock (&self->lock);
     return ok;
 }

@@ -10,8 +10,9 @@
  * without a restart. gateway.http_token, when set, is one more token, with
  * role admin (name "http_token").
  *
- * A page URL carrying ?token=T is exchanged for a session in an HttpOnly,
- * SameSite=Strict cookie: "NAME.EXPIRES.HMAC", signed with a key derived from
+ * A page URL carrying ?token=T, or ?code=C (a one-time code minted by POST
+ * /api/web/login-code, good for http.login_code_ttl_ms), is exchanged for a
+ * session in a __Host- cookie (Secure, HttpOnly, SameSite=Strict, Path=/): "NAME.EXPIRES.HMAC", signed with a key derived from
  * T and kept nowhere, so it outlives a gateway restart; it expires after 12 h,
  * or at once when T is revoked or replaced (a session is only as good as its token).
  * Tokens are compared in constant time and never logged. Thread-safe. */
@@ -22,7 +23,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define BMQ_HTTP_SESSION_COOKIE "blendmq_session"
+/* __Host-: Secure, Path=/, no Domain; browsers accept Secure cookies from
+ * http://localhost and 127.0.0.1 (potentially trustworthy origins). */
+#define BMQ_HTTP_SESSION_COOKIE "__Host-blendmq_session"
+#define BMQ_HTTP_CSRF_HEADER    "X-Blendmq-Csrf"
+#define BMQ_HTTP_CSRF_LEN       64
 #define BMQ_HTTP_SESSION_MAX    128        /* longest session value: name (≤ 63) . expiry . 64 hex */
 
 typedef struct bmq_http_auth_t bmq_http_auth_t;
@@ -42,6 +47,15 @@ bool bmq_http_auth_token (bmq_http_auth_t *self, const char *token, bmq_http_who
 bool bmq_http_auth_session_new (bmq_http_auth_t *self, const char *token, char *sid, size_t sidlen);
 /* A session from the cookie: true with *who while it lives and its token is valid. */
 bool bmq_http_auth_session (bmq_http_auth_t *self, const char *sid, bmq_http_who_t *who);
+/* The session's anti-CSRF nonce (BMQ_HTTP_CSRF_LEN hex + NUL), for the page
+ * only; false when the session is not valid. */
+bool bmq_http_auth_csrf (bmq_http_auth_t *self, const char *sid, char *nonce, size_t len);
+/* `given` is that session's nonce. */
+bool bmq_http_auth_csrf_ok (bmq_http_auth_t *self, const char *sid, const char *given);
+/* A one-time sign-in code for token `name`, living ttl_ms. */
+bool bmq_http_auth_code_new (bmq_http_auth_t *self, const char *name, int ttl_ms, char *code, size_t len);
+/* Trade a code (once; expired or unknown: false) for a session of its token. */
+bool bmq_http_auth_code_take (bmq_http_auth_t *self, const char *code, char *sid, size_t sidlen);
 /* Number of tokens known now (after a reload if the dir changed). */
 size_t bmq_http_auth_tokens (bmq_http_auth_t *self);
 

@@ -23,6 +23,7 @@ typedef struct {
     char              *pending;
     size_t             len, off;
     int64_t            last_write;
+    char               who[64];     /* the token whose stream it is (http.streams_per_token) */
 } s_stream_t;
 
 /* "id: …\nevent: gap\ndata: {…}\n\n" (body stolen); `resume_at` is the
@@ -113,6 +114,7 @@ static void s_free (void *cls)
 {
     s_stream_t *s = cls;
     bmq_http_metrics_subscribers (bmq_http_server_metrics (s->server), -1);
+    bmq_http_server_stream_close (s->server, s->who);
     free (s->pending);
     free (s->plan_id);
     free (s);
@@ -130,7 +132,11 @@ enum MHD_Result bmq_http_events_handle (bmq_http_req_t *req)
     if (resume == BMQ_SSE_RESUME_BAD)
         return bmq_http_reply_error (req, 400, "bad_request", "Last-Event-ID must be the id of an event this gateway sent "
                                      "(INSTANCE-N), an id from an earlier gateway, or 0 (at most %d characters)", BMQ_SSE_ID_MAX);
+    if (!bmq_http_server_stream_open (req->server, req->who.name))
+        return bmq_http_reply_error (req, 429, "too_many_streams", "the token %s has as many event streams open as it may "
+                                     "(http.streams_per_token): close one first", req->who.name);
     s_stream_t *s = calloc (1, sizeof *s);
+    snprintf (s->who, sizeof s->who, "%s", req->who.name);
     s->server = req->server;
     s->ring = ring;
     s->plan_id = plan_id ? strdup (plan_id) : NULL;

@@ -28,6 +28,7 @@ typedef struct {
 
 struct bmq_http_mcp_t {
     bmq_mcp_t       *mcp;
+    int              per_token;          /* sessions one token may hold (http.mcp_sessions_per_token) */
     pthread_mutex_t  lock;               /* sessions and their streams lists */
     zhashx_t        *sessions;           /* id → s_session_t* */
 };
@@ -46,6 +47,7 @@ struct s_stream_t {
     char              *pending;
     size_t             len, off;
     int64_t            last_write;
+    char               who[64];          /* an SSE answer's token ("" in JSON mode): http.streams_per_token */
 };
 
 static void s_session_free (void **item)
@@ -57,13 +59,16 @@ static void s_session_free (void **item)
     *item = NULL;
 }
 
-bmq_http_mcp_t *bmq_http_mcp_new (bool test_tools, int request_timeout_ms, char *err, size_t errlen)
+bmq_http_mcp_t *bmq_http_mcp_new (bool test_tools, int request_timeout_ms, int sessions_per_token, bool confirm_by_elicitation,
+                                  char *err, size_t errlen)
 {
-    bmq_mcp_options_t opts = { .test_tools = test_tools, .request_timeout_ms = request_timeout_ms };
+    bmq_mcp_options_t opts = { .test_tools = test_tools, .request_timeout_ms = request_timeout_ms,
+                               .confirm_by_elicitation = confirm_by_elicitation };
     bmq_mcp_t *mcp = bmq_mcp_new (&opts, err, errlen);
     if (!mcp) return NULL;
     bmq_http_mcp_t *self = calloc (1, sizeof *self);
     self->mcp = mcp;
+    self->per_token = sessions_per_token > 0 ? sessions_per_token : 64;
     pthread_mutex_init (&self->lock, NULL);
     self->sessions = zhashx_new ();
     zhashx_set_destructor (self->sessions, s_session_free);
@@ -107,23 +112,37 @@ static enum MHD_Result s_reply_empty (bmq_http_req_t *req, int status, const cha
 
 /* ---- sessions (under the lock) ----------------------------------------------------- */
 
-static void s_evict (bmq_http_mcp_t *self)
+/* Room for a session of token `who`: idle ones go; then, when `who` holds
+ * per_token sessions, its own least recently used one (with no call running)
+ * goes, never another token's (issue 24: a viewer's 1,000 sessions evicted an
+ * operator's). False when there is no room (every slot of `who` is busy, or
+ * the server is full of sessions that are not idle). */
+static bool s_evict (bmq_http_mcp_t *self, const char *who)
 {
     int64_t now = bmq_mono_ms ();
     zlistx_t *old = zlistx_new ();
     s_session_t *lru = NULL;
+    size_t mine = 0;
     for (s_session_t *s = zhashx_first (self->sessions); s; s = zhashx_next (self->sessions)) {
-        if (now - s->last_used > SESSION_IDLE_MS) zlistx_add_end (old, s->id);
-        else if (!lru || s->last_used < lru->last_used) lru = s;
+        if (now - s->last_used > SESSION_IDLE_MS && !zlistx_size (s->streams)) { zlistx_add_end (old, s->id); continue; }
+        if (strcmp (s->state.who, who)) continue;
+        mine++;
+        if (!zlistx_size (s->streams) && (!lru || s->last_used < lru->last_used)) lru = s;
     }
-    if (!zlistx_size (old) && zhashx_size (self->sessions) >= MAX_SESSIONS && lru) zlistx_add_end (old, lru->id);
     for (char *id = zlistx_first (old); id; id = zlistx_next (old)) zhashx_delete (self->sessions, id);
     zlistx_destroy (&old);
+    if (mine >= (size_t) self->per_token) {
+        if (!lru) return false;
+        bmq_info ("MCP session %.8s… of %s closed: the token opened more than %d (http.mcp_sessions_per_token)", lru->id, who,
+                  self->per_token);
+        zhashx_delete (self->sessions, lru->id);
+    }
+    return zhashx_size (self->sessions) < MAX_SESSIONS;
 }
 
-static s_session_t *s_session_new (bmq_http_mcp_t *self)
+static s_session_t *s_session_new (bmq_http_mcp_t *self, const char *who)
 {
-    s_evict (self);
+    if (!s_evict (self, who)) return NULL;
     s_session_t *s = calloc (1, sizeof *s);
     unsigned char bytes[16];
     randombytes_buf (bytes, sizeof bytes);
@@ -131,6 +150,7 @@ static s_session_t *s_session_new (bmq_http_mcp_t *self)
     bmq_mcp_session_init (&s->state);
     s->last_used = bmq_mono_ms ();
     s->streams = zlistx_new ();
+    snprintf (s->state.who, sizeof s->state.who, "%s", who);
     zhashx_insert (self->sessions, s->id, s);
     return s;
 }
@@ -204,6 +224,7 @@ static void s_stream_free (void *cls)
         if (handle) zlistx_delete (s->streams, handle);
     }
     pthread_mutex_unlock (&self->lock);
+    bmq_http_server_stream_close (st->server, st->who);
     bmq_mcp_call_destroy (&st->call);
     json_decref (st->answer);
     json_decref (st->out);
@@ -256,8 +277,16 @@ static bool s_accepts (const char *accept, const char *type)
 static enum MHD_Result s_run_call (bmq_http_mcp_t *self, bmq_http_req_t *req, s_session_t *session, bmq_mcp_outcome_t *out,
                                    bool sse)
 {
+    if (sse && !bmq_http_server_stream_open (req->server, req->who.name)) {
+        pthread_mutex_unlock (&self->lock);
+        bmq_mcp_call_destroy (&out->call);
+        bmq_envelope_destroy (&out->request);
+        return s_reply_rpc_error (req, 429, -32000, "Too many event streams for this token (http.streams_per_token): "
+                                  "wait for a call to end");
+    }
     s_stream_t *st = calloc (1, sizeof *st);
     st->owner = self;
+    if (sse) snprintf (st->who, sizeof st->who, "%s", req->who.name);
     st->server = req->server;
     st->bus = bmq_http_req_bus (req);
     st->call = out->call;
@@ -318,7 +347,13 @@ static enum MHD_Result s_post (bmq_http_mcp_t *self, bmq_http_req_t *req)
         return s_reply_rpc_error (req, 400, -32000, "Bad Request: Mcp-Session-Id header is required (initialize first)");
     }
     pthread_mutex_lock (&self->lock);
-    s_session_t *session = init ? s_session_new (self) : zhashx_lookup (self->sessions, sid);
+    s_session_t *session = init ? s_session_new (self, req->who.name) : zhashx_lookup (self->sessions, sid);
+    if (!session && init) {
+        pthread_mutex_unlock (&self->lock);
+        json_decref (msg);
+        return s_reply_rpc_error (req, 429, -32000, "Too many MCP sessions: this token's sessions are all running calls "
+                                  "(http.mcp_sessions_per_token), or the server holds its most; close one (DELETE) first");
+    }
     if (!session) {
         pthread_mutex_unlock (&self->lock);
         json_decref (msg);

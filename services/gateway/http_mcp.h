@@ -17,7 +17,10 @@
 
 #include "http_server.h"
 
-bmq_http_mcp_t *bmq_http_mcp_new (bool test_tools, int request_timeout_ms, char *err, size_t errlen);
+/* sessions_per_token: a token's own oldest idle session goes for its new one
+ * (never another token's); confirm_by_elicitation: security.mcp_confirm. */
+bmq_http_mcp_t *bmq_http_mcp_new (bool test_tools, int request_timeout_ms, int sessions_per_token, bool confirm_by_elicitation,
+                                  char *err, size_t errlen);
 void bmq_http_mcp_destroy (bmq_http_mcp_t **self_p);
 /* Serve a request to /mcp whose body is complete. */
 enum MHD_Result bmq_http_mcp_handle (bmq_http_mcp_t *self, bmq_http_req_t *req);

@@ -29,6 +29,23 @@
 
 #define PLANS_KEPT 1000
 #define REFUSALS_KEPT 1000          /* refusals waiting for the audit; more are only logged */
+#define MAX_CONNS_TRACKED 8192
+#define REAP_MS       100           /* how often headers that never finish are looked for */
+#define STREAM_NAMES  256
+
+typedef struct s_conn_t s_conn_t;
+struct s_conn_t {                           /* one connection (its thread) */
+    bmq_http_bus_t *bus;
+    int             fd;
+    int64_t         waiting_since;          /* for a request's headers (monotonic ms); 0 while one is served */
+    bool            dropped;                /* shut down for taking too long, or to make room */
+    s_conn_t       *prev, *next;            /* the server's list, oldest first */
+};
+
+typedef struct {
+    char name[64];
+    int  open;
+} s_stream_count_t;
 
 struct bmq_http_server_t {
     bmq_http_options_t  opts;
@@ -52,11 +69,15 @@ struct bmq_http_server_t {
     int64_t             caps_at[2];
     bmq_http_seqs_t    *seqs;               /* executors' event sequences (the feed thread's only) */
     bmq_http_feed_t    *feed;               /* the gateway's stories, applied in a thread of its own */
+    pthread_mutex_t     conns_lock;         /* connections, for floods (below) */
+    s_conn_t           *conns_head, *conns_tail;
+    size_t              nconns, nwaiting;
+    size_t              dropped_slow, dropped_room;
+    pthread_t           reaper;
+    bool                reaper_running;
+    s_stream_count_t    streams[STREAM_NAMES];
 };
 
-typedef struct {                            /* one connection (its thread) */
-    bmq_http_bus_t *bus;
-} s_conn_t;
 
 typedef struct {                            /* one request (MHD's req_cls) */
     bmq_http_req_t req;
@@ -209,14 +230,117 @@ enum MHD_Result bmq_http_reply_error (bmq_http_req_t *req, int status, const cha
     return bmq_http_reply_json (req, status, json_pack ("{s:{s:s, s:s}}", "error", "code", code, "message", message));
 }
 
+/* ---- floods: headers that never finish, and room for the rest ---------------------
+ * Every connection is on a list with the time it started waiting for a
+ * request's headers (at connect, and again after each answer on a kept-alive
+ * connection). A connection still waiting after http.header_timeout_ms is shut
+ * down (a slow-loris sends a byte now and then, so this is a total, not an
+ * idle time); and when http.pending_connections are waiting, the oldest of them
+ * is shut down for each new one. Connections being served (authenticated
+ * streams included, capped per token) are never touched, so /healthz and
+ * authenticated requests keep room: a flood of half-sent requests only
+ * crowds itself. */
+
+static void s_conn_drop (bmq_http_server_t *self, s_conn_t *c, bool slow)      /* conns_lock held */
+{
+    if (c->dropped || c->fd < 0) return;
+    c->dropped = true;
+    shutdown (c->fd, SHUT_RDWR);            /* its thread sees the end, and MHD closes it */
+    if (slow) self->dropped_slow++;
+    else self->dropped_room++;
+}
+
+static void s_conn_waiting (bmq_http_server_t *self, s_conn_t *c, bool waiting)
+{
+    pthread_mutex_lock (&self->conns_lock);
+    if (waiting && !c->waiting_since) { c->waiting_since = bmq_mono_ms (); self->nwaiting++; }
+    else if (!waiting && c->waiting_since) { c->waiting_since = 0; self->nwaiting--; }
+    pthread_mutex_unlock (&self->conns_lock);
+}
+
+static void *s_reaper (void *arg)
+{
+    bmq_http_server_t *self = arg;
+    int timeout = self->opts.header_timeout_ms;
+    while (!atomic_load (&self->stopping)) {
+        usleep (REAP_MS * 1000);
+        int64_t now = bmq_mono_ms ();
+        size_t slow = 0;
+        pthread_mutex_lock (&self->conns_lock);
+        for (s_conn_t *c = self->conns_head; c; c = c->next)
+            if (c->waiting_since && !c->dropped && now - c->waiting_since > timeout) { s_conn_drop (self, c, true); slow++; }
+        pthread_mutex_unlock (&self->conns_lock);
+        if (slow) bmq_debug ("http: dropped %zu connection(s) whose request headers did not come within %d ms", slow, timeout);
+    }
+    return NULL;
+}
+
+bool bmq_http_server_stream_open (bmq_http_server_t *self, const char *who)
+{
+    if (!who || !*who) return true;
+    bool ok = false;
+    pthread_mutex_lock (&self->conns_lock);
+    s_stream_count_t *slot = NULL, *free_slot = NULL;
+    for (size_t i = 0; i < STREAM_NAMES && !slot; i++) {
+        if (!strcmp (self->streams[i].name, who)) slot = &self->streams[i];
+        else if (!free_slot && !self->streams[i].open) free_slot = &self->streams[i];
+    }
+    if (!slot && free_slot) { slot = free_slot; snprintf (slot->name, sizeof slot->name, "%s", who); slot->open = 0; }
+    if (slot && slot->open < self->opts.streams_per_token) { slot->open++; ok = true; }
+    pthread_mutex_unlock (&self->conns_lock);
+    return ok;
+}
+
+void bmq_http_server_stream_close (bmq_http_server_t *self, const char *who)
+{
+    if (!who || !*who) return;
+    pthread_mutex_lock (&self->conns_lock);
+    for (size_t i = 0; i < STREAM_NAMES; i++)
+        if (!strcmp (self->streams[i].name, who) && self->streams[i].open > 0) { self->streams[i].open--; break; }
+    pthread_mutex_unlock (&self->conns_lock);
+}
+
+bmq_http_auth_t *bmq_http_server_auth (bmq_http_server_t *self) { return self->auth; }
+
+bool bmq_http_req_csrf (bmq_http_req_t *req, char *nonce, size_t len)
+{
+    return req->session && bmq_http_auth_csrf (req->server->auth, req->session, nonce, len);
+}
+
 /* ---- libmicrohttpd callbacks ------------------------------------------------------ */
 
 static void s_notify_connection (void *cls, struct MHD_Connection *conn, void **socket_context,
                                  enum MHD_ConnectionNotificationCode toe)
 {
-    if (toe == MHD_CONNECTION_NOTIFY_STARTED) *socket_context = calloc (1, sizeof (s_conn_t));
+    bmq_http_server_t *self = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        s_conn_t *c = calloc (1, sizeof (s_conn_t));
+        const union MHD_ConnectionInfo *fd = MHD_get_connection_info (conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        c->fd = fd ? fd->connect_fd : -1;
+        c->waiting_since = bmq_mono_ms ();
+        pthread_mutex_lock (&self->conns_lock);
+        c->prev = self->conns_tail;
+        if (self->conns_tail) self->conns_tail->next = c;
+        else self->conns_head = c;
+        self->conns_tail = c;
+        self->nconns++;
+        self->nwaiting++;
+        /* room for the rest: the oldest connections still sending headers go */
+        for (s_conn_t *o = self->conns_head; o && self->nwaiting > (size_t) self->opts.pending_connections; o = o->next)
+            if (o != c && o->waiting_since && !o->dropped) { s_conn_drop (self, o, false); self->nwaiting--; o->waiting_since = 0; }
+        pthread_mutex_unlock (&self->conns_lock);
+        *socket_context = c;
+    }
     else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
         s_conn_t *c = *socket_context;
+        pthread_mutex_lock (&self->conns_lock);
+        if (c->waiting_since) self->nwaiting--;
+        if (c->prev) c->prev->next = c->next;
+        else self->conns_head = c->next;
+        if (c->next) c->next->prev = c->prev;
+        else self->conns_tail = c->prev;
+        self->nconns--;
+        pthread_mutex_unlock (&self->conns_lock);
         bmq_http_bus_destroy (&c->bus);
         free (c);
         *socket_context = NULL;
@@ -228,6 +352,7 @@ static void s_completed (void *cls, struct MHD_Connection *conn, void **req_cls,
     bmq_http_server_t *self = cls;
     s_request_t *r = *req_cls;
     if (!r) return;
+    if (r->req.conn_state) s_conn_waiting (self, r->req.conn_state, true);     /* kept alive: the next request's headers */
     bmq_http_metrics_request (self->metrics, r->req.route, r->req.method, r->req.status ? r->req.status : 499,
                               (bmq_mono_us () - r->req.started_us) / 1e6);
     free (r->body);
@@ -271,14 +396,19 @@ static enum MHD_Result s_unauthorized (bmq_http_server_t *self, bmq_http_req_t *
     return bmq_http_reply (req, 401, resp);
 }
 
-/* GET /?token=T: a session for the page, in a cookie, and back to / without the token in the address. */
-static enum MHD_Result s_exchange (bmq_http_server_t *self, bmq_http_req_t *req, const char *token)
+/* GET /?token=T or /?code=C: a session for the page, in a cookie, and back to
+ * / without the token or code in the address. A code is good once. */
+static enum MHD_Result s_exchange (bmq_http_server_t *self, bmq_http_req_t *req, const char *token, const char *code)
 {
     char sid[BMQ_HTTP_SESSION_MAX + 1];
-    if (!bmq_http_auth_session_new (self->auth, token, sid, sizeof sid))
+    if (token && !bmq_http_auth_session_new (self->auth, token, sid, sizeof sid))
         return s_unauthorized (self, req, "the token in the address is not valid (wrong, or revoked)");
+    if (!token && !bmq_http_auth_code_take (self->auth, code, sid, sizeof sid))
+        return s_unauthorized (self, req, "the sign-in code in the address is not valid (used already, expired, or wrong: "
+                                          "run `blendmq web --open` again)");
     char cookie[BMQ_HTTP_SESSION_MAX + 120];
-    snprintf (cookie, sizeof cookie, BMQ_HTTP_SESSION_COOKIE "=%s; HttpOnly; SameSite=Strict; Path=/; Max-Age=43200", sid);
+    /* __Host-: Secure, Path=/ and no Domain, so no other origin's cookie can shadow it */
+    snprintf (cookie, sizeof cookie, BMQ_HTTP_SESSION_COOKIE "=%s; Secure; HttpOnly; SameSite=Strict; Path=/; Max-Age=43200", sid);
     sodium_memzero (sid, sizeof sid);
     struct MHD_Response *resp = MHD_create_response_from_buffer (0, "", MHD_RESPMEM_PERSISTENT);
     MHD_add_response_header (resp, "Set-Cookie", cookie);
@@ -300,7 +430,7 @@ static bool s_identify (bmq_http_server_t *self, bmq_http_req_t *req, const char
     }
     const char *sid = MHD_lookup_connection_value (req->conn, MHD_COOKIE_KIND, BMQ_HTTP_SESSION_COOKIE);
     if (sid) {
-        if (bmq_http_auth_session (self->auth, sid, &req->who)) return true;
+        if (bmq_http_auth_session (self->auth, sid, &req->who)) { req->session = sid; return true; }
         *why = "the page's session has expired or its token was revoked";
         return false;
     }
@@ -322,8 +452,11 @@ static enum MHD_Result s_begin (bmq_http_server_t *self, s_request_t *r, bool *a
     }
     if (origin) req->origin = origin;
     if (!strcmp (req->method, "OPTIONS")) return s_preflight (req);
-    const char *page_token = !strcmp (req->url, "/") && !strcmp (req->method, "GET") ? bmq_http_req_query (req, "token") : NULL;
-    if (page_token) return s_exchange (self, req, page_token);
+    bool page_get = !strcmp (req->url, "/") && !strcmp (req->method, "GET");
+    const char *page_token = page_get ? bmq_http_req_query (req, "token") : NULL;
+    const char *page_code = page_get ? bmq_http_req_query (req, "code") : NULL;
+    if (page_token || page_code) return s_exchange (self, req, page_token, page_code);
+    bool reads = !strcmp (req->method, "GET") || !strcmp (req->method, "HEAD");
     bmq_role_t need = bmq_http_api_role (req->method, req->url);
     if (need != BMQ_ROLE_NONE) {
         const char *why = NULL;
@@ -336,6 +469,26 @@ static enum MHD_Result s_begin (bmq_http_server_t *self, s_request_t *r, bool *a
             json_t *body = json_pack ("{s:{s:s, s:s, s:s, s:s}}", "error", "code", "forbidden", "message", text,
                                       "needs_role", bmq_role_name (need), "role", bmq_role_name (req->who.role));
             return bmq_http_reply_json (req, 403, body);
+        }
+        /* A state-changing request must be one a browser preflights when it comes
+         * from another origin: a JSON body (or our own header), never a "simple"
+         * request (a form, or fetch no-cors with a text or Blob body). */
+        if (!reads && !bmq_http_req_header (req, "Authorization")) {     /* a bearer token is a header no page sends unasked */
+            const char *type = bmq_http_req_header (req, "Content-Type");
+            bool json = type && !strncasecmp (type, "application/json", 16) && (!type[16] || type[16] == ';' || type[16] == ' ');
+            if (!json && !bmq_http_req_header (req, BMQ_HTTP_CSRF_HEADER)) {
+                bmq_http_server_refused (self, req, 415, "unsupported_media_type", "a state-changing request without Content-Type: application/json");
+                return bmq_http_reply_error (req, 415, "unsupported_media_type", "send the body as Content-Type: application/json "
+                                             "(every request that changes something must; an empty body is {})");
+            }
+        }
+        /* the page's session: a confirmation (a person applying a script live) also needs the
+         * session's nonce, which only a page of this origin could read (GET /api/whoami) */
+        if (req->session && !reads && !strncmp (req->url, "/api/scripts/", 13) && strstr (req->url + 13, "/confirm")
+            && !bmq_http_auth_csrf_ok (self->auth, req->session, bmq_http_req_header (req, BMQ_HTTP_CSRF_HEADER))) {
+            bmq_http_server_refused (self, req, 403, "csrf", "a confirmation from the page without the session's nonce");
+            return bmq_http_reply_error (req, 403, "csrf", "this confirmation lacks the page's nonce (header " BMQ_HTTP_CSRF_HEADER
+                                         "): reload the page and confirm there");
         }
     }
     const char *length = bmq_http_req_header (req, "Content-Length");
@@ -358,6 +511,7 @@ static enum MHD_Result s_access (void *cls, struct MHD_Connection *conn, const c
                                     .route = bmq_http_api_route (method, url), .started_us = bmq_mono_us () };
         const union MHD_ConnectionInfo *info = MHD_get_connection_info (conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
         r->req.conn_state = info ? info->socket_context : NULL;
+        if (r->req.conn_state) s_conn_waiting (self, r->req.conn_state, false);     /* its headers are in: served now */
         bool answered;
         enum MHD_Result rc = s_begin (self, r, &answered);
         return answered ? rc : MHD_YES;
@@ -428,6 +582,12 @@ bmq_http_server_t *bmq_http_server_new (const bmq_http_options_t *opts, char *er
     self->opts.gateway_endpoint = self->endpoint;
     if (!self->opts.max_body) self->opts.max_body = 1u << 20;
     pthread_mutex_init (&self->caps_lock, NULL);
+    pthread_mutex_init (&self->conns_lock, NULL);
+    if (self->opts.header_timeout_ms <= 0) self->opts.header_timeout_ms = 3000;
+    if (self->opts.pending_connections <= 0) self->opts.pending_connections = 256;
+    if (self->opts.streams_per_token <= 0) self->opts.streams_per_token = 16;
+    if (self->opts.mcp_sessions_per_token <= 0) self->opts.mcp_sessions_per_token = 64;
+    if (self->opts.login_code_ttl_ms <= 0 || self->opts.login_code_ttl_ms > 60000) self->opts.login_code_ttl_ms = 60000;
     atomic_store (&self->last_tick, bmq_mono_ms ());
     self->access = bmq_http_access_new (self->bind, "", self->origins);
     self->auth = bmq_http_auth_new (opts->keys_dir, self->token);
@@ -440,15 +600,20 @@ bmq_http_server_t *bmq_http_server_new (const bmq_http_options_t *opts, char *er
     self->seqs = bmq_http_seqs_new ();
     self->plans = bmq_http_plans_new (PLANS_KEPT);
     self->metrics = bmq_http_metrics_new ();
-    self->mcp = bmq_http_mcp_new (opts->mcp_test_tools, opts->request_timeout_ms + 5000, e2, sizeof e2);
+    self->mcp = bmq_http_mcp_new (opts->mcp_test_tools, opts->request_timeout_ms + 5000, self->opts.mcp_sessions_per_token,
+                                  opts->mcp_confirm_elicitation, e2, sizeof e2);
     if (!self->mcp) { snprintf (err, errlen, "%s", e2); goto fail; }
+    unsigned max_conns = (unsigned) (opts->max_connections > 0 ? opts->max_connections : 512);
+    unsigned per_ip = opts->per_ip_connection_limit > 0 ? (unsigned) opts->per_ip_connection_limit : max_conns;
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG
                    | (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
     self->daemon = MHD_start_daemon (flags, 0, NULL, NULL, s_access, self,
         MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log, self,
         MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned) (opts->max_connections > 0 ? opts->max_connections : 512),
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) 300,
+        MHD_OPTION_CONNECTION_LIMIT, max_conns,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) 60,     /* idle; headers have their own limit (s_reaper) */
+        MHD_OPTION_THREAD_STACK_SIZE, (size_t) (512 * 1024),
         MHD_OPTION_NOTIFY_COMPLETED, s_completed, self,
         MHD_OPTION_NOTIFY_CONNECTION, s_notify_connection, self,
         MHD_OPTION_END);
@@ -457,6 +622,7 @@ bmq_http_server_t *bmq_http_server_new (const bmq_http_options_t *opts, char *er
                   self->bind, opts->port);
         goto fail;
     }
+    self->reaper_running = pthread_create (&self->reaper, NULL, s_reaper, self) == 0;
     const union MHD_DaemonInfo *info = MHD_get_daemon_info (self->daemon, MHD_DAEMON_INFO_BIND_PORT);
     self->port = info ? info->port : opts->port;
     bool v6 = strchr (self->bind, ':') != NULL;
@@ -480,6 +646,7 @@ void bmq_http_server_destroy (bmq_http_server_t **self_p)
     bmq_http_server_t *self = *self_p;
     atomic_store (&self->stopping, true);
     if (self->events) bmq_sse_ring_close (self->events);
+    if (self->reaper_running) pthread_join (self->reaper, NULL);
     if (self->daemon) MHD_stop_daemon (self->daemon);
     bmq_http_feed_destroy (&self->feed);         /* before what it feeds */
     bmq_http_mcp_destroy (&self->mcp);
@@ -495,6 +662,7 @@ void bmq_http_server_destroy (bmq_http_server_t **self_p)
     }
     for (int i = 0; i < 2; i++) free (self->caps[i]);
     pthread_mutex_destroy (&self->caps_lock);
+    pthread_mutex_destroy (&self->conns_lock);
     if (self->token) sodium_memzero (self->token, strlen (self->token));
     free (self->token);
     free (self->bind);
@@ -546,9 +714,17 @@ int bmq_http_server_start (bmq_config_t *cfg, const char *gateway_endpoint, cons
     char token[256], err[512];
     const char *bind = bmq_config_str (cfg, "gateway.http_bind");
     if (s_token (cfg, bind, token, sizeof token)) return -1;
+    const char *confirm = bmq_config_str (cfg, "security.mcp_confirm");
+    if (*confirm && strcmp (confirm, "person") && strcmp (confirm, "elicitation")) {
+        bmq_error ("security.mcp_confirm is '%s': it is person (the default) or elicitation", confirm);
+        return -1;
+    }
+    char origins[2048];
+    snprintf (origins, sizeof origins, "%s,%s", bmq_config_str (cfg, "http.allowed_origins"),
+              bmq_config_str (cfg, "gateway.http_allowed_origins"));
     bmq_http_options_t opts = {
         .bind = bind, .port = (int) bmq_config_int (cfg, "gateway.http_port"), .token = token,
-        .allowed_origins = bmq_config_str (cfg, "gateway.http_allowed_origins"),
+        .allowed_origins = origins,
         .max_body = (size_t) bmq_config_int (cfg, "gateway.http_max_body_kb") * 1024,
         .max_connections = (int) bmq_config_int (cfg, "gateway.http_max_connections"),
         .event_buffer = (int) bmq_config_int (cfg, "gateway.http_event_buffer"),
@@ -558,6 +734,13 @@ int bmq_http_server_start (bmq_config_t *cfg, const char *gateway_endpoint, cons
         .gateway_endpoint = gateway_endpoint,
         .stories_endpoint = stories_endpoint,
         .keys_dir = bmq_config_str (cfg, "security.keys_dir"),
+        .header_timeout_ms = (int) bmq_config_int (cfg, "http.header_timeout_ms"),
+        .pending_connections = (int) bmq_config_int (cfg, "http.pending_connections"),
+        .per_ip_connection_limit = (int) bmq_config_int (cfg, "http.per_ip_connection_limit"),
+        .streams_per_token = (int) bmq_config_int (cfg, "http.streams_per_token"),
+        .mcp_sessions_per_token = (int) bmq_config_int (cfg, "http.mcp_sessions_per_token"),
+        .login_code_ttl_ms = (int) bmq_config_int (cfg, "http.login_code_ttl_ms"),
+        .mcp_confirm_elicitation = !strcmp (bmq_config_str (cfg, "security.mcp_confirm"), "elicitation"),
     };
     *server = bmq_http_server_new (&opts, err, sizeof err);
     sodium_memzero (token, sizeof token);

@@ -38,6 +38,14 @@ typedef struct {
     bool        mcp_test_tools;
     const char *gateway_endpoint;       /* where connection threads reach the gateway (inproc://…) */
     const char *stories_endpoint;       /* the gateway's story stream (http_feed.h); NULL: none */
+    /* floods and sign-in (the http: section) */
+    int         header_timeout_ms;      /* a request's headers must be complete by then (0: 3000) */
+    int         pending_connections;    /* connections still sending headers, at most (0: 256) */
+    int         per_ip_connection_limit;    /* 0: max_connections */
+    int         streams_per_token;      /* open event streams of one token (0: 16) */
+    int         mcp_sessions_per_token; /* 0: 64 */
+    int         login_code_ttl_ms;      /* 0: 60000 */
+    bool        mcp_confirm_elicitation;    /* security.mcp_confirm: elicitation (default: person) */
 } bmq_http_options_t;
 
 /* Start listening. NULL with err when the address cannot be used. */
@@ -98,6 +106,7 @@ typedef struct {
     double                 started_us;
     void                  *conn_state;      /* the connection's (its bus) */
     bmq_http_who_t         who;             /* the token's name and role (role NONE: /healthz, preflight) */
+    const char            *session;         /* the page's session cookie, when that is how it signed in */
 } bmq_http_req_t;
 
 const bmq_http_options_t *bmq_http_server_options (const bmq_http_server_t *self);
@@ -114,6 +123,15 @@ int64_t             bmq_http_server_loop_age_ms (const bmq_http_server_t *self);
 /* The capabilities cache (GET /api/mcp/capabilities). */
 char *bmq_http_server_cached_caps (bmq_http_server_t *self, const char *form);          /* malloc'd or NULL */
 void  bmq_http_server_cache_caps (bmq_http_server_t *self, const char *form, const char *text);
+
+/* The page's anti-CSRF nonce for this request's session (false: not a session). */
+bool bmq_http_req_csrf (bmq_http_req_t *req, char *nonce, size_t len);
+/* An event stream of req's token opens (false: it has http.streams_per_token
+ * open already; answered 429 by the caller) / closes. */
+bool bmq_http_server_stream_open (bmq_http_server_t *self, const char *who);
+void bmq_http_server_stream_close (bmq_http_server_t *self, const char *who);
+/* The auth table (login codes: http_web.c). */
+bmq_http_auth_t *bmq_http_server_auth (bmq_http_server_t *self);
 
 /* This connection's DEALER to the gateway (created on first use); NULL when the endpoint is unusable. */
 bmq_http_bus_t *bmq_http_req_bus (bmq_http_req_t *req);

@@ -168,6 +168,7 @@ typedef struct {
     int64_t            last_heard, last_write;
     int                idle_ms;
     bool               ended;
+    char               who[64];         /* http.streams_per_token */
 } s_story_t;
 
 /* "event: TYPE\ndata: BODY\n\n" for an answer of the story (NULL for none);
@@ -217,6 +218,7 @@ static ssize_t s_story_read (void *cls, uint64_t pos, char *buf, size_t max)
 static void s_story_free (void *cls)
 {
     s_story_t *s = cls;
+    bmq_http_server_stream_close (s->server, s->who);
     free (s->pending);
     free (s);
 }
@@ -234,12 +236,16 @@ static enum MHD_Result s_chat (bmq_http_req_t *req)
     const char *type = bmq_http_req_header (req, "Content-Type");
     if (type && strncasecmp (type, "application/json", 16))
         return bmq_http_reply_error (req, 415, "unsupported_media_type", "send the body as application/json");
+    if (!bmq_http_server_stream_open (req->server, req->who.name))
+        return bmq_http_reply_error (req, 429, "too_many_streams", "the token %s has as many event streams open as it may "
+                                     "(http.streams_per_token): wait for one to end", req->who.name);
     json_error_t jerr;
     json_t *body = json_loadb (req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
     json_t *prompt = json_object_get (body, "prompt"), *keep = json_object_get (body, "keep_partial");
     if (!json_is_object (body) || !json_is_string (prompt) || !json_string_length (prompt) || json_string_length (prompt) > MAX_PROMPT
         || (keep && !json_is_boolean (keep))) {
         json_decref (body);
+        bmq_http_server_stream_close (req->server, req->who.name);
         return bmq_http_reply_error (req, 400, "bad_request", "expected {\"prompt\": \"build a snowman\"} (at most %d bytes; "
                                      "optionally \"keep_partial\": true)", MAX_PROMPT);
     }
@@ -249,16 +255,21 @@ static enum MHD_Result s_chat (bmq_http_req_t *req)
     if (keep) json_object_set (msg, "keep_partial", keep);
     json_decref (body);
     bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_CHAT_REQUEST, NULL, msg);
-    if (s_send (req, &env, cid, sizeof cid)) return bmq_http_reply_error (req, 502, "gateway_error", "the gateway is not reachable");
+    if (s_send (req, &env, cid, sizeof cid)) {
+        bmq_http_server_stream_close (req->server, req->who.name);
+        return bmq_http_reply_error (req, 502, "gateway_error", "the gateway is not reachable");
+    }
     /* an early refusal keeps its HTTP status; anything else starts the stream */
     bmq_http_bus_t *bus = bmq_http_req_bus (req);
     bmq_envelope_t *first = bmq_http_bus_recv (bus, cid, FIRST_ANSWER_MS);
     if (first && first->type == BMQ_MSG_ERROR) {
         enum MHD_Result rc = s_error (req, first);
         bmq_envelope_destroy (&first);
+        bmq_http_server_stream_close (req->server, req->who.name);
         return rc;
     }
     s_story_t *s = calloc (1, sizeof *s);
+    snprintf (s->who, sizeof s->who, "%s", req->who.name);
     s->server = req->server;
     s->bus = bus;
     snprintf (s->cid, sizeof s->cid, "%s", cid);
@@ -278,6 +289,24 @@ static enum MHD_Result s_chat (bmq_http_req_t *req)
     return bmq_http_reply (req, 200, resp);
 }
 
+/* ---- POST /api/web/login-code: a one-time sign-in code ---------------------------------------
+ * For `blendmq web --open`: the CLI asks with its token (a header, never an
+ * argument), and hands the browser /?code=…, good once and for at most a
+ * minute. Only a bearer token mints one; a page's session does not. */
+static enum MHD_Result s_login_code (bmq_http_req_t *req)
+{
+    if (req->session || !bmq_http_req_header (req, "Authorization"))
+        return bmq_http_reply_error (req, 403, "forbidden", "a sign-in code is minted for a bearer token only (blendmq web --open)");
+    int ttl = bmq_http_server_options (req->server)->login_code_ttl_ms;
+    char code[96];
+    if (!bmq_http_auth_code_new (bmq_http_server_auth (req->server), req->who.name, ttl, code, sizeof code))
+        return bmq_http_reply_error (req, 500, "no_code", "could not make a sign-in code");
+    char path[128];
+    snprintf (path, sizeof path, "/?code=%s", code);
+    json_t *body = json_pack ("{s:s, s:s, s:i}", "code", code, "path", path, "expires_in_ms", ttl);
+    return bmq_http_reply_json (req, 201, body);
+}
+
 /* ---- routing ----------------------------------------------------------------------------- */
 
 bool bmq_http_web_role (const char *method, const char *url, bmq_role_t *role)
@@ -290,12 +319,16 @@ bool bmq_http_web_role (const char *method, const char *url, bmq_role_t *role)
         *role = !strcmp (method, "POST") ? BMQ_ROLE_OPERATOR : BMQ_ROLE_VIEWER;
         return true;
     }
+    if (!strcmp (url, "/api/web/login-code")) {
+        *role = BMQ_ROLE_VIEWER;
+        return true;
+    }
     return false;
 }
 
 const char *bmq_http_web_route (const char *url)
 {
-    static const char *fixed[] = { "/api/web/chat", "/api/web/status", "/api/web/preview.png", NULL };
+    static const char *fixed[] = { "/api/web/chat", "/api/web/status", "/api/web/preview.png", "/api/web/login-code", NULL };
     for (int i = 0; fixed[i]; i++)
         if (!strcmp (url, fixed[i])) return fixed[i];
     return !strncmp (url, "/web/", 5) ? "/web/{asset}" : NULL;
@@ -313,6 +346,7 @@ enum MHD_Result bmq_http_web_handle (bmq_http_req_t *req)
     const char *url = req->url, *m = req->method;
     bool get = !strcmp (m, "GET") || !strcmp (m, "HEAD");
     if (!strcmp (url, "/api/web/chat")) return !strcmp (m, "POST") ? s_chat (req) : s_not_allowed (req, "POST");
+    if (!strcmp (url, "/api/web/login-code")) return !strcmp (m, "POST") ? s_login_code (req) : s_not_allowed (req, "POST");
     if (!get) return s_not_allowed (req, "GET");
     if (!strcmp (url, "/api/web/status")) return s_status (req);
     if (!strcmp (url, "/api/web/preview.png")) return s_preview (req);

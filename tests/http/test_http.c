@@ -173,7 +173,8 @@ static bmq_http_server_t *s_server (const char *token, int buffer)
 {
     bmq_http_options_t o = { .bind = "127.0.0.1", .port = 0, .token = token, .keys_dir = s_keys, .allowed_origins = "https://studio.example",
                              .max_body = 1u << 20, .max_connections = 400, .event_buffer = buffer, .request_timeout_ms = 3000,
-                             .capabilities_cache_ms = 60000, .mcp_test_tools = true, .gateway_endpoint = GW };
+                             .capabilities_cache_ms = 60000, .mcp_test_tools = true, .gateway_endpoint = GW,
+                             .streams_per_token = 200, .mcp_confirm_elicitation = true };     /* floods: test_http_attack.c */
     char err[256];
     bmq_http_server_t *srv = bmq_http_server_new (&o, err, sizeof err);
     if (!srv) fprintf (stderr, "%s\n", err);
@@ -419,14 +420,25 @@ static void test_host_and_origin (void **state)
     assert_int_equal (r.status, 403);
     assert_string_equal (s_code (&r), "origin_not_allowed");
     s_free (&r);
-    r = s_http (s_base, "GET", "/healthz", NULL, "Origin: http://localhost:5173", "Host: localhost:1234", NULL);
+    /* the server's own origin (the Host the browser addressed) is allowed; another loopback port is another site */
+    r = s_http (s_base, "GET", "/healthz", NULL, "Origin: http://localhost:1234", "Host: localhost:1234", NULL);
     assert_int_equal (r.status, 200);
-    assert_non_null (strstr (r.headers.data, "Access-Control-Allow-Origin: http://localhost:5173"));
+    assert_non_null (strstr (r.headers.data, "Access-Control-Allow-Origin: http://localhost:1234"));
+    s_free (&r);
+    r = s_http (s_base, "GET", "/healthz", NULL, "Origin: http://localhost:5173", "Host: localhost:1234", NULL);
+    assert_int_equal (r.status, 403);
+    assert_string_equal (s_code (&r), "origin_not_allowed");
+    assert_null (strstr (r.headers.data, "Access-Control-Allow-Origin"));
     s_free (&r);
     r = s_http (s_base, "GET", "/healthz", NULL, "Origin: https://studio.example", NULL);
     assert_int_equal (r.status, 200);
     s_free (&r);
     r = s_http (s_base, "OPTIONS", "/api/plans", NULL, "Origin: http://127.0.0.1:8080", NULL);
+    assert_int_equal (r.status, 403);                                   /* a preflight from elsewhere: no grant */
+    assert_null (strstr (r.headers.data, "Access-Control-Allow-Methods"));
+    assert_null (strstr (r.headers.data, "Access-Control-Allow-Origin"));
+    s_free (&r);
+    r = s_http (s_base, "OPTIONS", "/api/plans", NULL, "Origin: https://studio.example", NULL);
     assert_int_equal (r.status, 204);
     assert_non_null (strstr (r.headers.data, "Access-Control-Allow-Methods"));
     s_free (&r);
@@ -1105,14 +1117,14 @@ static void test_mcp_roles_and_people_confirm (void **state)
     json_decref (last);
     free (sid);
     /* a client with elicitation: the person is asked (sha256, operators, diff), and decides */
-    sid = s_mcp_init (MCP, true);
+    sid = s_mcp_init (REVIEWER, true);
     json_t *noted = json_pack ("{s:s, s:{s:s, s:[s]}, s:{s:{s:[{s:s}], s:[], s:[{s:s}]}}}", "script_id", "s-ok", "verdict",
                                "script_sha256", FAKE_SCRIPT_SHA, "operator_list", "bpy.ops.mesh.primitive_cube_add", "sandbox",
                                "diff", "added", "name", "Cube", "removed", "changed", "name", "Lamp");
     bmq_mcp_note_script (noted);             /* borrowed */
     json_decref (noted);
     for (int round = 0; round < 3; round++) {           /* decline, accept without the box ticked, accept */
-        s_sub_t st = s_mcp_stream (MCP, sid, body);
+        s_sub_t st = s_mcp_stream (REVIEWER, sid, body);
         assert_int_equal (s_sub_wait (&st, "elicitation/create", 1, 5000), 1);
         const char *ev = strstr (st.buf, "data: {");
         json_t *ask = NULL;
@@ -1137,7 +1149,7 @@ static void test_mcp_roles_and_people_confirm (void **state)
         json_t *reply = json_pack ("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", json_object_get (ask, "id"), "result", json_loads (answers[round], 0, NULL));
         char *text = json_dumps (reply, JSON_COMPACT);
         snprintf (session, sizeof session, "Mcp-Session-Id: %s", sid);
-        r = s_http (s_base, "POST", "/mcp", text, accept, session, s_auth[MCP], NULL);
+        r = s_http (s_base, "POST", "/mcp", text, accept, session, s_auth[REVIEWER], NULL);
         assert_int_equal (r.status, 202);
         s_free (&r);
         free (text);
@@ -1155,11 +1167,10 @@ static void test_mcp_roles_and_people_confirm (void **state)
             assert_string_equal (json_string_value (json_object_get (last, "type")), "script.confirm");
             json_t *b = json_object_get (last, "body"), *obo = json_object_get (b, "on_behalf_of");
             assert_string_equal (json_string_value (json_object_get (b, "sha256")), FAKE_SCRIPT_SHA);
-            assert_string_equal (json_string_value (json_object_get (obo, "name")), "mcp");
-            assert_string_equal (json_string_value (json_object_get (obo, "confirmed_by")), "person");
-            assert_string_equal (json_string_value (json_object_get (obo, "via")), "mcp-elicitation");
-            assert_string_equal (json_string_value (json_object_get (obo, "token_role")), "operator");
-            assert_non_null (strstr (json_string_value (json_object_get (obo, "mcp_client")), "people-test"));
+            /* the token's own name and role, never an elevated one, and the channel (issue 24) */
+            assert_string_equal (json_string_value (json_object_get (obo, "name")), "reviewer1");
+            assert_string_equal (json_string_value (json_object_get (obo, "role")), "reviewer");
+            assert_string_equal (json_string_value (json_object_get (b, "channel")), "mcp-elicitation");
         }
         json_decref (last);
         s_sub_close (&st);
@@ -1168,7 +1179,7 @@ static void test_mcp_roles_and_people_confirm (void **state)
     snprintf (body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":\"confirm_script\","
               "\"arguments\":{\"script_id\":\"s-ok\",\"sha256\":\"%064d\"}}}", 0);
     snprintf (session, sizeof session, "Mcp-Session-Id: %s", sid);
-    r = s_http (s_base, "POST", "/mcp", body, accept, session, s_auth[MCP], NULL);
+    r = s_http (s_base, "POST", "/mcp", body, accept, session, s_auth[REVIEWER], NULL);
     assert_non_null (strstr (r.body.data, "is not the sha256"));
     assert_null (strstr (r.body.data, "elicitation/create"));
     s_free (&r);

@@ -230,6 +230,12 @@ static void test_confirm_script_forwards_sha256 (void **state)
     snprintf (params, sizeof params, "{\"name\":\"confirm_script\",\"arguments\":{\"script_id\":\"abc\",\"sha256\":\"%s\"}}", sha);
     bmq_envelope_t *req;
     json_t *resp, *out = json_array ();
+    /* security.mcp_confirm: elicitation (opted into) */
+    bmq_mcp_options_t eo = { .request_timeout_ms = 5000, .confirm_by_elicitation = true };
+    char err[256];
+    bmq_mcp_t *person_mcp = s_mcp;
+    s_mcp = bmq_mcp_new (&eo, err, sizeof err);
+    assert_non_null (s_mcp);
     /* a client that cannot ask its user: a tool error saying where a person can confirm, nothing sent */
     bmq_mcp_call_t *call = s_call (params, 1, &req, &resp);
     assert_null (call);
@@ -244,7 +250,18 @@ static void test_confirm_script_forwards_sha256 (void **state)
     bmq_mcp_session_init (&s);
     s.elicitation = s.can_ask = true;
     snprintf (s.who, sizeof s.who, "mcp");
-    s.role = BMQ_ROLE_OPERATOR;
+    s.role = BMQ_ROLE_OPERATOR;             /* an operator may not confirm by asking anyone: nothing is sent */
+    snprintf (text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"tools/call\",\"params\":%s}", params);
+    bmq_mcp_outcome_t o0;
+    s_handle (&s, text, &o0);
+    assert_null (o0.call);
+    assert_null (o0.request);
+    dump = json_dumps (o0.response, 0);
+    assert_non_null (strstr (dump, "a confirmation needs reviewer"));
+    free (dump);
+    json_decref (o0.response);
+    snprintf (s.who, sizeof s.who, "reviewer1");
+    s.role = BMQ_ROLE_REVIEWER;
     snprintf (text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"tools/call\",\"params\":%s}", params);
     bmq_mcp_outcome_t o;
     s_handle (&s, text, &o);
@@ -282,6 +299,86 @@ static void test_confirm_script_forwards_sha256 (void **state)
     bmq_envelope_destroy (&req);
     bmq_envelope_destroy (&confirm);
     bmq_mcp_call_destroy (&call);
+    bmq_mcp_destroy (&s_mcp);
+    s_mcp = person_mcp;
+}
+
+/* security.mcp_confirm: person (the default). A client that declares
+ * elicitation and would answer it itself is never asked: the call lists the
+ * script, waits for a person (polling the listing), and says "pending" or
+ * "applied"; no script.confirm ever leaves it, and the script is on the list
+ * the page shows (issue 24). */
+static void test_confirm_script_person_default (void **state)
+{
+    const char *sha = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+    char text[1024], listing[512];
+    bmq_mcp_session_t s;
+    bmq_mcp_session_init (&s);
+    s.elicitation = s.can_ask = true;
+    snprintf (s.who, sizeof s.who, "mcp");
+    s.role = BMQ_ROLE_OPERATOR;
+    snprintf (text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"confirm_script\","
+              "\"arguments\":{\"script_id\":\"pers\",\"sha256\":\"%s\",\"wait_s\":1},\"_meta\":{\"progressToken\":\"p\"}}}", sha);
+    bmq_mcp_outcome_t o;
+    s_handle (&s, text, &o);
+    assert_non_null (o.call);
+    assert_string_equal (bmq_msg_type_name (o.request->type), "script.list");
+    json_t *out = json_array ();
+    snprintf (listing, sizeof listing, "{\"scripts\":[{\"script_id\":\"pers\",\"sha256\":\"%s\",\"ok\":true,\"applied\":%%s,"
+              "\"lines\":1,\"script\":\"import bpy\"}]}", sha);
+    snprintf (text, sizeof text, listing, "false");
+    assert_false (s_feed (o.call, o.request, bmq_msg_type_from_name ("script.listing"), text, out));
+    json_t *pending = bmq_mcp_pending_confirmations ();
+    bool listed = false;
+    size_t i;
+    json_t *p;
+    json_array_foreach (pending, i, p)
+        if (!strcmp (json_string_value (json_object_get (p, "script_id")), "pers")) {
+            listed = true;
+            assert_string_equal (json_string_value (json_object_get (json_object_get (p, "requested_by"), "name")), "mcp");
+        }
+    json_decref (pending);
+    assert_true (listed);
+    int64_t t0 = bmq_mono_ms ();
+    assert_false (bmq_mcp_call_tick (o.call, t0 + 600, out));
+    assert_false (bmq_mcp_call_tick (o.call, t0 + 1100, out) && false);
+    bmq_envelope_t *poll = bmq_mcp_call_next_request (o.call);
+    if (!poll) {                                    /* the tick at +1100 may have ended the wait already */
+        assert_true (bmq_mcp_call_tick (o.call, t0 + 2000, out));
+    }
+    else {
+        assert_string_equal (bmq_msg_type_name (poll->type), "script.list");
+        assert_string_equal (bmq_mcp_call_cid (o.call), poll->cid);
+        snprintf (text, sizeof text, listing, "false");
+        assert_false (s_feed (o.call, poll, bmq_msg_type_from_name ("script.listing"), text, out));
+        assert_true (bmq_mcp_call_tick (o.call, t0 + 2000, out));
+        bmq_envelope_destroy (&poll);
+    }
+    char *dump = json_dumps (out, 0);
+    assert_null (strstr (dump, "elicitation/create"));
+    assert_non_null (strstr (dump, "\"status\": \"pending\""));
+    assert_non_null (strstr (dump, "blendmq script apply pers --confirm --sha256"));
+    assert_null (strstr (dump, "\"isError\": true"));
+    free (dump);
+    assert_null (bmq_mcp_call_next_request (o.call));
+    bmq_envelope_destroy (&o.request);
+    bmq_mcp_call_destroy (&o.call);
+    json_array_clear (out);
+    /* called again once a person applied it: the outcome */
+    snprintf (text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"confirm_script\","
+              "\"arguments\":{\"script_id\":\"pers\",\"sha256\":\"%s\"}}}", sha);
+    s_handle (&s, text, &o);
+    assert_non_null (o.call);
+    snprintf (text, sizeof text, listing, "true");
+    assert_true (s_feed (o.call, o.request, bmq_msg_type_from_name ("script.listing"), text, out));
+    dump = json_dumps (s_result (out), 0);
+    assert_non_null (strstr (dump, "\"status\": \"applied\""));
+    assert_non_null (strstr (dump, "a person confirmed"));
+    free (dump);
+    assert_null (bmq_mcp_call_next_request (o.call));
+    bmq_envelope_destroy (&o.request);
+    bmq_mcp_call_destroy (&o.call);
+    json_decref (out);
 }
 
 static void test_bad_arguments_and_unavailable_tools (void **state)
@@ -610,6 +707,7 @@ int main (void)
         cmocka_unit_test (test_rejection_error_deadline),
         cmocka_unit_test (test_bad_arguments_and_unavailable_tools),
         cmocka_unit_test (test_confirm_script_forwards_sha256),
+        cmocka_unit_test (test_confirm_script_person_default),
         cmocka_unit_test (test_cancel_and_image),
         cmocka_unit_test (test_look),
         cmocka_unit_test (test_generate_3d),

@@ -87,6 +87,22 @@ function Result({ result }) {
   );
 }
 
+// What AI assistants (MCP confirm_script) asked a person to approve: only a person applies a script.
+function Asked({ reload }) {
+  const [asked, setAsked] = useState([]);
+  useEffect(() => { api('GET', '/api/confirmations').then(r => r.ok && setAsked(r.data.pending || [])); }, [reload]);
+  if (!asked.length) return null;
+  return (
+    <section class="card" aria-labelledby="asked-h">
+      <h3 id="asked-h">An AI assistant asks you to apply</h3>
+      <ul>{asked.map(a => (
+        <li><a href={`#/scripts/${a.script_id}`}>Review {short(a.script_id, 12)}</a> (sha256 <code>{short(a.sha256, 16)}</code>),
+          asked by {a.requested_by ? `${a.requested_by.name} (${a.requested_by.role})` : 'an MCP client'} through {a.mcp_client}</li>
+      ))}</ul>
+    </section>
+  );
+}
+
 function Pending({ reload }) {
   const [scripts, setScripts] = useState(null);
   const [error, setError] = useState(null);
@@ -217,6 +233,7 @@ export function ScriptsScreen({ who, arg }) {
       </form>
       <ErrorNote error={error} />
       <Result result={result} />
+      <Asked reload={reload} />
       <Pending reload={reload} />
     </>
   );
