@@ -290,7 +290,7 @@ int bmq_cli_run (const bmq_cli_opts_t *opts, json_t *plan, bool validate)
 
 /* ---- scene commands -------------------------------------------------------- */
 
-typedef struct { const char *path; bool json; } s_scene_state_t;
+typedef struct { const char *path; bool json; bool fingerprint; } s_scene_state_t;
 
 static int s_write_file (const char *path, const unsigned char *data, size_t len)
 {
@@ -318,7 +318,16 @@ static int s_on_scene (const bmq_envelope_t *env, void *arg)
         }
         return 0;
     }
-    char *text = json_dumps (json_object_get (env->body, "result"), st->json ? JSON_COMPACT : JSON_INDENT (2));
+    const json_t *result = json_object_get (env->body, "result");
+    const char *digest = json_string_value (json_object_get (result, "digest"));
+    if (st->fingerprint && !st->json && digest) {       /* scene fingerprint: the digest, then what it covers */
+        printf ("%s\n", digest);
+        fprintf (stderr, "blendmq: %lld data blocks, computed in %.1f ms\n",
+                 (long long) json_integer_value (json_object_get (result, "count")),
+                 json_number_value (json_object_get (result, "ms")));
+        return 0;
+    }
+    char *text = json_dumps (result, st->json ? JSON_COMPACT : JSON_INDENT (2));
     printf ("%s\n", text);
     free (text);
     return 0;
@@ -328,7 +337,7 @@ int bmq_cli_scene (const bmq_cli_opts_t *opts, const char *command, json_t *args
 {
     bmq_config_t *cfg = bmq_cli_config (opts);
     if (!cfg) { json_decref (args); return 2; }
-    s_scene_state_t st = { .path = path, .json = opts->json };
+    s_scene_state_t st = { .path = path, .json = opts->json, .fingerprint = !strcmp (command, "fingerprint") };
     json_t *body = json_pack ("{s:s, s:o, s:s?}", "command", command, "args", args ? args : json_object (), "target", opts->target);
     int code = bmq_cli_converse (cfg, bmq_envelope_new (BMQ_MSG_SCENE_REQUEST, NULL, body), s_on_scene, &st);
     bmq_config_destroy (&cfg);

@@ -314,7 +314,7 @@ static int s_config_set_port (const char *path, int port, char *err, size_t errl
 static int s_start_blenders (supervisor_t *sup, char *err, size_t errlen)
 {
     const char *run = sup->opts->run_dir;
-    char addon[1200], token[1200], port_file[1200], cfgpath[1200], name[32];
+    char addon[1200], token[1200], port_file[1200], cfgpath[1200], name[32], state_dir[1200];
     snprintf (addon, sizeof addon, "%s/services/executor/addon/blendmq_addon.py", bmq_data_dir ());
     snprintf (token, sizeof token, "%s/blender.token", run);
     const char *blender = getenv ("BLENDMQ_BLENDER") && *getenv ("BLENDMQ_BLENDER") ? getenv ("BLENDMQ_BLENDER") : "blender";
@@ -322,8 +322,10 @@ static int s_start_blenders (supervisor_t *sup, char *err, size_t errlen)
         if (k == 1) snprintf (name, sizeof name, "blender");
         else snprintf (name, sizeof name, "blender-%d", k);
         snprintf (port_file, sizeof port_file, "%s/%s.port", run, name);
+        snprintf (state_dir, sizeof state_dir, "%s/blender-state/%s", run, name);     /* durable commits (issue 23) */
         const char *const argv[] = { blender, "-b", "--factory-startup", "--python", addon, "--", "--host", "127.0.0.1",
-                                     "--port", "0", "--port-file", port_file, "--token-file", token, "--reset-scene", NULL };
+                                     "--port", "0", "--port-file", port_file, "--token-file", token, "--reset-scene",
+                                     "--state-dir", state_dir, NULL };
         supervisor_child_t *c = s_child_add (sup, name, argv);
         if (!c) { snprintf (err, errlen, "too many processes"); return -1; }
         if (s_blender_first_start (sup, c, port_file, err, errlen)) return -1;

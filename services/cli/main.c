@@ -40,8 +40,10 @@ static void s_usage (FILE *out)
         "  web [--open]            print the web page's address with a token (the `web` client's); --open opens it\n"
         "  mcp                     an MCP server on stdin/stdout for AI assistants ({\"command\": \"blendmq\", \"args\": [\"mcp\"]});\n"
         "                          Streamable HTTP is served by the gateway (`status` prints its URL)\n"
-        "  scene [info|save FILE.blend|render FILE.png|reset]\n"
-        "                          the live scene: objects as JSON, a saved copy, a Workbench preview, or emptied\n"
+        "  scene [info|save FILE.blend|render FILE.png|reset|fingerprint]\n"
+        "                          the live scene: objects as JSON, a saved copy, a Workbench preview, emptied\n"
+        "                          (everything: data, orphans, compositor, world, custom properties), or its\n"
+        "                          fingerprint (a deep digest of the whole state; --json: with each data block's)\n"
         "  scene look [FILE.png] [--out FILE.png] [--angles N]\n"
         "                          N views (1..8, default 4: front, right, top, perspective) as one contact sheet\n"
         "                          (default look.png) and each object's vertices, faces, non-manifold edges, loose parts\n"
@@ -163,6 +165,8 @@ int main (int argc, char **argv)
         const char *what = nwords > 1 ? words[1] : "info";
         if (!strcmp (what, "info") && nwords <= 2) return bmq_cli_scene (&opts, "scene_info", json_pack ("{s:i}", "limit", 1000), NULL);
         if (!strcmp (what, "reset") && nwords == 2) return bmq_cli_scene (&opts, "reset_scene", NULL, NULL);
+        if (!strcmp (what, "fingerprint") && nwords == 2)
+            return bmq_cli_scene (&opts, "fingerprint", opts.json ? json_pack ("{s:b}", "full", 1) : NULL, NULL);
         if (!strcmp (what, "save") && nwords == 3) return bmq_cli_scene (&opts, "save_blend", NULL, words[2]);
         if (!strcmp (what, "look") && nwords <= 3) return bmq_cli_scene_look (&opts, nwords == 3 ? words[2] : NULL);
         if (!strcmp (what, "render") && nwords == 3)

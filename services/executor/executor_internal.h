@@ -92,6 +92,8 @@ void executor_progress (executor_t *ex, bmq_job_t *job, json_t *body);
 /* Blender rolled the job's plan back (ok, result {removed, restored}) or could
  * not (why): the rollback event and audit record; returns the rollback object. */
 json_t *executor_rolled_back (executor_t *ex, bmq_job_t *job, bool ok, const json_t *result, const char *why);
+/* Note the scene fingerprint (64 hex digits) an add-on result carries, if it is one. */
+void executor_note_fingerprint (bmq_job_t *job, const json_t *result);
 /* executor_names.c: the actor's NAMES (scene_names' result) → scene.names on
  * the PUB; again for a new subscriber. */
 void executor_on_names (executor_t *ex, const char *result_text);

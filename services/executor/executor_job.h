@@ -37,6 +37,7 @@ typedef struct {
     json_t   *assets_staged;          /* PLAN: asset keys staged in Blender */
     void     *asset_work;             /* PLAN: the asset being staged in chunks (executor_assets.c) … */
     void    (*asset_work_free) (void **work_p);   /* … and how to free it with the job */
+    char      fingerprint[65];        /* PLAN: the scene's fingerprint Blender reported at the plan's end ("": none) */
     double    bpy_ms, addon_ms;       /* PLAN, pipelined: Blender's time in the steps and the add-on's own (-1: none) */
     json_t   *created;                /* PLAN: names of objects created so far */
     json_t   *audit_steps;            /* PLAN: [{event, step}] not yet recorded (one "steps" record per batch) */

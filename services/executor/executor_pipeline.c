@@ -143,6 +143,7 @@ void executor_run_result (executor_t *ex, int status, json_t *reply, const char 
         job->bpy_ms = (job->bpy_ms < 0 ? 0 : job->bpy_ms) + json_number_value (bpy);
         job->addon_ms = (job->addon_ms < 0 ? 0 : job->addon_ms) + json_number_value (addon);
     }
+    executor_note_fingerprint (job, result);
     if (!strcmp (outcome, "continue")) job->phase = BMQ_PHASE_STEPS;      /* the next chunk (or a cancel) */
     else if (!strcmp (outcome, "done")) executor_finish_plan (ex, "done", NULL, 0, NULL);
     else s_cut (ex, job, outcome, result);

@@ -87,6 +87,7 @@ void executor_finish_plan (executor_t *ex, const char *status, const char *error
     json_t *end = json_pack ("{s:s, s:s, s:I, s:f, s:O}", "event", "plan", "status", status,
                              "step", (json_int_t) job->step, "duration_ms", ms, "objects", job->created);
     if (rollback) json_object_set_new (end, "rollback", rollback);
+    if (job->fingerprint[0]) json_object_set_new (end, "fingerprint", json_string (job->fingerprint));
     if (error) json_object_set_new (end, "error", json_string (error));
     if (failed_step > 0) json_object_set_new (end, "failed_step", json_integer (failed_step));
     if (job->bpy_ms >= 0) {         /* pipelined: Blender's own time apart from the add-on's */
@@ -196,6 +197,7 @@ void executor_phase_result (executor_t *ex, int status, json_t *reply, const cha
         executor_finish_plan (ex, "failed", msg, 0, NULL);
     }
     else if (job->phase == BMQ_PHASE_COMMIT) {
+        if (ok) executor_note_fingerprint (job, json_object_get (reply, "result"));
         if (*job->fail_status) executor_finish_plan (ex, job->fail_status, job->fail_error, job->failed_step, NULL);
         else executor_finish_plan (ex, "done", NULL, 0, NULL);
     }
@@ -204,11 +206,26 @@ void executor_phase_result (executor_t *ex, int status, json_t *reply, const cha
                               executor_rolled_back (ex, job, ok, json_object_get (reply, "result"), why));
 }
 
+/* Issue 23: the add-on's results carry the scene's fingerprint (hostile input: only
+ * exactly 64 hex digits are kept). */
+void executor_note_fingerprint (bmq_job_t *job, const json_t *result)
+{
+    const char *fp = json_string_value (json_object_get (result, "fingerprint"));
+    if (!fp || strlen (fp) != 64 || strspn (fp, "0123456789abcdef") != 64) return;
+    memcpy (job->fingerprint, fp, 65);
+}
+
 json_t *executor_rolled_back (executor_t *ex, bmq_job_t *job, bool ok, const json_t *result, const char *why)
 {
     json_t *rb = ok ? json_pack ("{s:s, s:O, s:O}", "status", "rolled back",
                                  "removed", json_object_get (result, "removed"), "restored", json_object_get (result, "restored"))
                     : json_pack ("{s:s, s:s}", "status", "rollback failed", "error", why ? why : "timed out");
+    if (ok) {       /* exact: the scene's fingerprint is the one from before the plan */
+        executor_note_fingerprint (job, result);
+        if (job->fingerprint[0]) json_object_set_new (rb, "fingerprint", json_string (job->fingerprint));
+        if (json_is_boolean (json_object_get (result, "exact")))
+            json_object_set_new (rb, "exact", json_boolean (json_is_true (json_object_get (result, "exact"))));
+    }
     json_t *ev = json_pack ("{s:s, s:I, s:s, s:O}", "event", "rollback", "step", (json_int_t) job->step,
                             "status", ok ? "rolled back" : "rollback failed", "rollback", rb);
     executor_progress (ex, job, ev);

@@ -82,8 +82,8 @@ expect(res.get("addon_ms", -1) >= 0 and res.get("bpy_ms", 0) > 0, "add-on time a
 
 # ---- a failing step: rolled back in-process
 before = names()
-other[0].location = (0, 0, 0)
-plan = [cube("a1"), {"operation": "object.location", "target": other[0].name, "params": {"value": [5, 5, 5]}},
+other_name = other[0].name      # a rollback loads the snapshot: bpy references from before it go stale
+plan = [cube("a1"), {"operation": "object.location", "target": other_name, "params": {"value": [5, 5, 5]}},
         {"operation": "object.location", "target": "nothing-here", "params": {"value": [1, 1, 1]}}, cube("a2")]
 r = call("run_plan", {"plan_id": "p2", "steps": plan})
 res = r.get("result") or {}
@@ -91,7 +91,8 @@ expect(res.get("status") == "failed" and res.get("failed_step") == 3 and res.get
        "a failing step ends the plan: %s" % res)
 expect("step 3" in (res.get("error") or ""), "the error names the step: %s" % res.get("error"))
 expect(names() == before, "rolled back: nothing it made stays (%s)" % names())
-expect(other[0].location.length == 0, "and what it moved is back")
+expect(bpy.data.objects[other_name].location.length == 0, "and what it moved is back")
+expect((res.get("rollback") or {}).get("exact") is True, "the rollback is exact (fingerprint as before): %s" % res)
 expect(sorted((res.get("rollback") or {}).get("removed", [])) == ["a1"], "the rollback says what it removed: %s" % res)
 
 # ---- keep_partial: what ran stays

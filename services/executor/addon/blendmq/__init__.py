@@ -40,7 +40,7 @@ import sys
 
 import bpy
 
-from . import gui, panel, settings
+from . import durable, gui, panel, settings
 from .background import run_background
 from .log import log
 from .scene import cmd_reset_scene
@@ -70,7 +70,10 @@ def main(argv):
     p.add_argument("--socket", help="serve on this unix socket (0600) instead of TCP")
     p.add_argument("--token-file")
     p.add_argument("--token-env", default="BLENDMQ_TOKEN")
-    p.add_argument("--reset-scene", action="store_true", help="start from an empty scene")
+    p.add_argument("--reset-scene", action="store_true",
+                   help="start from an empty scene (unless --state-dir holds a committed one)")
+    p.add_argument("--state-dir", help="commits are saved here before they are acknowledged, and the "
+                                       "last one is loaded at start (issue 23)")
     opts = p.parse_args(argv[argv.index("--") + 1:] if "--" in argv else [])
     try:
         token = load_token(opts.token_file, opts.token_env)
@@ -80,7 +83,8 @@ def main(argv):
     if not token:
         log("no token (use --token-file or set %s); not starting" % opts.token_env)
         return 1
-    if opts.reset_scene:
+    durable.configure(opts.state_dir)
+    if durable.load_at_start() is None and opts.reset_scene:
         cmd_reset_scene({})
     if bpy.app.background:
         run_background(opts.host, opts.port, token, opts.port_file, opts.socket)

@@ -9,7 +9,7 @@ import json
 import re
 import time
 
-from . import link_proto, script_exec
+from . import durable, fingerprint, link_proto, script_exec
 from .args import CommandError
 from .asset_stage import cmd_asset_stage
 from .bench import cmd_bench_direct
@@ -36,6 +36,34 @@ def cmd_ping(args):
 def cmd_shutdown(args):
     s_Flags.shutdown = True
     return {}, None
+
+
+FP_IDS_MAX, FP_IDS_BYTES = 5000, 512 * 1024
+
+
+def cmd_fingerprint(args):
+    """fingerprint {full?}: the scene's deep digest (fingerprint.py); with full, the digest of
+    each ID too (cut at FP_IDS_MAX entries or FP_IDS_BYTES: truncated says so)."""
+    fp = fingerprint.compute(props=False)
+    out = {"digest": fp["digest"], "count": fp["count"], "ms": fp["ms"]}
+    if args.get("full"):
+        ids, size = {}, 0
+        for key in sorted(fp["ids"]):
+            size += len(key) + 40
+            if len(ids) >= FP_IDS_MAX or size > FP_IDS_BYTES:
+                break
+            ids[key] = fp["ids"][key]["digest"]
+        out["ids"], out["truncated"] = ids, len(ids) < fp["count"]
+    return out, None
+
+
+def cmd_run_step_committed(args):
+    """run_step: inside a plan, one step of it; outside one (a direct call), a change of its
+    own, committed (durably with --state-dir) before the reply."""
+    result, blob = cmd_run_step(args)
+    if TXN.current is None:
+        result["fingerprint"] = durable.commit("run_step")
+    return result, blob
 
 
 # ---------------------------------------------------------------------------- run_script (issue 8)
@@ -139,6 +167,12 @@ NO_DEADLINE = link_proto.NO_DEADLINE
 # Commands after which the scene's object names are as before (with READ_ONLY): the others move
 # the scene's revision, which every reply carries.
 KEEPS_NAMES = link_proto.KEEPS_NAMES | link_proto.READ_ONLY
+# Commands that leave the scene as it is, or take care of the snapshot themselves (they open,
+# commit or roll back a transaction): the others move durable.generation before they run, so
+# the next plan_begin saves a fresh snapshot (issue 23).
+SNAPSHOT_SAFE = READ_ONLY | frozenset((
+    "ping", "fingerprint", "cancel_plan", "interrupted_ack", "asset_stage", "rna_info", "shutdown",
+    "plan_begin", "plan_commit", "plan_rollback", "run_plan", "run_script"))
 
 
 def check_table(table, declared=None):
@@ -198,6 +232,8 @@ def handle_request(req, arrival, table=None, link=None, blob=b""):
     rid = req["id"]
     t0 = time.perf_counter()
     TXN.link = link
+    if req.get("cmd") not in SNAPSHOT_SAFE:
+        durable.changed()
     try:
         args = s_checked_args(req)
         result, blob = fn(args, blob or b"") if getattr(fn, "takes_blob", False) else fn(args)

@@ -84,6 +84,7 @@ HELLO_REPORT_TABLES = {
         ("restored", "names", None, True),
         ("removed_count", "count", None, False),
         ("restored_count", "count", None, False),
+        ("fingerprint", "text", None, False),
     ),
 }
 
@@ -98,12 +99,21 @@ COMMANDS = {
         "blob": False,
         "keeps_names": True,
     },
+    "fingerprint": {
+        "args": {"full": {"type": "bool"}},
+        "reply": ("digest", "count", "ms", "ids", "truncated"),
+        "read_only": False,
+        "forward": True,
+        "no_deadline": False,
+        "blob": False,
+        "keeps_names": True,
+    },
     "run_step": {
         "args": {
             "step": {"type": "object", "required": True},
             "plan_id": {"type": "string", "min_len": 1, "max_len": 64},
         },
-        "reply": ("objects_created", "object"),
+        "reply": ("objects_created", "object", "fingerprint"),
         "read_only": False,
         "forward": False,
         "no_deadline": False,
@@ -139,7 +149,7 @@ COMMANDS = {
     },
     "reset_scene": {
         "args": {},
-        "reply": ("objects_removed", "data_removed"),
+        "reply": ("objects_removed", "data_removed", "fingerprint"),
         "read_only": False,
         "forward": True,
         "no_deadline": False,
@@ -221,7 +231,7 @@ COMMANDS = {
             "cid": {"type": "string", "min_len": 1, "max_len": 64, "pattern": "[\\x21-\\x7e]{1,64}"},
             "steps": {"type": "int", "min": 0, "max": 1048576},
         },
-        "reply": ("plan_id", "objects"),
+        "reply": ("plan_id", "objects", "fingerprint"),
         "read_only": False,
         "forward": False,
         "no_deadline": False,
@@ -230,7 +240,7 @@ COMMANDS = {
     },
     "plan_commit": {
         "args": {"plan_id": {"type": "string", "required": True, "min_len": 1, "max_len": 64}},
-        "reply": ("plan_id",),
+        "reply": ("plan_id", "fingerprint"),
         "read_only": False,
         "forward": False,
         "no_deadline": True,
@@ -239,7 +249,7 @@ COMMANDS = {
     },
     "plan_rollback": {
         "args": {"plan_id": {"type": "string", "required": True, "min_len": 1, "max_len": 64}},
-        "reply": ("plan_id", "removed", "restored"),
+        "reply": ("plan_id", "removed", "restored", "fingerprint", "exact"),
         "read_only": False,
         "forward": False,
         "no_deadline": True,
@@ -265,6 +275,7 @@ COMMANDS = {
             "rollback",
             "bpy_ms",
             "addon_ms",
+            "fingerprint",
         ),
         "read_only": False,
         "forward": False,
@@ -346,6 +357,7 @@ COMMANDS = {
 READ_ONLY = frozenset(("object_info", "scene_info", "scene_names"))
 FORWARD = frozenset((
     "bench_direct",
+    "fingerprint",
     "look",
     "object_info",
     "render_preview",
@@ -358,6 +370,7 @@ NO_DEADLINE = frozenset(("cancel_plan", "interrupted_ack", "plan_commit", "plan_
 KEEPS_NAMES = frozenset((
     "asset_stage",
     "cancel_plan",
+    "fingerprint",
     "interrupted_ack",
     "look",
     "ping",

@@ -111,16 +111,25 @@ class PlanRun:
     def _end(self, status, error=None, failed_step=0):
         CANCELS.discard(self.plan_id)
         rollback = None
+        fingerprint = None
         if status in ("failed", "cancelled") and not self.keep_partial:
             try:
                 rollback, _ = cmd_plan_rollback({"plan_id": self.plan_id})
+                fingerprint = rollback.get("fingerprint")
             except CommandError as e:
                 rollback = {"error": str(e)}
+            except Exception as e:      # a rollback that raises is reported, never fatal
+                rollback = {"error": "rollback failed: %s: %s" % (type(e).__name__, str(e)[:ERROR_MAX])}
         elif status != "continue":
-            cmd_plan_commit({"plan_id": self.plan_id})
+            try:
+                fingerprint = cmd_plan_commit({"plan_id": self.plan_id})[0]["fingerprint"]
+            except Exception as e:      # not saved: rolled back by plan_commit
+                status, error = "failed", str(e)[:ERROR_MAX]
+                rollback = {"error": error}
         total_ms = (time.perf_counter() - self.t0) * 1000.0
         self.result = {"plan_id": self.plan_id, "status": status, "steps_done": self.offset + self.done_ok,
                        "failed_step": failed_step, "error": error, "rollback": rollback,
+                       "fingerprint": fingerprint,
                        "bpy_ms": self.bpy_s * 1000.0, "addon_ms": max(0.0, total_ms - self.bpy_s * 1000.0)}
 
     def abandon(self):

@@ -107,20 +107,35 @@ def cmd_object_info(args):
     return s_object_info_dict(obj), None
 
 
-def cmd_reset_scene(args):
+def s_id_count():
+    skip = ("screens", "window_managers", "workspaces")
+    n = 0
+    for prop in bpy.data.bl_rna.properties:
+        if prop.type == "COLLECTION" and prop.identifier not in skip and prop.fixed_type is not None \
+                and isinstance(getattr(bpy.data, prop.identifier, None), bpy.types.bpy_prop_collection):
+            try:
+                n += len(getattr(bpy.data, prop.identifier))
+            except TypeError:
+                pass
+    return n
+
+
+def reset_everything():
+    """Blender's factory scene, emptied (issue 23): every object and every data block goes,
+    orphans included; the scene's settings, compositor, world and custom properties are the
+    factory ones (read_homefile with factory startup and use_empty: only the scene, windows
+    and workspaces are kept; the preferences and the add-on's Python state are untouched, and
+    its handlers and timers are persistent). Returns (objects_removed, data_removed)."""
     s_ensure_object_mode()
-    n = len(bpy.data.objects)
-    for o in list(bpy.data.objects):
-        bpy.data.objects.remove(o, do_unlink=True)
-    purged = 0
-    for _ in range(4):      # freeing meshes orphans their materials: go round until stable
-        removed = 0
-        for coll in (bpy.data.meshes, bpy.data.curves, bpy.data.metaballs, bpy.data.lattices,
-                     bpy.data.armatures, bpy.data.cameras, bpy.data.lights, bpy.data.materials):
-            for block in [b for b in coll if b.users == 0]:
-                coll.remove(block)
-                removed += 1
-        purged += removed
-        if not removed:
-            break
-    return {"objects_removed": n, "data_removed": purged}, None
+    objects, ids = len(bpy.data.objects), s_id_count()
+    res = bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True, load_ui=False)
+    if "FINISHED" not in res:
+        raise CommandError("reset_scene: reading the factory scene failed: %s" % sorted(res))
+    return objects, max(0, ids - objects - s_id_count())
+
+
+def cmd_reset_scene(args):
+    """reset_scene: everything reset, then committed (durably with --state-dir) before the reply."""
+    from . import durable
+    objects, data = reset_everything()
+    return {"objects_removed": objects, "data_removed": data, "fingerprint": durable.commit("reset_scene")}, None

@@ -1,6 +1,12 @@
 """transaction — atomic plans (plan_begin, plan_commit, plan_rollback) and, in a GUI Blender,
 one undo step per plan.
 
+Exact rollback (issue 23): plan_begin makes sure a snapshot of the whole state exists
+(durable.ensure_snapshot: headless, usually the last commit's file) and notes its fingerprint;
+a rollback loads it back and checks the fingerprint: {removed, restored, fingerprint, exact}.
+plan_commit saves the state (durably with --state-dir) before it answers, with its fingerprint.
+A rollback that raises is caught by its callers (run_plan, link_lost); the server goes on.
+
 Undo in the GUI: Blender pushes no undo step for operators called from Python, but a plan's
 steps run over many passes of Blender's main loop and the user may act (and push undo steps)
 in between. So plan_begin pushes a step that holds the scene as it is ("blendmq: before plan
@@ -25,6 +31,7 @@ import time
 
 import bpy
 
+from . import durable
 from .args import CommandError
 from .log import log
 from .scene import s_ensure_object_mode
@@ -198,6 +205,53 @@ class s_Transaction:
                 st["mesh"] = None
 
 
+class s_Plan:
+    """An open plan: the snapshot to go back to, and what the plan touched (for the report).
+
+    Holds no bpy references: a rollback replaces the whole main database."""
+
+    def __init__(self, plan_id, cid=None, steps_total=0, link=None):
+        self.plan_id, self.cid, self.steps_total = plan_id, cid, steps_total
+        self.link = link        # serial of the connection that opened it (None: a direct call)
+        self.steps_run = 0      # run_step calls that succeeded inside the plan
+        self.snap_path, self.before = durable.ensure_snapshot()
+        self.objects = set(bpy.data.objects.keys())
+        self.touched = set()    # objects from before the plan a step acted on
+        self.undo = None        # the s_UndoBracket in a GUI Blender
+        self.known = None       # object names after the last step (steps.py diffs against them)
+        self.names = {}         # run_plan: a step's "name" -> the object's actual name
+
+    def touch(self, obj):
+        if obj is not None and obj.name in self.objects:
+            self.touched.add(obj.name)
+
+    def touch_all(self):
+        self.touched.update(self.objects)
+
+    def touch_for_step(self, target):
+        vl = bpy.context.view_layer
+        if target is not None:
+            self.touch(vl.objects.get(target))
+            return
+        self.touch(vl.objects.active)
+        for o in vl.objects.selected:
+            self.touch(o)
+
+    def rollback(self):
+        """Back to the snapshot. {removed, restored, fingerprint, exact, ms}: removed the
+        objects the plan made, restored those from before it touched or deleted."""
+        now = set(bpy.data.objects.keys())
+        removed = sorted(now - self.objects)
+        restored = sorted((self.objects - now) | (self.touched & self.objects))
+        self.known = None
+        out = durable.restore(self.snap_path, self.before)
+        out.update(removed=removed, restored=restored, before=self.before)
+        return out
+
+    def discard(self):
+        pass
+
+
 class TXN:
     current = None
     link = None         # serial of the connection whose request is running (handle_request sets it)
@@ -238,21 +292,40 @@ def cmd_plan_begin(args):
     if TXN.current is not None:      # a plan its owner lost track of: never leave it half-built
         s_interrupt(TXN.current, "superseded: plan_begin of plan %s found plan %s still open"
                     % (plan_id, TXN.current.plan_id), give_up=True)
-    TXN.current = s_Transaction(plan_id, cid, steps_total, TXN.link)
+    TXN.current = s_Plan(plan_id, cid, steps_total, TXN.link)
     if not bpy.app.background:
         TXN.current.undo = s_UndoBracket(plan_id)
-    return {"plan_id": plan_id, "objects": len(TXN.current.objects)}, None
+    return {"plan_id": plan_id, "objects": len(TXN.current.objects), "fingerprint": TXN.current.before}, None
 
 
 def cmd_plan_commit(args):
+    """Commit: the state is saved (durably with --state-dir) before the reply, which carries
+    its fingerprint. A save that fails rolls the plan back (nothing is acknowledged that is not
+    on disk) and answers the error."""
     plan_id = s_plan_id(args)
-    if TXN.current is not None and TXN.current.plan_id == plan_id:
-        s_close_undo(TXN.current)
-        TXN.current.discard()
+    txn = TXN.current if TXN.current is not None and TXN.current.plan_id == plan_id else None
+    try:
+        digest = durable.commit("plan %s" % plan_id)
+    except Exception as e:
+        error = "%s: %s" % (type(e).__name__, e)
+        log("commit of plan %s failed: %s" % (plan_id, error))
+        if txn is None:
+            raise CommandError("commit failed: %s" % error[:REASON_MAX])
+        TXN.current = None
+        try:
+            rb = txn.rollback()
+            note = "rolled back (exact: %s)" % rb["exact"]
+        except Exception as e2:
+            note = "and its rollback failed too: %s: %s" % (type(e2).__name__, e2)
+        finally:
+            s_close_undo(txn)
+        raise CommandError(("commit failed, the plan was not saved: %s; " % error[:REASON_MAX]) + note[:REASON_MAX])
+    if txn is not None:
+        s_close_undo(txn)
         TXN.current = None
     if not bpy.app.background:       # one undo step for the whole plan in the GUI
         s_undo_push("blendmq plan %s" % plan_id)
-    return {"plan_id": plan_id}, None
+    return {"plan_id": plan_id, "fingerprint": digest}, None
 
 
 def cmd_plan_rollback(args):
@@ -307,7 +380,8 @@ def s_interrupt(txn, reason, give_up=False):
         TXN.current = None
     s_close_undo(txn)               # the scene is as before the plan: no undo step
     report["rollback"] = {"removed": s_names_capped(rb["removed"]), "restored": s_names_capped(rb["restored"]),
-                          "removed_count": len(rb["removed"]), "restored_count": len(rb["restored"])}
+                          "removed_count": len(rb["removed"]), "restored_count": len(rb["restored"]),
+                          "fingerprint": rb["fingerprint"], "exact": rb["exact"]}
     s_remember(report)
     log("plan %s interrupted (%s): rolled back, %d object(s) removed, %d restored"
         % (txn.plan_id, reason, len(rb["removed"]), len(rb["restored"])))
