@@ -37,6 +37,9 @@ struct bmq_audit_t {
     s_pending_t *cursor;          /* next to send in this round; NULL: all sent */
     zhashx_t    *index;           /* key → s_pending_t* (acks name origin and seq) */
     size_t       count, bytes, inflight, max_bytes, dropped;
+    size_t       unreported;      /* dropped since the last audit.dropped record */
+    int64_t      first_drop_ms;   /* wall clock of the first of those */
+    bool         reporting;       /* queueing that record now */
     int64_t      resend_after;    /* ms without an ack for the oldest record before going back */
     bool         acked;           /* something was acknowledged since the last go-back */
     bool         alive;           /* the audit service answered heartbeats at the last tick */
@@ -435,9 +438,27 @@ void bmq_audit_data_shape (const json_t *data, size_t *items, int *depth)
     s_shape (data, 1, items, depth);
 }
 
+/* Nothing is dropped silently: once the queue has room again, a record of
+ * kind audit.dropped says how many went and when (it may pass the bound by
+ * one record: the count must get through). */
+static void s_report_drops (bmq_audit_t *self)
+{
+    if (!self->unreported || self->reporting) return;
+    if (self->count >= BMQ_AUDIT_QUEUE_MAX || self->bytes >= self->max_bytes) return;
+    self->reporting = true;
+    size_t n = self->unreported;
+    int64_t first = self->first_drop_ms;
+    self->unreported = 0;
+    bmq_audit_record (self, NULL, "audit.dropped", json_pack ("{s:I, s:I, s:I, s:s}", "count", (json_int_t) n,
+                      "first_ms", (json_int_t) first, "last_ms", (json_int_t) bmq_now_ms (),
+                      "reason", "the sender's audit queue was full (audit service unreachable)"));
+    self->reporting = false;
+}
+
 void bmq_audit_record (bmq_audit_t *self, const char *cid, const char *kind, json_t *data)
 {
     if (!self) { json_decref (data); return; }
+    s_report_drops (self);
     if (!data) data = json_object ();
     size_t size = json_dumpb (data, NULL, 0, JSON_COMPACT), items;
     int depth;
@@ -463,8 +484,10 @@ void bmq_audit_record (bmq_audit_t *self, const char *cid, const char *kind, jso
         return;
     }
     bmq_envelope_destroy (&env);
-    if (self->count >= BMQ_AUDIT_QUEUE_MAX || self->bytes + len > self->max_bytes) {
-        /* never grow without bound; say so loudly: audit has been away for long */
+    if (!self->reporting && (self->count >= BMQ_AUDIT_QUEUE_MAX || self->bytes + len > self->max_bytes)) {
+        /* never grow without bound; say so loudly (and in the trail, once
+         * there is room: s_report_drops): audit has been away for long */
+        if (!self->unreported++) self->first_drop_ms = bmq_now_ms ();
         if (self->dropped++ % 1000 == 0)
             bmq_error ("audit queue full (%zu records, %zu bytes): audit service unreachable, dropping records "
                        "(%zu so far)", self->count, self->bytes, self->dropped);
@@ -517,6 +540,7 @@ void bmq_audit_tick (bmq_audit_t *self)
      * time to be acknowledged before sending it all again */
     if (alive && !self->alive) self->revived_at = now;
     self->alive = alive;
+    s_report_drops (self);
     /* the oldest record went unacknowledged too long: it (and maybe what
      * followed) was lost with an audit restart. Resend only to a live audit
      * service: to a dead one it would only pile up. */

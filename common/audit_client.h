@@ -61,7 +61,9 @@ void bmq_audit_handle (bmq_audit_t *self, const bmq_envelope_t *env);
 /* Heartbeat, send, and resend what is overdue. Call at least once a second. */
 void bmq_audit_tick (bmq_audit_t *self);
 size_t bmq_audit_pending (const bmq_audit_t *self);
-/* Records dropped because the queue was full (each one logged). */
+/* Records dropped because the queue was full (logged; and once the queue has
+ * room again, one record of kind audit.dropped {count, first_ms, last_ms}
+ * says how many: a drop is never silent in the trail). */
 size_t bmq_audit_dropped (const bmq_audit_t *self);
 /* Try for up to timeout_ms to get every pending record acknowledged (at shutdown). */
 void bmq_audit_flush (bmq_audit_t *self, int timeout_ms);

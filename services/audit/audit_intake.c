@@ -1,6 +1,9 @@
 /* audit_intake — validation of incoming audit records. */
 #include "audit_intake.h"
 #include "audit_client.h"
+#include "audit_kinds.h"
+
+#include <stdarg.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +18,20 @@ static bool s_name_ok (const char *s)
     for (const unsigned char *p = (const unsigned char *) s; *p; p++)
         if (*p < 0x21 || *p > 0x7e) return false;
     return true;
+}
+
+static int64_t s_max_skew_ms = BMQ_AUDIT_MAX_SKEW_MS;
+
+void bmq_audit_intake_set_max_skew_ms (int64_t ms) { s_max_skew_ms = ms > 0 ? ms : BMQ_AUDIT_MAX_SKEW_MS; }
+
+static void s_flag (char *flags, size_t len, const char *fmt, ...)
+{
+    size_t used = strlen (flags);
+    if (used && used + 2 < len) { strcat (flags, "; "); used += 2; }
+    va_list ap;
+    va_start (ap, fmt);
+    if (used < len) vsnprintf (flags + used, len - used, fmt, ap);
+    va_end (ap);
 }
 
 const char *bmq_audit_intake_origin (const bmq_envelope_t *env)
@@ -53,16 +70,21 @@ int bmq_audit_intake (const bmq_envelope_t *env, bmq_audit_row_t *row, char **da
     /* who sent it is what the key says; the body only names the process */
     const char *real = bmq_audit_intake_origin (env);
     if (!s_name_ok (real)) { free (text); ERR ("the sender has no usable identity"); return -1; }
+    /* every reason to doubt the record, kept with it (audit show shows them) */
+    char flags[600] = "";
     size_t n = strlen (real);
-    bool own = !strncmp (origin, real, n) && (origin[n] == 0 || origin[n] == '-');
-    if (!own) {
-        size_t len = strlen (origin) + 64;
-        *flag_out = malloc (len);
-        if (*flag_out) snprintf (*flag_out, len, "forged_origin: the body claimed %s", origin);
-    }
+    if (strncmp (origin, real, n) || (origin[n] != 0 && origin[n] != '-'))
+        s_flag (flags, sizeof flags, "forged_origin: the body claimed %s", origin);
+    int64_t now = bmq_now_ms (), skew = env->ts_ms - now;
+    if (skew > s_max_skew_ms || -skew > s_max_skew_ms)
+        s_flag (flags, sizeof flags, "clock_skew: the sender's time is %+.0f s off the audit's", skew / 1000.0);
+    if (!bmq_audit_kind_own (real, kind))
+        s_flag (flags, sizeof flags, "kind_not_own: %s does not write %s records (audit_kinds.def)", real, kind);
+    if (flags[0]) *flag_out = strdup (flags);
+    /* the time is the audit's own: a sender cannot date a record a year back or ten ahead */
     *row = (bmq_audit_row_t) {
-        .ts_ms = env->ts_ms, .cid = env->cid, .kind = kind, .sender = real, .origin = real, .instance = origin,
-        .seq = seq, .plan_id = s_name_ok (plan_id) ? plan_id : NULL, .data = text, .flag = *flag_out,
+        .ts_ms = now, .sender_ts = env->ts_ms, .cid = env->cid, .kind = kind, .sender = real, .origin = real,
+        .instance = origin, .seq = seq, .plan_id = s_name_ok (plan_id) ? plan_id : NULL, .data = text, .flag = *flag_out,
     };
     *data_out = text;
     return 0;

@@ -68,7 +68,7 @@ static int s_parse (const json_t *body, s_query_t *q, char *err, size_t errlen)
 /* Only fixed fragments go into the SQL; every value is bound. */
 static void s_sql (const s_query_t *q, char *sql, size_t len)
 {
-    snprintf (sql, len, "SELECT id, ts, stored_at, cid, kind, sender, origin, seq, plan_id, data, instance, flag"
+    snprintf (sql, len, "SELECT id, ts, stored_at, cid, kind, sender, origin, seq, plan_id, data, instance, flag, sender_ts"
                         " FROM records WHERE 1%s%s%s%s%s%s ORDER BY ts %s, id %s LIMIT :limit",
               q->has_since ? " AND ts >= :since" : "",
               q->has_until ? " AND ts < :until" : "",
@@ -99,7 +99,7 @@ static json_t *s_row (sqlite3_stmt *st, size_t *items)
     json_t *parsed = data ? json_loads (data, 0, NULL) : NULL;
     int depth;
     bmq_audit_data_shape (parsed, items, &depth);
-    *items += 2 * 13;                      /* the record's own fields */
+    *items += 2 * 14;                      /* the record's own fields */
     json_t *rec = json_pack ("{s:I, s:I, s:I, s:s, s:s, s:s, s:s, s:I, s:o}",
         "id", (json_int_t) sqlite3_column_int64 (st, 0), "ts", (json_int_t) sqlite3_column_int64 (st, 1),
         "stored_at", (json_int_t) sqlite3_column_int64 (st, 2), "cid", (const char *) sqlite3_column_text (st, 3),
@@ -111,8 +111,10 @@ static json_t *s_row (sqlite3_stmt *st, size_t *items)
         json_object_set_new (rec, "plan_id", json_string ((const char *) sqlite3_column_text (st, 8)));
     if (rec && sqlite3_column_type (st, 10) == SQLITE_TEXT)
         json_object_set_new (rec, "instance", json_string ((const char *) sqlite3_column_text (st, 10)));
-    if (rec && sqlite3_column_type (st, 11) == SQLITE_TEXT)     /* forged_origin: … */
+    if (rec && sqlite3_column_type (st, 11) == SQLITE_TEXT)     /* forged_origin: …; clock_skew: …; kind_not_own: … */
         json_object_set_new (rec, "flag", json_string ((const char *) sqlite3_column_text (st, 11)));
+    if (rec && sqlite3_column_type (st, 12) == SQLITE_INTEGER)  /* the sender's clock (ts is the audit's) */
+        json_object_set_new (rec, "sender_ts", json_integer (sqlite3_column_int64 (st, 12)));
     return rec;
 }
 

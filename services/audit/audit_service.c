@@ -8,6 +8,7 @@
  * them again until a write succeeds. A record that can never be stored (too
  * big, malformed) is answered with an `error` and dropped by its sender. */
 #include "audit_service.h"
+#include "audit_chain.h"
 #include "audit_intake.h"
 #include "audit_query.h"
 #include "audit_retention.h"
@@ -21,6 +22,10 @@
 
 #define BATCH_MAX         512
 #define FAIL_LOG_EVERY_MS 10000
+#define VERIFY_EVERY_MS   1000     /* incremental verification of the chain (status shows it) */
+#define VERIFY_STEP_ROWS  20000    /* rows per step: a long trail is verified over several turns */
+#define CAP_HIGH          90       /* % of audit.max_db_mb: prune the oldest… */
+#define CAP_LOW           80       /* …down to this */
 
 typedef struct {
     zframe_t       *rid;
@@ -33,6 +38,13 @@ typedef struct {
 typedef struct {
     const char            *path;
     bmq_audit_store_t     *store;
+    bmq_audit_chain_t     *chain;
+    json_t                *chain_state;        /* the last verification (audit_chain.h) */
+    char                   tamper[220];        /* "" while the chain verifies (a heartbeat state is at most 256 bytes) */
+    int64_t                last_verify;
+    int64_t                max_db_bytes;       /* audit.max_db_mb (0: no cap) */
+    int                    prune_batch;
+    int64_t                dropped;            /* records senders said they dropped */
     bmq_audit_retention_t *retention;
     zsock_t               *router;
     int64_t                stored, duplicates, rejected, commits, conflicts, refused, forged;
@@ -42,12 +54,16 @@ typedef struct {
     char                   write_error[256];   /* "" while writes succeed */
     int64_t                failed_batches;
     int64_t                last_fail_log;
-    char                   state[300];
+    char                   state[500];
     int64_t                window_ms;          /* gather records this long into one commit */
 } s_audit_t;
 
 static const char *s_state (s_audit_t *self)
 {
+    if (self->tamper[0]) {
+        snprintf (self->state, sizeof self->state, "tampered: %s", self->tamper);
+        return self->state;
+    }
     if (!self->write_error[0]) return "ok";
     snprintf (self->state, sizeof self->state, "degraded: %s", self->write_error);
     return self->state;
@@ -151,8 +167,14 @@ static bool s_store_batch (s_audit_t *self, s_item_t *items, int n)
         return false;
     }
     int added = 0, conflicts = 0, forged = 0;
+    int64_t dropped = 0;
     for (int i = 0; i < n; i++) {
-        forged += items[i].row.flag != NULL;
+        forged += items[i].row.flag != NULL && strstr (items[i].row.flag, "forged_origin") != NULL;
+        if (!strcmp (items[i].row.kind, "audit.dropped")) {
+            json_t *d = json_loads (items[i].row.data, 0, NULL);
+            dropped += json_integer_value (json_object_get (d, "count"));
+            json_decref (d);
+        }
         int rc = bmq_audit_store_put (self->store, &items[i].row, err, sizeof err);
         if (rc == 2) {          /* a conflicting duplicate: an alert, never a silent ignore */
             rc = s_put_own (self, items[i].row.cid, "alert", s_conflict_alert (&items[i]), err, sizeof err);
@@ -179,6 +201,7 @@ static bool s_store_batch (s_audit_t *self, s_item_t *items, int n)
     self->duplicates += n - added - conflicts;
     self->conflicts += conflicts;
     self->forged += forged;
+    self->dropped += dropped;
     self->commits++;
     s_write_succeeded (self);
     return true;
@@ -249,16 +272,69 @@ static void s_answer_query (s_audit_t *self, zframe_t *rid, const bmq_envelope_t
     bmq_bus_send_and_destroy (self->router, rid, &r);
 }
 
+/* Verify the chain: incrementally (from the last record verified) for the
+ * service's own state, which heartbeats and `status` show; in full for
+ * `blendmq audit verify`. */
+static json_t *s_verify (s_audit_t *self, bool incremental)
+{
+    char err[512];
+    json_t *result = bmq_audit_chain_verify (self->chain, bmq_audit_store_db (self->store), incremental,
+                                             incremental ? VERIFY_STEP_ROWS : 0, err, sizeof err);
+    if (!result) { bmq_error ("cannot verify the audit trail: %s", err); return NULL; }
+    json_t *bad = json_object_get (result, "first_bad");
+    char was[sizeof self->tamper];
+    snprintf (was, sizeof was, "%s", self->tamper);
+    if (bad) snprintf (self->tamper, sizeof self->tamper, "%s", json_string_value (json_object_get (bad, "reason")));
+    else self->tamper[0] = 0;
+    if (self->tamper[0] && strcmp (was, self->tamper))
+        bmq_error ("AUDIT TAMPERING: %s (blendmq audit verify)", self->tamper);
+    json_decref (self->chain_state);
+    self->chain_state = json_incref (result);
+    return result;
+}
+
 static void s_answer_status (s_audit_t *self, zframe_t *rid, const bmq_envelope_t *env)
 {
+    json_decref (s_verify (self, true));
     bmq_envelope_t *r = bmq_envelope_reply (env, BMQ_MSG_STATUS_REPLY,
-        json_pack ("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "service", "audit", "state", s_state (self),
+        json_pack ("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:I}", "service", "audit", "state", s_state (self),
                    "records", (json_int_t) self->stored, "duplicates", (json_int_t) self->duplicates,
                    "conflicts", (json_int_t) self->conflicts, "forged_origins", (json_int_t) self->forged,
                    "refused", (json_int_t) self->refused,
                    "rejected", (json_int_t) self->rejected, "commits", (json_int_t) self->commits,
-                   "pruned", (json_int_t) bmq_audit_retention_pruned (self->retention), "database", self->path));
+                   "pruned", (json_int_t) bmq_audit_retention_pruned (self->retention), "database", self->path,
+                   "dropped", (json_int_t) self->dropped));
+    if (self->chain_state) json_object_set (r->body, "chain", self->chain_state);
     bmq_bus_send_and_destroy (self->router, rid, &r);
+}
+
+/* audit.query {verify: {incremental?}}: the chain, not a page of records. */
+static void s_answer_verify (s_audit_t *self, zframe_t *rid, const bmq_envelope_t *env)
+{
+    const json_t *v = json_object_get (env->body, "verify");
+    json_t *result = s_verify (self, json_is_true (json_object_get (v, "incremental")));
+    bmq_envelope_t *r = result ? bmq_envelope_reply (env, BMQ_MSG_AUDIT_RESULT, json_pack ("{s:[], s:o}", "records", "verify", result))
+                               : bmq_envelope_error (env, "unavailable", "cannot read the audit trail to verify it");
+    bmq_bus_send_and_destroy (self->router, rid, &r);
+}
+
+/* audit.max_db_mb: past CAP_HIGH % the oldest records go (a chained
+ * audit.pruned record says which), down to CAP_LOW %. */
+static void s_enforce_cap (s_audit_t *self)
+{
+    if (self->max_db_bytes <= 0 || bmq_audit_store_used_bytes (self->store) * 100 < self->max_db_bytes * CAP_HIGH) return;
+    char err[512], reason[96];
+    snprintf (reason, sizeof reason, "size cap: audit.max_db_mb = %lld", (long long) (self->max_db_bytes >> 20));
+    int64_t pruned = 0;
+    for (int round = 0; round < 100 && bmq_audit_store_used_bytes (self->store) * 100 >= self->max_db_bytes * CAP_LOW; round++) {
+        int n = bmq_audit_store_prune_why (self->store, INT64_MAX, self->prune_batch, reason, err, sizeof err);
+        if (n < 0) { bmq_error ("AUDIT SIZE CAP: cannot prune: %s", err); break; }
+        if (n == 0) break;
+        pruned += n;
+        self->stored -= n - 1;          /* the audit.pruned record is one more */
+    }
+    if (pruned) bmq_warn ("audit database reached %d%% of audit.max_db_mb (%lld MB): the oldest %lld records were pruned"
+                          " (an audit.pruned record says which)", CAP_HIGH, (long long) (self->max_db_bytes >> 20), (long long) pruned);
 }
 
 /* Handle one message; returns true when it joined the batch (ownership taken). */
@@ -275,7 +351,10 @@ static bool s_handle (s_audit_t *self, zframe_t *rid, bmq_envelope_t *env, s_ite
         slot->rid = rid;
         slot->env = env;
         return true;
-    case BMQ_MSG_AUDIT_QUERY: s_answer_query (self, rid, env); return false;
+    case BMQ_MSG_AUDIT_QUERY:
+        if (json_object_get (env->body, "verify")) s_answer_verify (self, rid, env);
+        else s_answer_query (self, rid, env);
+        return false;
     case BMQ_MSG_STATUS_REQUEST: s_answer_status (self, rid, env); return false;
     default: {
         bmq_envelope_t *r = bmq_envelope_error (env, "unsupported", "audit does not handle %s", bmq_msg_type_name (env->type));
@@ -290,7 +369,7 @@ static void s_prune_step (s_audit_t *self)
     char err[512];
     int n = bmq_audit_retention_step (self->retention, self->store, bmq_now_ms (), err, sizeof err);
     if (n < 0) bmq_error ("AUDIT RETENTION FAILED: %s (retrying at the next interval)", err);
-    else self->stored -= n;
+    else if (n > 0) self->stored -= n - 1;      /* and one audit.pruned record that says so */
 }
 
 static int s_open (s_audit_t *self, bmq_config_t *cfg)
@@ -302,6 +381,13 @@ static int s_open (s_audit_t *self, bmq_config_t *cfg)
     snprintf (self->instance, sizeof self->instance, "audit-%d-%lld", (int) getpid (), (long long) bmq_now_ms ());
     self->store = bmq_audit_store_open (self->path, err, sizeof err);
     if (!self->store) { bmq_error ("%s", err); return -1; }
+    self->chain = bmq_audit_chain_open (self->path, bmq_audit_store_db (self->store), err, sizeof err);
+    if (!self->chain) { bmq_error ("%s", err); return -1; }
+    bmq_audit_store_set_chain (self->store, self->chain);
+    self->max_db_bytes = bmq_config_int (cfg, "audit.max_db_mb") * 1024 * 1024;
+    self->prune_batch = (int) bmq_config_int (cfg, "audit.prune_batch");
+    if (self->prune_batch <= 0) self->prune_batch = 500;
+    bmq_audit_intake_set_max_skew_ms (bmq_config_int (cfg, "audit.max_skew_s") * 1000);
     int64_t max_mb = bmq_config_int (cfg, "audit.max_size_mb");
     if (bmq_audit_store_set_max_size (self->store, max_mb * 1024 * 1024))
         bmq_warn ("cannot cap the audit database at %lld MB", (long long) max_mb);
@@ -323,6 +409,8 @@ static void s_close (s_audit_t *self)
     zsock_destroy (&self->router);
     bmq_audit_retention_destroy (&self->retention);
     bmq_audit_store_close (&self->store);
+    bmq_audit_chain_destroy (&self->chain);
+    json_decref (self->chain_state);
 }
 
 int bmq_audit_service_run (bmq_config_t *cfg)
@@ -358,6 +446,11 @@ int bmq_audit_service_run (bmq_config_t *cfg)
         if (n) s_finish_batch (&self, batch, n);
         /* one small prune batch between write batches: writers never wait long */
         s_prune_step (&self);
+        if (n) s_enforce_cap (&self);
+        if (bmq_mono_ms () - self.last_verify >= VERIFY_EVERY_MS) {
+            self.last_verify = bmq_mono_ms ();
+            json_decref (s_verify (&self, true));
+        }
     }
     bmq_info ("audit stopping (%lld records stored, %lld duplicates ignored, %lld rejected)",
               (long long) self.stored, (long long) self.duplicates, (long long) self.rejected);

@@ -1,6 +1,11 @@
 /* audit_store — SQLite storage of audit records. */
 #include "audit_store.h"
+#include "audit_chain.h"
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -12,6 +17,7 @@ struct bmq_audit_store_t {
     sqlite3_stmt *insert;
     sqlite3_stmt *prune;
     sqlite3_stmt *same;
+    bmq_audit_chain_t *chain;
 };
 
 /* Migration N brings the schema from version N-1 to N. Never edit a released
@@ -71,6 +77,14 @@ static const char *s_migrations[BMQ_AUDIT_SCHEMA_VERSION + 1] = {
     "CREATE INDEX records_kind ON records (kind, ts);"
     "CREATE INDEX records_plan ON records (plan_id) WHERE plan_id IS NOT NULL;"
     "CREATE INDEX records_stored ON records (stored_at);",
+    /* 4: a tamper-evident trail (issue 24). `ts` is the audit's own clock at
+     * intake from now on; the sender's clock is kept in sender_ts. Each row
+     * is chained: prev (the hash of the row before), hash, mac (audit_chain.h).
+     * Rows from before get theirs when the service first starts. */
+    "ALTER TABLE records ADD COLUMN sender_ts INTEGER;"
+    "ALTER TABLE records ADD COLUMN prev TEXT;"
+    "ALTER TABLE records ADD COLUMN hash TEXT;"
+    "ALTER TABLE records ADD COLUMN mac TEXT;",
 };
 
 static int64_t s_now_ms (void)
@@ -118,13 +132,13 @@ static int s_migrate (sqlite3 *db, char *err, size_t errlen)
 static int s_prepare (bmq_audit_store_t *self, char *err, size_t errlen)
 {
     if (sqlite3_prepare_v2 (self->db, "INSERT OR IGNORE INTO records"
-                            " (stored_at, ts, cid, kind, sender, origin, seq, plan_id, data, instance, flag)"
-                            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &self->insert, NULL) != SQLITE_OK
+                            " (stored_at, ts, cid, kind, sender, origin, seq, plan_id, data, instance, flag,"
+                            "  id, sender_ts, prev, hash, mac)"
+                            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &self->insert, NULL) != SQLITE_OK
         || sqlite3_prepare_v2 (self->db, "SELECT kind = ?4 AND cid = ?5 AND data = ?6 FROM records"
                                " WHERE origin = ?1 AND instance = ?2 AND seq = ?3", -1, &self->same, NULL) != SQLITE_OK
-        /* oldest first and by id, so each pass walks the index from its start */
-        || sqlite3_prepare_v2 (self->db, "DELETE FROM records WHERE id IN"
-                               " (SELECT id FROM records WHERE stored_at < ? ORDER BY stored_at LIMIT ?)",
+        /* the oldest rows by id: what is pruned is always a prefix of the trail */
+        || sqlite3_prepare_v2 (self->db, "SELECT id, stored_at, hash FROM records ORDER BY id LIMIT ?",
                                -1, &self->prune, NULL) != SQLITE_OK) {
         ERR ("cannot prepare audit statements: %s", sqlite3_errmsg (self->db));
         return -1;
@@ -132,9 +146,30 @@ static int s_prepare (bmq_audit_store_t *self, char *err, size_t errlen)
     return 0;
 }
 
+/* The database and its WAL and shm files are the audit's alone: 0600. */
+static int s_private (const char *path, char *err, size_t errlen)
+{
+    if (!strcmp (path, ":memory:") || !strncmp (path, "file:", 5)) return 0;
+    int fd = open (path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 || fchmod (fd, 0600)) {
+        ERR ("cannot create %s as 0600: %s", path, strerror (errno));
+        if (fd >= 0) close (fd);
+        return -1;
+    }
+    close (fd);
+    const char *suffixes[] = { "-wal", "-shm", "-journal" };
+    for (int i = 0; i < 3; i++) {
+        char side[1200];
+        snprintf (side, sizeof side, "%s%s", path, suffixes[i]);
+        chmod (side, 0600);          /* absent: nothing to do; SQLite makes them with the database's mode */
+    }
+    return 0;
+}
+
 bmq_audit_store_t *bmq_audit_store_open (const char *path, char *err, size_t errlen)
 {
     sqlite3 *db = NULL;
+    if (s_private (path, err, errlen)) return NULL;
     if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
         ERR ("cannot open audit database %s: %s", path, db ? sqlite3_errmsg (db) : "out of memory");
         sqlite3_close (db);
@@ -186,27 +221,48 @@ int bmq_audit_store_set_max_size (bmq_audit_store_t *self, int64_t bytes)
     return sqlite3_exec (self->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
 }
 
+void bmq_audit_store_set_chain (bmq_audit_store_t *self, bmq_audit_chain_t *chain) { self->chain = chain; }
+
 int bmq_audit_store_begin (bmq_audit_store_t *self)
 {
-    return sqlite3_exec (self->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+    if (sqlite3_exec (self->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) return -1;
+    if (self->chain) bmq_audit_chain_begin (self->chain);
+    return 0;
 }
 
 int bmq_audit_store_commit (bmq_audit_store_t *self)
 {
-    return sqlite3_exec (self->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+    if (sqlite3_exec (self->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) return -1;
+    char err[512];
+    /* the rows are stored: a checkpoint that lags only weakens the tail check until the next commit */
+    if (self->chain && bmq_audit_chain_commit (self->chain, err, sizeof err))
+        fprintf (stderr, "audit: %s\n", err);
+    return 0;
 }
 
 void bmq_audit_store_rollback (bmq_audit_store_t *self)
 {
     /* after some errors SQLite has already rolled back: that is fine */
     if (!sqlite3_get_autocommit (self->db)) sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
+    if (self->chain) bmq_audit_chain_rollback (self->chain);
 }
 
-int bmq_audit_store_put (bmq_audit_store_t *self, const bmq_audit_row_t *row, char *err, size_t errlen)
+static int s_insert (bmq_audit_store_t *self, const bmq_audit_row_t *row, int64_t stored_at, char *err, size_t errlen)
 {
     sqlite3_stmt *st = self->insert;
+    char prev[65], hash[65], mac[65];
+    int64_t id = self->chain ? bmq_audit_chain_next_id (self->chain) : 0;
+    if (self->chain) {
+        bmq_audit_chain_row_t cr = {
+            .id = id, .stored_at = stored_at, .ts = row->ts_ms, .sender_ts = row->sender_ts, .seq = row->seq,
+            .cid = row->cid, .kind = row->kind, .sender = row->sender, .origin = row->origin,
+            .instance = row->instance ? row->instance : "", .plan_id = row->plan_id, .flag = row->flag,
+            .data = row->data ? row->data : "{}",
+        };
+        bmq_audit_chain_seal (self->chain, &cr, prev, hash, mac);
+    }
     sqlite3_reset (st);
-    sqlite3_bind_int64 (st, 1, row->stored_at ? row->stored_at : s_now_ms ());
+    sqlite3_bind_int64 (st, 1, stored_at);
     sqlite3_bind_int64 (st, 2, row->ts_ms);
     sqlite3_bind_text (st, 3, row->cid, -1, SQLITE_STATIC);
     sqlite3_bind_text (st, 4, row->kind, -1, SQLITE_STATIC);
@@ -219,14 +275,30 @@ int bmq_audit_store_put (bmq_audit_store_t *self, const bmq_audit_row_t *row, ch
     sqlite3_bind_text (st, 10, row->instance ? row->instance : "", -1, SQLITE_STATIC);
     if (row->flag) sqlite3_bind_text (st, 11, row->flag, -1, SQLITE_STATIC);
     else sqlite3_bind_null (st, 11);
+    if (self->chain) {
+        sqlite3_bind_int64 (st, 12, id);
+        sqlite3_bind_text (st, 14, prev, -1, SQLITE_STATIC);
+        sqlite3_bind_text (st, 15, hash, -1, SQLITE_STATIC);
+        sqlite3_bind_text (st, 16, mac, -1, SQLITE_STATIC);
+    }
+    if (row->sender_ts) sqlite3_bind_int64 (st, 13, row->sender_ts);
     int rc = sqlite3_step (st);
     /* unbind: the strings belong to the caller and die after this call */
     sqlite3_clear_bindings (st);
     sqlite3_reset (st);
     if (rc != SQLITE_DONE) { ERR ("cannot store audit record: %s", sqlite3_errmsg (self->db)); return -1; }
-    if (sqlite3_changes (self->db) > 0) return 1;
+    if (sqlite3_changes (self->db) == 0) return 0;
+    if (self->chain) bmq_audit_chain_advance (self->chain, id, hash);
+    return 1;
+}
+
+int bmq_audit_store_put (bmq_audit_store_t *self, const bmq_audit_row_t *row, char *err, size_t errlen)
+{
+    int64_t stored_at = row->stored_at ? row->stored_at : s_now_ms ();
+    int rc = s_insert (self, row, stored_at, err, errlen);
+    if (rc != 0) return rc;
     /* (origin, instance, seq) is taken: a resend of the same record, or another record under its name? */
-    st = self->same;
+    sqlite3_stmt *st = self->same;
     sqlite3_reset (st);
     sqlite3_bind_text (st, 1, row->origin, -1, SQLITE_STATIC);
     sqlite3_bind_text (st, 2, row->instance ? row->instance : "", -1, SQLITE_STATIC);
@@ -235,9 +307,24 @@ int bmq_audit_store_put (bmq_audit_store_t *self, const bmq_audit_row_t *row, ch
     sqlite3_bind_text (st, 5, row->cid, -1, SQLITE_STATIC);
     sqlite3_bind_text (st, 6, row->data ? row->data : "{}", -1, SQLITE_STATIC);
     rc = sqlite3_step (st);
-    int same = rc == SQLITE_ROW ? sqlite3_column_int (st, 0) : -1;
+    int same = rc == SQLITE_ROW ? sqlite3_column_int (st, 0) : rc == SQLITE_DONE ? -2 : -1;
     sqlite3_clear_bindings (st);
     sqlite3_reset (st);
+    if (same == -2 && self->chain) {
+        /* not a duplicate: the id was taken, by a row someone put there behind
+         * the audit's back. Step over it (verification reports it) and store. */
+        sqlite3_stmt *mx;
+        if (sqlite3_prepare_v2 (self->db, "SELECT max(id), hash FROM records", -1, &mx, NULL) == SQLITE_OK
+            && sqlite3_step (mx) == SQLITE_ROW) {
+            fprintf (stderr, "audit: AUDIT TAMPERING: record id %lld was taken by a row the audit did not write\n",
+                     (long long) bmq_audit_chain_next_id (self->chain));
+            bmq_audit_chain_skip_to (self->chain, sqlite3_column_int64 (mx, 0));
+        }
+        sqlite3_finalize (mx);
+        if (s_insert (self, row, stored_at, err, errlen) == 1) return 1;
+        ERR ("cannot store audit record: its id is taken");
+        return -1;
+    }
     if (same < 0) { ERR ("cannot compare a duplicate audit record: %s", sqlite3_errmsg (self->db)); return -1; }
     return same ? 0 : 2;
 }
@@ -255,20 +342,67 @@ int64_t bmq_audit_store_count (bmq_audit_store_t *self)
 
 int bmq_audit_store_prune (bmq_audit_store_t *self, int64_t cutoff_ms, int max_rows, char *err, size_t errlen)
 {
+    return bmq_audit_store_prune_why (self, cutoff_ms, max_rows, "retention", err, errlen);
+}
+
+int bmq_audit_store_prune_why (bmq_audit_store_t *self, int64_t cutoff_ms, int max_rows, const char *reason,
+                               char *err, size_t errlen)
+{
     if (bmq_audit_store_begin (self)) { ERR ("cannot begin pruning: %s", sqlite3_errmsg (self->db)); return -1; }
+    /* the prefix: the oldest rows by id, up to the first one stored after the cutoff */
     sqlite3_stmt *st = self->prune;
     sqlite3_reset (st);
-    sqlite3_bind_int64 (st, 1, cutoff_ms);
-    sqlite3_bind_int (st, 2, max_rows > 0 ? max_rows : 1);
-    int rc = sqlite3_step (st);
-    int deleted = sqlite3_changes (self->db);
+    sqlite3_bind_int (st, 1, max_rows > 0 ? max_rows : 1);
+    int64_t first = 0, last = 0, n = 0;
+    char last_hash[65] = "";
+    int rc;
+    while ((rc = sqlite3_step (st)) == SQLITE_ROW && sqlite3_column_int64 (st, 1) < cutoff_ms) {
+        if (!n) first = sqlite3_column_int64 (st, 0);
+        last = sqlite3_column_int64 (st, 0);
+        snprintf (last_hash, sizeof last_hash, "%s", sqlite3_column_type (st, 2) == SQLITE_TEXT
+                  ? (const char *) sqlite3_column_text (st, 2) : "");
+        n++;
+    }
     sqlite3_reset (st);
+    int deleted = 0;
+    if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
+        rc = SQLITE_DONE;
+        if (n) {
+            char sql[96];
+            snprintf (sql, sizeof sql, "DELETE FROM records WHERE id <= %lld", (long long) last);
+            rc = sqlite3_exec (self->db, sql, NULL, NULL, NULL) == SQLITE_OK ? SQLITE_DONE : SQLITE_ERROR;
+            deleted = sqlite3_changes (self->db);
+        }
+    }
+    if (rc == SQLITE_DONE && n && self->chain) {
+        bmq_audit_chain_rebase (self->chain, last, last_hash);
+        /* said in the trail itself, chained like any record */
+        char data[300];
+        snprintf (data, sizeof data, "{\"from_id\":%lld,\"reason\":\"%s\",\"rows\":%d,\"to_id\":%lld}",
+                  (long long) first, reason, deleted, (long long) last);
+        bmq_audit_row_t row = { .ts_ms = s_now_ms (), .cid = "-", .kind = "audit.pruned", .sender = "audit",
+                                .origin = "audit", .instance = "audit-prune", .seq = last, .data = data };
+        if (bmq_audit_store_put (self, &row, err, errlen) < 0) rc = SQLITE_ERROR;
+    }
     if (rc != SQLITE_DONE || bmq_audit_store_commit (self)) {
         ERR ("cannot prune audit records: %s", sqlite3_errmsg (self->db));
         bmq_audit_store_rollback (self);
         return -1;
     }
     return deleted;
+}
+
+int64_t bmq_audit_store_used_bytes (bmq_audit_store_t *self)
+{
+    int64_t v[3] = { 0, 0, 0 };
+    const char *sql[3] = { "PRAGMA page_count", "PRAGMA freelist_count", "PRAGMA page_size" };
+    for (int i = 0; i < 3; i++) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2 (self->db, sql[i], -1, &st, NULL) == SQLITE_OK && sqlite3_step (st) == SQLITE_ROW)
+            v[i] = sqlite3_column_int64 (st, 0);
+        sqlite3_finalize (st);
+    }
+    return (v[0] - v[1]) * v[2];
 }
 
 int bmq_audit_store_version (bmq_audit_store_t *self) { return s_user_version (self->db); }

@@ -1,4 +1,4 @@
-/* cli_audit — `blendmq audit list | show CID | export`.
+/* cli_audit — `blendmq audit list | show CID | export | verify`.
  *
  * The trail is asked of the audit service over the bus (audit.query, one page
  * per request, keyset paging), never read from its database file, so this
@@ -177,13 +177,22 @@ static void s_data_line (const json_t *rec, int width, char *buf, size_t len)
     free (text);
 }
 
+/* Every flag the audit put on a record, never hidden: "  FLAGGED: …". */
+static void s_flags (const json_t *rec, char *buf, size_t len)
+{
+    const char *flag = json_string_value (json_object_get (rec, "flag"));
+    if (flag) snprintf (buf, len, "  FLAGGED: %.400s", flag);
+    else buf[0] = 0;
+}
+
 static void s_print_line (const json_t *rec, void *state)
 {
-    char when[40], data[512];
+    char when[40], data[512], flags[440];
     s_format_time (json_integer_value (json_object_get (rec, "ts")), when, sizeof when);
     s_data_line (rec, 100, data, sizeof data);
-    printf ("%s  %s  %-10s %-16s %s\n", when, json_string_value (json_object_get (rec, "cid")),
-            json_string_value (json_object_get (rec, "sender")), json_string_value (json_object_get (rec, "kind")), data);
+    s_flags (rec, flags, sizeof flags);
+    printf ("%s  %s  %-10s %-16s %s%s\n", when, json_string_value (json_object_get (rec, "cid")),
+            json_string_value (json_object_get (rec, "sender")), json_string_value (json_object_get (rec, "kind")), data, flags);
 }
 
 static void s_collect (const json_t *rec, void *state)
@@ -231,14 +240,43 @@ static int s_show (s_conn_t *c, const bmq_cli_opts_t *opts, const char *cid, con
         size_t i;
         json_t *rec;
         json_array_foreach (story, i, rec) {
-            char data[512], offset[32];
+            char data[512], offset[32], flags[440];
             s_data_line (rec, 160, data, sizeof data);
+            s_flags (rec, flags, sizeof flags);
             snprintf (offset, sizeof offset, "+%.3f s", (json_integer_value (json_object_get (rec, "ts")) - first) / 1000.0);
-            printf ("  %10s  %-10s %-16s %s\n", offset, json_string_value (json_object_get (rec, "sender")),
-                    json_string_value (json_object_get (rec, "kind")), data);
+            printf ("  %10s  %-10s %-16s %s%s\n", offset, json_string_value (json_object_get (rec, "sender")),
+                    json_string_value (json_object_get (rec, "kind")), data, flags);
         }
     }
     json_decref (story);
+    return code;
+}
+
+/* verify: the audit service walks its chain (it alone holds the key). 0
+ * intact, 1 tampered (the first bad record named), 2 no answer. */
+static int s_verify (s_conn_t *c, const bmq_cli_opts_t *opts)
+{
+    int code = 0;
+    json_t *res = s_ask (c, json_pack ("{s:{}}", "verify"), &code);
+    if (!res) return code ? code : 2;
+    json_t *v = json_object_get (res, "verify");
+    if (!json_is_object (v)) { fprintf (stderr, "blendmq: audit verify: the audit service sent no verification\n"); json_decref (res); return 2; }
+    const json_t *bad = json_object_get (v, "first_bad");
+    if (opts->json) {
+        char *text = json_dumps (v, JSON_COMPACT);
+        printf ("%s\n", text);
+        free (text);
+    }
+    else if (!bad)
+        printf ("audit ok: %lld records checked (ids %lld..%lld): every record chained and sealed, none missing at the start or"
+                " the end\n", (long long) json_integer_value (json_object_get (v, "checked")),
+                (long long) json_integer_value (json_object_get (v, "base_id")),
+                (long long) json_integer_value (json_object_get (v, "head_id")));
+    else
+        printf ("audit TAMPERED: first bad record %lld: %s\n", (long long) json_integer_value (json_object_get (bad, "id")),
+                json_string_value (json_object_get (bad, "reason")));
+    code = bad ? 1 : 0;
+    json_decref (res);
     return code;
 }
 
@@ -248,10 +286,12 @@ int bmq_cli_audit (const bmq_cli_opts_t *opts, int nwords, const char **words)
     bool list = !strcmp (action, "list") && nwords == 1;
     bool show = !strcmp (action, "show") && nwords == 2;
     bool export = !strcmp (action, "export") && nwords == 1;
-    if (!list && !show && !export) {
+    bool verify = !strcmp (action, "verify") && nwords == 1;
+    if (!list && !show && !export && !verify) {
         fprintf (stderr, "usage: blendmq audit list [--since T] [--plan ID] [--kind K] [--limit N]\n"
                          "       blendmq audit show CORRELATION_ID\n"
-                         "       blendmq audit export [--format jsonl] [--since T] [--plan ID] [--kind K]\n");
+                         "       blendmq audit export [--format jsonl] [--since T] [--plan ID] [--kind K]\n"
+                         "       blendmq audit verify   (exit 1 naming the first record edited, deleted or cut off)\n");
         return 2;
     }
     if (export && opts->format && strcmp (opts->format, "jsonl")) {
@@ -271,7 +311,8 @@ int bmq_cli_audit (const bmq_cli_opts_t *opts, int nwords, const char **words)
     if (c.peer) {
         c.poller = zpoller_new (bmq_peer_sock (c.peer), NULL);
         bool more;
-        if (list) code = s_list (&c, opts, filter);
+        if (verify) code = s_verify (&c, opts);
+        else if (list) code = s_list (&c, opts, filter);
         else if (show) code = s_show (&c, opts, words[1], filter);
         else code = s_walk (&c, filter, "asc", 0, s_print_json, NULL, &more);
         zpoller_destroy (&c.poller);

@@ -197,6 +197,11 @@ static int s_on_status (const bmq_envelope_t *env, void *arg)
                     (long long) json_integer_value (json_object_get (s, "busy")));
             s_print_validators (st->sup, shown);
         }
+        else if (!strcmp (name, "audit") && state && !strncmp (state, "tampered", 8)) {
+            /* the audit's chain failed its incremental verification: never "ok" */
+            printf ("%-10s TAMPERED  (%s; blendmq audit verify)%s%s\n", name, state, *extra ? "  " : "", extra);
+            all = false;
+        }
         else
             printf ("%-10s %s  (%s)%s%s\n", name, alive ? "ok" : "DOWN", state ? state : "", *extra ? "  " : "", extra);
     }

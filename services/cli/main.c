@@ -58,7 +58,7 @@ static void s_usage (FILE *out)
         "                          HYPER3D_API_KEY), printing its progress, then import it like assets import;\n"
         "                          Ctrl-C cancels the job; exit 0 made and imported, 1 failed or past its deadline\n"
         "                          (default assets.hyper3d_deadline_s), 130 cancelled\n"
-        "  audit list [--since T] [--plan ID] [--kind K] [--limit N] | audit show CID | audit export [--format jsonl]\n"
+        "  audit list [--since T] [--plan ID] [--kind K] [--limit N] | audit show CID | audit export [--format jsonl] | audit verify\n"
         "                          the audit trail: recent records, one story in order, or everything as JSON lines\n"
         "  keys init               make the deployment's keys in the keys dir (one per service; clients cli, web,\n"
         "                          panel: admin, mcp: operator, each with an HTTP token); keeps existing ones\n"
