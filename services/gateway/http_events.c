@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #define SLICE_MS     250            /* waits are cut in slices to notice shutdown */
 #define KEEPALIVE_MS 15000
@@ -24,6 +25,7 @@ typedef struct {
     size_t             len, off;
     int64_t            last_write;
     char               who[64];     /* the token whose stream it is (http.streams_per_token) */
+    int                fd;          /* the connection's socket: a reader that left ends the stream at once */
 } s_stream_t;
 
 /* "id: …\nevent: gap\ndata: {…}\n\n" (body stolen); `resume_at` is the
@@ -95,6 +97,9 @@ static ssize_t s_read (void *cls, uint64_t pos, char *buf, size_t max)
         s->pending = NULL;
         s->len = s->off = 0;
         if (bmq_http_server_stopping (s->server)) return MHD_CONTENT_READER_END_OF_STREAM;
+        char peek;
+        if (s->fd >= 0 && recv (s->fd, &peek, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+            return MHD_CONTENT_READER_END_OF_STREAM;        /* the reader left: its room goes back (http.streams_per_token) */
         char before[BMQ_SSE_ID_MAX + 8];
         bmq_sse_ring_id (s->ring, s->after, before, sizeof before);
         uint64_t dropped = 0, start = s->after;
@@ -137,6 +142,8 @@ enum MHD_Result bmq_http_events_handle (bmq_http_req_t *req)
                                      "(http.streams_per_token): close one first", req->who.name);
     s_stream_t *s = calloc (1, sizeof *s);
     snprintf (s->who, sizeof s->who, "%s", req->who.name);
+    const union MHD_ConnectionInfo *fd = MHD_get_connection_info (req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    s->fd = fd ? fd->connect_fd : -1;
     s->server = req->server;
     s->ring = ring;
     s->plan_id = plan_id ? strdup (plan_id) : NULL;

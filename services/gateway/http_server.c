@@ -605,7 +605,8 @@ bmq_http_server_t *bmq_http_server_new (const bmq_http_options_t *opts, char *er
     if (!self->mcp) { snprintf (err, errlen, "%s", e2); goto fail; }
     unsigned max_conns = (unsigned) (opts->max_connections > 0 ? opts->max_connections : 512);
     unsigned per_ip = opts->per_ip_connection_limit > 0 ? (unsigned) opts->per_ip_connection_limit : max_conns;
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG
+    /* poll, not select: a flood's descriptors pass FD_SETSIZE (1024), and select cannot watch those */
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG
                    | (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
     self->daemon = MHD_start_daemon (flags, 0, NULL, NULL, s_access, self,
         MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log, self,
