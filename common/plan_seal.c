@@ -141,6 +141,9 @@ struct bmq_seal_guard_t {
     zhashx_t *seen;         /* nonce hex -> (int64_t *) expiry */
     size_t    max;
     int64_t   max_ttl_ms;
+    int       fd;           /* the nonces file (persist), appended to; -1: memory only */
+    char     *path;
+    size_t    appended;     /* lines appended since the file was last compacted */
 };
 
 bmq_seal_guard_t *bmq_seal_guard_new (size_t max_nonces, int64_t max_ttl_ms)
@@ -151,12 +154,15 @@ bmq_seal_guard_t *bmq_seal_guard_new (size_t max_nonces, int64_t max_ttl_ms)
     zhashx_set_destructor (self->seen, (zhashx_destructor_fn *) zstr_free);
     self->max = max_nonces ? max_nonces : 1;
     self->max_ttl_ms = max_ttl_ms > 0 ? max_ttl_ms : BMQ_SEAL_TTL_DEFAULT_MS;
+    self->fd = -1;
     return self;
 }
 
 void bmq_seal_guard_destroy (bmq_seal_guard_t **self_p)
 {
     if (!self_p || !*self_p) return;
+    if ((*self_p)->fd >= 0) close ((*self_p)->fd);
+    free ((*self_p)->path);
     zhashx_destroy (&(*self_p)->seen);
     free (*self_p);
     *self_p = NULL;
@@ -170,6 +176,57 @@ static void s_guard_prune (bmq_seal_guard_t *self, int64_t now_ms)
         if (v && strtoll (v, NULL, 10) < now_ms) zhashx_delete (self->seen, k);
     }
     zlistx_destroy (&keys);
+}
+
+/* Rewrite the nonces file with the live nonces (write a temporary, fsync,
+ * rename) and reopen it for appending. 0 / -1 with err. */
+static int s_guard_compact (bmq_seal_guard_t *self, char *err, size_t errlen)
+{
+    char tmp[1100];
+    snprintf (tmp, sizeof tmp, "%s.tmp", self->path);
+    int fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) { ERR ("cannot write %s: %s", tmp, strerror (errno)); return -1; }
+    FILE *f = fdopen (fd, "w");
+    for (const char *v = zhashx_first (self->seen); f && v; v = zhashx_next (self->seen))
+        fprintf (f, "%s %s\n", (const char *) zhashx_cursor (self->seen), v);
+    bool ok = f && fflush (f) == 0 && fsync (fd) == 0;
+    if (f) fclose (f); else close (fd);
+    if (!ok || rename (tmp, self->path)) {
+        ERR ("cannot write %s: %s", self->path, strerror (errno));
+        unlink (tmp);
+        return -1;
+    }
+    if (self->fd >= 0) close (self->fd);
+    self->fd = open (self->path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    self->appended = 0;
+    if (self->fd < 0) { ERR ("cannot open %s: %s", self->path, strerror (errno)); return -1; }
+    return 0;
+}
+
+int bmq_seal_guard_persist (bmq_seal_guard_t *self, const char *path, int64_t now_ms, char *err, size_t errlen)
+{
+    free (self->path);
+    self->path = strdup (path);
+    int fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno != ENOENT) { ERR ("cannot read %s: %s", path, strerror (errno)); return -1; }
+    size_t loaded = 0;
+    if (fd >= 0) {
+        FILE *f = fdopen (fd, "r");
+        char line[128];
+        /* hostile input as any file: one "nonce expires" a line, anything else skipped */
+        while (f && fgets (line, sizeof line, f)) {
+            char nonce[NONCE_HEX + 2];
+            long long exp;
+            if (sscanf (line, "%33s %lld", nonce, &exp) != 2 || strlen (nonce) != NONCE_HEX
+                || strspn (nonce, "0123456789abcdef") != NONCE_HEX || exp < now_ms) continue;
+            if (zhashx_size (self->seen) >= self->max) break;
+            char expires[24];
+            snprintf (expires, sizeof expires, "%lld", exp);
+            if (zhashx_insert (self->seen, nonce, strdup (expires)) == 0) loaded++;
+        }
+        if (f) fclose (f); else close (fd);
+    }
+    return s_guard_compact (self, err, errlen);
 }
 
 size_t bmq_seal_guard_size (bmq_seal_guard_t *self)
@@ -240,6 +297,21 @@ bmq_seal_status_t bmq_seal_check (const bmq_seal_key_t *key, const char *subject
         return BMQ_SEAL_BUSY;
     }
     zhashx_insert (guard->seen, nonce, strdup (expires));
+    if (guard->path) {
+        /* on disk before the seal counts: a restart must not forget it was used */
+        char line[96];
+        int len = snprintf (line, sizeof line, "%s %s\n", nonce, expires);
+        if (guard->fd < 0 || write (guard->fd, line, (size_t) len) != len || fdatasync (guard->fd) != 0) {
+            zhashx_delete (guard->seen, nonce);
+            WHY ("the executor cannot record the seal's nonce in %s (%s): refused rather than replayable after a restart",
+                 guard->path, strerror (errno));
+            return BMQ_SEAL_BUSY;
+        }
+        if (++guard->appended > 10000 + zhashx_size (guard->seen)) {
+            s_guard_prune (guard, now_ms);
+            s_guard_compact (guard, NULL, 0);
+        }
+    }
     return BMQ_SEAL_OK;
 malformed:
     WHY ("the seal is malformed (expected v2:expires:nonce:target:mac)");

@@ -76,5 +76,14 @@ const char *bmq_seal_status_name (bmq_seal_status_t status);   /* "invalid", "wr
 bmq_seal_guard_t *bmq_seal_guard_new (size_t max_nonces, int64_t max_ttl_ms);
 void bmq_seal_guard_destroy (bmq_seal_guard_t **self_p);
 size_t bmq_seal_guard_size (bmq_seal_guard_t *self);
+/* Keep the nonces in `path` too (0600, one "nonce expires" a line): those
+ * still live at now_ms are loaded now, and every nonce accepted from here on
+ * is appended and fdatasync'd before its seal counts (when that fails the
+ * seal is refused, BUSY). So a seal used before an executor restart is
+ * REPLAYED after it, as long as it has not expired. Why this rather than
+ * refusing seals issued before the start: a seal says when it expires, not
+ * when it was made, and validators may use another TTL than the executor,
+ * so "issued before" could only be guessed. 0 / -1 with err. */
+int bmq_seal_guard_persist (bmq_seal_guard_t *self, const char *path, int64_t now_ms, char *err, size_t errlen);
 
 #endif

@@ -296,6 +296,21 @@ static int s_read_token (const char *path, char *out, size_t len)
     return n ? 0 : -1;
 }
 
+/* The seals' nonces outlive this process (issue 24): kept in the audit spool
+ * folder (the executor's own state), else next to the verdict key, until
+ * they expire, so a seal used before a restart is a replay after it. */
+static void s_seal_nonces (executor_t *ex, const char *keypath)
+{
+    char dir[1024], path[1200], err[512];
+    const char *spool = ex->audit ? bmq_audit_spool_path (ex->audit) : NULL;
+    snprintf (dir, sizeof dir, "%s", spool ? spool : keypath);
+    char *slash = strrchr (dir, '/');
+    if (slash) *slash = 0; else snprintf (dir, sizeof dir, ".");
+    snprintf (path, sizeof path, "%s/seal-nonces-%s", dir, ex->name);
+    if (ex->seals && bmq_seal_guard_persist (ex->seals, path, bmq_seal_now_ms (), err, sizeof err))
+        bmq_error ("SEAL NONCES NOT KEPT: %s: a seal used before a restart of this executor could be used again after it", err);
+}
+
 int bmq_executor_service_run (bmq_config_t *cfg)
 {
     char err[512];
@@ -339,6 +354,7 @@ int bmq_executor_service_run (bmq_config_t *cfg)
     int64_t seal_ttl = bmq_config_int (cfg, "security.seal_ttl_ms") > 0 ? bmq_config_int (cfg, "security.seal_ttl_ms")
                                                                          : BMQ_SEAL_TTL_DEFAULT_MS;
     ex.seals = bmq_seal_guard_new (100000, seal_ttl);
+    s_seal_nonces (&ex, keypath);
     if (ex.scripts) bmq_script_jobs_set_timeout (ex.scripts, (int) bmq_config_int (cfg, "executor.script_timeout_ms"));
     if (ex.scripts) bmq_script_jobs_set_sandbox_warm (ex.scripts, (int) bmq_config_int (cfg, "executor.sandbox_warm"));
     if (ex.scripts) bmq_script_jobs_set_seals (ex.scripts, ex.name, ex.seals);
