@@ -25,13 +25,23 @@ command -v npm >/dev/null 2>&1 || PKGS+=(npm)
 [ "${1:-}" = "--test" ] && PKGS+=(xvfb xauth)
 # ...tcpdump and iproute2 (ip netns, veth, bridge) for the multi-host test (tests/multihost).
 [ "${1:-}" = "--test" ] && PKGS+=(tcpdump iproute2)
+# ...debootstrap for the newer Blenders the Blender-facing tests also run on (issue 30):
+# deploy/blender-roots.sh, below, builds (once; cached) Debian trixie's 4.3 and sid's 5.2.
+[ "${1:-}" = "--test" ] && PKGS+=(debootstrap)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-echo "installing: ${missing[*]}" >&2
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+# The Blender roots (/var/cache/blendmq-roots, wrappers in /opt/blendmq/blender-X.Y/blender;
+# BLENDMQ_ROOTS_DIR and BLENDMQ_BLENDERS_DIR move them). BLENDMQ_BLENDER_ROOTS=none skips them.
+if [ "${1:-}" = "--test" ] && [ "${BLENDMQ_BLENDER_ROOTS:-}" != none ]; then
+  ${SUDO:+sudo --preserve-env=BLENDMQ_ROOTS_DIR,BLENDMQ_BLENDERS_DIR,BLENDMQ_DEBIAN_MIRROR} \
+    "$(dirname "$0")/blender-roots.sh" >&2
+fi
