@@ -21,7 +21,8 @@ WRAPS="${BLENDMQ_BLENDERS_DIR:-/opt/blendmq}"
 MIRROR="${BLENDMQ_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 # libegl1 + libegl-mesa0: Blender 4.x's Workbench and EEVEE open an EGL context in background
 # mode (4.3's first render aborts without libEGL.so.1); Debian's blender does not depend on them.
-PACKAGES=(blender libegl1 libegl-mesa0)
+# python3-numpy: glTF import/export and look need it (Blender's own builds bundle it).
+PACKAGES=(blender libegl1 libegl-mesa0 python3-numpy)
 [ $# -gt 0 ] || set -- trixie sid
 [ "$(id -u)" -eq 0 ] || { echo "blender-roots: needs root (debootstrap)" >&2; exit 1; }
 for tool in debootstrap bwrap; do
@@ -49,14 +50,18 @@ build_root () {
   # (sid's blender needs one during the OpenEXR transition) where apt does.
   debootstrap --variant=minbase "$suite" "$r.partial" "$MIRROR" >"$ROOTS/$suite.log" 2>&1 ||
     { echo "blender-roots: debootstrap $suite failed (see $ROOTS/$suite.log)" >&2; return 1; }
+  install_packages "$r.partial" "$suite" || return 1
+  mv "$r.partial" "$r"
+}
+
+install_packages () {
   # a frozen mirror serves Release files past their Valid-Until: still the archive's own signatures
   local apt=(apt-get -o Acquire::Check-Valid-Until=false -o Dpkg::Use-Pty=0)
-  if ! in_root "$r.partial" sh -c "${apt[*]} update -qq && ${apt[*]} install -y -qq --no-install-recommends ${PACKAGES[*]} && apt-get clean" \
-        >>"$ROOTS/$suite.log" 2>&1; then
-    echo "blender-roots: installing Blender into $suite failed (see $ROOTS/$suite.log)" >&2
+  if ! in_root "$1" sh -c "${apt[*]} update -qq && ${apt[*]} install -y -qq --no-install-recommends ${PACKAGES[*]} && apt-get clean" \
+        >>"$ROOTS/$2.log" 2>&1; then
+    echo "blender-roots: installing ${PACKAGES[*]} into $2 failed (see $ROOTS/$2.log)" >&2
     return 1
   fi
-  mv "$r.partial" "$r"
 }
 
 write_wrapper () {
@@ -105,6 +110,11 @@ for suite in "$@"; do
     rm -rf "$r"
     build_root "$suite" || { status=1; continue; }
     how="built in $(( $(date +%s) - start )) s"
+  fi
+  # a cached root made before a package joined PACKAGES gets it now
+  if ! in_root "$r" dpkg-query -W -f='${Status}\n' "${PACKAGES[@]}" 2>/dev/null | grep -vq "^install ok installed$" ||
+     [ "$(in_root "$r" dpkg-query -W -f='${Status}\n' "${PACKAGES[@]}" 2>/dev/null | wc -l)" != ${#PACKAGES[@]} ]; then
+    install_packages "$r" "$suite" || { status=1; continue; }
   fi
   ver=$(root_blender_version "$r")
   [ -n "$ver" ] || { echo "blender-roots: no Blender in $r" >&2; status=1; continue; }
