@@ -31,7 +31,7 @@ static struct {
  * here, in <keys_dir>/trusted as it is on disk, reloaded when the folder
  * changes (revoke removes a file; add creates one) and at least once a second. */
 #define TRUST_RELOAD_MS 1000
-typedef struct { char name[64]; char role[16]; } s_trusted_t;
+typedef struct { char name[64]; char role[24]; } s_trusted_t;
 static struct {
     pthread_mutex_t  lock;
     char             dir[1100];
@@ -108,7 +108,7 @@ static void s_identity (bmq_envelope_t *env, zframe_t *f)
 {
     const char *user_id = zframe_meta (f, "User-Id");
     if (user_id && *user_id && bmq_bus_curve ()) {
-        char name[64], role[16];
+        char name[64], role[24];
         int trusted = s_trusted_now (user_id, name, sizeof name, role, sizeof role);
         if (trusted == 0 && strlen (name) < sizeof env->auth_name && strlen (role) < sizeof env->auth_role) {
             strcpy (env->auth_name, name);

@@ -1,5 +1,6 @@
 /* http_server — libmicrohttpd daemon, access checks, bodies, dispatch, and the state the gateway's stories feed. */
 #include "http_server.h"
+#include "audit_tally.h"
 #include "audit_client.h"
 #include "mcp_tools.h"
 #include "http_access.h"
@@ -115,9 +116,8 @@ void bmq_http_server_refused (bmq_http_server_t *self, bmq_http_req_t *req, int 
     if (agent) json_object_set_new (rec, "user_agent", json_stringn (agent, strnlen (agent, 200)));
     bmq_warn ("http: refused %s %s from %s%s%s: %d %s", req->method, req->route ? req->route : "other", peer,
               req->who.role != BMQ_ROLE_NONE ? " token " : "", req->who.role != BMQ_ROLE_NONE ? req->who.name : "", status, code);
-    pthread_mutex_lock (&self->refusals_lock);
-    if (json_array_size (self->refusals) < REFUSALS_KEPT) json_array_append (self->refusals, rec);
-    else self->refusals_dropped++;
+    pthread_mutex_lock (&self->refusals_lock);       /* one aggregate per peer per second (audit_tally.h) */
+    bmq_audit_tally_add (self->refusals, rec, REFUSALS_KEPT, &self->refusals_dropped);
     pthread_mutex_unlock (&self->refusals_lock);
     json_decref (rec);
 }
@@ -134,11 +134,15 @@ json_t *bmq_http_server_take_refusals (bmq_http_server_t *self)
 void bmq_http_server_audit (bmq_http_server_t *self, bmq_audit_t *audit)
 {
     if (!self || !audit) return;
+    /* the seconds that are over: final counts; and what did not fit, counted (never silent) */
     pthread_mutex_lock (&self->refusals_lock);
-    bool none = !json_array_size (self->refusals);
+    json_t *taken = bmq_audit_tally_take_complete (self->refusals, bmq_now_ms ());
+    size_t dropped = self->refusals_dropped;
+    self->refusals_dropped = 0;
     pthread_mutex_unlock (&self->refusals_lock);
-    if (none) return;
-    json_t *taken = bmq_http_server_take_refusals (self);
+    if (dropped)
+        bmq_audit_record (audit, NULL, "http.refused.dropped", json_pack ("{s:I, s:s}", "count", (json_int_t) dropped,
+                          "reason", "more peers were refused in one interval than aggregates are kept"));
     size_t i;
     json_t *rec;
     json_array_foreach (taken, i, rec) {

@@ -205,6 +205,18 @@ static void test_revoke_mid_connection (void **state)
         zframe_destroy (&rid);
     }
     zsock_destroy (&client);
+    /* a trusted key with the page's compound role keeps it, message after message */
+    client = bmq_bus_connect_as (ZMQ_DEALER, ep, "gateway", "web");
+    bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_STATUS_REQUEST, NULL, NULL);
+    bmq_bus_send_and_destroy (client, NULL, &req);
+    zframe_t *rid = NULL;
+    bmq_envelope_t *got = s_recv (server, &rid, 5000);
+    assert_non_null (got);
+    assert_string_equal (got->auth_name, "web");
+    assert_string_equal (got->auth_role, "operator+reviewer");
+    bmq_envelope_destroy (&got);
+    zframe_destroy (&rid);
+    zsock_destroy (&client);
     zsock_destroy (&server);
 }
 

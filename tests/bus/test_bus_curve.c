@@ -125,8 +125,9 @@ static void test_layout (void **state)
     json_array_foreach (list, i, k) {
         const char *name = json_string_value (json_object_get (k, "name"));
         const char *role = json_string_value (json_object_get (k, "role"));
-        const char *want = !strcmp (name, "mcp") ? "operator"
-                         : !strcmp (name, "cli") || !strcmp (name, "web") || !strcmp (name, "panel") ? "admin" : "service";
+        /* the page's key is operator and reviewer, not admin (issue 24) */
+        const char *want = !strcmp (name, "mcp") ? "operator" : !strcmp (name, "web") ? "operator+reviewer"
+                         : !strcmp (name, "cli") || !strcmp (name, "panel") ? "admin" : "service";
         assert_string_equal (role, want);
         assert_true (json_is_true (json_object_get (k, "trusted")));
     }

@@ -1,0 +1,156 @@
+/* audit.flood — a 401 flood leaves no refusal unrecorded (issue 24).
+ *
+ * The gateway's HTTP server (with a fake gateway loop) is flooded with
+ * requests that carry no token, from several connections at once, while the
+ * audit is fed the way the gateway's loop feeds it, here only twice a second
+ * (a loaded gateway). Before, each refusal was one list entry, at most 1,000
+ * between two feeds and the rest dropped silently (6,320 of 56,000). Now they
+ * are counted per peer per second: the http.refused records a real audit
+ * service stored add up to exactly the 401s the clients received, in about
+ * one record per second, and nothing is recorded as dropped. */
+#include "audit_harness.h"
+#include "audit_client.h"
+#include "bus.h"
+#include "fake_gateway.h"
+#include "http_server.h"
+#include "keys.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <curl/curl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define THREADS 8
+#define PER_THREAD 2500
+#define GW "inproc://audit-flood-gateway"
+
+static char s_url[300];
+static atomic_long s_401, s_other;
+
+static size_t s_discard (char *p, size_t size, size_t n, void *u) { (void) p; (void) u; return size * n; }
+
+static void *s_flood (void *arg)
+{
+    (void) arg;
+    CURL *c = curl_easy_init ();          /* one connection, kept alive: as fast as it goes */
+    curl_easy_setopt (c, CURLOPT_URL, s_url);
+    curl_easy_setopt (c, CURLOPT_WRITEFUNCTION, s_discard);
+    curl_easy_setopt (c, CURLOPT_TIMEOUT_MS, 10000L);
+    for (int i = 0; i < PER_THREAD; i++) {
+        long status = 0;
+        if (curl_easy_perform (c) == CURLE_OK) curl_easy_getinfo (c, CURLINFO_RESPONSE_CODE, &status);
+        if (status == 401) atomic_fetch_add (&s_401, 1);
+        else atomic_fetch_add (&s_other, 1);
+    }
+    curl_easy_cleanup (c);
+    return NULL;
+}
+
+/* What the gateway's loop does with the audit: acknowledgements and ticks. */
+static void s_audit_turn (bmq_audit_t *audit, int ms)
+{
+    zpoller_t *p = zpoller_new (bmq_audit_sock (audit), NULL);
+    int64_t end = bmq_mono_ms () + ms;
+    while (bmq_mono_ms () < end) {
+        if (zpoller_wait (p, 20)) {
+            bmq_envelope_t *env = bmq_bus_recv (bmq_audit_sock (audit), NULL);
+            if (env) bmq_audit_handle (audit, env);
+            bmq_envelope_destroy (&env);
+        }
+        bmq_audit_tick (audit);
+    }
+    zpoller_destroy (&p);
+}
+
+static void test_401_flood (void **state)
+{
+    (void) state;
+    ah_env_t env;
+    ah_setup (&env);
+    char err[512], keys[400], log[400];
+    snprintf (keys, sizeof keys, "%s/keys", env.dir);
+    if (bmq_keys_setup_process (keys, "gateway", err, sizeof err)) fail_msg ("%s", err);    /* as the gateway */
+    pid_t audit_pid = ah_start_audit (&env, NULL);
+    assert_true (audit_pid > 0);
+    /* the HTTP layer logs each refusal: to a file, not the test's output */
+    snprintf (log, sizeof log, "%s/http.log", env.dir);
+    int saved = dup (2);
+    assert_non_null (freopen (log, "a", stderr));
+
+    curl_global_init (CURL_GLOBAL_DEFAULT);
+    fake_gateway_t *gw = fake_gateway_new (GW, NULL);
+    bmq_http_options_t o = { .bind = "127.0.0.1", .port = 0, .token = "", .keys_dir = keys, .allowed_origins = "",
+                             .max_body = 1u << 20, .max_connections = 400, .event_buffer = 64, .request_timeout_ms = 3000,
+                             .capabilities_cache_ms = 1000, .gateway_endpoint = GW };
+    bmq_http_server_t *srv = bmq_http_server_new (&o, err, sizeof err);
+    assert_non_null (srv);
+    fake_gateway_attach (gw, srv);
+    bmq_http_server_tick (srv);
+    snprintf (s_url, sizeof s_url, "%s/api/plans", bmq_http_server_url (srv));
+    bmq_audit_t *audit = bmq_audit_new (env.endpoint, 250, 4);
+    assert_non_null (audit);
+
+    int64_t t0 = bmq_mono_ms ();
+    pthread_t th[THREADS];
+    for (int i = 0; i < THREADS; i++) assert_int_equal (pthread_create (&th[i], NULL, s_flood, NULL), 0);
+    /* the gateway loop, slowed: the audit is fed every 500 ms */
+    while (atomic_load (&s_401) + atomic_load (&s_other) < (long) THREADS * PER_THREAD && bmq_mono_ms () - t0 < 120000) {
+        s_audit_turn (audit, 500);
+        bmq_http_server_tick (srv);
+        bmq_http_server_audit (srv, audit);
+    }
+    for (int i = 0; i < THREADS; i++) pthread_join (th[i], NULL);
+    double secs = (bmq_mono_ms () - t0) / 1000.0;
+    /* the last second is over: its counts are final */
+    s_audit_turn (audit, 1100);
+    bmq_http_server_audit (srv, audit);
+    bmq_audit_flush (audit, 20000);
+    assert_int_equal (bmq_audit_pending (audit), 0);
+    assert_int_equal (bmq_audit_dropped (audit), 0);
+
+    fflush (stderr);
+    dup2 (saved, 2);          /* cmocka's messages and ours: back on the test's stderr */
+    close (saved);
+    FILE *out = stderr;
+    long got = atomic_load (&s_401);
+    int64_t recorded = ah_db_int (&env, "SELECT coalesce (sum (json_extract (data, '$.count')), 0) FROM records"
+                                        " WHERE kind = 'http.refused' AND json_extract (data, '$.status') = 401");
+    int64_t records = ah_db_int (&env, "SELECT count(*) FROM records WHERE kind = 'http.refused'");
+    int64_t dropped = ah_db_int (&env, "SELECT coalesce (sum (json_extract (data, '$.count')), 0) FROM records"
+                                       " WHERE kind = 'http.refused.dropped'");
+    fprintf (out, "audit.flood: %ld requests refused 401 in %.1f s (%.0f/s), %ld other answers; %lld recorded in %lld"
+                  " records, %lld recorded as dropped, %lld unrecorded\n", got, secs, got / secs, atomic_load (&s_other),
+             (long long) recorded, (long long) records, (long long) dropped, (long long) (got - recorded - dropped));
+    fflush (out);
+    assert_int_equal (atomic_load (&s_other), 0);
+    assert_int_equal (recorded + dropped, got);           /* zero unrecorded refusals */
+    assert_int_equal (dropped, 0);
+    /* one record per peer per second (a second may straddle two feeds: counted once, it is final when over) */
+    assert_true (records <= (int64_t) secs + 3);
+
+    bmq_audit_destroy (&audit);
+    fake_gateway_attach (gw, NULL);
+    bmq_http_server_destroy (&srv);
+    fake_gateway_destroy (&gw);
+    curl_global_cleanup ();
+    ah_stop (audit_pid, SIGTERM, 10000);
+    bmq_bus_security_shutdown ();
+    ah_teardown (&env);
+}
+
+int main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_401_flood),
+    };
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}
