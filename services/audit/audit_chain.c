@@ -27,6 +27,7 @@ struct bmq_audit_chain_t {
     s_hash_t  base_prev;          /* the hash before it (zeros at the very start) */
     int64_t   saved_head_id, saved_base_id;      /* at begin */
     s_hash_t  saved_head_hash, saved_base_prev;
+    char      problem[400];       /* what opening found wrong ("" none) */
     int64_t   verified_id;        /* incremental verification: checked up to here */
     s_hash_t  verified_hash;
 };
@@ -269,21 +270,38 @@ bmq_audit_chain_t *bmq_audit_chain_open (const char *db_path, sqlite3 *db, char 
     s_hash_t ck_hash, ck_prev;
     int have = s_head_read (self, &ck_head, ck_hash, &ck_base, ck_prev, err, errlen);
     if (have < 0) {
-        /* keep the evidence: the service starts, verification says why */
+        /* kept as evidence in the trail itself (bmq_audit_chain_problem: the
+         * service records an alert), then a new checkpoint from the database */
+        snprintf (self->problem, sizeof self->problem, "%s", err);
         bmq_error ("AUDIT TAMPERING: %s", err);
     }
     int64_t unsealed = s_int (db, "SELECT count(*) FROM records WHERE mac IS NULL");
     if (unsealed < 0) { ERR ("cannot read the audit records: %s", sqlite3_errmsg (db)); goto fail; }
-    if (have == 0 && unsealed > 0) {
+    int64_t rows = s_int (db, "SELECT count(*) FROM records");
+    if (have == 0 && unsealed > 0 && unsealed == rows) {
         if (s_seal_legacy (self, db, err, errlen)) goto fail;
     }
-    else if (have == 0) {
-        /* a new trail, or one whose checkpoint was removed */
-        int64_t chained = s_int (db, "SELECT count(*) FROM records");
-        self->base_id = chained > 0 ? s_int (db, "SELECT min(id) FROM records") : 1;
-        if (chained > 0 && !created)
-            bmq_error ("AUDIT TAMPERING: the checkpoint %s is gone while the trail holds %lld records:"
-                       " a new one is made from the database as found", self->head_path, (long long) chained);
+    else if (have <= 0) {
+        /* a new trail, or one whose checkpoint was removed or altered: it
+         * starts where the database starts, chained to what that record says */
+        self->base_id = rows > 0 ? s_int (db, "SELECT min(id) FROM records") : 1;
+        if (rows > 0) {
+            sqlite3_stmt *st;
+            if (sqlite3_prepare_v2 (db, "SELECT prev FROM records WHERE id = ?", -1, &st, NULL) == SQLITE_OK) {
+                sqlite3_bind_int64 (st, 1, self->base_id);
+                if (sqlite3_step (st) != SQLITE_ROW || s_unhex ((const char *) sqlite3_column_text (st, 0), self->base_prev))
+                    memset (self->base_prev, 0, sizeof self->base_prev);
+                sqlite3_finalize (st);
+            }
+        }
+        if (created && rows > unsealed)
+            snprintf (self->problem, sizeof self->problem, "the audit key was gone while %lld records were sealed with it:"
+                      " they cannot be verified", (long long) (rows - unsealed));
+        else if (have == 0 && rows > 0 && !created) {
+            snprintf (self->problem, sizeof self->problem, "the checkpoint %.300s was gone while the trail held %lld records",
+                      self->head_path, (long long) rows);
+            bmq_error ("AUDIT TAMPERING: %s: a new one is made from the database as found", self->problem);
+        }
     }
     else {
         self->base_id = ck_base;
@@ -304,15 +322,17 @@ bmq_audit_chain_t *bmq_audit_chain_open (const char *db_path, sqlite3 *db, char 
     }
     else if (self->base_id > 1) memcpy (self->head_hash, self->base_prev, sizeof self->head_hash);
     if (have > 0 && ck_head > self->head_id) {
-        bmq_error ("AUDIT TAMPERING: the checkpoint says the trail reached record %lld, the database ends at %lld:"
-                   " records were deleted from its end", (long long) ck_head, (long long) self->head_id);
+        snprintf (self->problem, sizeof self->problem, "the checkpoint says the trail reached record %lld, the database"
+                  " ended at %lld when the audit started: records were deleted from its end", (long long) ck_head,
+                  (long long) self->head_id);
+        bmq_error ("AUDIT TAMPERING: %s", self->problem);
         self->head_id = ck_head;
         memcpy (self->head_hash, ck_hash, sizeof ck_hash);
     }
     if (have > 0 && !self->head_id) self->head_id = self->base_id - 1;
     self->verified_id = self->base_id - 1;
     memcpy (self->verified_hash, self->base_prev, sizeof self->verified_hash);
-    if (have >= 0 && s_head_write (self, err, errlen)) goto fail;
+    if (s_head_write (self, err, errlen)) goto fail;
     if (created) bmq_info ("audit: a new HMAC key in %s (0600): only this service reads it", key_path);
     return self;
 fail:
@@ -330,6 +350,7 @@ void bmq_audit_chain_destroy (bmq_audit_chain_t **self_p)
 }
 
 int64_t bmq_audit_chain_next_id (const bmq_audit_chain_t *self) { return self->head_id + 1; }
+const char *bmq_audit_chain_problem (const bmq_audit_chain_t *self) { return self->problem[0] ? self->problem : NULL; }
 
 void bmq_audit_chain_seal (const bmq_audit_chain_t *self, const bmq_audit_chain_row_t *row,
                            char prev_hex[65], char hash_hex[65], char mac_hex[65])
@@ -399,7 +420,8 @@ json_t *bmq_audit_chain_verify (bmq_audit_chain_t *self, sqlite3 *db, bool incre
     int64_t ck_head = 0, ck_base = 0;
     s_hash_t ck_hash, ck_prev;
     int have = s_head_read (self, &ck_head, ck_hash, &ck_base, ck_prev, ck_err, sizeof ck_err);
-    if (have <= 0) bad = s_bad (0, "%s", have < 0 ? ck_err : "the checkpoint file is gone");
+    if (self->problem[0]) bad = s_bad (0, "%s (found when the audit started; an alert record says so)", self->problem);
+    else if (have <= 0) bad = s_bad (0, "%s", have < 0 ? ck_err : "the checkpoint file is gone");
     else if (ck_base != self->base_id || sodium_memcmp (ck_prev, self->base_prev, sizeof ck_prev))
         bad = s_bad (0, "the checkpoint file names another start of the trail than the audit keeps");
     int64_t min_id = s_int (db, "SELECT min(id) FROM records"), max_id = s_int (db, "SELECT max(id) FROM records");

@@ -45,6 +45,11 @@ typedef struct {
  * records from before the chain. NULL with err. */
 bmq_audit_chain_t *bmq_audit_chain_open (const char *db_path, sqlite3 *db, char *err, size_t errlen);
 void bmq_audit_chain_destroy (bmq_audit_chain_t **self_p);
+/* What opening found wrong (the checkpoint altered or gone while records
+ * exist, the tail cut while the audit was down), or NULL. A new checkpoint is
+ * made from the database as found, so the service writes this into the
+ * trail as an `alert` record: the evidence outlives the next commit. */
+const char *bmq_audit_chain_problem (const bmq_audit_chain_t *self);
 
 /* The id the next record gets, and its hash, prev and mac (hex, 65 bytes
  * each) for `row` (row->id must be that id). The head moves only with

@@ -384,6 +384,13 @@ static int s_open (s_audit_t *self, bmq_config_t *cfg)
     self->chain = bmq_audit_chain_open (self->path, bmq_audit_store_db (self->store), err, sizeof err);
     if (!self->chain) { bmq_error ("%s", err); return -1; }
     bmq_audit_store_set_chain (self->store, self->chain);
+    if (bmq_audit_chain_problem (self->chain) && bmq_audit_store_begin (self->store) == 0) {
+        if (s_put_own (self, NULL, "alert", json_pack ("{s:s, s:s}", "alert", "audit_tampering", "found",
+                       bmq_audit_chain_problem (self->chain)), err, sizeof err) < 0 || bmq_audit_store_commit (self->store)) {
+            bmq_audit_store_rollback (self->store);
+            bmq_error ("cannot record what the audit found at start: %s", err);
+        }
+    }
     self->max_db_bytes = bmq_config_int (cfg, "audit.max_db_mb") * 1024 * 1024;
     self->prune_batch = (int) bmq_config_int (cfg, "audit.prune_batch");
     if (self->prune_batch <= 0) self->prune_batch = 500;

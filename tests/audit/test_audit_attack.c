@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static ah_env_t s_env;
 static pid_t s_audit;
@@ -161,6 +162,38 @@ static void test_edits_deletions_truncation (void **state)
     s_expect_verify (needle);
 }
 
+/* While the audit is down: the tail cut, then the checkpoint removed too. */
+static void test_tampering_while_down (void **state)
+{
+    (void) state;
+    s_records (10);
+    s_expect_verify (NULL);
+    int64_t last = ah_db_int (&s_env, "SELECT max(id) FROM records");
+    assert_int_equal (ah_stop (s_audit, SIGTERM, 10000), 0);
+    char sql[200];
+    snprintf (sql, sizeof sql, "DELETE FROM records WHERE id > %lld", (long long) (last - 2));
+    s_sql (sql);
+    s_audit = ah_start_audit (&s_env, NULL);
+    assert_true (s_audit > 0);
+    char needle[120];
+    snprintf (needle, sizeof needle, "reached record %lld, the database ended at %lld", (long long) last, (long long) (last - 2));
+    s_expect_verify (needle);
+    /* the evidence is in the trail, chained */
+    assert_int_equal (ah_db_int (&s_env, "SELECT count(*) FROM records WHERE kind = 'alert'"
+                                         " AND json_extract (data, '$.alert') = 'audit_tampering'"), 1);
+    /* the checkpoint deleted with more records: found at the next start */
+    assert_int_equal (ah_stop (s_audit, SIGTERM, 10000), 0);
+    char path[400];
+    snprintf (path, sizeof path, "%s.head", s_env.database);
+    assert_int_equal (unlink (path), 0);
+    s_audit = ah_start_audit (&s_env, NULL);
+    assert_true (s_audit > 0);
+    s_expect_verify ("checkpoint");
+    assert_non_null (strstr (s_state (), "tampered"));
+    assert_int_equal (ah_db_int (&s_env, "SELECT count(*) FROM records WHERE kind = 'alert'"
+                                         " AND json_extract (data, '$.alert') = 'audit_tampering'"), 2);
+}
+
 /* A raw audit.record as the planner's key, with the sender's clock and kind of choice. */
 static void s_raw (const char *cid, const char *kind, int64_t ts_ms)
 {
@@ -213,6 +246,7 @@ int main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown (test_files_private, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown (test_edits_deletions_truncation, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_tampering_while_down, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown (test_time_kinds_flags, s_setup, s_teardown),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
