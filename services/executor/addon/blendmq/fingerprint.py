@@ -66,6 +66,7 @@ SKIP_PAIRS = frozenset((
     ("BrushGpencilSettings", "gpencil_weight_icon"), ("BrushGpencilSettings", "gpencil_vertex_icon"),
     ("BrushTextureSlot", "output_node"), ("Brush", "direction"), ("Brush", "gpencil_weight_tool"),
     ("CyclesRenderSettings", "denoiser"),
+    ("ToolSettings", "uv_sculpt"),      # Blender 4.3: its brush pointers dangle (reading one crashes)
 ))
 INTERNAL_IMAGE_TYPES = ("RENDER_RESULT", "COMPOSITING")
 # Non-ID structs a pointer names rather than walks: they are walked where they live.
