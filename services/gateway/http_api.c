@@ -359,8 +359,10 @@ static enum MHD_Result s_scripts (bmq_http_req_t *req, const char *confirm_id, s
             return bmq_http_reply_error (req, 400, "bad_request", "expected {\"sha256\": \"<64 hex digits>\"}: the sha256 of the "
                                          "script you reviewed (GET /api/scripts/{id}); only exactly that script is applied");
         }
-        /* the channel a person confirmed through, for the audit: the page (its session) or a token's own client */
-        body = json_pack ("{s:s%, s:O, s:s}", "script_id", confirm_id, id_len, "sha256", sha, "channel", req->session ? "page" : "http");
+        /* the channel a person confirmed through, for the audit: the page (its session), the Blender panel (its
+         * `panel` key: scripts_client.py), or another client of a token */
+        const char *channel = req->session ? "page" : !strcmp (req->who.name, "panel") ? "panel" : "http";
+        body = json_pack ("{s:s%, s:O, s:s}", "script_id", confirm_id, id_len, "sha256", sha, "channel", channel);
     }
     else {
         json_t *script = json_object_get (in, "script"), *mode = json_object_get (in, "mode");

@@ -12,12 +12,22 @@
 //   load       every screen loads with no console error and no failed request, passes axe-core with
 //              no serious or critical violation, and is kept as a screenshot; first-contentful-paint;
 //              the audit story of a request and the export
+//   crosssite  (issue 24, label attack) a page on another loopback port, opened in the browser of a person
+//              signed in to the page, posts the confirm of an agent's script (fetch no-cors with a Blob, a JSON
+//              fetch, a form): nothing is confirmed and the audit has no confirmation; the session cookie is
+//              __Host- and Secure (Chromium keeps it on http://127.0.0.1); the page itself confirms, and the
+//              audit names the key, its own role and the channel (web, operator+reviewer, page)
+//   open       (issue 24, label attack) `blendmq web --open` with a fake xdg-open/$BROWSER that records its
+//              argv and every process's: no token in any; the one-time code signs in once; no browser: exit ≠ 0
 //   reconnect  the gateway is killed (kill -9; `up` supervises it back): the page's live stream
 //              reconnects with Last-Event-ID, shows the gap, and follows plans again
 // Screenshots go to ./screenshots (the test's working dir).
 import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, mkdirSync, statSync, unlinkSync } from 'node:fs';
+import { readFileSync, mkdirSync, statSync, unlinkSync, writeFileSync, chmodSync, mkdtempSync, existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const args = Object.fromEntries(process.argv.slice(3).reduce((acc, a, i, all) =>
@@ -87,7 +97,8 @@ const screen = async (page, hash, heading) => {
 
 async function prompt(browser) {
   const { page, log } = await signIn(browser, 'web');
-  check(await page.getByText('Signed in as web (admin)').isVisible(), 'signed in through the token URL as web (admin)');
+  check(await page.getByText('Signed in as web (operator+reviewer)').isVisible(),
+    'signed in through the token URL as web (operator+reviewer): the page\'s key is not admin');
   check(!page.url().includes('token='), 'the token is gone from the address bar');
   await page.getByLabel('What should Blender build?').fill('build a red chair');
   await page.getByRole('button', { name: 'Build' }).click();
@@ -331,7 +342,115 @@ async function reconnect(browser) {
   await shot(page, 'reconnect');
 }
 
-const tests = { prompt, rollback, review, load, reconnect };
+// With a bearer token, outside any browser (the agent's side, and the checks).
+async function bearer(method, path, name, body) {
+  const init = { method, headers: { Authorization: `Bearer ${token(name)}`, Accept: 'application/json' } };
+  if (body !== undefined) { init.headers['Content-Type'] = 'application/json'; init.body = JSON.stringify(body); }
+  const r = await fetch(url + path, init);
+  return { status: r.status, data: await r.json().catch(() => null) };
+}
+
+async function sandboxed(name) {
+  const r = await bearer('POST', '/api/scripts', 'mcp', {
+    script: `import bpy\nbpy.ops.mesh.primitive_cube_add(size=0.5, location=(7, 0, 0.25))\nbpy.context.active_object.name = "${name}"\n` });
+  if (r.status !== 200 || r.data.status !== 'sandboxed') throw new Error(`the agent's script did not sandbox: ${JSON.stringify(r)}`);
+  return { id: r.data.script_id, sha: r.data.verdict.script_sha256 };
+}
+
+const confirmations = async id => {
+  const r = await bearer('GET', `/api/audit?kind=script.confirm&cid=${encodeURIComponent(id)}&limit=50`, 'cli');
+  return JSON.stringify(r.data || {});
+};
+
+async function crosssite(browser) {
+  const { context, page } = await signIn(browser, 'web');
+  const cookies = await context.cookies(url);
+  const session = cookies.find(c => c.name === '__Host-blendmq_session');
+  check(session && session.secure && session.path === '/' && session.httpOnly && session.sameSite === 'Strict',
+    `Chromium keeps the __Host- session cookie (Secure, Path=/, HttpOnly, SameSite=Strict) on ${url}`);
+  check(!cookies.some(c => c.name === 'blendmq_session'), 'and no cookie without the prefix');
+  const agent = await sandboxed('agent_crate');
+  // the attacker's page: another port on the same loopback address (same site for the browser)
+  const evil = createServer((req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/html' });
+    res.end(`<!doctype html><title>cats</title><form id="f" method="POST" enctype="text/plain" target="sink"
+      action="${url}/api/scripts/${agent.id}/confirm"><input name='{"sha256":"${agent.sha}","x":"' value='"}'></form>
+      <iframe name="sink"></iframe><script>
+      const target = ${JSON.stringify(`${url}/api/scripts/${agent.id}/confirm`)};
+      const body = JSON.stringify({ sha256: ${JSON.stringify(agent.sha)} });
+      window.results = {};
+      (async () => {
+        try { const r = await fetch(target, { method: 'POST', mode: 'no-cors', credentials: 'include', body: new Blob([body]) });
+              window.results.nocors = r.type; } catch (e) { window.results.nocors = 'error ' + e.message; }
+        try { const r = await fetch(target, { method: 'POST', credentials: 'include', headers: { 'Content-Type': 'application/json' }, body });
+              window.results.json = r.status; } catch (e) { window.results.json = 'blocked'; }
+        try { const r = await fetch(target, { method: 'POST', mode: 'no-cors', credentials: 'include',
+              headers: { 'Content-Type': 'text/plain' }, body }); window.results.text = r.type; } catch (e) { window.results.text = 'error'; }
+        document.getElementById('f').submit();
+        window.results.done = true;
+      })();
+      </script>`);
+  });
+  await new Promise(r => evil.listen(0, '127.0.0.1', r));
+  const evilUrl = `http://127.0.0.1:${evil.address().port}/`;
+  try {
+    const attack = await context.newPage();
+    await attack.goto(evilUrl);
+    await attack.waitForFunction(() => window.results && window.results.done, null, { timeout: 15000 });
+    await sleep(2000);                                  // the form's POST, and anything the gateway would have run
+    const results = await attack.evaluate(() => window.results);
+    check(results.json === 'blocked', `the JSON fetch from ${evilUrl} is stopped by its preflight (${JSON.stringify(results)})`);
+  } finally { evil.close(); }
+  const listed = await bearer('GET', `/api/scripts/${agent.id}`, 'cli');
+  const entry = (listed.data.scripts || [listed.data])[0] || listed.data;
+  check(entry && entry.applied === false, `the agent's script was not applied (applied: ${entry && entry.applied})`);
+  const trail = await confirmations(agent.id);
+  check(!/"status":"confirmed"/.test(trail), 'the audit has no confirmation of it');
+  const scene = await bearer('GET', '/api/scene?limit=1000', 'cli');
+  check(!(scene.data.objects || []).some(o => o.name === 'agent_crate'), 'and its object is not in the live scene');
+  // the page itself, a person clicking Apply to live: confirmed, and the audit says who, as what, and how
+  await page.goto(`${url}/#/scripts/${agent.id}`);
+  await page.getByRole('heading', { name: /^Review script/ }).waitFor();
+  await page.getByRole('button', { name: 'Apply to live' }).click();
+  await page.getByText('applied live').waitFor({ timeout: 30000 });
+  const after = await confirmations(agent.id);
+  check(/"status":"confirmed"/.test(after), 'the page\'s own confirmation applies it');
+  check(/"confirmed_by":\{[^}]*"key":"web"/.test(after) && /"role":"operator\+reviewer"/.test(after) && /"channel":"page"/.test(after),
+    'and the audit records the key (web), its own role (operator+reviewer) and the channel (page)');
+}
+
+async function open() {
+  const dir = mkdtempSync(join(tmpdir(), 'bmq-open-'));
+  const rec = join(dir, 'argv.txt'), procs = join(dir, 'procs.txt');
+  // a stand-in browser: records its argv and every process's command line while it runs
+  const fake = `#!/bin/sh
+printf '%s\n' "$0" "$@" > '${rec}'
+cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' ' > '${procs}'
+exit \${FAKE_EXIT:-0}
+`;
+  writeFileSync(join(dir, 'xdg-open'), fake);
+  chmodSync(join(dir, 'xdg-open'), 0o755);
+  const run = (env) => spawnSync(join(bin, 'blendmq'), ['--run-dir', runDir, 'web', '--open'],
+    { encoding: 'utf8', env: { ...process.env, BROWSER: '', ...env } });
+  const ok = run({ PATH: `${dir}:${process.env.PATH}` });
+  check(ok.status === 0, `blendmq web --open exits 0 when the browser opened (${ok.stderr.trim()})`);
+  const argv = readFileSync(rec, 'utf8');
+  const all = readFileSync(procs, 'utf8') + argv + ok.stdout + ok.stderr;
+  for (const name of ['web', 'cli', 'mcp']) check(!all.includes(token(name)), `no process's argv (nor its output) holds the ${name} token`);
+  const m = /\/\?code=([0-9a-f]+)/.exec(argv);
+  check(m, `the opener got a one-time code: ${argv.replace(/\n/g, ' ').trim()}`);
+  const first = await fetch(`${url}/?code=${m[1]}`, { redirect: 'manual' });
+  check(first.status === 303 && /__Host-blendmq_session=web\./.test(first.headers.get('set-cookie') || ''), 'the code signs in as web');
+  const again = await fetch(`${url}/?code=${m[1]}`, { redirect: 'manual' });
+  check(again.status === 401, 'once: the same code again is refused (401)');
+  const failed = run({ PATH: `${dir}:${process.env.PATH}`, FAKE_EXIT: '3' });
+  check(failed.status !== 0, `an opener that fails: web --open exits ${failed.status}`);
+  const none = run({ PATH: '/nonexistent', BROWSER: join(dir, 'no-such-browser') });
+  check(none.status !== 0 && /no browser was opened/.test(none.stderr), `no opener at all: exit ${none.status}, said so`);
+  check(existsSync(rec), 'done');
+}
+
+const tests = { prompt, rollback, review, load, crosssite, open, reconnect };
 if (!tests[which]) { console.error(`unknown test ${which}: one of ${Object.keys(tests).join(', ')}`); process.exit(2); }
 try { unlinkSync(`screenshots/FAILED-${which}.png`); } catch { /* none */ }
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true });
