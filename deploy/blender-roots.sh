@@ -22,7 +22,8 @@ MIRROR="${BLENDMQ_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 # libegl1 + libegl-mesa0: Blender 4.x's Workbench and EEVEE open an EGL context in background
 # mode (4.3's first render aborts without libEGL.so.1); Debian's blender does not depend on them.
 # python3-numpy: glTF import/export and look need it (Blender's own builds bundle it).
-PACKAGES=(blender libegl1 libegl-mesa0 python3-numpy)
+# python3-yaml: tests drive the add-on directly, which then reads proto/palette.yaml (as on the host).
+PACKAGES=(blender libegl1 libegl-mesa0 python3-numpy python3-yaml)
 [ $# -gt 0 ] || set -- trixie sid
 [ "$(id -u)" -eq 0 ] || { echo "blender-roots: needs root (debootstrap)" >&2; exit 1; }
 for tool in debootstrap bwrap; do
