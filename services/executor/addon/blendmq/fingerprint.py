@@ -43,8 +43,9 @@ import bpy
 VERSION = 1
 NAMES_MAX = 256             # names per list in a diff (the counts are exact)
 DEPTH_MAX = 8               # nested non-ID structs below an ID
-FAST_MIN = 16               # collections at least this long: numeric properties via foreach_get
-SKIP_COLLECTIONS = frozenset(("screens", "window_managers", "workspaces"))
+FAST_MIN = 2                # collections at least this long: numeric properties via foreach_get
+SKIP_COLLECTIONS = frozenset(("screens", "window_managers", "workspaces",
+                              "all_ids"))          # Blender 5: every ID again (UI data too)
 SKIP_PROPS = frozenset((
     "rna_type", "session_uid", "is_evaluated", "original", "users", "is_dirty", "preview", "tag",
     "is_runtime_data", "is_missing", "is_library_indirect", "name_full", "use_extra_user",
@@ -67,7 +68,13 @@ SKIP_PAIRS = frozenset((
     ("BrushTextureSlot", "output_node"), ("Brush", "direction"), ("Brush", "gpencil_weight_tool"),
     ("CyclesRenderSettings", "denoiser"),
     ("ToolSettings", "uv_sculpt"),      # Blender 4.3: its brush pointers dangle (reading one crashes)
+    ("Mesh", "uv_layer_clone"), ("Mesh", "uv_layer_stencil"),  # one of uv_layers (the *_index says which)
+    ("NodeSocket", "enabled"),          # derived from the node's settings; 4.x updates it only on load
 ))
+# ID properties Blender itself writes into a saved file for older versions to read (4.x: a
+# camera's fisheye settings as the old Cycles group), present after a load, never live:
+# skipped where the type has no RNA property of that name (Blender 3.x's Cycles registers one)
+FORWARD_COMPAT = {"Camera": ("cycles",)}
 INTERNAL_IMAGE_TYPES = ("RENDER_RESULT", "COMPOSITING")
 # Non-ID structs a pointer names rather than walks: they are walked where they live.
 NAMED_TYPES = tuple(getattr(bpy.types, n) for n in (
@@ -207,12 +214,15 @@ class s_Walker:
         if not keys:
             return None
         out = []
+        compat = FORWARD_COMPAT.get(owner.bl_rna.identifier, ())
         for k in sorted(keys):
+            if k in compat and k not in owner.bl_rna.properties:
+                continue
             try:
                 out.append((k, self.value(owner[k], depth)))
             except Exception as e:              # a property Python cannot read: note its kind
                 out.append((k, ("!", type(e).__name__)))
-        return tuple(out)
+        return tuple(out) or None
 
     def prop(self, owner, pid, kind, prop, depth):
         try:
@@ -248,7 +258,9 @@ class s_Walker:
     def struct(self, s, depth):
         if depth > DEPTH_MAX:
             return ("depth",)
-        key = s.as_pointer()                    # the cycle guard only: never hashed
+        # the cycle guard only, never hashed; with the type: 4.x's UV layers and their float2
+        # attributes are two RNA views of one C struct (the same pointer)
+        key = (s.as_pointer(), s.bl_rna.identifier)
         if key in self.visited:
             return ("seen", s.bl_rna.identifier)
         self.visited.add(key)
@@ -324,7 +336,7 @@ class s_Walker:
     def id_props(self, block):
         """{top-level property: serialised value} of one ID (custom properties as "[custom]")."""
         self.visited = set()
-        self.visited.add(block.as_pointer())
+        self.visited.add((block.as_pointer(), block.bl_rna.identifier))
         out = {}
         for pid, kind, _ptype, prop in self.plan(block.bl_rna):
             out[pid] = self.prop(block, pid, kind, prop, 0)
