@@ -133,8 +133,13 @@ changes("the viewport colour", "MATERIAL:Paint", "diffuse_color",
 changes("the render resolution", "SCENE:Scene", "render", lambda: setattr(bpy.context.scene.render, "resolution_x", 1001))
 changes("an orphan mesh", "MESH:orphan_b", None, lambda: bpy.data.meshes.new("orphan_b"))
 changes("a custom property", "OBJECT:Cube", "[custom]", lambda: bpy.data.objects["Cube"].__setitem__("k", 5))
-changes("a compositor node", "SCENE:Scene", "node_tree",
-        lambda: bpy.context.scene.node_tree.nodes.new("CompositorNodeBlur"))
+if hasattr(bpy.types.Scene, "node_tree") or "node_tree" in bpy.types.Scene.bl_rna.properties:
+    changes("a compositor node", "SCENE:Scene", "node_tree",
+            lambda: bpy.context.scene.node_tree.nodes.new("CompositorNodeBlur"))
+else:       # Blender 5: the compositor is a node group the scene names (issue 30)
+    bpy.context.scene.compositing_node_group = bpy.data.node_groups.new("Comp", "CompositorNodeTree")
+    changes("a compositor node", "NODETREE:Comp", "nodes",
+            lambda: bpy.data.node_groups["Comp"].nodes.new("CompositorNodeBlur"))
 changes("a world colour", "WORLD:Sky", "color", lambda: setattr(bpy.data.worlds["Sky"], "color", (0.1, 0.2, 0.3)))
 changes("a modifier setting", "OBJECT:Cube", "modifiers",
         lambda: setattr(bpy.data.objects["Cube"].modifiers["bev"], "width", 0.33))
