@@ -20,10 +20,11 @@ ROOTS="${BLENDMQ_ROOTS_DIR:-/var/cache/blendmq-roots}"
 WRAPS="${BLENDMQ_BLENDERS_DIR:-/opt/blendmq}"
 MIRROR="${BLENDMQ_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 # libegl1 + libegl-mesa0: Blender 4.x's Workbench and EEVEE open an EGL context in background
-# mode (4.3's first render aborts without libEGL.so.1); Debian's blender does not depend on them.
+# mode (4.3's first render aborts without libEGL.so.1), 5.2 also loads libGL.so.1 or libOpenGL.so.0;
+# Debian's blender does not depend on them. python3-cattr, python3-requests: 5.x's extensions add-on imports them.
 # python3-numpy: glTF import/export and look need it (Blender's own builds bundle it).
 # python3-yaml: tests drive the add-on directly, which then reads proto/palette.yaml (as on the host).
-PACKAGES=(blender libegl1 libegl-mesa0 python3-numpy python3-yaml)
+PACKAGES=(blender libegl1 libegl-mesa0 libgl1 libopengl0 libgl1-mesa-dri python3-numpy python3-yaml python3-cattr python3-requests)
 [ $# -gt 0 ] || set -- trixie sid
 [ "$(id -u)" -eq 0 ] || { echo "blender-roots: needs root (debootstrap)" >&2; exit 1; }
 for tool in debootstrap bwrap; do
@@ -34,7 +35,7 @@ mkdir -p "$ROOTS" "$WRAPS"
 # in_root ROOT CMD...: run CMD inside ROOT (its own /, /proc and /dev; the host's network)
 in_root () {
   local r="$1"; shift
-  bwrap --bind "$r" / --proc /proc --dev /dev --tmpfs /tmp --ro-bind /etc/resolv.conf /etc/resolv.conf \
+  bwrap --bind "$r" / --proc /proc --dev /dev --perms 1777 --tmpfs /tmp --ro-bind /etc/resolv.conf /etc/resolv.conf \
         --setenv DEBIAN_FRONTEND noninteractive --setenv PATH /usr/sbin:/usr/bin:/sbin:/bin "$@"
 }
 
@@ -77,7 +78,9 @@ write_wrapper () {
 #!/bin/bash
 # Blender $ver from Debian's archive, in the root $r (deploy/blender-roots.sh).
 R="\$(dirname "\$(readlink -f "\$0")")/root"
-a=(--dev-bind /dev /dev --proc /proc
+# already inside this root (a Blender that starts another Blender): that one is here too
+[ "\${BLENDMQ_BLENDER_ROOT:-}" = "\$R" ] && exec /usr/bin/blender "\$@"
+a=(--dev-bind /dev /dev --proc /proc --setenv BLENDMQ_BLENDER_ROOT "\$R"
    --setenv MESA_SHADER_CACHE_DISABLE true --setenv MESA_GLSL_CACHE_DISABLE true --die-with-parent)
 for d in "\$R"/*; do            # the root's system tree, read-only (merged-/usr links as links)
   n="/\${d##*/}"
