@@ -34,6 +34,7 @@ typedef struct {
     int      timeout_ms;        /* the sandbox's wall-clock limit: the live one, so what passes has room live */
     json_t  *result;            /* set by the worker */
     bool     saved_once;        /* sandbox: the first of two save_blend answers came */
+    json_t  *who;               /* confirm: {key, role, channel} for the audit */
 } s_run_t;
 
 /* A script that went through the sandbox. */
@@ -100,6 +101,7 @@ static void s_run_free (void **item)
     free (run->blend);
     free (run->scene_path);
     json_decref (run->verdict);
+    json_decref (run->who);
     json_decref (run->result);
     free (run);
     *item = NULL;
@@ -326,6 +328,23 @@ static bmq_envelope_t *s_on_script (bmq_script_jobs_t *self, const bmq_envelope_
     return NULL;
 }
 
+/* Who confirmed, for the audit: the key (the client the gateway vouches for in on_behalf_of: this
+ * executor takes script.confirm through the gateway only, roles.def), its own role, and the channel
+ * the client named (page, http, cli, panel, mcp-elicitation; anything else is "unspecified"). */
+static json_t *s_confirmer (const bmq_envelope_t *req)
+{
+    json_t *obo = json_object_get (req->body, "on_behalf_of");
+    const char *key = json_string_value (json_object_get (obo, "name"));
+    const char *role = json_string_value (json_object_get (obo, "role"));
+    const char *channel = bmq_body_str (req, "channel");
+    static const char *known[] = { "page", "http", "cli", "panel", "mcp-elicitation", NULL };
+    int i = 0;
+    while (channel && known[i] && strcmp (channel, known[i])) i++;
+    return json_pack ("{s:s, s:s, s:s}", "key", key ? key : req->auth_name[0] ? req->auth_name : "?",
+                      "role", role ? role : req->auth_role[0] ? req->auth_role : "?",
+                      "channel", channel && known[i] ? known[i] : "unspecified");
+}
+
 /* script.confirm {script_id, sha256}: the sha256 is the script the person reviewed; only exactly
  * that script may run. */
 static bmq_envelope_t *s_on_confirm (bmq_script_jobs_t *self, const bmq_envelope_t *req, zframe_t *rid, zlistx_t *queue)
@@ -346,9 +365,9 @@ static bmq_envelope_t *s_on_confirm (bmq_script_jobs_t *self, const bmq_envelope
     if (why) {
         const char *id = id_ok ? script_id : req->cid;
         bmq_audit_record (self->audit, id, "script.confirm",
-            json_pack ("{s:s, s:s?, s:s?, s:s, s:s, s:s, s:s}", "script_id", id, "script_sha256", e ? e->sha : NULL,
+            json_pack ("{s:s, s:s?, s:s?, s:s, s:s, s:s, s:s, s:o}", "script_id", id, "script_sha256", e ? e->sha : NULL,
                        "confirmed_sha256", given, "status", "refused", "reason", why, "client", req->sender,
-                       "confirm_cid", req->cid));
+                       "confirm_cid", req->cid, "confirmed_by", s_confirmer (req)));
         bmq_info ("script %s: confirmation refused: %s", id, why);
         return bmq_envelope_reply (req, BMQ_MSG_SCRIPT_REPLY,
                                    json_pack ("{s:s, s:s, s:s}", "script_id", id, "status", "refused", "message", why));
@@ -358,6 +377,7 @@ static bmq_envelope_t *s_on_confirm (bmq_script_jobs_t *self, const bmq_envelope
     snprintf (run->script_id, sizeof run->script_id, "%s", script_id);
     snprintf (run->sender, sizeof run->sender, "%s", req->sender);
     snprintf (run->sha, sizeof run->sha, "%s", e->sha);
+    run->who = s_confirmer (req);
     run->rid = zframe_dup (rid);
     zhashx_insert (self->pending, run->cid, run);
     zlistx_add_end (queue, s_command (run, BMQ_MSG_SCRIPT_CONFIRM, "save_blend", json_object ()));
@@ -422,9 +442,9 @@ void bmq_script_jobs_on_command (bmq_script_jobs_t *self, const bmq_job_t *job, 
                         : strcmp (scene, e->scene_sha) ? "the live scene changed since the sandbox run; sandbox the script again"
                         : NULL;
         bmq_audit_record (self->audit, run->script_id, "script.confirm",
-            json_pack ("{s:s, s:s, s:s, s:s, s:s?, s:s, s:s}", "script_id", run->script_id, "script_sha256", run->sha,
+            json_pack ("{s:s, s:s, s:s, s:s, s:s?, s:s, s:s, s:O*}", "script_id", run->script_id, "script_sha256", run->sha,
                        "scene_sha256", scene, "status", why ? "refused" : "confirmed", "reason", why, "client", run->sender,
-                       "confirm_cid", run->cid));
+                       "confirm_cid", run->cid, "confirmed_by", run->who));
         if (why) {
             s_answer (self, run->rid, run->cid, run->script_id, "refused", why, NULL, NULL);
             zhashx_delete (self->pending, run->cid);
