@@ -145,7 +145,7 @@ def cmd_run_script(args):
 
 
 COMMANDS = {
-    "ping": cmd_ping, "run_step": cmd_run_step, "scene_info": cmd_scene_info, "scene_names": cmd_scene_names,
+    "ping": cmd_ping, "run_step": cmd_run_step_committed, "fingerprint": cmd_fingerprint, "scene_info": cmd_scene_info, "scene_names": cmd_scene_names,
     "object_info": cmd_object_info, "reset_scene": cmd_reset_scene,
     "render_preview": cmd_render_preview, "save_blend": cmd_save_blend,
     "viewport_screenshot": cmd_viewport_screenshot, "look": cmd_look,

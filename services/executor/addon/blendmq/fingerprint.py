@@ -43,7 +43,7 @@ import bpy
 VERSION = 1
 NAMES_MAX = 256             # names per list in a diff (the counts are exact)
 DEPTH_MAX = 8               # nested non-ID structs below an ID
-FAST_MIN = 16               # collections at least this long: numeric properties via foreach_get
+FAST_MIN = 2                # collections at least this long: numeric properties via foreach_get
 SKIP_COLLECTIONS = frozenset(("screens", "window_managers", "workspaces",
                               "all_ids"))          # Blender 5: every ID again (UI data too)
 SKIP_PROPS = frozenset((
