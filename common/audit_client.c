@@ -40,6 +40,7 @@ struct bmq_audit_t {
     size_t       unreported;      /* dropped since the last audit.dropped record */
     int64_t      first_drop_ms;   /* wall clock of the first of those */
     bool         reporting;       /* queueing that record now */
+    zhashx_t    *counts;          /* bmq_audit_count: "kind|key|second" -> s_count_t (NULL until the first) */
     int64_t      resend_after;    /* ms without an ack for the oldest record before going back */
     bool         acked;           /* something was acknowledged since the last go-back */
     bool         alive;           /* the audit service answered heartbeats at the last tick */
@@ -387,10 +388,85 @@ bmq_audit_t *bmq_audit_new_from_config (const bmq_config_t *cfg)
     return self;
 }
 
+/* ---- counted records (bmq_audit_count) --------------------------------------- */
+
+typedef struct {
+    char    *cid, *kind;
+    json_t  *data;            /* the first one's */
+    int64_t  second, count, first_ms, last_ms;
+} s_count_t;
+
+static void s_count_free (void **item)
+{
+    s_count_t *c = *item;
+    if (!c) return;
+    free (c->cid);
+    free (c->kind);
+    json_decref (c->data);
+    free (c);
+    *item = NULL;
+}
+
+/* The seconds that are over (all of them with INT64_MAX) go out as records. */
+static void s_counts_flush (bmq_audit_t *self, int64_t now_ms)
+{
+    if (!self->counts || !zhashx_size (self->counts)) return;
+    zlistx_t *done = zlistx_new ();
+    for (s_count_t *c = zhashx_first (self->counts); c; c = zhashx_next (self->counts))
+        if (now_ms == INT64_MAX || c->second < now_ms / 1000) zlistx_add_end (done, (void *) zhashx_cursor (self->counts));
+    for (const char *key = zlistx_first (done); key; key = zlistx_next (done)) {
+        s_count_t *c = zhashx_lookup (self->counts, key);
+        json_t *data = json_incref (c->data);
+        json_object_set_new (data, "count", json_integer (c->count));
+        json_object_set_new (data, "first_ms", json_integer (c->first_ms));
+        json_object_set_new (data, "last_ms", json_integer (c->last_ms));
+        bmq_audit_record (self, c->cid, c->kind, data);
+        zhashx_delete (self->counts, key);
+    }
+    zlistx_destroy (&done);
+}
+
+bool bmq_audit_count (bmq_audit_t *self, const char *cid, const char *kind, const char *key, json_t *data)
+{
+    if (!self) { json_decref (data); return true; }
+    if (!self->counts) {
+        self->counts = zhashx_new ();
+        zhashx_set_destructor (self->counts, s_count_free);
+    }
+    int64_t now = bmq_now_ms ();
+    char hkey[400];
+    snprintf (hkey, sizeof hkey, "%.64s|%.300s|%lld", kind ? kind : "?", key ? key : "", (long long) (now / 1000));
+    s_count_t *c = zhashx_lookup (self->counts, hkey);
+    if (c) {
+        c->count++;
+        c->last_ms = now;
+        json_decref (data);
+        return false;
+    }
+    if (zhashx_size (self->counts) >= BMQ_AUDIT_COUNT_KEYS) {
+        /* more distinct keys in one second than are kept: counted as dropped, and recorded as such */
+        if (!self->unreported++) self->first_drop_ms = now;
+        self->dropped++;
+        json_decref (data);
+        return false;
+    }
+    c = calloc (1, sizeof *c);
+    c->cid = strdup (cid && *cid ? cid : "-");
+    c->kind = strdup (kind ? kind : "?");
+    c->data = data ? data : json_object ();
+    c->second = now / 1000;
+    c->count = 1;
+    c->first_ms = c->last_ms = now;
+    zhashx_insert (self->counts, hkey, c);
+    return true;
+}
+
 void bmq_audit_destroy (bmq_audit_t **self_p)
 {
     if (!self_p || !*self_p) return;
     bmq_audit_t *self = *self_p;
+    s_counts_flush (self, INT64_MAX);           /* what was being counted is queued (and spooled) too */
+    zhashx_destroy (&self->counts);
     if (self->count && self->spool_path && s_spool_rewrite (self) == 0)
         bmq_warn ("%zu audit records not yet acknowledged: kept in %s for the next start", self->count, self->spool_path);
     else if (self->count)
@@ -540,6 +616,7 @@ void bmq_audit_tick (bmq_audit_t *self)
      * time to be acknowledged before sending it all again */
     if (alive && !self->alive) self->revived_at = now;
     self->alive = alive;
+    s_counts_flush (self, bmq_now_ms ());
     s_report_drops (self);
     /* the oldest record went unacknowledged too long: it (and maybe what
      * followed) was lost with an audit restart. Resend only to a live audit
@@ -553,6 +630,7 @@ void bmq_audit_tick (bmq_audit_t *self)
 
 void bmq_audit_flush (bmq_audit_t *self, int timeout_ms)
 {
+    s_counts_flush (self, INT64_MAX);
     int64_t end = bmq_mono_ms () + timeout_ms;
     zsock_t *sock = bmq_audit_sock (self);
     zpoller_t *poller = zpoller_new (sock, NULL);

@@ -56,6 +56,16 @@ zsock_t *bmq_audit_sock (bmq_audit_t *self);
  * larger than BMQ_AUDIT_DATA_MAX is replaced by {error: "oversized", bytes}
  * and logged: the story keeps the event, the store stays bounded. */
 void bmq_audit_record (bmq_audit_t *self, const char *cid, const char *kind, json_t *data);
+/* Count a record instead of sending each (refusals under a flood): records
+ * of `kind` with the same `key` (e.g. "key|service|message type") within one
+ * second become one record, the first one's data plus count, first_ms and
+ * last_ms, sent once the second is over (bmq_audit_tick; at flush and
+ * destroy, at once). At most BMQ_AUDIT_COUNT_KEYS keys are counted at a time;
+ * beyond, records are dropped and recorded as dropped (audit.dropped).
+ * `data` is stolen. True when this record starts a new count (the first of
+ * its key this second: worth a log line; the others are not). */
+#define BMQ_AUDIT_COUNT_KEYS 4096
+bool bmq_audit_count (bmq_audit_t *self, const char *cid, const char *kind, const char *key, json_t *data);
 /* Handle a message from the audit service (ack, error or heartbeat). */
 void bmq_audit_handle (bmq_audit_t *self, const bmq_envelope_t *env);
 /* Heartbeat, send, and resend what is overdue. Call at least once a second. */

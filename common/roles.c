@@ -237,9 +237,17 @@ bool bmq_roles_refused (zsock_t *sock, zframe_t *rid, const bmq_envelope_t *env,
     bmq_principal_t who;
     char why[512];
     if (bmq_roles_check (env, to, curve, flags, &who, why, sizeof why) == 0) return false;
-    bmq_warn ("%s refused %s from '%s' (%s): %s", to, bmq_msg_type_name (env->type), who.name[0] ? who.name : env->auth_name,
-              who.role[0] ? who.role : env->auth_role, why);
-    if (audit) bmq_audit_record (audit, env->cid, "auth.refused", bmq_roles_refusal_record (env, to, &who, why));
+    /* one record per key, service and message type per second, with a count,
+     * and one log line: a flood stays bounded in both */
+    bool first = true;
+    if (audit) {
+        char key[200];
+        snprintf (key, sizeof key, "%s|%s|%s", who.name[0] ? who.name : env->auth_name, to, bmq_msg_type_name (env->type));
+        first = bmq_audit_count (audit, env->cid, "auth.refused", key, bmq_roles_refusal_record (env, to, &who, why));
+    }
+    if (first)
+        bmq_warn ("%s refused %s from '%s' (%s): %s", to, bmq_msg_type_name (env->type), who.name[0] ? who.name : env->auth_name,
+                  who.role[0] ? who.role : env->auth_role, why);
     bmq_envelope_t *reply = bmq_roles_refusal (env, why);
     if (reply && sock) bmq_bus_send_and_destroy (sock, rid, &reply);     /* rid stays the caller's */
     bmq_envelope_destroy (&reply);

@@ -45,6 +45,8 @@ typedef struct {
     int64_t                max_db_bytes;       /* audit.max_db_mb (0: no cap) */
     int                    prune_batch;
     int64_t                dropped;            /* records senders said they dropped */
+    zhashx_t              *refusals;           /* "key|type|second" -> s_refusal_t, stored when the second is over */
+    int64_t                refusals_dropped;   /* refusals beyond 4096 keys in a second: counted only */
     bmq_audit_retention_t *retention;
     zsock_t               *router;
     int64_t                stored, duplicates, rejected, commits, conflicts, refused, forged;
@@ -237,28 +239,91 @@ static void s_reject (s_audit_t *self, zframe_t *rid, const bmq_envelope_t *env,
     bmq_bus_send_and_destroy (self->router, rid, &r);
 }
 
-/* A refusal is audited here directly: this is the store. For an audit.record
- * the answer names (origin, seq) so the sender drops it rather than resend. */
+/* A refusal is audited here directly: this is the store. Refusals are
+ * counted per key and message type per second and stored once the second is
+ * over (s_refusals_flush), one transaction for all: a flood from a refused
+ * key costs no fsync per message. For an audit.record the answer names
+ * (origin, seq) so the sender drops it rather than resend. */
+typedef struct { char *cid; json_t *data; int64_t second, count, first_ms, last_ms; } s_refusal_t;
+
+static void s_refusal_free (void **item)
+{
+    s_refusal_t *r = *item;
+    if (!r) return;
+    free (r->cid);
+    json_decref (r->data);
+    free (r);
+    *item = NULL;
+}
+
+static void s_refusals_flush (s_audit_t *self, bool all)
+{
+    if ((!self->refusals || !zhashx_size (self->refusals)) && !self->refusals_dropped) return;
+    int64_t now_s = bmq_now_ms () / 1000;
+    zlistx_t *done = zlistx_new ();
+    for (s_refusal_t *r = self->refusals ? zhashx_first (self->refusals) : NULL; r; r = zhashx_next (self->refusals))
+        if (all || r->second < now_s) zlistx_add_end (done, (void *) zhashx_cursor (self->refusals));
+    int64_t dropped = self->refusals_dropped;
+    if ((!zlistx_size (done) && !dropped) || bmq_audit_store_begin (self->store)) { zlistx_destroy (&done); return; }
+    char err[512] = "";
+    int rc = 0, n = 0;
+    if (dropped) {
+        rc = s_put_own (self, NULL, "audit.dropped", json_pack ("{s:I, s:s}", "count", (json_int_t) dropped, "reason",
+                        "refusals of more than 4096 keys in one second: counted, not recorded one by one"), err, sizeof err) < 0 ? -1 : 0;
+        n++;
+    }
+    for (const char *key = zlistx_first (done); key && rc == 0; key = zlistx_next (done)) {
+        s_refusal_t *r = zhashx_lookup (self->refusals, key);
+        json_t *data = json_incref (r->data);
+        json_object_set_new (data, "count", json_integer (r->count));
+        json_object_set_new (data, "first_ms", json_integer (r->first_ms));
+        json_object_set_new (data, "last_ms", json_integer (r->last_ms));
+        rc = s_put_own (self, r->cid, "auth.refused", data, err, sizeof err) < 0 ? -1 : 0;
+        n++;
+    }
+    if (rc || bmq_audit_store_commit (self->store)) {
+        bmq_audit_store_rollback (self->store);
+        bmq_error ("cannot store refusals: %s (kept for the next turn)", err);
+    }
+    else {
+        for (const char *key = zlistx_first (done); key; key = zlistx_next (done)) zhashx_delete (self->refusals, key);
+        self->stored += n;
+        self->refusals_dropped -= dropped;
+    }
+    zlistx_destroy (&done);
+}
+
 static void s_refuse (s_audit_t *self, zframe_t *rid, const bmq_envelope_t *env, const bmq_principal_t *who, const char *why)
 {
-    char err[512];
     self->refused++;
-    bmq_warn ("audit refused %s from '%s' (%s): %s", bmq_msg_type_name (env->type), env->auth_name, env->auth_role, why);
-    if (bmq_audit_store_begin (self->store) == 0) {
-        if (s_put_own (self, env->cid, "auth.refused", bmq_roles_refusal_record (env, "audit", who, why), err, sizeof err) < 0
-            || bmq_audit_store_commit (self->store)) {
-            bmq_audit_store_rollback (self->store);
-            bmq_error ("cannot store a refusal: %s", err);
-        }
-        else self->stored++;
+    int64_t now = bmq_now_ms ();
+    char key[300];
+    snprintf (key, sizeof key, "%s|%s|%lld", who->name[0] ? who->name : env->auth_name, bmq_msg_type_name (env->type),
+              (long long) (now / 1000));
+    if (!self->refusals) {
+        self->refusals = zhashx_new ();
+        zhashx_set_destructor (self->refusals, s_refusal_free);
     }
-    bmq_envelope_t *r = bmq_roles_refusal (env, why);
-    if (!r) return;
+    s_refusal_t *r = zhashx_lookup (self->refusals, key);
+    if (r) { r->count++; r->last_ms = now; }
+    else if (zhashx_size (self->refusals) < 4096) {
+        bmq_warn ("audit refused %s from '%s' (%s): %s", bmq_msg_type_name (env->type), env->auth_name, env->auth_role, why);
+        r = calloc (1, sizeof *r);
+        r->cid = strdup (env->cid[0] ? env->cid : "-");
+        r->data = bmq_roles_refusal_record (env, "audit", who, why);
+        r->second = now / 1000;
+        r->count = 1;
+        r->first_ms = r->last_ms = now;
+        zhashx_insert (self->refusals, key, r);
+    }
+    else self->refusals_dropped++;      /* in status; and so many keys in one second is itself in the log */
+    bmq_envelope_t *reply = bmq_roles_refusal (env, why);
+    if (!reply) return;
     if (env->type == BMQ_MSG_AUDIT_RECORD) {
-        json_object_set_new (r->body, "seq", json_integer (bmq_body_int (env, "seq", 0)));
-        if (bmq_body_str (env, "origin")) json_object_set_new (r->body, "origin", json_string (bmq_body_str (env, "origin")));
+        json_object_set_new (reply->body, "seq", json_integer (bmq_body_int (env, "seq", 0)));
+        if (bmq_body_str (env, "origin")) json_object_set_new (reply->body, "origin", json_string (bmq_body_str (env, "origin")));
     }
-    bmq_bus_send_and_destroy (self->router, rid, &r);
+    bmq_bus_send_and_destroy (self->router, rid, &reply);
 }
 
 static void s_answer_query (s_audit_t *self, zframe_t *rid, const bmq_envelope_t *env)
@@ -454,11 +519,14 @@ int bmq_audit_service_run (bmq_config_t *cfg)
         /* one small prune batch between write batches: writers never wait long */
         s_prune_step (&self);
         if (n) s_enforce_cap (&self);
+        s_refusals_flush (&self, false);
         if (bmq_mono_ms () - self.last_verify >= VERIFY_EVERY_MS) {
             self.last_verify = bmq_mono_ms ();
             json_decref (s_verify (&self, true));
         }
     }
+    s_refusals_flush (&self, true);
+    zhashx_destroy (&self.refusals);
     bmq_info ("audit stopping (%lld records stored, %lld duplicates ignored, %lld rejected)",
               (long long) self.stored, (long long) self.duplicates, (long long) self.rejected);
     zpoller_destroy (&poller);

@@ -160,9 +160,11 @@ static void s_on_client (bmq_gw_t *gw, zsock_t *sock)
     bmq_principal_t who;
     char why[512];
     if (bmq_roles_check (env, "gateway", gw->curve, local ? BMQ_ROLES_TRUST_LOCAL : 0, &who, why, sizeof why)) {
-        bmq_warn ("refused %s from '%s' (%s): %s", bmq_msg_type_name (env->type), who.name[0] ? who.name : env->auth_name,
-                  who.role[0] ? who.role : env->auth_role, why);
-        bmq_audit_record (gw->audit, env->cid, "auth.refused", bmq_roles_refusal_record (env, "gateway", &who, why));
+        char key[200];          /* counted per key (or in-process name) and type per second: floods stay bounded */
+        snprintf (key, sizeof key, "%s|gateway|%s", who.name[0] ? who.name : env->auth_name, bmq_msg_type_name (env->type));
+        if (bmq_audit_count (gw->audit, env->cid, "auth.refused", key, bmq_roles_refusal_record (env, "gateway", &who, why)))
+            bmq_warn ("refused %s from '%s' (%s): %s", bmq_msg_type_name (env->type), who.name[0] ? who.name : env->auth_name,
+                      who.role[0] ? who.role : env->auth_role, why);
         reply = bmq_roles_refusal (env, why);
         if (reply) bmq_bus_send_and_destroy (sock, rid, &reply);
         zframe_destroy (&rid);

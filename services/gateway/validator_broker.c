@@ -170,9 +170,11 @@ bmq_envelope_t *bmq_broker_on_message (bmq_broker_t *self)
     if (bmq_roles_check (env, "broker", self->curve, 0, &who, why, sizeof why)) {
         /* not a validator key: it joins nothing, and its answers are not verdicts */
         self->refused++;
-        bmq_warn ("validator broker refused %s from '%s' (%s): %s", bmq_msg_type_name (env->type), env->auth_name,
-                  env->auth_role, why);
-        bmq_audit_record (self->audit, env->cid, "auth.refused", bmq_roles_refusal_record (env, "broker", &who, why));
+        char key[200];          /* one record and one log line per key and type per second */
+        snprintf (key, sizeof key, "%s|broker|%s", env->auth_name, bmq_msg_type_name (env->type));
+        if (bmq_audit_count (self->audit, env->cid, "auth.refused", key, bmq_roles_refusal_record (env, "broker", &who, why)))
+            bmq_warn ("validator broker refused %s from '%s' (%s): %s", bmq_msg_type_name (env->type), env->auth_name,
+                      env->auth_role, why);
         bmq_envelope_t *r = bmq_roles_refusal (env, why);
         if (r) bmq_bus_send_and_destroy (self->sock, rid, &r);
         zframe_destroy (&rid);

@@ -14,6 +14,7 @@
 #include "fake_gateway.h"
 #include "http_server.h"
 #include "keys.h"
+#include "roles.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -147,10 +148,80 @@ static void test_401_flood (void **state)
     ah_teardown (&env);
 }
 
+/* The bus: a key refused message after message (here a viewer asking the
+ * executor to run plans) is one auth.refused record per second with a count,
+ * at a service (bmq_roles_refused) and at the audit service itself. */
+static void test_bus_refusal_flood (void **state)
+{
+    (void) state;
+    ah_env_t env;
+    ah_setup (&env);
+    char err[512], keys[400], ep[400];
+    snprintf (keys, sizeof keys, "%s/keys", env.dir);
+    if (bmq_keys_setup_process (keys, "executor", err, sizeof err)) fail_msg ("%s", err);
+    assert_int_equal (bmq_keys_add_client (keys, "nosy", "viewer", err, sizeof err), 0);
+    pid_t audit_pid = ah_start_audit (&env, NULL);
+    assert_true (audit_pid > 0);
+    snprintf (ep, sizeof ep, "ipc://%s/service.sock", env.dir);
+    zsock_t *server = bmq_bus_bind (ZMQ_ROUTER, ep);
+    zsock_t *client = bmq_bus_connect_as (ZMQ_DEALER, ep, "executor", "nosy");
+    zsock_t *at_audit = bmq_bus_connect_as (ZMQ_DEALER, env.endpoint, "audit", "nosy");
+    bmq_audit_t *audit = bmq_audit_new (env.endpoint, 250, 4);
+    const int N = 3000;
+    int64_t t0 = bmq_mono_ms ();
+    for (int i = 0; i < N; i++) {
+        bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_EXECUTE_REQUEST, NULL,
+            json_pack ("{s:s, s:[], s:s, s:s}", "plan_id", "p", "plan", "plan_hash", "h", "seal", "s"));
+        bmq_bus_send_and_destroy (client, NULL, &req);
+        /* a record only services write, from a viewer's key: refused by the audit itself */
+        req = bmq_envelope_new (BMQ_MSG_AUDIT_RECORD, NULL, json_pack ("{s:s, s:{}, s:i, s:s}", "kind", "plan.end", "data",
+                                "seq", i + 1, "origin", "nosy"));
+        bmq_bus_send_and_destroy (at_audit, NULL, &req);
+    }
+    zpoller_t *p = zpoller_new (server, NULL);
+    int refused = 0;
+    while (refused < N && zpoller_wait (p, 5000)) {
+        zframe_t *rid = NULL;
+        bmq_envelope_t *env_in = bmq_bus_recv (server, &rid);
+        if (env_in && bmq_roles_refused (server, rid, env_in, "executor", true, 0, audit)) refused++;
+        bmq_envelope_destroy (&env_in);
+        zframe_destroy (&rid);
+        if (refused % 500 == 0) s_audit_turn (audit, 1);
+    }
+    zpoller_destroy (&p);
+    assert_int_equal (refused, N);
+    double secs = (bmq_mono_ms () - t0) / 1000.0;
+    s_audit_turn (audit, 1100);
+    bmq_audit_flush (audit, 20000);
+    assert_int_equal (bmq_audit_pending (audit), 0);
+    ah_sleep_ms (1500);            /* the audit's own count: stored once its second is over */
+    int64_t at_service = ah_db_int (&env, "SELECT coalesce (sum (json_extract (data, '$.count')), 0) FROM records"
+                                          " WHERE kind = 'auth.refused' AND origin = 'executor'");
+    int64_t service_records = ah_db_int (&env, "SELECT count(*) FROM records WHERE kind = 'auth.refused' AND origin = 'executor'");
+    int64_t at_audit_n = ah_db_int (&env, "SELECT coalesce (sum (json_extract (data, '$.count')), 0) FROM records"
+                                          " WHERE kind = 'auth.refused' AND origin = 'audit'");
+    int64_t audit_records = ah_db_int (&env, "SELECT count(*) FROM records WHERE kind = 'auth.refused' AND origin = 'audit'");
+    fprintf (stderr, "audit.flood bus: %d refusals at a service in %.1f s: %lld counted in %lld records; at the audit: %lld"
+                     " counted in %lld records\n", N, secs, (long long) at_service, (long long) service_records,
+             (long long) at_audit_n, (long long) audit_records);
+    assert_int_equal (at_service, N);
+    assert_true (service_records <= (int64_t) secs + 3);
+    assert_int_equal (at_audit_n, N);
+    assert_true (audit_records <= (int64_t) secs + 3);
+    bmq_audit_destroy (&audit);
+    zsock_destroy (&at_audit);
+    zsock_destroy (&client);
+    zsock_destroy (&server);
+    ah_stop (audit_pid, SIGTERM, 10000);
+    bmq_bus_security_shutdown ();
+    ah_teardown (&env);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_401_flood),
+        cmocka_unit_test (test_bus_refusal_flood),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
