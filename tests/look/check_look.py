@@ -122,7 +122,14 @@ bpy.ops.object.select_all(action="DESELECT")
 a.select_set(True)
 b.select_set(True)
 bpy.context.view_layer.objects.active = a
-bpy.ops.object.join()
+try:
+    bpy.ops.object.join()
+except RuntimeError:        # a GUI Blender 4+ at start-up: the window's context is not yet this view layer's
+    wins = bpy.context.window_manager.windows
+    win = {"window": wins[0], "screen": wins[0].screen} if len(wins) else {}
+    with bpy.context.temp_override(active_object=a, object=a, selected_objects=[a, b], selected_editable_objects=[a, b],
+                                   **win):
+        bpy.ops.object.join()
 arr = add(bpy.ops.mesh.primitive_cube_add, "arrayed", (0, 5, 0), size=1)
 mod = arr.modifiers.new("array", "ARRAY")
 mod.count, mod.use_relative_offset, mod.relative_offset_displace = 3, True, (2.0, 0, 0)
