@@ -137,6 +137,11 @@ def test_bytecode():
     refused("while True:\n    try:\n        pass\n    finally:\n        continue\n", "continue in finally")
     refused("x = (\n", "syntax error")
     accepted('"""doc"""\nx: int = 1\n', "docstring and annotation (__doc__, __annotations__)")
+    # Python 3.14 (Blender 5) compiles annotations into __annotate__ / __conditional_annotations__:
+    # allowed where the compiler made them, never where the source names them (issue 30)
+    accepted("x = 1\nif x:\n    y: int = 2\ndef f(a: int) -> int:\n    return a\n", "conditional and function annotations")
+    refused("x: int = 1\n__annotate__ = None\n", "the source naming __annotate__")
+    refused("x: int = 1\nif x:\n    y: int = 2\nprint(__conditional_annotations__)\n", "the source naming __conditional_annotations__")
     accepted("y = [i * 2 for i in range(3)]\n", "comprehension (.0)")
     accepted("try:\n    pass\nfinally:\n    for i in range(2):\n        break\n", "break of a loop inside finally")
     # a name denied in one role only: attribute .object/.type fine, the builtin not; a variable
@@ -341,9 +346,70 @@ def test_random_is_the_scripts_own():
         res = run(src)
         check(res is not None and isinstance(res["failure"], NameError), "%r ran: %r" % (src, res))
 
+# ---------------------------------------------------------------------------- issue 23
+
+def test_no_coins():
+    """Nothing a script leaves in the facades reaches the next one; no address in repr/str/f-strings."""
+    r = run("import random\ncls = random.Random\ncls.bmq_flag = 1\n")
+    check(r is not None and r["failure"] is None, "setting an attribute on random.Random: %r" % (r and r["failure"]))
+    r = run("import random\ntry:\n    x = random.Random.bmq_flag\nexcept AttributeError:\n    x = 0\nprint(x)\n")
+    check(r is not None and r["output"].strip() == "0", "random.Random kept an earlier script's attribute: %r" % (r and r["output"]))
+    import mathutils.noise
+    mathutils.noise.seed_set(4242)
+    src = "import mathutils.noise\nprint(mathutils.noise.random())\n"
+    a = run(src)["output"]
+    mathutils.noise.seed_set(99)
+    b = run(src)["output"]
+    check(a == b, "mathutils.noise follows the seed an earlier script set: %r %r" % (a, b))
+    r = run("f = lambda: 0\nprint(repr(f), str(f), f'{f}', f'{f!r}', '%s' % (f,))\n")
+    out = r["output"] if r else ""
+    check(" at 0x0>" in out and not any(c in out for c in ("0x7f", "0x55", "0x56")), "addresses shown: %r" % out)
+    r = run("x = [1, 2]\nx *= 2\ny = {'k': 'ab'}\ny['k'] *= 2\nprint(x, y, isinstance('s', str), str.upper('a'), int('12'))\n")
+    check(r is not None and r["output"].strip() == "[1, 2, 1, 2] {'k': 'abab'} True A 12", "guards changed results: %r" % (r and r["output"]))
+
+
+def test_sizes_bounded():
+    """Sizes computed at run time are refused before the work starts (ValueError, at once)."""
+    for src in ("x = pow(7, int('50000000'))\n", "n = int('40000000')\nx = 3 ** n\n", "x = bytes(int('7000000000'))\n",
+                "s = 'ab' * int('900000000')\n", "import math\nx = math.factorial(int('2000000'))\n",
+                "x = 1 << int('90000000000')\n", "x = 3\nfor i in range(40):\n    x = x * x\n",
+                "s = 'a'.ljust(int('3000000000'))\n", "s = '%0*d' % (int('2000000000'), 1)\n",
+                "s = '9' * 5000\nx = int(s)\n", "xs = list(range(int('3000000000')))\n",
+                "s = 'x'\ns *= int('100000000')\n", "w = int('999999999')\ns = f'{1:{w}}'\n"):
+        t0 = time.perf_counter()
+        r = run(src)
+        ms = (time.perf_counter() - t0) * 1000
+        ok = r is not None and isinstance(r["failure"], ValueError) and "size too large" in str(r["failure"])
+        check(ok and ms < 2000, "%r: %r in %.0f ms" % (src, r and r["failure"], ms))
+
+
+def test_hazards_and_canonical_sphere():
+    reset()
+    before = se.hazards()
+    if "node_tree" in bpy.types.Scene.bl_rna.properties:
+        r = run("import bpy\nscene = bpy.context.scene\nscene.use_nodes = True\n"
+                "scene.node_tree.nodes.new('CompositorNode' + 'Output' + 'File')\n")
+    else:       # Blender 5: the compositor is a node group the scene names (issue 30)
+        r = run("import bpy\nscene = bpy.context.scene\n"
+                "scene.compositing_node_group = bpy.data.node_groups.new('c', 'CompositorNodeTree')\n"
+                "scene.compositing_node_group.nodes.new('CompositorNode' + 'Output' + 'File')\n")
+    added = se.check_after(before)
+    check(r["failure"] is None and any("host write" in h for h in added), "file output node not found: %r" % added)
+    r = run("import bpy\nbpy.context.scene['big'] = 'x' * 1000000 + 'x' * 100000\n")
+    added = se.check_after(before)
+    check(any(h.startswith("too big") for h in added), "1.1 MB property not found: %r" % added)
+    reset()
+    run("import bpy\nbpy.ops.mesh.primitive_uv_sphere_add()\n")
+    m = bpy.context.active_object.data
+    faces = [tuple(p.vertices) for p in m.polygons]
+    check(faces == sorted(faces) and all(f[0] == min(f) for f in faces), "the UV sphere's faces are not in canonical order")
+    check(len(m.polygons) == 512 and m.uv_layers.active is not None, "the UV sphere lost faces or UVs")
+
+
 def main():
     for t in (test_lists_match_the_validator, test_text, test_seal, test_bytecode, test_ast_dump, test_allowlists, test_facades,
-              test_timeout, test_benign, test_random_is_the_scripts_own):
+              test_timeout, test_benign, test_random_is_the_scripts_own, test_no_coins, test_sizes_bounded,
+              test_hazards_and_canonical_sphere):
         print("--", t.__name__, flush=True)
         try:
             t()

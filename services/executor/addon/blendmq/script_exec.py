@@ -93,6 +93,10 @@ DENIED_NAMES = FORBIDDEN_BUILTINS | DENIED_ATTRIBUTES
 # Names the compiler itself emits for a docstring or an annotation (compiler temporaries such
 # as ".0" start with "." and are allowed too).
 COMPILER_NAMES = frozenset({"__doc__", "__annotations__"})
+# Python 3.14's lazy annotations (PEP 649; Blender 5): the compiler also emits these. They are
+# allowed in the bytecode only when no identifier or string of the source is one of them
+# (s_source_strings), so a script cannot name them itself (issue 30).
+ANNOTATION_NAMES = frozenset({"__annotate__", "__conditional_annotations__"})
 
 # What each facade holds (None: every public attribute).
 FACADE_NAMES = {
@@ -203,7 +207,19 @@ def s_check_uses(code, names, where):
                                    else code.co_firstlineno, name))
 
 
-def s_check_const(value, where, depth=0):
+def s_source_strings(tree):
+    """Every str a node of the script's AST holds: identifiers, attributes, constants."""
+    out = set()
+    for node in ast.walk(tree):
+        for _field, value in ast.iter_fields(node):
+            if isinstance(value, str):
+                out.add(value)
+            elif isinstance(value, list):
+                out.update(v for v in value if isinstance(v, str))
+    return out
+
+
+def s_check_const(value, where, depth=0, allowed=frozenset()):
     if isinstance(value, str):
         if s_is_dunder(value):
             raise ScriptRefused("%s: the string %r is not allowed" % (where, value[:60]))
@@ -211,29 +227,32 @@ def s_check_const(value, where, depth=0):
         if depth > 50:
             raise ScriptRefused("%s: constants nested too deep" % where)
         for v in value:
-            s_check_const(v, where, depth + 1)
+            s_check_const(v, where, depth + 1, allowed)
     elif isinstance(value, types.CodeType):
-        s_check_code(value, depth + 1)
+        s_check_code(value, depth + 1, allowed)
 
 
-def s_check_code(code, depth=0):
+def s_check_code(code, depth=0, allowed=frozenset()):
     """Every code object, recursively: names and constants."""
     if depth > 200:
         raise ScriptRefused("code nested too deep")
     where = "line %s" % code.co_firstlineno
     for field in (code.co_names, code.co_varnames, code.co_cellvars, code.co_freevars):
         for name in field:
-            if s_private(name):
+            if s_private(name) and name not in allowed:
                 raise ScriptRefused("%s: the name %r is not allowed" % (where, str(name)[:60]))
+    # the compiler's own annotate function (its name cannot come from the source, see
+    # ANNOTATION_NAMES) takes one parameter, "format"
+    compiler_made = code.co_name == "__annotate__" and "__annotate__" in allowed
     for field in (code.co_varnames, code.co_cellvars, code.co_freevars):     # bound names
         for name in field:
-            if name in FORBIDDEN_BUILTINS:
+            if name in FORBIDDEN_BUILTINS and not (compiler_made and name == "format"):
                 raise ScriptRefused("%s: the name %r is not allowed" % (where, name))
     denied = DENIED_NAMES.intersection(code.co_names)
     if denied:
         s_check_uses(code, denied, where)
     for const in code.co_consts:
-        s_check_const(const, where, depth)
+        s_check_const(const, where, depth, allowed)
 
 
 class s_HandlerCheck(ast.NodeVisitor):
@@ -944,7 +963,6 @@ def prepare(source, sha256=None, modules=None, builtins=None):
             raise ScriptRefused("sha256 must be a hex string")
         if digest != sha256.lower():
             raise ScriptRefused("the script is not the one that was checked (sha256 mismatch)")
-    s_check_code(s_compile(source, 0))
     tree = s_compile(source, ast.PyCF_ONLY_AST)
     s_HandlerCheck().visit(tree)
     s_check_strings(tree)
@@ -1044,6 +1062,7 @@ def run(code, glob, timeout_ms):
     thread_id = threading.get_ident()
     stop = threading.Event()
     fired = []
+    s_check_code(s_compile(source, 0), allowed=ANNOTATION_NAMES - s_source_strings(tree))
 
     def watchdog():
         if stop.wait(timeout_ms / 1000.0):

@@ -24,4 +24,8 @@ for bounce in range(3):
     height *= 0.6
 
 action = ball.animation_data.action
-print(f"{len(action.fcurves)} curves, last key at frame {frame - 12}")
+try:
+    curves = list(action.fcurves)
+except AttributeError:      # Blender 5: a layered action keeps its curves in channel bags
+    curves = [c for layer in action.layers for strip in layer.strips for bag in strip.channelbags for c in bag.fcurves]
+print(f"{len(curves)} curves, last key at frame {frame - 12}")
