@@ -113,6 +113,8 @@ static void s_isolation (s_args_t *a, const bmq_sandbox_limits_t *l)
     s_add (a, "--setenv"); s_add (a, "PATH"); s_add (a, "/usr/bin");
     s_add (a, "--setenv"); s_add (a, "LANG"); s_add (a, "C.UTF-8");
     s_add (a, "--setenv"); s_add (a, "TMPDIR"); s_add (a, "/tmp");
+    /* str hashes the same in every sandbox run: the order of a set of strings is no coin (issue 23) */
+    s_add (a, "--setenv"); s_add (a, "PYTHONHASHSEED"); s_add (a, "0");
     s_add (a, "--ro-bind"); s_add (a, "/usr"); s_add (a, "/usr");
     s_add (a, "--symlink"); s_add (a, "usr/bin"); s_add (a, "/bin");
     s_add (a, "--symlink"); s_add (a, "usr/sbin"); s_add (a, "/sbin");
@@ -206,6 +208,13 @@ static pid_t s_spawn (const bmq_sandbox_limits_t *l, s_args_t *a, int ctrl_fd, i
     return pid;
 }
 
+/* The length of path's folder part (no trailing slash). */
+static int s_dir_len (const char *path)
+{
+    const char *slash = strrchr (path, '/');
+    return slash ? (int) (slash - path) : 0;
+}
+
 pid_t bmq_sandbox_spawn (const bmq_sandbox_limits_t *l, const char *inst_dir, const char *scene_path, int ctrl_fd,
                          int log_fd, bool drop_root, char *err, size_t errlen)
 {
@@ -219,6 +228,12 @@ pid_t bmq_sandbox_spawn (const bmq_sandbox_limits_t *l, const char *inst_dir, co
     s_add (&a, "--ro-bind"); s_add (&a, l->runner); s_add (&a, "/sandbox/runner.py");
     s_add (&a, "--ro-bind"); s_add (&a, l->guard); s_add (&a, "/sandbox/script_exec.py");
     s_add (&a, "--ro-bind"); s_add (&a, l->proto); s_add (&a, "/sandbox/link_proto.py");
+    /* the fingerprint and the state file reader, next to the guard (issue 23) */
+    char sibling[1100];
+    snprintf (sibling, sizeof sibling, "%.*s/fingerprint.py", s_dir_len (l->guard), l->guard);
+    s_add (&a, "--ro-bind"); s_add (&a, s_keep (&a, "%s", sibling)); s_add (&a, "/sandbox/fingerprint.py");
+    snprintf (sibling, sizeof sibling, "%.*s/state.py", s_dir_len (l->guard), l->guard);
+    s_add (&a, "--ro-bind"); s_add (&a, s_keep (&a, "%s", sibling)); s_add (&a, "/sandbox/state.py");
     if (scene_path && scene_path[0] == '/') {
         s_add (&a, "--ro-bind"); s_add (&a, s_keep (&a, "%s/job/scene.blend", inst_dir)); s_add (&a, scene_path);
     }

@@ -406,12 +406,13 @@ json_t *bmq_sandbox_pool_run (bmq_sandbox_pool_t *self, const char *script, size
     bool snapped = false;
     sandbox_inst_t *inst = NULL;
     bool preview = job->preview_width > 0 && job->preview_height > 0;
+    /* A live path the sandbox cannot bind (a rollback's snapshot in /dev/shm, issue 23): the copy
+     * is read as an unsaved scene. What a script could do differently for it (filepath is denied
+     * statically) the live fingerprint check catches: live then rolls back and answers diverged. */
     const char *scene_path = s_scene_path (job->scene_path);
-    if (!scene_path) {
-        result = s_fail ("unavailable", "sandbox unavailable: the scene's path cannot be reproduced in the "
-                         "sandbox: %.300s", job->scene_path);
-        goto done;
-    }
+    bool path_moved = !scene_path;
+    if (!scene_path)
+        scene_path = "";
     inst = s_take (self, blend ? scene_path : NULL, &warm, err, sizeof err);
     if (!inst) {
         result = s_fail ("unavailable", "sandbox unavailable: %s", err);
@@ -428,6 +429,10 @@ json_t *bmq_sandbox_pool_run (bmq_sandbox_pool_t *self, const char *script, size
     if (rc == 0 && blend) {
         snprintf (path, sizeof path, "%s/job/scene.blend", inst->dir);
         rc = sandbox_write_file (&self->opts.limits, self->drop_root, path, blend, blend_len);
+    }
+    if (rc == 0 && blend && job->sidecar) {     /* the orphans the live save kept (issue 23) */
+        snprintf (path, sizeof path, "%s/job/scene.blend.json", inst->dir);
+        rc = sandbox_write_file (&self->opts.limits, self->drop_root, path, job->sidecar, job->sidecar_len);
     }
     if (rc < 0) {
         result = s_fail ("unavailable", "sandbox unavailable: cannot write the job: %s", strerror (errno));
@@ -483,6 +488,9 @@ done:;
         sandbox_inst_destroy (&inst);
     }
     free (before.files);
+    if (path_moved)
+        json_object_set_new (result, "scene_path_note", json_string ("the live scene's path cannot be reproduced in the "
+                                                                    "sandbox: its copy was opened as an unsaved scene"));
     json_object_set_new (result, "script_sha256", json_string (sha));
     json_object_set_new (result, "scene_sha256", scene_sha[0] ? json_string (scene_sha) : json_null ());
     json_object_set_new (result, "start", json_string (warm ? "warm" : "cold"));

@@ -70,6 +70,9 @@ typedef struct {
                                          * live scene was never saved. When absolute, the scene copy
                                          * is bound read-only at exactly this path inside the sandbox,
                                          * so bpy.data.filepath is the same as live. */
+    const char *sidecar;                /* the copy's state.save sidecar (JSON: fake_users), written
+                                         * next to it as job/scene.blend.json; NULL: none (issue 23) */
+    size_t sidecar_len;
 } bmq_sandbox_job_t;
 
 typedef struct bmq_sandbox_pool_t bmq_sandbox_pool_t;

@@ -31,6 +31,7 @@ typedef struct {
     unsigned char *blend;       /* the live scene's copy, for the worker */
     size_t   blend_len;
     char    *scene_path;        /* the live scene's bpy.data.filepath ("" when never saved), for the worker */
+    char    *sidecar;           /* the copy's state.save sidecar ({"fake_users": ...}), for the worker */
     int      timeout_ms;        /* the sandbox's wall-clock limit: the live one, so what passes has room live */
     json_t  *result;            /* set by the worker */
     bool     saved_once;        /* sandbox: the first of two save_blend answers came */
@@ -44,6 +45,10 @@ typedef struct {
     size_t  len;
     char    sha[BMQ_HEX_DIGEST];
     char    scene_sha[BMQ_HEX_DIGEST];
+    char    fp_before[BMQ_HEX_DIGEST];  /* the sandbox's fingerprints: live must start and end the same (issue 23) */
+    char    fp_after[BMQ_HEX_DIGEST];
+    json_t *fp_diff;                    /* the sandbox's fingerprint diff: shown again when live diverges */
+    json_t *after_ids;                  /* the sandbox's after-state of what it changed: live names what differs */
     bool    ok, applied;
     char    verdict[32];
 } s_entry_t;
@@ -100,6 +105,7 @@ static void s_run_free (void **item)
     free (run->script);
     free (run->blend);
     free (run->scene_path);
+    free (run->sidecar);
     json_decref (run->verdict);
     json_decref (run->who);
     json_decref (run->result);
@@ -112,6 +118,8 @@ static void s_entry_free (void **item)
     s_entry_t *e = *item;
     if (!e) return;
     free (e->script);
+    json_decref (e->fp_diff);
+    json_decref (e->after_ids);
     free (e);
     *item = NULL;
 }
@@ -167,7 +175,8 @@ static void s_worker (zsock_t *pipe, void *args)
             if (!pool) bmq_error ("no sandbox: %s", err);
         }
         bmq_sandbox_job_t job = { .scene_path = run->scene_path, .timeout_ms = run->timeout_ms,
-                                  .preview_width = PREVIEW_WIDTH, .preview_height = PREVIEW_HEIGHT };
+                                  .preview_width = PREVIEW_WIDTH, .preview_height = PREVIEW_HEIGHT,
+                                  .sidecar = run->sidecar, .sidecar_len = run->sidecar ? strlen (run->sidecar) : 0 };
         unsigned char *png = NULL;
         size_t png_len = 0;
         run->result = pool ? bmq_sandbox_pool_run (pool, run->script, run->len, run->blend, run->blend_len, &job, &png, &png_len)
@@ -323,8 +332,8 @@ static bmq_envelope_t *s_on_script (bmq_script_jobs_t *self, const bmq_envelope_
     /* Saved twice, the second copy used: Blender's first save after it starts writes different
      * bytes (pointers of data it allocates while saving) than every later save of the same
      * scene, and the confirmation compares the sha256 of a later save with this one. */
-    zlistx_add_end (queue, s_command (run, BMQ_MSG_SCRIPT_REQUEST, "save_blend", json_object ()));
-    zlistx_add_end (queue, s_command (run, BMQ_MSG_SCRIPT_REQUEST, "save_blend", json_object ()));
+    zlistx_add_end (queue, s_command (run, BMQ_MSG_SCRIPT_REQUEST, "save_blend", json_pack ("{s:b}", "keep_orphans", 1)));
+    zlistx_add_end (queue, s_command (run, BMQ_MSG_SCRIPT_REQUEST, "save_blend", json_pack ("{s:b}", "keep_orphans", 1)));
     return NULL;
 }
 
@@ -380,7 +389,21 @@ static bmq_envelope_t *s_on_confirm (bmq_script_jobs_t *self, const bmq_envelope
     run->who = s_confirmer (req);
     run->rid = zframe_dup (rid);
     zhashx_insert (self->pending, run->cid, run);
-    zlistx_add_end (queue, s_command (run, BMQ_MSG_SCRIPT_CONFIRM, "save_blend", json_object ()));
+    bmq_audit_record (self->audit, script_id, "script.confirm",
+        json_pack ("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:O*}", "script_id", script_id, "script_sha256", e->sha,
+                   "expect_before", e->fp_before, "expect_after", e->fp_after, "status", "confirmed", "client", req->sender,
+                   "confirm_cid", req->cid, "confirmed_by", run->who));
+    e->applied = true;          /* one confirmation, one live run */
+    /* Issue 23: no save and sha of the live scene (not byte-stable): the add-on compares the live
+     * fingerprint with the sandbox's before it runs (expect_before) and after, before it commits
+     * (expect_after); a difference rolls back and answers `diverged:`. sha256: the add-on checks
+     * it is the script it is given; timeout_ms: its own limit (the link waits LINK_MARGIN_MS
+     * longer, bmq_script_jobs_link_timeout, so that limit answers first). */
+    json_t *args = json_pack ("{s:s%, s:s, s:s, s:i, s:O, s:O, s:s, s:s}", "script", e->script, e->len, "plan_id",
+                              script_id, "sha256", e->sha, "timeout_ms", self->timeout_ms, "modules", self->modules,
+                              "builtins", self->builtins, "expect_before", e->fp_before, "expect_after", e->fp_after);
+    if (e->after_ids) json_object_set (args, "expect_ids", e->after_ids);
+    zlistx_add_end (queue, s_command (run, BMQ_MSG_SCRIPT_CONFIRM, "run_script", args));
     return NULL;
 }
 
@@ -424,6 +447,12 @@ void bmq_script_jobs_on_command (bmq_script_jobs_t *self, const bmq_job_t *job, 
         }
         const char *path = json_string_value (json_object_get (json_object_get (reply, "result"), "filepath"));
         run->scene_path = strdup (path ? path : "");
+        json_t *fakes = json_object_get (json_object_get (reply, "result"), "fake_users");
+        if (json_is_array (fakes)) {        /* state.save's sidecar: the sandbox takes these fake users away again */
+            json_t *side = json_pack ("{s:i, s:O}", "version", 1, "fake_users", fakes);
+            run->sidecar = json_dumps (side, JSON_COMPACT);
+            json_decref (side);
+        }
         run->timeout_ms = self->timeout_ms;
         run->blend_len = zframe_size (blob);
         run->blend = malloc (run->blend_len ? run->blend_len : 1);
@@ -432,44 +461,25 @@ void bmq_script_jobs_on_command (bmq_script_jobs_t *self, const bmq_job_t *job, 
         return;
     }
     s_entry_t *e = s_find (self, run->script_id);
-    if (!strcmp (job->command, "save_blend")) {           /* confirm: is the live scene the one tested? */
-        char scene[BMQ_HEX_DIGEST] = "";
-        if (ok) s_sha256_hex (zframe_data (blob), zframe_size (blob), scene);
-        const char *why = !ok ? s_link_error (status, reply, err)
-                        : !e ? "the sandbox run was forgotten (too many scripts since)"
-                        : strcmp (e->sha, run->sha) ? "the script's sha256 differs from the one confirmed: what you reviewed is not what would run"
-                        : e->applied ? "the script was already applied; sandbox it again to apply it again"
-                        : strcmp (scene, e->scene_sha) ? "the live scene changed since the sandbox run; sandbox the script again"
-                        : NULL;
-        bmq_audit_record (self->audit, run->script_id, "script.confirm",
-            json_pack ("{s:s, s:s, s:s, s:s, s:s?, s:s, s:s, s:O*}", "script_id", run->script_id, "script_sha256", run->sha,
-                       "scene_sha256", scene, "status", why ? "refused" : "confirmed", "reason", why, "client", run->sender,
-                       "confirm_cid", run->cid, "confirmed_by", run->who));
-        if (why) {
-            s_answer (self, run->rid, run->cid, run->script_id, "refused", why, NULL, NULL);
-            zhashx_delete (self->pending, run->cid);
-            return;
-        }
-        e->applied = true;          /* one confirmation, one live run */
-        /* sha256: the add-on checks it is the script it is given; timeout_ms: its own limit (the link
-         * waits LINK_MARGIN_MS longer, bmq_script_jobs_link_timeout, so that limit answers first) */
-        json_t *args = json_pack ("{s:s%, s:s, s:s, s:i, s:O, s:O}", "script", e->script, e->len, "plan_id", run->script_id,
-                                  "sha256", e->sha, "timeout_ms", self->timeout_ms, "modules", self->modules,
-                                  "builtins", self->builtins);
-        zlistx_add_start (queue, s_command (run, BMQ_MSG_SCRIPT_CONFIRM, "run_script", args));    /* next: nothing runs between */
-        return;
-    }
-    /* run_script: the live result */
+    /* run_script: the live result. `diverged:` (issue 23): live ended elsewhere than the sandbox
+     * and was rolled back; `refused`: live did not start where the sandbox did, or the script made
+     * something refused at the change. */
     json_t *result = json_object_get (reply, "result");
     const char *why = ok ? NULL : s_link_error (status, reply, err);
-    bmq_audit_record (self->audit, run->script_id, "script.live",
-        json_pack ("{s:s, s:s, s:s, s:s?, s:O*}", "script_id", run->script_id, "script_sha256", run->sha, "status",
-                   ok ? "applied" : "failed", "error", why, "result", result));
-    s_progress (self, run, ok ? "applied" : "failed", why);
+    bool diverged = !ok && status == BMQ_LINK_OK && why && !strncmp (why, "diverged:", 9);
+    bool refused = !ok && status == BMQ_LINK_OK && why && !strncmp (why, "refused", 7);
+    const char *outcome = ok ? "applied" : diverged ? "diverged" : refused ? "refused" : "failed";
+    json_t *sandbox_diff = e && e->fp_diff ? e->fp_diff : json_null ();
+    bmq_audit_record (self->audit, run->script_id, diverged ? "script.diverged" : "script.live",
+        json_pack ("{s:s, s:s, s:s, s:s?, s:O*, s:s, s:s, s:O}", "script_id", run->script_id, "script_sha256", run->sha,
+                   "status", outcome, "error", why, "result", result, "expect_before", e ? e->fp_before : "",
+                   "expect_after", e ? e->fp_after : "", "sandbox_diff", sandbox_diff));
+    s_progress (self, run, outcome, why);
     json_t *live = ok && json_is_object (result) ? json_incref (result) : NULL;
-    json_t *body = json_pack ("{s:s, s:s}", "script_id", run->script_id, "status", ok ? "applied" : "failed");
+    json_t *body = json_pack ("{s:s, s:s}", "script_id", run->script_id, "status", outcome);
     if (why) json_object_set_new (body, "message", json_string (why));
     if (live) json_object_set_new (body, "live", live);
+    if (diverged && json_is_object (sandbox_diff)) json_object_set (body, "sandbox_diff", sandbox_diff);
     bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_SCRIPT_REPLY, run->cid, body);
     bmq_bus_send_and_destroy (self->router, run->rid, &env);
     bmq_info ("script %s %s live%s%.200s", run->script_id, ok ? "applied" : "failed", why ? ": " : "", why ? why : "");
@@ -500,7 +510,14 @@ void bmq_script_jobs_on_worker (bmq_script_jobs_t *self)
     snprintf (e->sha, sizeof e->sha, "%s", run->sha);
     snprintf (e->scene_sha, sizeof e->scene_sha, "%s", scene ? scene : "");
     snprintf (e->verdict, sizeof e->verdict, "%s", verdict);
-    e->ok = ok && scene;
+    const char *fpb = json_string_value (json_object_get (r, "before_fingerprint"));
+    const char *fpa = json_string_value (json_object_get (r, "after_fingerprint"));
+    if (!fpb || !s_sha_arg (fpb, e->fp_before)) e->fp_before[0] = 0;
+    if (!fpa || !s_sha_arg (fpa, e->fp_after)) e->fp_after[0] = 0;
+    e->fp_diff = json_incref (json_object_get (r, "fingerprint_diff"));
+    json_t *ids = json_object_get (r, "after_ids");
+    e->after_ids = json_is_object (ids) ? json_incref (ids) : NULL;
+    e->ok = ok && scene && e->fp_before[0] && e->fp_after[0];     /* live is checked against both (issue 23) */
     e->script = run->script;
     e->len = run->len;
     run->script = NULL;
@@ -510,7 +527,8 @@ void bmq_script_jobs_on_worker (bmq_script_jobs_t *self)
                    run->sha, "scene_sha256", scene, "scene_path", run->scene_path ? run->scene_path : "", "request_cid", run->cid,
                    "status", status, "verdict", verdict,
                    "message", json_object_get (r, "message") ?: json_null (), "error", json_object_get (r, "error") ?: json_null (),
-                   "diff", json_object_get (r, "diff") ?: json_null (), "violations", json_object_get (r, "violations") ?: json_null (),
+                   "diff", json_object_get (r, "fingerprint_diff") ?: json_object_get (r, "diff") ?: json_null (),
+                   "violations", json_object_get (r, "violations") ?: json_null (),
                    "duration_ms", json_object_get (r, "duration_ms") ?: json_null ()));
     bmq_info ("script %s sandbox: %s (%s)", run->script_id, status, json_string_value (json_object_get (r, "message")) ?: "");
     s_answer (self, run->rid, run->cid, run->script_id, status, json_string_value (json_object_get (r, "message")),

@@ -22,7 +22,10 @@ Result: {"nonce", "ok", "verdict": "ok" | "error" | "rejected" | "timeout", "err
   "line"} | null, "traceback", "output" (the script's prints, tail), "duration_ms",
   "diff": {"added": [{"name", "type", "vertices"}], "removed": [...], "changed": [{"name",
   "fields"}]}, "violations": [{"check", "detail"}], "preview": {"width", "height"} | null,
-  "blend_filepath": bpy.data.filepath as the script saw it}
+  "blend_filepath": bpy.data.filepath as the script saw it,
+  "before_fingerprint", "after_fingerprint": fingerprint.compute()'s digest of the scene before
+  and after the script (the copy opened with its orphans: the same as live's before), and
+  "fingerprint_diff": fingerprint.diff of the two (added, removed, changed with the properties)}
 
 The script runs under the same run-time guard as live: /sandbox/script_exec.py (the add-on's
 services/executor/addon/blendmq/script_exec.py, bound read-only): the bytes are decoded as
@@ -50,8 +53,10 @@ import traceback
 import bpy
 
 sys.path.insert(0, "/sandbox")
+import fingerprint                      # noqa: E402  (the scene's digest, the same as live's: issue 23)
 import link_proto                       # noqa: E402  (the fd-3 protocol, generated from proto/sandbox.json)
 import script_exec                      # noqa: E402  (the shared run-time guard)
+import state                            # noqa: E402  (the live scene's copy with its orphans)
 sys.path.pop(0)
 
 CTRL = socket.socket(fileno=3)
@@ -239,6 +244,7 @@ def s_preview(out, width, height):
     scene = bpy.context.scene
     r = scene.render
     r.engine = "BLENDER_WORKBENCH"
+    r.use_compositing = r.use_sequencer = False      # as live renders (issue 23)
     r.resolution_x, r.resolution_y, r.resolution_percentage = width, height, 100
     r.filepath = os.path.join(out, "preview.png")
     r.image_settings.file_format = "PNG"
@@ -264,6 +270,19 @@ def s_preview(out, width, height):
     return {"width": width, "height": height}
 
 
+SIDECAR = "/job/scene.blend"             # its .json: the fake users the live save added (state.save)
+
+
+AFTER_IDS_MAX = 64          # data blocks whose per-property digests go with the result
+
+
+def s_touched_ids(fp, diff):
+    """The after-state of what the script added or changed ({id: {digest, props}}): live compares
+    its own with it when it diverges, to name the properties that differ."""
+    keys = list(diff["added"]) + [c["id"] for c in diff["changed"]]
+    return {k: fp["ids"][k] for k in keys[:AFTER_IDS_MAX] if k in fp["ids"]}
+
+
 def s_open_scene(job):
     blend = job.get("blend")
     if not blend:
@@ -274,6 +293,14 @@ def s_open_scene(job):
     else:
         # the live scene was never saved: read the copy as the startup file, filepath ""
         bpy.ops.wm.read_homefile(filepath=blend, load_ui=False)
+    # the copy was written by state.save: data with no users live was saved with a fake user;
+    # take it away again, as state.load does, so the copy's fingerprint is live's (issue 23)
+    if os.path.exists(SIDECAR + ".json"):
+        for ident, name in state.read_sidecar(SIDECAR)["fake_users"]:
+            coll = getattr(bpy.data, ident, None) if not ident.startswith("_") else None
+            block = coll.get(name) if coll is not None and hasattr(coll, "get") else None
+            if block is not None and block.library is None:
+                block.use_fake_user = False
 
 
 def s_run(job):
@@ -308,11 +335,21 @@ def s_run(job):
 
     bpy.app.timers.register = recording_register
     objects_before = s_objects()
+    script_exec.settle()
+    fp_before = fingerprint.compute()
+    result["before_fingerprint"] = fp_before["digest"]
+    hazards = script_exec.hazards()
     before = s_state()
     try:
         ran = script_exec.run(code, glob, int(job.get("timeout_ms") or 30000))
     finally:
         bpy.app.timers.register = real_register
+    hazards = script_exec.check_after(hazards)
+    script_exec.settle()
+    fp_after = fingerprint.compute()
+    result["after_fingerprint"] = fp_after["digest"]
+    result["fingerprint_diff"] = fingerprint.diff(fp_before, fp_after)
+    result["after_ids"] = s_touched_ids(fp_after, result["fingerprint_diff"])
     failure = ran["failure"]
     result["duration_ms"] = ran["duration_ms"]
     result["output"] = ran["output"][-4000:]
@@ -321,6 +358,9 @@ def s_run(job):
     live_timers = [fn for fn in timers if bpy.app.timers.is_registered(fn)]
     after = s_state()
     result["violations"] = s_violations(before, after, live_timers)
+    for h in hazards:             # what live would refuse at the change: the same here (issue 23)
+        result["violations"].append({"check": "host_write" if h.startswith("host write") else "too_big",
+                                     "detail": h[:300]})
     result["diff"] = s_diff(objects_before, s_objects())
     if ran["timed_out"]:
         result["verdict"] = "timeout"

@@ -9,7 +9,7 @@ import json
 import re
 import time
 
-from . import durable, fingerprint, link_proto, script_exec
+from . import bounds, durable, fingerprint, link_proto, script_exec
 from .args import CommandError
 from .asset_stage import cmd_asset_stage
 from .bench import cmd_bench_direct
@@ -23,6 +23,7 @@ from .plan_run import CANCELS, PlanRun, cancel, cmd_cancel_plan, cmd_run_plan
 from .transaction import TXN, cmd_interrupted_ack, cmd_plan_begin, cmd_plan_commit, cmd_plan_rollback
 
 script_exec.OP_FILTER = True        # live: bpy.ops shows only the allowed categories and operators
+script_exec.OP_BOUNDS[0] = lambda: bounds.s_Palette.bounds      # live: the palette's int bounds (hello)
 
 
 class s_Flags:
@@ -105,13 +106,47 @@ def s_timeout_ms(args):
 
 
 def s_rollback(plan_id):
+    """Roll the script's transaction back; a note for the answer (exact or not)."""
     try:
-        cmd_plan_rollback({"plan_id": plan_id})
-    except CommandError:
-        pass
+        out, _ = cmd_plan_rollback({"plan_id": plan_id})
+    except CommandError as e:
+        return "rollback: %s" % e
+    if isinstance(out, dict) and "exact" in out:
+        return "restored exactly" if out.get("exact") else "restored (not exactly: %s)" % str(out.get("fingerprint"))[:80]
+    return "rolled back"
+
+
+DIVERGED_DIFF_MAX = 256 * 1024      # characters of the live diff in a `diverged:` answer
+
+
+def s_versus(expect_ids, before, after, live_diff):
+    """Where live differs from the sandbox: for every data block either changed (expect_ids: the
+    sandbox's after-state of what it added or changed; anything else it left as before), the
+    properties whose digests differ. [{"id", "props"} | {"id", "only": "live" | "sandbox"}]."""
+    ids = set(expect_ids or {}) | set(live_diff["added"]) | {c["id"] for c in live_diff["changed"]}
+    ids |= set(live_diff["removed"])
+    out = []
+    for k in sorted(ids):
+        sb = (expect_ids or {}).get(k) if k in (expect_ids or {}) else before["ids"].get(k)
+        lv = after["ids"].get(k)
+        if not isinstance(sb, dict) or lv is None:
+            if (sb is None) != (lv is None):
+                out.append({"id": k, "only": "live" if lv is not None else "sandbox"})
+            continue
+        if sb.get("digest") == lv.get("digest"):
+            continue
+        sp, lp = sb.get("props") or {}, lv.get("props") or {}
+        out.append({"id": k, "props": sorted(p for p in set(sp) | set(lp) if sp.get(p) != lp.get(p))[:64]})
+    return out[:256]
 
 
 def cmd_run_script(args):
+    """Issue 23: live does only what was reviewed. The live before-fingerprint must be the
+    sandbox's (expect_before), the script runs in a transaction, what it added is checked
+    (script_exec.check_after: file-writing nodes, simulations, data too big for the link:
+    refused at the change), and the live after-fingerprint must be the sandbox's
+    (expect_after) BEFORE the commit; otherwise the transaction is rolled back (exactly) and
+    the answer starts with `diverged:` and carries the live diff."""
     import bpy
     script, plan_id, sha = args.get("script"), args.get("plan_id"), args.get("sha256")
     if not isinstance(script, str) or not script or len(script) > SCRIPT_MAX:
@@ -121,27 +156,50 @@ def cmd_run_script(args):
     modules = s_names(args.get("modules"), script_exec.MODULES, "modules")
     allowed = s_names(args.get("builtins"), script_exec.BUILTINS, "builtins")
     timeout_ms = s_timeout_ms(args)
+    expect_before, expect_after = args.get("expect_before"), args.get("expect_after")
     try:
         code, glob = script_exec.prepare(script, sha256=sha, modules=modules, builtins=allowed)
     except script_exec.ScriptRefused as e:       # nothing ran, no transaction was opened
         raise CommandError("refused: %s" % e)
+    script_exec.settle()
+    fp_before = fingerprint.compute()
+    if expect_before is not None and fp_before["digest"] != expect_before:
+        raise CommandError("refused: the live scene changed since the sandbox run (live fingerprint %s, the "
+                           "sandbox started from %s); sandbox the script again" % (fp_before["digest"], expect_before))
+    hazards = script_exec.hazards()
     cmd_plan_begin({"plan_id": plan_id})
     for o in list(bpy.data.objects)[:TOUCH_MAX]:
         TXN.current.touch(o)
     before = set(bpy.data.objects.keys())
     res = script_exec.run(code, glob, timeout_ms)
     if res["timed_out"]:
-        s_rollback(plan_id)
-        raise CommandError("timeout: the script ran longer than %d ms and was stopped; rolled back"
-                           % timeout_ms)
+        note = s_rollback(plan_id)
+        raise CommandError("timeout: the script ran longer than %d ms and was stopped; rolled back (%s)"
+                           % (timeout_ms, note))
     if res["failure"] is not None:
         tb, _ = script_exec.format_error(res["failure"], script)
-        s_rollback(plan_id)
-        raise CommandError("the script failed live and was rolled back:\n" + tb)
+        note = s_rollback(plan_id)
+        raise CommandError("the script failed live and was rolled back (%s):\n%s" % (note, tb))
+    added = script_exec.check_after(hazards)
+    if added:
+        note = s_rollback(plan_id)
+        raise CommandError("refused at the change: %s; rolled back (%s)" % ("; ".join(added)[:4000], note))
+    script_exec.settle()
+    fp_after = fingerprint.compute()
+    diff = fingerprint.diff(fp_before, fp_after)
+    if expect_after is not None and fp_after["digest"] != expect_after:
+        versus = json.dumps(s_versus(args.get("expect_ids"), fp_before, fp_after, diff), sort_keys=True)
+        note = s_rollback(plan_id)
+        text = json.dumps(diff, sort_keys=True)
+        raise CommandError("diverged: the live result differs from the sandbox's (live after-fingerprint %s, "
+                           "sandbox %s); rolled back (%s); sandbox vs live: %s; live diff: %s"
+                           % (fp_after["digest"], expect_after, note, versus[:DIVERGED_DIFF_MAX],
+                              text[:DIVERGED_DIFF_MAX]))
     cmd_plan_commit({"plan_id": plan_id})
     created = sorted(n for n in bpy.data.objects.keys() if n not in before)
     return {"plan_id": plan_id, "objects_created": created[:500], "duration_ms": res["duration_ms"],
-            "output": res["output"][-4000:], "timed_out": False}, None
+            "output": res["output"][-4000:], "timed_out": False, "fingerprint_before": fp_before["digest"],
+            "fingerprint_after": fp_after["digest"], "diff": diff}, None
 
 
 COMMANDS = {

@@ -166,8 +166,8 @@ COMMANDS = {
         "keeps_names": True,
     },
     "save_blend": {
-        "args": {},
-        "reply": ("bytes", "filepath"),
+        "args": {"keep_orphans": {"type": "bool"}},
+        "reply": ("bytes", "filepath", "fake_users"),
         "read_only": False,
         "forward": True,
         "no_deadline": False,
@@ -325,8 +325,20 @@ COMMANDS = {
             "modules": {"type": "array", "max_items": 4096, "of": {"type": "string", "max_len": 256}},
             "builtins": {"type": "array", "max_items": 4096, "of": {"type": "string", "max_len": 256}},
             "timeout_ms": {"type": "number"},
+            "expect_before": {"type": "string", "pattern": "[0-9a-f]{64}"},
+            "expect_after": {"type": "string", "pattern": "[0-9a-f]{64}"},
+            "expect_ids": {"type": "object"},
         },
-        "reply": ("plan_id", "objects_created", "duration_ms", "output", "timed_out"),
+        "reply": (
+            "plan_id",
+            "objects_created",
+            "duration_ms",
+            "output",
+            "timed_out",
+            "fingerprint_before",
+            "fingerprint_after",
+            "diff",
+        ),
         "read_only": False,
         "forward": False,
         "no_deadline": False,
@@ -429,6 +441,10 @@ SANDBOX_RESULT_FIELDS = (
     "preview",
     "preview_error",
     "blend_filepath",
+    "before_fingerprint",
+    "after_fingerprint",
+    "fingerprint_diff",
+    "after_ids",
 )
 SANDBOX_VERDICTS = ("ok", "error", "rejected", "timeout")
 SANDBOX_POOL_VERDICTS = ("unavailable", "crashed", "timeout", "error", "rejected")

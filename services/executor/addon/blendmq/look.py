@@ -190,6 +190,7 @@ def s_aim(cam, view, box, width, height):
 def s_render_settings(st, scene, width, height, path):
     r, shading = scene.render, scene.display.shading
     for owner, attr, value in (
+            (r, "use_compositing", False), (r, "use_sequencer", False),     # no File Output writes (issue 23)
             (r, "engine", "BLENDER_WORKBENCH"), (r, "resolution_x", width), (r, "resolution_y", height),
             (r, "resolution_percentage", 100), (r, "use_border", False), (r, "use_stamp", False),
             (r, "use_multiview", False), (r, "use_file_extension", True), (r, "film_transparent", False),

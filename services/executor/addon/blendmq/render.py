@@ -67,6 +67,8 @@ def cmd_render_preview(args):
     cam = None
     try:
         for owner, attr, value in (
+                # no compositor, no sequencer: a File Output node must not write on the host (issue 23)
+                (r, "use_compositing", False), (r, "use_sequencer", False),
                 (r, "engine", "BLENDER_WORKBENCH"), (r, "resolution_x", width),
                 (r, "resolution_y", height), (r, "resolution_percentage", 100),
                 (r, "use_file_extension", True), (r, "film_transparent", False),
@@ -98,13 +100,30 @@ def cmd_render_preview(args):
     return {"width": width, "height": height, "bytes": len(png)}, png
 
 
+FAKE_USERS_MAX = 20000      # orphans listed in a keep_orphans reply (the reply JSON stays under 1 MiB)
+
+
 def cmd_save_blend(args):
     tmp = tempfile.mkdtemp(prefix="blendmq-save-")
+    fake_users = None
     try:
         path = os.path.join(tmp, "scene.blend")
-        with CAPTURE:
-            result = bpy.ops.wm.save_as_mainfile(filepath=path, copy=True, compress=False)
-        if result != {"FINISHED"} or not os.path.exists(path):
+        if args.get("keep_orphans"):
+            # the sandbox's copy (issue 23): state.save keeps data with no users (a fake user in
+            # the file, listed in fake_users for the sandbox to take away again)
+            from . import state
+            with CAPTURE:
+                side = state.save(path)
+            fake_users = side["fake_users"]
+            if len(fake_users) > FAKE_USERS_MAX:
+                raise CommandError("save failed: %d data blocks with no users (at most %d)"
+                                   % (len(fake_users), FAKE_USERS_MAX))
+        else:
+            with CAPTURE:
+                result = bpy.ops.wm.save_as_mainfile(filepath=path, copy=True, compress=False)
+            if result != {"FINISHED"}:
+                raise CommandError("save failed: %s" % CAPTURE.text[-500:])
+        if not os.path.exists(path):
             raise CommandError("save failed: %s" % CAPTURE.text[-500:])
         with open(path, "rb") as f:
             data = f.read()
@@ -112,7 +131,10 @@ def cmd_save_blend(args):
         shutil.rmtree(tmp, ignore_errors=True)
     # filepath: the live scene's own path ("" when never saved; copy=True leaves it as it was):
     # the sandbox runs its copy at that same path, so scripts see the same bpy.data.filepath.
-    return {"bytes": len(data), "filepath": bpy.data.filepath}, data
+    out = {"bytes": len(data), "filepath": bpy.data.filepath}
+    if fake_users is not None:
+        out["fake_users"] = fake_users
+    return out, data
 
 
 # ---------------------------------------------------------------------------- viewport screenshot

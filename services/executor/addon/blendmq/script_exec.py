@@ -337,6 +337,90 @@ def s_allow_operator(category):
     return allow
 
 
+def s_canonical_mesh(mesh):
+    """Put a mesh's faces, edges and corners in one order that depends on its vertices only.
+    Blender 3.4.1's primitive_uv_sphere_add merges the poles' vertices with a pointer-keyed
+    map, so its edges, faces and corners come out in a different order in every process: a
+    coin for any script that indexes them, and a divergence for the fingerprint (issue 23).
+    Faces are rotated to start at their lowest vertex and sorted; UVs, smooth and material
+    follow their face."""
+    import bmesh
+    bm = bmesh.new()
+    try:
+        bm.from_mesh(mesh)
+        uv = bm.loops.layers.uv.active
+        uv_name = uv.name if uv is not None else None
+        bm.verts.ensure_lookup_table()
+        faces = []
+        for f in bm.faces:
+            vs = [l.vert.index for l in f.loops]
+            uvs = [tuple(l[uv].uv) for l in f.loops] if uv is not None else None
+            k = vs.index(min(vs))
+            faces.append((vs[k:] + vs[:k], (uvs[k:] + uvs[:k]) if uvs else None, f.smooth, f.material_index))
+        loose = sorted(tuple(sorted(v.index for v in e.verts)) for e in bm.edges if not e.link_faces)
+        faces.sort(key=lambda t: t[0])
+        out = bmesh.new()
+        try:
+            for v in bm.verts:
+                out.verts.new(v.co)
+            out.verts.ensure_lookup_table()
+            layer = out.loops.layers.uv.new(uv_name) if uv_name else None
+            for vs, uvs, smooth, mat in faces:
+                f = out.faces.new([out.verts[i] for i in vs])
+                f.smooth, f.material_index = smooth, mat
+                if layer is not None:
+                    for l, co in zip(f.loops, uvs):
+                        l[layer].uv = co
+            for a, b in loose:
+                out.edges.new((out.verts[a], out.verts[b]))
+            out.to_mesh(mesh)
+        finally:
+            out.free()
+    finally:
+        bm.free()
+    mesh.update()
+
+
+def s_canonical_after(op):
+    """An operator whose new mesh is canonicalised (s_canonical_mesh) when it ran in object mode."""
+    def call(*args, **kwargs):
+        import bpy
+        ctx = bpy.context
+        before = ctx.active_object
+        result = op(*args, **kwargs)
+        obj = ctx.active_object
+        if "FINISHED" in result and obj is not None and obj is not before and obj.type == "MESH" \
+                and obj.mode == "OBJECT" and obj.data.users == 1:
+            s_canonical_mesh(obj.data)
+        return result
+    return call
+
+
+CANONICAL_OPS = frozenset({"mesh.primitive_uv_sphere_add"})
+
+# Live: a function giving the palette's bounds the executor sent at hello ({operation: {param:
+# {type, min, max, ...}}}, bounds.py); an operator of the palette called by a script with an int
+# outside them is refused (ValueError) before it runs. The sandbox has no hello and skips this:
+# such a script passes the sandbox, fails live and is rolled back.
+OP_BOUNDS = [None]
+
+
+def s_bounded_op(full, op):
+    def call(*args, **kwargs):
+        get = OP_BOUNDS[0]
+        spec = (get() or {}).get(full) if get is not None else None
+        if isinstance(spec, dict):
+            for key, v in kwargs.items():
+                s = spec.get(key)
+                if not isinstance(s, dict) or not isinstance(v, _real_int) or isinstance(v, bool):
+                    continue
+                lo, hi = s.get("min"), s.get("max")
+                if (isinstance(hi, (_real_int, float)) and v > hi) or (isinstance(lo, (_real_int, float)) and v < lo):
+                    raise ValueError("size too large: %s(%s=%d): the palette allows %s..%s" % (full, key, v, lo, hi))
+        return op(*args, **kwargs)
+    return call
+
+
 class s_Delegate(s_Facade):
     """A read-only view of a module whose attributes appear on demand (bpy.ops and its
     categories): public names that `allow` lets through, submodules again as views."""
@@ -346,10 +430,16 @@ class s_Delegate(s_Facade):
         if name.startswith("_") or not d["_s_allow"](name):
             raise AttributeError("%s.%s is not allowed" % (d["_s_real"].__name__, name))
         value = getattr(d["_s_real"], name)
+        if d.get("_s_category"):
+            full = "%s.%s" % (d["_s_category"], name)
+            if full in CANONICAL_OPS:
+                value = s_canonical_after(value)
+            return s_bounded_op("bpy.ops." + full, value) if OP_BOUNDS[0] is not None else value
         if isinstance(value, types.ModuleType):
             cache = d["_s_cache"]
             if name not in cache:
                 cache[name] = s_delegate(value, s_allow_operator(name))
+                cache[name].__dict__["_s_category"] = name
             return cache[name]
         return value
 
@@ -876,10 +966,9 @@ HOST_WRITE_MODIFIERS = frozenset({"FLUID", "CLOTH", "DYNAMIC_PAINT", "SMOKE", "F
 
 
 def s_trees(bpy):
-    for coll in (bpy.data.scenes, bpy.data.materials, bpy.data.worlds, bpy.data.lights,
-                 bpy.data.textures, bpy.data.node_groups, bpy.data.linestyles):
-        for idb in coll:
-            tree = idb if coll is bpy.data.node_groups else getattr(idb, "node_tree", None)
+    for name in ("scenes", "materials", "worlds", "lights", "textures", "node_groups", "linestyles"):
+        for idb in getattr(bpy.data, name):
+            tree = idb if name == "node_groups" else getattr(idb, "node_tree", None)
             if tree is not None:
                 yield "%s:%s" % (type(idb).__name__, idb.name), tree
 
@@ -931,6 +1020,15 @@ def hazards():
     return out
 
 
+def settle():
+    """Evaluate the depsgraph, so that what it derives (an auto texture space after vertices
+    moved...) is settled before a fingerprint: the sandbox and live fingerprint the same moment."""
+    import bpy
+    for scene in bpy.data.scenes:
+        for layer in scene.view_layers:
+            layer.update()
+
+
 def check_after(before):
     """The hazards the script added (a sorted list of messages; empty: none)."""
     return sorted(hazards() - before)[:20]
@@ -964,6 +1062,7 @@ def prepare(source, sha256=None, modules=None, builtins=None):
         if digest != sha256.lower():
             raise ScriptRefused("the script is not the one that was checked (sha256 mismatch)")
     tree = s_compile(source, ast.PyCF_ONLY_AST)
+    s_check_code(s_compile(source, 0), allowed=ANNOTATION_NAMES - s_source_strings(tree))
     s_HandlerCheck().visit(tree)
     s_check_strings(tree)
     try:
@@ -1062,7 +1161,6 @@ def run(code, glob, timeout_ms):
     thread_id = threading.get_ident()
     stop = threading.Event()
     fired = []
-    s_check_code(s_compile(source, 0), allowed=ANNOTATION_NAMES - s_source_strings(tree))
 
     def watchdog():
         if stop.wait(timeout_ms / 1000.0):
