@@ -43,6 +43,7 @@ struct bmq_http_auth_t {
     struct timespec  dir_mtime;
     int64_t          checked, loaded;
     s_code_t         codes[MAX_CODES];      /* one-time sign-in codes */
+    bool             warned_web_admin;
 };
 
 static void s_trim (char *s, size_t *len)
@@ -102,6 +103,14 @@ static void s_load (bmq_http_auth_t *self)
         s_trim (t->token, &t->len);
         if (t->len < 16) { sodium_memzero (t->token, sizeof t->token); continue; }
         t->role = s_cert_role (self->dir, t->name);
+        if (!strcmp (t->name, "web") && t->role == BMQ_ROLE_ADMIN) {
+            /* a keys dir made before issue 24: the page's key is a person's (build, confirm), never admin */
+            if (!self->warned_web_admin)
+                bmq_warn ("http: the `web` key has role admin (made by an older `keys init`); the page uses it as operator+reviewer "
+                          "(`blendmq keys revoke web` then `blendmq keys init` re-issues it so)");
+            self->warned_web_admin = true;
+            t->role = BMQ_ROLE_OPERATOR_REVIEWER;
+        }
         if (t->role == BMQ_ROLE_NONE) {
             bmq_warn ("http: ignoring the token of %s: %s/%s.cert is missing or has no role (viewer, operator, reviewer, admin)",
                       t->name, self->dir, t->name);

@@ -133,8 +133,8 @@ static bool s_evict (bmq_http_mcp_t *self, const char *who)
     zlistx_destroy (&old);
     if (mine >= (size_t) self->per_token) {
         if (!lru) return false;
-        bmq_info ("MCP session %.8s… of %s closed: the token opened more than %d (http.mcp_sessions_per_token)", lru->id, who,
-                  self->per_token);
+        bmq_debug ("MCP session %.8s… of %s closed: the token opened more than %d (http.mcp_sessions_per_token)", lru->id, who,
+                   self->per_token);
         zhashx_delete (self->sessions, lru->id);
     }
     return zhashx_size (self->sessions) < MAX_SESSIONS;

@@ -32,13 +32,16 @@
 #define REFUSALS_KEPT 1000          /* refusals waiting for the audit; more are only logged */
 #define MAX_CONNS_TRACKED 8192
 #define REAP_MS       100           /* how often headers that never finish are looked for */
+#define KEEPALIVE_IDLE_MS 15000     /* a kept-alive connection may idle this long for its next request */
 #define STREAM_NAMES  256
 
 typedef struct s_conn_t s_conn_t;
 struct s_conn_t {                           /* one connection (its thread) */
     bmq_http_bus_t *bus;
     int             fd;
+    struct sockaddr_storage peer;           /* who it was at connect: the fd is checked to be still theirs */
     int64_t         waiting_since;          /* for a request's headers (monotonic ms); 0 while one is served */
+    int64_t         deadline;               /* they must be complete by then (a kept-alive connection idles longer) */
     bool            dropped;                /* shut down for taking too long, or to make room */
     s_conn_t       *prev, *next;            /* the server's list, oldest first */
 };
@@ -237,9 +240,11 @@ enum MHD_Result bmq_http_reply_error (bmq_http_req_t *req, int status, const cha
 /* ---- floods: headers that never finish, and room for the rest ---------------------
  * Every connection is on a list with the time it started waiting for a
  * request's headers (at connect, and again after each answer on a kept-alive
- * connection). A connection still waiting after http.header_timeout_ms is shut
- * down (a slow-loris sends a byte now and then, so this is a total, not an
- * idle time); and when http.pending_connections are waiting, the oldest of them
+ * connection). A new connection whose first request's headers are not all
+ * in after http.header_timeout_ms is shut down (a slow-loris sends a byte now
+ * and then, so this is a total, not an idle time; a kept-alive connection gets
+ * KEEPALIVE_IDLE_MS for its next request, so clients reusing it rarely race
+ * our close); and when http.pending_connections are waiting, the oldest of them
  * is shut down for each new one. Connections being served (authenticated
  * streams included, capped per token) are never touched, so /healthz and
  * authenticated requests keep room: a flood of half-sent requests only
@@ -249,6 +254,10 @@ static void s_conn_drop (bmq_http_server_t *self, s_conn_t *c, bool slow)      /
 {
     if (c->dropped || c->fd < 0) return;
     c->dropped = true;
+    /* MHD may have closed this fd a moment before telling us, and a new connection got the number */
+    struct sockaddr_storage now;
+    socklen_t len = sizeof now;
+    if (getpeername (c->fd, (struct sockaddr *) &now, &len) || memcmp (&now, &c->peer, len < sizeof now ? len : sizeof now)) return;
     shutdown (c->fd, SHUT_RDWR);            /* its thread sees the end, and MHD closes it */
     if (slow) self->dropped_slow++;
     else self->dropped_room++;
@@ -257,7 +266,12 @@ static void s_conn_drop (bmq_http_server_t *self, s_conn_t *c, bool slow)      /
 static void s_conn_waiting (bmq_http_server_t *self, s_conn_t *c, bool waiting)
 {
     pthread_mutex_lock (&self->conns_lock);
-    if (waiting && !c->waiting_since) { c->waiting_since = bmq_mono_ms (); self->nwaiting++; }
+    if (waiting && !c->waiting_since) {
+        c->waiting_since = bmq_mono_ms ();
+        int idle = self->opts.header_timeout_ms > KEEPALIVE_IDLE_MS ? self->opts.header_timeout_ms : KEEPALIVE_IDLE_MS;
+        c->deadline = c->waiting_since + idle;
+        self->nwaiting++;
+    }
     else if (!waiting && c->waiting_since) { c->waiting_since = 0; self->nwaiting--; }
     pthread_mutex_unlock (&self->conns_lock);
 }
@@ -272,7 +286,7 @@ static void *s_reaper (void *arg)
         size_t slow = 0;
         pthread_mutex_lock (&self->conns_lock);
         for (s_conn_t *c = self->conns_head; c; c = c->next)
-            if (c->waiting_since && !c->dropped && now - c->waiting_since > timeout) { s_conn_drop (self, c, true); slow++; }
+            if (c->waiting_since && !c->dropped && now > c->deadline) { s_conn_drop (self, c, true); slow++; }
         pthread_mutex_unlock (&self->conns_lock);
         if (slow) bmq_debug ("http: dropped %zu connection(s) whose request headers did not come within %d ms", slow, timeout);
     }
@@ -321,7 +335,10 @@ static void s_notify_connection (void *cls, struct MHD_Connection *conn, void **
         s_conn_t *c = calloc (1, sizeof (s_conn_t));
         const union MHD_ConnectionInfo *fd = MHD_get_connection_info (conn, MHD_CONNECTION_INFO_CONNECTION_FD);
         c->fd = fd ? fd->connect_fd : -1;
+        socklen_t plen = sizeof c->peer;
+        if (c->fd >= 0 && getpeername (c->fd, (struct sockaddr *) &c->peer, &plen)) c->fd = -1;
         c->waiting_since = bmq_mono_ms ();
+        c->deadline = c->waiting_since + self->opts.header_timeout_ms;
         pthread_mutex_lock (&self->conns_lock);
         c->prev = self->conns_tail;
         if (self->conns_tail) self->conns_tail->next = c;

@@ -43,9 +43,9 @@
 
 #define GW "inproc://test-http-attack-gateway"
 
-enum { VIEWER, OPERATOR, REVIEWER, MCP, NKEYS };
-static const char *s_names[] = { "viewer1", "operator1", "reviewer1", "mcp" };
-static const char *s_roles[] = { "viewer", "operator", "reviewer", "operator" };
+enum { VIEWER, OPERATOR, REVIEWER, MCP, WEB, NKEYS };
+static const char *s_names[] = { "viewer1", "operator1", "reviewer1", "mcp", "web" };
+static const char *s_roles[] = { "viewer", "operator", "reviewer", "operator", "admin" };       /* web: an old keys dir's */
 static char s_tok[NKEYS][80];
 static char s_keys[64];
 static fake_gateway_t *s_gw;
@@ -494,6 +494,10 @@ static void test_login_code (void **state)
     s_answer_t twice = s_get (port, path, -1);
     assert_int_equal (twice.status, 401);
     json_decref (body);
+    /* the page's key is never admin, even from a keys dir made before (its cert says admin) */
+    s_answer_t web = s_get (port, "/api/whoami", WEB);
+    assert_non_null (strstr (web.text, "\"role\":\"operator+reviewer\""));
+
     /* a session cannot mint codes (only a bearer token: the CLI) */
     const char *c = strstr (once.text, "__Host-blendmq_session=");
     char cookie[300];

@@ -74,7 +74,9 @@ done
 
 for mode in stdio http; do
   if [ "$mode" = stdio ]; then args=(stdio "$bin/blendmq" "$run_dir"); else args=(http "$url"); fi
-  if (cd "$work/npm" && BLENDMQ_TOKEN="$(cat "$token_file")" timeout 300 "$node" sdk_client.mjs "${args[@]}"); then
+  # BLENDMQ_BIN/RUN_DIR: the person who approves a script an MCP client asked for (the CLI)
+  if (cd "$work/npm" && BLENDMQ_TOKEN="$(cat "$token_file")" BLENDMQ_BIN="$bin/blendmq" BLENDMQ_RUN_DIR="$run_dir" \
+        timeout 300 "$node" sdk_client.mjs "${args[@]}"); then
     passed=$((passed + 1))
   else
     failed=$((failed + 1))

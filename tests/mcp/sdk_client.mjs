@@ -6,15 +6,18 @@
 //   node sdk_client.mjs http  MCP_URL        (BLENDMQ_TOKEN: the bearer token, the `mcp` client's)
 //
 // Every route needs a token (issue 12); over stdio `blendmq mcp` reads it from
-// the run dir. confirm_script asks a person through elicitation: this client
-// first declares no elicitation (a tool error saying where a person can
-// confirm), then a second client declares it and answers decline, then accept.
+// the run dir. confirm_script waits for a person (security.mcp_confirm: person,
+// the default; issue 24): a client that declares elicitation and would accept
+// its own question is never asked; the tool answers "pending" and where to
+// approve; a person approves with the CLI (BLENDMQ_BIN, BLENDMQ_RUN_DIR) and the
+// next call says "applied".
 //
 // Prints one line per check and "N passed, M failed"; exit 1 when any failed.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LoggingMessageNotificationSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { execFileSync } from "node:child_process";
 
 const [mode, target, runDir] = process.argv.slice(2);
 let passed = 0, failed = 0;
@@ -128,30 +131,32 @@ try {
   check("chat: progress per step", chatProgress.length >= 3, chatProgress.length);
 
   r = await client.callTool({ name: "confirm_script", arguments: { script_id: "x", sha256: "0".repeat(64) } });
-  check("confirm_script without elicitation: a tool error saying where a person can confirm",
-        r.isError === true && /blendmq script apply x --confirm --sha256/.test(r.content[0].text) && /web page/.test(r.content[0].text)
-        && /Blender panel/.test(r.content[0].text), r);
-  // A client that can ask its user: decline, then accept.
+  check("confirm_script of an unknown script id: a tool error", r.isError === true && /no sandboxed script x/.test(r.content[0].text), r);
+  // A client that declares elicitation and would accept its own question (issue 24): never asked.
   const people = new Client({ name: "blendmq-sdk-person", version: "1.0.0" }, { capabilities: { elicitation: {} } });
   const asked = [];
-  let answer = { action: "decline" };
-  people.setRequestHandler(ElicitRequestSchema, async (req) => { asked.push(req.params); return answer; });
+  people.setRequestHandler(ElicitRequestSchema, async (req) => { asked.push(req.params); return { action: "accept", content: { confirm: true } }; });
   await people.connect(newTransport());
-  r = await people.callTool({ name: "confirm_script", arguments: { script_id: "x", sha256: "0".repeat(64) } });
-  check("confirm_script of an unknown script id is refused before anyone is asked", r.isError === true && asked.length === 0, r);
   r = await people.callTool({ name: "inject_bpy_script", arguments: { script: `import bpy\nbpy.ops.mesh.primitive_cube_add(size=0.2, location=(0, 0, 6))\n` } },
                             undefined, { timeout: 120000 });
   const sub = JSON.parse(r.content?.[0]?.text ?? "{}");
   const sha = sub.verdict?.script_sha256 ?? sub.sandbox?.script_sha256;
   if (sub.status === "sandboxed" && sub.script_id && sha) {
-    r = await people.callTool({ name: "confirm_script", arguments: { script_id: sub.script_id, sha256: sha } });
-    check("confirm_script asks the person (sha256, operators, diff); decline applies nothing",
-          r.isError === true && /declined/.test(r.content[0].text) && asked.length === 1 && asked[0].message.includes(sha)
-          && asked[0].message.includes("primitive_cube_add") && asked[0].requestedSchema?.properties?.confirm?.type === "boolean",
+    const waits = [];
+    r = await people.callTool({ name: "confirm_script", arguments: { script_id: sub.script_id, sha256: sha, wait_s: 2 } }, undefined,
+                              { onprogress: (p) => waits.push(p), timeout: 30000 });
+    check("confirm_script waits for a person: not applied, never asks the client, says where to approve",
+          !r.isError && r.structuredContent?.status === "pending" && asked.length === 0
+          && r.content[0].text.includes(`blendmq script apply ${sub.script_id} --confirm --sha256 ${sha}`) && /web page/.test(r.content[0].text),
           { r, asked });
-    answer = { action: "accept", content: { confirm: true } };
-    r = await people.callTool({ name: "confirm_script", arguments: { script_id: sub.script_id, sha256: sha } }, undefined, { timeout: 120000 });
-    check("confirm_script: the person accepts, the script is applied", !r.isError && /applied/.test(r.content[0].text), r);
+    if (process.env.BLENDMQ_BIN && process.env.BLENDMQ_RUN_DIR) {
+      execFileSync(process.env.BLENDMQ_BIN, ["--run-dir", process.env.BLENDMQ_RUN_DIR, "script", "apply", sub.script_id, "--confirm",
+                                             "--sha256", sha], { encoding: "utf8", timeout: 120000 });
+      r = await people.callTool({ name: "confirm_script", arguments: { script_id: sub.script_id, sha256: sha, wait_s: 5 } }, undefined,
+                                { timeout: 30000 });
+      check("a person approved it with the CLI: the next call says applied", !r.isError && r.structuredContent?.status === "applied"
+            && asked.length === 0, r);
+    }
   } else {
     // not a skip: the sandbox (bubblewrap, deploy/install-deps.sh) is part of the stack under test
     check("inject_bpy_script: sandboxed, with a script id and its sha256", false,
