@@ -64,6 +64,12 @@ int bmq_cli_down (const bmq_cli_opts_t *opts);
  * RUN/supervisor.json is its state (cli_supervisor_status.c). */
 pid_t bmq_cli_supervisor_start (const bmq_cli_opts_t *opts, char *err, size_t errlen);
 int bmq_cli_supervise (const bmq_cli_opts_t *opts);
+/* cli_overrides.c (issue 24): a BLENDMQ_SECTION_KEY variable of a key `up`
+ * sets itself is refused (-1, err names it); the supervisor clears every
+ * override variable before it starts anything (returns how many), so each
+ * process reads exactly the files `up` wrote. */
+int bmq_cli_overrides_refused (const bmq_cli_opts_t *opts, char *err, size_t errlen);
+int bmq_cli_overrides_clear (void);
 int bmq_cli_status (const bmq_cli_opts_t *opts);
 int bmq_cli_chat (const bmq_cli_opts_t *opts, const char *prompt, char *recipe_out, size_t recipe_len);
 int bmq_cli_plan (const bmq_cli_opts_t *opts, const char *action, const char *file);

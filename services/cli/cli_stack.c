@@ -228,6 +228,28 @@ static void s_nth_endpoint (const char *base, int k, const char *run_dir, const 
     else snprintf (out, len, "ipc://%s/executor-%d%s.sock", run_dir, k, what);
 }
 
+/* Blender NAME's state folder (RUN/blender-state/NAME, 0700: its durable
+ * commits, and the only host folder a confined Blender may write), its link
+ * socket in it, and the file where its executor says since when Blender is
+ * busy: set in cfg. -1 with a message when the socket path is too long. */
+static int s_blender_paths (bmq_config_t *cfg, const char *run_dir, const char *name)
+{
+    char dir[1300], sock[1400], busy[1300];
+    snprintf (dir, sizeof dir, "%s/blender-state/%s", run_dir, name);
+    snprintf (sock, sizeof sock, "%s/link.sock", dir);
+    snprintf (busy, sizeof busy, "%s/%s.busy", run_dir, name);
+    if (strlen (sock) > 107) {
+        fprintf (stderr, "blendmq: Blender's socket %s would be longer than a unix socket path may be (107 bytes): "
+                 "use a shorter --run-dir\n", sock);
+        return -1;
+    }
+    if (s_mkdirs (dir)) { fprintf (stderr, "blendmq: cannot create %s: %s\n", dir, strerror (errno)); return -1; }
+    chmod (dir, 0700);
+    bmq_config_set (cfg, "blender.socket", sock);
+    bmq_config_set (cfg, "blender.busy_file", busy);
+    return 0;
+}
+
 /* up --blenders N: Blenders 2..N, each with its executor (config executor-K.yaml,
  * named blender-K), listed in gateway.executors so requests can target them.
  * The supervisor writes each Blender's port into its file once it chose one. */
@@ -244,9 +266,9 @@ static int s_more_blenders (const bmq_cli_opts_t *opts, bmq_config_t *cfg)
         bmq_config_set (ec, "executor.endpoint", endpoint);
         bmq_config_set (ec, "executor.events", events);
         snprintf (path, sizeof path, "%s/executor-%d.yaml", opts->run_dir, k);
-        int rc = bmq_config_save (ec, path, err, sizeof err);
+        int rc = s_blender_paths (ec, opts->run_dir, name) ? -1 : bmq_config_save (ec, path, err, sizeof err);
         bmq_config_destroy (&ec);
-        if (rc) { fprintf (stderr, "blendmq: %s\n", err); json_decref (extra); return -1; }
+        if (rc) { if (*err) fprintf (stderr, "blendmq: %s\n", err); json_decref (extra); return -1; }
         json_object_set_new (extra, name, json_pack ("{s:s, s:s}", "endpoint", endpoint, "events", events));
     }
     return bmq_config_set_json (cfg, "gateway.executors", extra);
@@ -347,6 +369,7 @@ static bmq_config_t *s_prepare (const bmq_cli_opts_t *opts, int *code)
         snprintf (path, sizeof path, "%s/blender.token", opts->run_dir);
         if (s_random_token (path)) { fprintf (stderr, "blendmq: cannot write %s\n", path); goto fail; }
         bmq_config_set (cfg, "blender.token_file", path);
+        if (s_blender_paths (cfg, opts->run_dir, "blender")) goto fail;
     }
     *code = 1;
     if (!opts->no_blender && opts->blenders > 1 && s_more_blenders (opts, cfg)) goto fail;
@@ -359,15 +382,11 @@ fail:
     return NULL;
 }
 
-/* blender.port as the supervisor wrote it into RUN/blendmq.yaml. */
-static long long s_blender_port (const bmq_cli_opts_t *opts)
+/* Where the executor finds Blender: "socket PATH" or "port N". */
+static void s_blender_where (const bmq_config_t *cfg, char *out, size_t len)
 {
-    char path[1300], err[512];
-    snprintf (path, sizeof path, "%s/blendmq.yaml", opts->run_dir);
-    bmq_config_t *cfg = bmq_config_load (path, err, sizeof err);
-    long long port = cfg ? (long long) bmq_config_int (cfg, "blender.port") : 0;
-    bmq_config_destroy (&cfg);
-    return port;
+    if (*bmq_config_str (cfg, "blender.socket")) snprintf (out, len, "socket %s", bmq_config_str (cfg, "blender.socket"));
+    else snprintf (out, len, "port %lld", (long long) bmq_config_int (cfg, "blender.port"));
 }
 
 int bmq_cli_up (bmq_cli_opts_t *opts)
@@ -375,6 +394,7 @@ int bmq_cli_up (bmq_cli_opts_t *opts)
     char path[1300], err[1600];
     /* the run dir holds secrets and pid files: ours, 0700, not a symlink (issue 12) */
     if (bmq_run_dir_check (opts->run_dir, path, sizeof path)) { fprintf (stderr, "blendmq: %s\n", path); return 2; }
+    if (bmq_cli_overrides_refused (opts, path, sizeof path)) { fprintf (stderr, "blendmq: %s\n", path); return 2; }
     if (s_already_running (opts)) {
         fprintf (stderr, "blendmq: a stack is already running in %s (blendmq down first)\n", opts->run_dir);
         return 1;
@@ -396,9 +416,11 @@ int bmq_cli_up (bmq_cli_opts_t *opts)
     }
     int rc = s_wait_healthy (cfg, !opts->no_blender);
     if (rc == 0 && !opts->json) {
-        printf ("blendmq is up: gateway %s, %d validator(s), Blender port %lld\n  run dir %s\n",
-                bmq_config_str (cfg, "gateway.endpoint"), opts->validators,
-                opts->no_blender ? (long long) bmq_config_int (cfg, "blender.port") : s_blender_port (opts), opts->run_dir);
+        char where[1500];
+        s_blender_where (cfg, where, sizeof where);
+        printf ("blendmq is up: gateway %s, %d validator(s), Blender %s%s\n  run dir %s\n",
+                bmq_config_str (cfg, "gateway.endpoint"), opts->validators, where,
+                !opts->no_blender && bmq_config_bool (cfg, "blender.confine") ? " (confined)" : "", opts->run_dir);
         json_t *st = bmq_cli_fetch_status (cfg);
         const char *mcp = json_string_value (json_object_get (json_object_get (st, "endpoints"), "mcp"));
         if (mcp) printf ("  MCP (Streamable HTTP) %s\n", mcp);

@@ -14,7 +14,18 @@
  * atomically: cli_supervisor_status.c) for `blendmq status`, audits each
  * restart (kind service.restart) with its own key `supervisor`, and writes
  * its log to RUN/logs/supervisor.log. SIGTERM (`blendmq down`) stops it: children get
- * SIGTERM, then SIGKILL after 10 s; nothing is restarted meanwhile. */
+ * SIGTERM, then SIGKILL after 10 s; nothing is restarted meanwhile.
+ *
+ * The headless Blenders (issues 23, 24) serve their link on a unix socket in
+ * their state folder (blender.socket, RUN/blender-state/NAME/link.sock) and,
+ * with blender.confine (the default), run under bubblewrap with the script
+ * sandbox's seccomp filter and rlimits (blender_confine.h): no network, only
+ * their state folder writable. A Blender whose executor has said for longer
+ * than blender.hang_kill_ms that it is busy (the file blender.busy_file: a
+ * call neither answered nor progressing) is killed and started again; it
+ * comes back with its last committed scene (its state folder). Before it
+ * starts anything the supervisor clears every BLENDMQ_SECTION_KEY variable
+ * (cli_overrides.c): each process reads exactly the files `up` wrote. */
 #include "audit_client.h"
 #include "bus.h"
 #include "cli.h"
@@ -38,7 +49,7 @@
 
 static void s_child_free (supervisor_child_t *c)
 {
-    for (int i = 0; c->argv[i]; i++) free (c->argv[i]);
+    for (int i = 0; i < MAX_ARGS && c->argv[i]; i++) free (c->argv[i]);
     memset (c, 0, sizeof *c);
 }
 
@@ -79,8 +90,9 @@ static supervisor_child_t *s_child_by_pid (supervisor_t *sup, pid_t pid)
 /* In the forked child: its own session, output appended to its log, no
  * descriptor of ours, default signal handling; then exec. Only
  * async-signal-safe calls here (the supervisor has threads). */
-static void s_exec_child (const char *log, char *const argv[]) __attribute__ ((noreturn));
-static void s_exec_child (const char *log, char *const argv[])
+static void s_exec_child (const char *log, char *const argv[], const supervisor_child_t *c, int seccomp)
+    __attribute__ ((noreturn));
+static void s_exec_child (const char *log, char *const argv[], const supervisor_child_t *c, int seccomp)
 {
     setsid ();
     sigset_t none;
@@ -91,7 +103,13 @@ static void s_exec_child (const char *log, char *const argv[])
     int out = open (log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
     if (in >= 0) dup2 (in, 0);
     if (out >= 0) { dup2 (out, 1); dup2 (out, 2); }
-    close_range (3, ~0U, 0);
+    if (c->confined) {
+        /* bwrap reads the filter from fd 3 (--seccomp 3); the rlimits are inherited */
+        if (seccomp < 0 || dup2 (seccomp, 3) != 3) _exit (126);
+        close_range (4, ~0U, 0);
+        bmq_blender_confine_limits (&c->confine);
+    }
+    else close_range (3, ~0U, 0);
     execvp (argv[0], argv);
     static const char head[] = "blendmq supervisor: cannot exec ";
     static const char tail[] = " (missing or not executable: rebuild, or check BLENDMQ_BLENDER and BLENDMQ_WRAPPER)\n";
@@ -106,8 +124,14 @@ static int s_spawn (supervisor_t *sup, supervisor_child_t *c)
     char log[1200], pidfile[1200], err[600];
     snprintf (log, sizeof log, "%s/logs/%s.log", sup->opts->run_dir, c->name);
     snprintf (pidfile, sizeof pidfile, "%s/pids/%s.pid", sup->opts->run_dir, c->name);
+    int seccomp = -1;
+    if (c->confined && (seccomp = bmq_blender_confine_seccomp_fd (err, sizeof err)) < 0) {
+        bmq_error ("%s: not starting %s unconfined", err, c->name);      /* never without the filter */
+        return -1;
+    }
     pid_t pid = fork ();
-    if (pid == 0) s_exec_child (log, c->argv);
+    if (pid == 0) s_exec_child (log, c->argv, c, seccomp);
+    if (seccomp >= 0) close (seccomp);
     if (pid < 0) { bmq_error ("cannot fork for %s: %s", c->name, strerror (errno)); return -1; }
     c->pid = pid;
     c->state = SUPERVISOR_RUNNING;
@@ -209,6 +233,34 @@ static int s_wait_ms (const supervisor_t *sup)
     return wait < 0 ? 0 : (int) wait;
 }
 
+/* A Blender its executor has said is busy for longer than hang_kill_ms (the
+ * busy file holds the wall-clock ms since when): killed; s_reap then starts it
+ * again like any exit. The file is the executor's (the Blender cannot write
+ * the run dir); a malformed one is ignored. */
+static void s_watch_hangs (supervisor_t *sup)
+{
+    if (sup->hang_kill_ms <= 0) return;
+    for (size_t i = 0; i < sup->count; i++) {
+        supervisor_child_t *c = &sup->children[i];
+        if (!*c->busy_file || !c->pid || c->state != SUPERVISOR_RUNNING) continue;
+        FILE *f = fopen (c->busy_file, "r");
+        if (!f) continue;
+        long long since = 0;
+        if (fscanf (f, "%lld", &since) != 1) since = 0;
+        fclose (f);
+        int64_t busy = since > 0 ? bmq_now_ms () - since : 0;
+        if (busy <= sup->hang_kill_ms || c->started_at > since) continue;   /* a busy file from before this start is stale */
+        c->hang_kills++;
+        bmq_warn ("%s (pid %d) has been busy for %lld ms, more than blender.hang_kill_ms %lld: killed, it starts again "
+                  "with its last committed scene", c->name, (int) c->pid, (long long) busy, (long long) sup->hang_kill_ms);
+        bmq_audit_record (sup->audit, NULL, "service.hang_kill",
+                          json_pack ("{s:s, s:i, s:I, s:I}", "service", c->name, "pid", (int) c->pid,
+                                     "busy_ms", (json_int_t) busy, "hang_kill_ms", (json_int_t) sup->hang_kill_ms));
+        kill (c->pid, SIGKILL);
+        remove (c->busy_file);
+    }
+}
+
 /* Until SIGTERM: restart what ends, serve the audit client. */
 static void s_run (supervisor_t *sup)
 {
@@ -221,6 +273,7 @@ static void s_run (supervisor_t *sup)
             bmq_envelope_destroy (&env);
         }
         bmq_audit_tick (sup->audit);
+        s_watch_hangs (sup);
         bool changed = s_reap (sup);
         int64_t now = bmq_mono_ms ();
         for (size_t i = 0; i < sup->count && !zsys_interrupted; i++) {
@@ -268,22 +321,16 @@ static void s_stop_children (supervisor_t *sup)
 
 /* ---- start-up ---------------------------------------------------------------------- */
 
-/* Start Blender child `c` on port 0 and wait until the add-on wrote the port
- * it chose; from then on `c` restarts on that port. 0 / -1 with err. */
-static int s_blender_first_start (supervisor_t *sup, supervisor_child_t *c, const char *port_file, char *err, size_t errlen)
+/* Start Blender child `c` and wait until the add-on listens on its socket.
+ * 0 / -1 with err. */
+static int s_blender_first_start (supervisor_t *sup, supervisor_child_t *c, char *err, size_t errlen)
 {
-    remove (port_file);
-    if (s_spawn (sup, c)) { snprintf (err, errlen, "cannot start %s: fork failed", c->name); return -1; }
+    if (s_spawn (sup, c)) { snprintf (err, errlen, "cannot start %s (see %s/logs/supervisor.log)", c->name, sup->opts->run_dir); return -1; }
     int64_t deadline = bmq_mono_ms () + SUPERVISOR_BLENDER_TIMEOUT_MS;
     while (bmq_mono_ms () < deadline && !zsys_interrupted) {
-        FILE *f = fopen (port_file, "r");
-        int port = 0;
-        if (f) { if (fscanf (f, "%d", &port) != 1) port = 0; fclose (f); }
-        if (port > 0) {
-            c->port = port;
-            snprintf (c->port_arg, 16, "%d", port);
+        struct stat st;
+        if (lstat (c->socket, &st) == 0 && S_ISSOCK (st.st_mode) && st.st_mtime >= c->started_at / 1000 - 1)
             return 0;
-        }
         s_reap (sup);
         if (!c->pid) {
             snprintf (err, errlen, "%s did not start: it %s (see %s/logs/%s.log)", c->name, c->last_exit, sup->opts->run_dir, c->name);
@@ -292,47 +339,70 @@ static int s_blender_first_start (supervisor_t *sup, supervisor_child_t *c, cons
         zclock_sleep (50);
     }
     if (zsys_interrupted) snprintf (err, errlen, "stopped while %s was starting", c->name);
-    else snprintf (err, errlen, "%s did not report a port within %d s (see %s/logs/%s.log)", c->name, SUPERVISOR_BLENDER_TIMEOUT_MS / 1000,
+    else snprintf (err, errlen, "%s did not listen on %s within %d s (see %s/logs/%s.log)", c->name, c->socket, SUPERVISOR_BLENDER_TIMEOUT_MS / 1000,
                    sup->opts->run_dir, c->name);
     return -1;
 }
 
-/* Write blender.port = port into the config file at `path` (written by `up`). */
-static int s_config_set_port (const char *path, int port, char *err, size_t errlen)
+/* Child `c` runs `words` (NULL-terminated) as Blender: confined under bwrap
+ * when asked (argv from blender_confine.c), else as is. 0 / -1 with err. */
+static int s_blender_argv (supervisor_t *sup, supervisor_child_t *c, const bmq_config_t *ecfg, const char *state_dir,
+                           const char *const words[], char *err, size_t errlen)
 {
-    bmq_config_t *cfg = bmq_config_load (path, err, errlen);
-    if (!cfg) return -1;
-    char text[16];
-    snprintf (text, sizeof text, "%d", port);
-    int rc = bmq_config_set (cfg, "blender.port", text) || bmq_config_save (cfg, path, err, errlen) ? -1 : 0;
-    bmq_config_destroy (&cfg);
-    return rc;
+    (void) sup;
+    if (!c->confined) {
+        int n = 0;
+        for (int i = 0; words[i] && n < MAX_ARGS - 1; i++) c->argv[n++] = strdup (words[i]);
+        c->argv[n] = NULL;
+        return 0;
+    }
+    c->confine = (bmq_blender_confine_t) { .blender = words[0], .token_file = bmq_config_str (ecfg, "blender.token_file"),
+                                           .state_dir = state_dir, .seccomp_fd = 3 };
+    bmq_blender_confine_defaults (&c->confine);
+    if (bmq_blender_confine_argv (&c->confine, words + 1, c->argv, err, errlen)) return -1;
+    c->confine.blender = c->confine.token_file = c->confine.state_dir = NULL;     /* borrowed: only the limits stay */
+    return 0;
 }
 
-/* The Blenders (unless --no-blender): blender, blender-2 ... each on the port it
- * picks; blendmq.yaml and executor-K.yaml get their Blender's port. */
+/* The Blenders (unless --no-blender): blender, blender-2 ... each on the socket
+ * `up` set in blendmq.yaml or executor-K.yaml (blender.socket), in its state
+ * folder. */
 static int s_start_blenders (supervisor_t *sup, char *err, size_t errlen)
 {
     const char *run = sup->opts->run_dir;
-    char addon[1200], token[1200], port_file[1200], cfgpath[1200], name[32], state_dir[1200];
+    char addon[1200], cfgpath[1200], name[32], state_dir[1300];
     snprintf (addon, sizeof addon, "%s/services/executor/addon/blendmq_addon.py", bmq_data_dir ());
-    snprintf (token, sizeof token, "%s/blender.token", run);
     const char *blender = getenv ("BLENDMQ_BLENDER") && *getenv ("BLENDMQ_BLENDER") ? getenv ("BLENDMQ_BLENDER") : "blender";
     for (int k = 1; !sup->opts->no_blender && k <= sup->opts->blenders; k++) {
         if (k == 1) snprintf (name, sizeof name, "blender");
         else snprintf (name, sizeof name, "blender-%d", k);
-        snprintf (port_file, sizeof port_file, "%s/%s.port", run, name);
-        snprintf (state_dir, sizeof state_dir, "%s/blender-state/%s", run, name);     /* durable commits (issue 23) */
-        const char *const argv[] = { blender, "-b", "--factory-startup", "--python", addon, "--", "--host", "127.0.0.1",
-                                     "--port", "0", "--port-file", port_file, "--token-file", token, "--reset-scene",
-                                     "--state-dir", state_dir, NULL };
-        supervisor_child_t *c = s_child_add (sup, name, argv);
-        if (!c) { snprintf (err, errlen, "too many processes"); return -1; }
-        if (s_blender_first_start (sup, c, port_file, err, errlen)) return -1;
         if (k == 1) snprintf (cfgpath, sizeof cfgpath, "%s/blendmq.yaml", run);
         else snprintf (cfgpath, sizeof cfgpath, "%s/executor-%d.yaml", run, k);
-        if (s_config_set_port (cfgpath, c->port, err, errlen)) return -1;
-        bmq_info ("%s (pid %d) listens on port %d", name, (int) c->pid, c->port);
+        bmq_config_t *ecfg = bmq_config_load (cfgpath, err, errlen);
+        if (!ecfg) return -1;
+        const char *sock = bmq_config_str (ecfg, "blender.socket");
+        snprintf (state_dir, sizeof state_dir, "%s/blender-state/%s", run, name);
+        const char *const argv[] = { blender, "-b", "--factory-startup", "--python", addon, "--", "--socket", sock,
+                                     "--token-file", bmq_config_str (ecfg, "blender.token_file"), "--reset-scene", NULL };
+        supervisor_child_t *c = sup->count < MAX_CHILDREN ? &sup->children[sup->count] : NULL;
+        int rc = -1;
+        if (!c) snprintf (err, errlen, "too many processes");
+        else if (!*sock) snprintf (err, errlen, "%s has no blender.socket (`blendmq up` sets it)", cfgpath);
+        else {
+            memset (c, 0, sizeof *c);
+            snprintf (c->name, sizeof c->name, "%s", name);
+            snprintf (c->socket, sizeof c->socket, "%s", sock);
+            snprintf (c->busy_file, sizeof c->busy_file, "%s", bmq_config_str (ecfg, "blender.busy_file"));
+            c->confined = bmq_config_bool (ecfg, "blender.confine");
+            rc = s_blender_argv (sup, c, ecfg, state_dir, argv, err, errlen);
+            if (!rc) sup->count++;
+        }
+        if (!rc) { remove (c->busy_file); remove (sock); }
+        if (!rc) rc = s_blender_first_start (sup, c, err, errlen);
+        if (!rc) bmq_info ("%s (pid %d) listens on %s%s", name, (int) c->pid, sock, c->confined ? " (confined: bwrap, seccomp, rlimits)"
+                                                                                                : " (NOT confined: blender.confine is false)");
+        bmq_config_destroy (&ecfg);
+        if (rc) return -1;
     }
     return 0;
 }
@@ -380,6 +450,7 @@ static int s_setup (supervisor_t *sup, bmq_config_t **cfg_out, char *err, size_t
     sup->base_ms = bmq_config_int (cfg, "supervisor.restart_base_ms");
     sup->max_ms = bmq_config_int (cfg, "supervisor.restart_max_ms");
     sup->stable_ms = bmq_config_int (cfg, "supervisor.stable_after_ms");
+    sup->hang_kill_ms = bmq_config_int (cfg, "blender.hang_kill_ms");
     if (sup->base_ms < 1) { bmq_warn ("supervisor.restart_base_ms %lld is below 1: using 1", (long long) sup->base_ms); sup->base_ms = 1; }
     if (sup->max_ms < sup->base_ms) {
         bmq_warn ("supervisor.restart_max_ms %lld is below restart_base_ms: using %lld", (long long) sup->max_ms, (long long) sup->base_ms);
@@ -427,6 +498,8 @@ int bmq_cli_supervise (const bmq_cli_opts_t *opts)
 {
     bmq_log_init ("supervisor", false, BMQ_LOG_INFO);
     bmq_envelope_set_sender ("supervisor");       /* the records' origin must match the key */
+    int cleared = bmq_cli_overrides_clear ();     /* every process reads the files `up` wrote, nothing else */
+    if (cleared) bmq_info ("%d BLENDMQ_* override variable(s) cleared: `up` wrote their effect into the config files", cleared);
     signal (SIGPIPE, SIG_IGN);                     /* `up` may be gone when we report */
     supervisor_t *sup = calloc (1, sizeof *sup);
     if (!sup) return 1;
@@ -441,6 +514,12 @@ int bmq_cli_supervise (const bmq_cli_opts_t *opts)
     s_pidfile (sup, true);
     bmq_config_t *cfg = NULL;
     int rc = s_setup (sup, &cfg, err, sizeof err);
+    /* blender.path (BLENDMQ_BLENDER_PATH) names the Blender to start, else BLENDMQ_BLENDER, else
+     * `blender`; exported, so that the executors' sandboxes run that same Blender; no Mesa
+     * shader cache in its HOME (issue 30) */
+    if (!rc && *bmq_config_str (cfg, "blender.path")) setenv ("BLENDMQ_BLENDER", bmq_config_str (cfg, "blender.path"), 1);
+    setenv ("MESA_SHADER_CACHE_DISABLE", "true", 0);
+    setenv ("MESA_GLSL_CACHE_DISABLE", "true", 0);
     if (!rc) rc = s_start_blenders (sup, err, sizeof err);
     if (!rc) rc = s_start_services (sup, err, sizeof err);
     if (!rc && zsys_interrupted) { rc = -1; snprintf (err, sizeof err, "stopped while starting the stack"); }

@@ -6,6 +6,7 @@
 #define BMQ_CLI_SUPERVISOR_H
 
 #include "audit_client.h"
+#include "blender_confine.h"
 #include "cli.h"
 
 #include <stdint.h>
@@ -14,7 +15,7 @@
 #define SUPERVISOR_READY_FD           3          /* where the supervisor reports to `up` */
 #define SUPERVISOR_BLENDER_TIMEOUT_MS 120000     /* a first Blender start: the add-on loads, picks a port */
 #define MAX_CHILDREN       96         /* 64 validators, 8 Blenders and their executors, 4 services */
-#define MAX_ARGS           48         /* a wrapper's words (at most 32) and the command's */
+#define MAX_ARGS           BMQ_CONFINE_MAX_ARGS   /* a wrapper's words (at most 32) and the command's; bwrap's */
 
 typedef enum { SUPERVISOR_RUNNING, SUPERVISOR_RESTARTING, SUPERVISOR_STOPPED } supervisor_state_t;
 
@@ -23,6 +24,11 @@ typedef struct {
     char     *argv[MAX_ARGS];      /* owned, NULL-terminated: what is exec'd, wrapper included */
     char     *port_arg;            /* Blender: its --port value in argv ("0" until the first start) */
     int       port;                /* Blender: the port it chose the first time */
+    char      socket[128];         /* Blender: its link socket (blender.socket), or "" */
+    char      busy_file[1200];     /* Blender: where its executor says since when it is busy, or "" */
+    bool      confined;            /* Blender: under bwrap + seccomp (blender.confine) */
+    bmq_blender_confine_t confine; /* its rlimits (for the forked child) */
+    int64_t   hang_kills;          /* Blender: times killed for a hang (blender.hang_kill_ms) */
     pid_t     pid;                 /* 0 while not running */
     pid_t     old_pid;             /* the process before the current one */
     supervisor_state_t state;
@@ -43,6 +49,7 @@ typedef struct {
     size_t       count;
     bmq_audit_t *audit;
     int64_t      base_ms, max_ms, stable_ms;
+    int64_t      hang_kill_ms;     /* blender.hang_kill_ms: a busier Blender is killed (0: never) */
     int64_t      started_at;
     const char  *state;            /* starting | running | stopping | stopped */
     char         bindir[1024];

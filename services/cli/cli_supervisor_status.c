@@ -22,6 +22,11 @@ static json_t *s_child_json (const supervisor_child_t *c, int64_t now_mono, int6
     json_object_set_new (o, "last_exit_at", c->last_exit_at ? json_integer (c->last_exit_at) : json_null ());
     if (c->old_pid) json_object_set_new (o, "old_pid", json_integer (c->old_pid));
     if (c->port) json_object_set_new (o, "port", json_integer (c->port));
+    if (*c->socket) {
+        json_object_set_new (o, "socket", json_string (c->socket));
+        json_object_set_new (o, "confined", json_boolean (c->confined));
+        json_object_set_new (o, "hang_kills", json_integer (c->hang_kills));
+    }
     if (c->state == SUPERVISOR_RESTARTING)
         json_object_set_new (o, "restart_at", json_integer (now_wall + (c->restart_at - now_mono)));
     return o;

@@ -11,6 +11,9 @@ typedef struct {
     bmq_blender_link_t *link;
     zsock_t *pipe;
     bool     connected;
+    bool     hung;           /* the last failure was silence (STATE "hung"), not a refusal */
+    char     last_err[256];  /* the connect failure last logged, and when */
+    int64_t  last_err_at;
     int      backoff_ms;
     int64_t  next_attempt;
     int64_t  last_ping;
@@ -20,9 +23,11 @@ typedef struct {
 
 static void s_state (s_actor_t *self, bool connected, const char *detail)
 {
-    if (self->connected == connected) return;
+    bool hung = !connected && bmq_blender_link_timed_out (self->link);
+    if (self->connected == connected && self->hung == hung) return;
     self->connected = connected;
-    zstr_sendx (self->pipe, "STATE", connected ? "connected" : "disconnected", detail, NULL);
+    self->hung = hung;
+    zstr_sendx (self->pipe, "STATE", connected ? "connected" : hung ? "hung" : "disconnected", detail, NULL);
 }
 
 static void s_lost (s_actor_t *self, const char *why);
@@ -114,12 +119,20 @@ static bool s_try_connect (s_actor_t *self)
     if (bmq_blender_link_connect (self->link, self->args.connect_timeout_ms, err, sizeof err) == 0) {
         self->backoff_ms = 250;
         self->last_ping = bmq_mono_ms ();
+        self->last_err[0] = 0;
         self->names_dirty = true;       /* a new Blender, or one that changed meanwhile */
         bmq_info ("connected to Blender at %s:%d", self->args.host, self->args.port);
         s_state (self, true, "");
         return s_hello (self);
     }
     self->next_attempt = bmq_mono_ms () + self->backoff_ms;
+    /* say why, once per reason and at least every 10 s while it lasts (issue 24:
+     * a slot held by someone else was silent) */
+    if (strcmp (err, self->last_err) || bmq_mono_ms () - self->last_err_at >= 10000) {
+        bmq_warn ("cannot connect to Blender at %s: %s", self->args.host, err);
+        snprintf (self->last_err, sizeof self->last_err, "%s", err);
+        self->last_err_at = bmq_mono_ms ();
+    }
     if (self->backoff_ms < self->args.reconnect_max_ms) self->backoff_ms *= 2;
     if (self->backoff_ms > self->args.reconnect_max_ms) self->backoff_ms = self->args.reconnect_max_ms;
     s_state (self, false, err);
@@ -261,7 +274,19 @@ static void s_idle (s_actor_t *self)
     if (status == BMQ_LINK_OK) s_note_rev (self, reply);       /* a person changed the scene in a GUI Blender */
     json_decref (reply);
     self->last_ping = bmq_mono_ms ();
-    if (status != BMQ_LINK_OK) s_lost (self, status == BMQ_LINK_TIMEOUT ? "ping timed out" : err);
+    if (status == BMQ_LINK_OK) zstr_send (self->pipe, "ALIVE");     /* main times the heartbeat (busy) */
+    if (status == BMQ_LINK_TIMEOUT) {
+        /* silence, not a refusal: its main thread is busy (a call the executor gave up on) */
+        bmq_blender_link_close (self->link);
+        bmq_warn ("Blender at %s:%d did not answer a ping within %d ms: busy or hung", self->args.host, self->args.port,
+                  self->args.interval_ms);
+        self->backoff_ms = 250;
+        self->next_attempt = bmq_mono_ms ();
+        self->connected = false;
+        self->hung = true;
+        zstr_sendx (self->pipe, "STATE", "hung", "ping timed out", NULL);
+    }
+    else if (status != BMQ_LINK_OK) s_lost (self, err);
     else s_fetch_names (self);
 }
 
@@ -270,6 +295,7 @@ static void s_actor (zsock_t *pipe, void *arg)
     s_actor_t self = { .args = *(bmq_blender_actor_args_t *) arg, .pipe = pipe, .backoff_ms = 250, .rev = -1 };
     free (arg);
     self.link = bmq_blender_link_new (self.args.host, self.args.port, self.args.token);
+    bmq_blender_link_allow_plain_remote (self.link, self.args.plain_remote);
     sodium_memzero (self.args.token, sizeof self.args.token);     /* the link holds its own copy */
     char perr[512];
     if (!*self.args.palette)

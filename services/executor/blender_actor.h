@@ -12,7 +12,9 @@
  *                  frames, a batch per burst, in order, before its RESULT)
  *   actor → main:  "RESULT" job_id status reply_json blob error elapsed_us
  *                  (status: the bmq_link_status_t number; reply_json "" unless OK)
- *   actor → main:  "STATE" "connected"|"disconnected" detail
+ *   actor → main:  "STATE" "connected"|"disconnected"|"hung" detail   (hung: Blender
+ *                  accepted a connection or a ping and said nothing in time: busy)
+ *   actor → main:  "ALIVE"   (a ping was answered: main times the heartbeat)
  *   actor → main:  "HELLO" report_json   (after "STATE connected", when the add-on
  *                  reported interrupted plans: bmq_blender_link_hello_report's
  *                  object; an "open_plan" was already rolled back, before any
@@ -35,7 +37,8 @@
 #include <stdatomic.h>
 
 typedef struct {
-    char host[256];
+    char host[256];          /* or "unix:PATH" (blender.socket) */
+    bool plain_remote;       /* blender.allow_plain_remote */
     int  port;
     char token[256];
     char palette[1024];      /* palette file: its operation names go to the add-on at hello */

@@ -34,6 +34,7 @@ struct bmq_blender_link_t {
     int64_t next_id;
     char   *socket_path;    /* "unix:PATH" hosts: the unix socket (host/port unused) */
     bool    plain_remote;   /* a non-loopback TCP peer is allowed (no encryption: see the header) */
+    bool    timed_out;      /* the last connect failed for silence (a hung Blender), not a refusal */
     bool    sealed;         /* after hello: every frame carries its MAC (handshake.session) */
     unsigned char session[crypto_auth_hmacsha256_KEYBYTES];
     uint64_t sent, received;    /* frame sequence numbers, per direction */
@@ -94,6 +95,7 @@ void bmq_blender_link_destroy (bmq_blender_link_t **self_p)
 }
 
 bool bmq_blender_link_connected (const bmq_blender_link_t *self) { return self->fd >= 0; }
+bool bmq_blender_link_timed_out (const bmq_blender_link_t *self) { return self->timed_out; }
 const json_t *bmq_blender_link_hello_report (const bmq_blender_link_t *self) { return self->hello; }
 
 /* Set once the process is stopping: every wait on any link ends within
@@ -439,7 +441,8 @@ static int s_handshake (bmq_blender_link_t *self, int timeout_ms, char *err, siz
     char rerr[256] = "";
     int rc = s_recv_frame (self, deadline, &msg, NULL, NULL, rerr, sizeof rerr);
     if (rc == BMQ_LINK_TIMEOUT) {
-        ERR ("Blender at %s:%d sent no challenge within %d ms (an add-on older than link version %d?)",
+        self->timed_out = true;         /* it accepted and said nothing: busy or hung, not gone */
+        ERR ("Blender at %s:%d sent no challenge within %d ms (busy or hung; or an add-on older than link version %d)",
              self->host, self->port, timeout_ms, LINK_VERSION);
         return -1;
     }
@@ -475,8 +478,10 @@ static int s_handshake (bmq_blender_link_t *self, int timeout_ms, char *err, siz
         if (rc == BMQ_LINK_OK)
             ERR ("Blender refused the connection: %s", json_string_value (json_object_get (reply, "error")) ?
                  json_string_value (json_object_get (reply, "error")) : "?");
-        else if (rc == BMQ_LINK_TIMEOUT)
+        else if (rc == BMQ_LINK_TIMEOUT) {
+            self->timed_out = true;
             ERR ("Blender did not answer hello within %d ms", timeout_ms);
+        }
         json_decref (reply);
         return -1;
     }
@@ -512,6 +517,7 @@ int bmq_blender_link_connect (bmq_blender_link_t *self, int timeout_ms, char *er
     bmq_blender_link_close (self);
     json_decref (self->hello);
     self->hello = NULL;
+    self->timed_out = false;
     self->fd = self->socket_path ? s_open_unix (self->socket_path, err, errlen)
                                  : s_open (self->host, self->port, self->plain_remote, timeout_ms, err, errlen);
     if (self->fd < 0) return -1;

@@ -74,6 +74,9 @@ int  bmq_blender_link_load_palette (bmq_blender_link_t *self, const char *path, 
 void bmq_blender_link_abort_all (void);
 int  bmq_blender_link_connect (bmq_blender_link_t *self, int timeout_ms, char *err, size_t errlen);
 bool bmq_blender_link_connected (const bmq_blender_link_t *self);
+/* The last connect failed because Blender accepted and then said nothing in
+ * time (a busy or hung main thread), not because it refused or was gone. */
+bool bmq_blender_link_timed_out (const bmq_blender_link_t *self);
 /* What the last hello reply said about interrupted plans, checked and
  * bounded: {"interrupted": [report...], "open_plan"?: {...}}, each report
  * {id, plan_id, cid?, steps_run?, steps_total?, rollback?: {removed, restored,

@@ -22,7 +22,44 @@
 
 static const char *s_state (const executor_t *ex)
 {
+    if (ex->busy) return "blender busy";
     return ex->blender_up ? "blender connected" : "blender disconnected (reconnecting)";
+}
+
+/* Busy (issue 23): a call outstanding with nothing from Blender (no answer,
+ * no progress) for more than two heartbeats, or a Blender that accepted a
+ * connection or a ping and then said nothing (a call the executor gave up on
+ * still runs there). `status` says "blender busy", never "ok"; the file
+ * blender.busy_file holds the wall-clock ms since when, for the supervisor,
+ * which kills a Blender busy for longer than blender.hang_kill_ms. */
+static void s_watch_busy (executor_t *ex)
+{
+    int64_t now = bmq_mono_ms ();
+    if (ex->waiting && !ex->was_waiting) ex->heard_ms = now;        /* a call starts: the clock starts */
+    ex->was_waiting = ex->waiting;
+    bool busy = (ex->waiting || ex->blender_hung) && now - ex->heard_ms > 2 * (int64_t) ex->interval;
+    if (busy == ex->busy) return;
+    ex->busy = busy;
+    const char *file = bmq_config_str (ex->cfg, "blender.busy_file");
+    if (busy) {
+        ex->busy_since_wall = bmq_now_ms () - (now - ex->heard_ms);
+        bmq_warn ("Blender busy: nothing from it for %lld ms (more than two heartbeats)%s", (long long) (now - ex->heard_ms),
+                  ex->current ? "; the running job's outcome is not known yet" : "");
+        if (*file) {
+            char text[32], tmp[1300], err[600];
+            int len = snprintf (text, sizeof text, "%lld\n", (long long) ex->busy_since_wall);
+            snprintf (tmp, sizeof tmp, "%s.tmp", file);
+            remove (tmp);
+            if (bmq_secret_file_write (tmp, text, (size_t) len, true, err, sizeof err) || rename (tmp, file))
+                bmq_error ("cannot write %s: the supervisor cannot see a hang (%s)", file, *err ? err : strerror (errno));
+        }
+    }
+    else {
+        bmq_info ("Blender answers again (busy for %lld ms)", (long long) (bmq_now_ms () - ex->busy_since_wall));
+        if (*file) remove (file);
+    }
+    bmq_audit_record (ex->audit, NULL, "blender.state", json_pack ("{s:s, s:I}", "state", busy ? "busy" : "answering",
+                                                                   "since", (json_int_t) ex->busy_since_wall));
 }
 
 /* inspect.request: the add-on's rna_info answer becomes inspect.reply {tool};
@@ -82,9 +119,15 @@ static void s_on_actor (executor_t *ex)
     zmsg_t *msg = zmsg_recv (ex->blender);
     if (!msg) return;
     char *kind = zmsg_popstr (msg);
+    if (kind && (!strcmp (kind, "ALIVE") || !strcmp (kind, "PROGRESS") || !strcmp (kind, "RESULT")))
+        ex->heard_ms = bmq_mono_ms ();          /* Blender spoke: not busy */
     if (kind && !strcmp (kind, "STATE")) {
         char *state = zmsg_popstr (msg), *detail = zmsg_popstr (msg);
         ex->blender_up = state && !strcmp (state, "connected");
+        bool hung = state && !strcmp (state, "hung");
+        if (hung && !ex->blender_hung && !ex->waiting) ex->heard_ms = bmq_mono_ms () - ex->interval;   /* the ping's wait */
+        if (ex->blender_up) ex->heard_ms = bmq_mono_ms ();
+        ex->blender_hung = hung;
         snprintf (ex->blender_detail, sizeof ex->blender_detail, "%s", detail ? detail : "");
         if (ex->blender_up) bmq_info ("Blender connected");
         else bmq_warn ("Blender disconnected: %s", ex->blender_detail);
@@ -236,9 +279,11 @@ static void s_on_request (executor_t *ex)
     }
     else if (env->type == BMQ_MSG_STATUS_REQUEST)
         reply = bmq_envelope_reply (env, BMQ_MSG_STATUS_REPLY,
-            json_pack ("{s:s, s:s, s:{s:b, s:s, s:s, s:I}, s:I, s:s?, s:I}", "service", "executor", "state", s_state (ex),
-                       "blender", "connected", ex->blender_up, "detail", ex->blender_detail,
+            json_pack ("{s:s, s:s, s:{s:b, s:b, s:I, s:s, s:s, s:I, s:s}, s:I, s:s?, s:I}", "service", "executor", "state", s_state (ex),
+                       "blender", "connected", ex->blender_up, "busy", ex->busy,
+                       "busy_ms", (json_int_t) (ex->busy ? bmq_now_ms () - ex->busy_since_wall : 0), "detail", ex->blender_detail,
                        "host", bmq_config_str (ex->cfg, "blender.host"), "port", (json_int_t) bmq_config_int (ex->cfg, "blender.port"),
+                       "socket", bmq_config_str (ex->cfg, "blender.socket"),
                        "queued", (json_int_t) zlistx_size (ex->queue),
                        "running", ex->current && ex->current->kind == BMQ_JOB_PLAN ? ex->current->plan_id : NULL,
                        "plans_run", (json_int_t) ex->plans_run));
@@ -335,7 +380,10 @@ int bmq_executor_service_run (bmq_config_t *cfg)
         .reconnect_max_ms = (int) bmq_config_int (cfg, "blender.reconnect_max_ms"),
         .command_timeout_ms = (int) bmq_config_int (cfg, "executor.command_timeout_ms"),
     };
-    snprintf (args.host, sizeof args.host, "%s", bmq_config_str (cfg, "blender.host"));
+    if (*bmq_config_str (cfg, "blender.socket"))      /* `up`: the unix socket in Blender's state folder */
+        snprintf (args.host, sizeof args.host, "unix:%s", bmq_config_str (cfg, "blender.socket"));
+    else snprintf (args.host, sizeof args.host, "%s", bmq_config_str (cfg, "blender.host"));
+    args.plain_remote = bmq_config_bool (cfg, "blender.allow_plain_remote");
     bmq_service_path (bmq_config_str (cfg, "validator.palette"), "proto/palette.yaml", args.palette, sizeof args.palette);
     if (s_read_token (bmq_config_str (cfg, "blender.token_file"), args.token, sizeof args.token)) {
         bmq_error ("cannot read the Blender token from blender.token_file '%s'", bmq_config_str (cfg, "blender.token_file"));
@@ -385,10 +433,12 @@ int bmq_executor_service_run (bmq_config_t *cfg)
             if (ex.current && ex.current->phase == BMQ_PHASE_RUN && ex.current->cancel)
                 atomic_store (&ex.link_cancel, true);       /* the actor sends cancel_plan between steps */
             executor_pump (&ex);
+            s_watch_busy (&ex);
             bmq_audit_tick (ex.audit);
         }
         bmq_info ("executor stopping (%lld plans run)", (long long) ex.plans_run);
         zpoller_destroy (&poller);
+        if (*bmq_config_str (cfg, "blender.busy_file")) remove (bmq_config_str (cfg, "blender.busy_file"));
         s_stop (&ex);
         bmq_blender_link_abort_all ();  /* the actor's pending connect or ping ends now */
         bmq_assets_http_abort_all ();   /* and a search or download in flight (within a second) */

@@ -1,0 +1,161 @@
+/* blender_confine — the live headless Blender's bwrap command line and
+ * rlimits (see blender_confine.h). */
+#include "blender_confine.h"
+
+#include "config.h"
+#include "sandbox_bwrap.h"
+#include "sandbox_seccomp.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void bmq_blender_confine_defaults (bmq_blender_confine_t *c)
+{
+    bmq_sandbox_limits_t l = { 0 };
+    l.uid = l.gid = 1;                  /* the live Blender keeps our uid: skip the sandbox uid lookup */
+    bmq_sandbox_limits_defaults (&l);
+    if (!c->bwrap) c->bwrap = "bwrap";
+    if (!c->blender) c->blender = "blender";
+    if (!c->data_dir) c->data_dir = bmq_data_dir ();
+    if (c->memory_mb <= 0) c->memory_mb = l.memory_mb;
+    if (c->file_mb <= 0) c->file_mb = l.file_mb * 16;
+    if (c->processes <= 0) c->processes = l.processes;
+}
+
+/* The absolute path of exe (PATH lookup), in out; false when not found. */
+static bool s_which (const char *exe, char *out, size_t len)
+{
+    if (strchr (exe, '/')) { snprintf (out, len, "%s", exe); return access (exe, X_OK) == 0; }
+    const char *path = getenv ("PATH");
+    for (const char *p = path && *path ? path : "/usr/bin:/bin"; p;) {
+        const char *colon = strchr (p, ':');
+        size_t n = colon ? (size_t) (colon - p) : strlen (p);
+        snprintf (out, len, "%.*s/%s", (int) n, p, exe);
+        if (n && access (out, X_OK) == 0) return true;
+        p = colon ? colon + 1 : NULL;
+    }
+    return false;
+}
+
+typedef struct {
+    char **argv;
+    int    argc;
+    bool   full;
+} s_args_t;
+
+static void s_add (s_args_t *a, const char *s)
+{
+    if (a->argc >= BMQ_CONFINE_MAX_ARGS - 1) { a->full = true; return; }
+    a->argv[a->argc++] = strdup (s);
+    a->argv[a->argc] = NULL;
+}
+
+static void s_add3 (s_args_t *a, const char *flag, const char *x, const char *y)
+{
+    s_add (a, flag);
+    s_add (a, x);
+    if (y) s_add (a, y);
+}
+
+int bmq_blender_confine_argv (const bmq_blender_confine_t *c, const char *const blender_args[],
+                              char *argv[BMQ_CONFINE_MAX_ARGS], char *err, size_t errlen)
+{
+    static const char *etc[] = { "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
+                                 "/etc/fonts", "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
+                                 "/etc/mime.types", "/etc/OpenCL", "/etc/glvnd", NULL };   /* the sandbox's list */
+    char bwrap[1024], blender[1024], real[PATH_MAX], path[1200], fd[16];
+    argv[0] = NULL;
+    if (!s_which (c->bwrap, bwrap, sizeof bwrap)) {
+        snprintf (err, errlen, "bubblewrap (%s) is not installed: Blender cannot be confined "
+                  "(install bubblewrap, or set blender.confine: false for development)", c->bwrap);
+        return -1;
+    }
+    if (!s_which (c->blender, blender, sizeof blender) || !realpath (blender, real)) {
+        snprintf (err, errlen, "Blender (%s) is not found", c->blender);
+        return -1;
+    }
+    struct stat st;
+    if (stat (c->token_file, &st) || stat (c->state_dir, &st) || !S_ISDIR (st.st_mode)) {
+        snprintf (err, errlen, "cannot confine Blender: its token file %s or state folder %s is missing", c->token_file,
+                  c->state_dir);
+        return -1;
+    }
+    s_args_t a = { .argv = argv };
+    s_add (&a, bwrap);
+    s_add (&a, "--unshare-all");
+    s_add (&a, "--die-with-parent");
+    s_add (&a, "--new-session");
+    s_add3 (&a, "--cap-drop", "ALL", NULL);
+    s_add (&a, "--clearenv");
+    s_add3 (&a, "--setenv", "HOME", "/home/blender");
+    s_add3 (&a, "--setenv", "PATH", "/usr/bin");
+    s_add3 (&a, "--setenv", "LANG", "C.UTF-8");
+    s_add3 (&a, "--setenv", "TMPDIR", "/tmp");
+    s_add3 (&a, "--setenv", "PYTHONHASHSEED", "0");   /* str hashes as in the sandbox (issue 23) */
+    s_add3 (&a, "--ro-bind", "/usr", "/usr");
+    s_add3 (&a, "--symlink", "usr/bin", "/bin");
+    s_add3 (&a, "--symlink", "usr/sbin", "/sbin");
+    s_add3 (&a, "--symlink", "usr/lib", "/lib");
+    s_add3 (&a, "--symlink", "usr/lib64", "/lib64");
+    for (const char **e = etc; *e; e++) s_add3 (&a, "--ro-bind-try", *e, *e);
+    s_add3 (&a, "--proc", "/proc", NULL);
+    s_add3 (&a, "--dev", "/dev", NULL);
+    s_add3 (&a, "--tmpfs", "/tmp", NULL);
+    s_add3 (&a, "--tmpfs", "/home", NULL);
+    s_add3 (&a, "--dir", "/home/blender", NULL);
+    if (strncmp (real, "/usr/", 5)) {          /* a Blender of its own (e.g. /opt/blender-3.4): its folder */
+        char *slash = strrchr (real, '/');
+        if (slash) *slash = 0;
+        s_add3 (&a, "--ro-bind", real, real);
+    }
+    snprintf (path, sizeof path, "%s/services/executor/addon", c->data_dir);
+    s_add3 (&a, "--ro-bind", path, path);
+    snprintf (path, sizeof path, "%s/proto", c->data_dir);
+    s_add3 (&a, "--ro-bind-try", path, path);
+    s_add3 (&a, "--ro-bind", c->token_file, c->token_file);
+    s_add3 (&a, "--bind", c->state_dir, c->state_dir);
+    s_add3 (&a, "--remount-ro", "/", NULL);
+    snprintf (fd, sizeof fd, "%d", c->seccomp_fd);
+    s_add3 (&a, "--seccomp", fd, NULL);
+    s_add3 (&a, "--chdir", "/home/blender", NULL);
+    s_add (&a, "--");
+    s_add (&a, blender);
+    for (int i = 0; blender_args && blender_args[i]; i++) s_add (&a, blender_args[i]);
+    if (a.full) {
+        bmq_blender_confine_free (argv);
+        snprintf (err, errlen, "cannot confine Blender: more than %d arguments", BMQ_CONFINE_MAX_ARGS - 1);
+        return -1;
+    }
+    return 0;
+}
+
+void bmq_blender_confine_free (char *argv[BMQ_CONFINE_MAX_ARGS])
+{
+    for (int i = 0; i < BMQ_CONFINE_MAX_ARGS && argv[i]; i++) { free (argv[i]); argv[i] = NULL; }
+}
+
+int bmq_blender_confine_seccomp_fd (char *err, size_t errlen)
+{
+    return bmq_sandbox_seccomp_fd (err, errlen);
+}
+
+void bmq_blender_confine_limits (const bmq_blender_confine_t *c)
+{
+    struct rlimit r;
+    r.rlim_cur = r.rlim_max = (rlim_t) c->memory_mb << 20;
+    setrlimit (RLIMIT_AS, &r);
+    r.rlim_cur = r.rlim_max = (rlim_t) c->file_mb << 20;
+    setrlimit (RLIMIT_FSIZE, &r);
+    r.rlim_cur = r.rlim_max = (rlim_t) c->processes;
+    setrlimit (RLIMIT_NPROC, &r);
+    r.rlim_cur = r.rlim_max = 0;
+    setrlimit (RLIMIT_CORE, &r);
+    r.rlim_cur = r.rlim_max = 1024;
+    setrlimit (RLIMIT_NOFILE, &r);
+}
