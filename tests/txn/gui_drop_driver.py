@@ -199,7 +199,8 @@ def main():
         bpy.ops.wm.quit_blender()
         return None
 
-    bpy.app.timers.register(tick, first_interval=0.5)
+    # persistent: a rollback loads the plan's snapshot (issue 23), which drops other timers
+    bpy.app.timers.register(tick, first_interval=0.5, persistent=True)
 
 
 main()

@@ -66,7 +66,7 @@ SKIP_PAIRS = frozenset((
     ("BrushGpencilSettings", "gpencil_paint_icon"), ("BrushGpencilSettings", "gpencil_sculpt_icon"),
     ("BrushGpencilSettings", "gpencil_weight_icon"), ("BrushGpencilSettings", "gpencil_vertex_icon"),
     ("BrushTextureSlot", "output_node"), ("Brush", "direction"), ("Brush", "gpencil_weight_tool"),
-    ("CyclesRenderSettings", "denoiser"),
+    ("CyclesRenderSettings", "denoiser"), ("ColorManagedInputColorspaceSettings", "name"),
     ("ToolSettings", "uv_sculpt"),      # Blender 4.3: its brush pointers dangle (reading one crashes)
     ("Mesh", "uv_layer_clone"), ("Mesh", "uv_layer_stencil"),  # one of uv_layers (the *_index says which)
     ("NodeSocket", "enabled"),          # derived from the node's settings; 4.x updates it only on load
