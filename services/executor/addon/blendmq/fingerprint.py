@@ -15,7 +15,9 @@ The same state gives the same digest in any process: nothing hashed is an addres
 is used only for the cycle guard), no salted hash() is used (values are serialised with marshal
 version 2, which has no references and no interning flags, then hashed with BLAKE2b), floats
 are hashed by their exact bytes (Python floats as IEEE doubles; large collections as the
-float32 Blender stores). An ID's digest is BLAKE2b over all its serialised properties; the
+float32 Blender stores). An ID's digest is BLAKE2b over all its serialised properties (one
+marshal of the sorted (property, value) pairs, the same whether per-property digests are asked
+for or not); the
 per-property digests that name what changed in a diff are CRC-32 + Adler-32 of each property's
 bytes (cheap; a collision could only drop a name from a diff, never hide a change of digest).
 
@@ -387,15 +389,13 @@ def compute(limit_ms=None, props=True):
         if walker.deadline is not None and time.perf_counter() > walker.deadline:
             raise FingerprintLimit()
         values = walker.id_props(block)
-        parts = []
+        items = tuple(sorted(values.items()))
+        d = hashlib.blake2b(s_dump(items), digest_size=16).hexdigest()
         table = {}
-        for pid in sorted(values):
-            data = s_dump(values[pid])
-            parts.append(pid.encode("utf-8", "surrogatepass"))
-            parts.append(data)
-            if props:
+        if props:                               # per property, for diff(): only when asked
+            for pid, v in items:
+                data = s_dump(v)
                 table[pid] = "%08x%08x" % (zlib.crc32(data), zlib.adler32(data))
-        d = hashlib.blake2b(b"\0".join(parts), digest_size=16).hexdigest()
         ids[key] = {"digest": d, "props": table} if props else {"digest": d}
         total.update(key.encode("utf-8", "surrogatepass") + b"\0" + bytes.fromhex(d))
     return {"digest": total.hexdigest(), "count": len(ids), "ids": ids,
