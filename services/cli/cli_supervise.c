@@ -105,9 +105,7 @@ static void s_exec_child (const char *log, char *const argv[], const supervisor_
     if (out >= 0) { dup2 (out, 1); dup2 (out, 2); }
     if (c->confined) {
         /* bwrap reads the filter from fd 3 (--seccomp 3); the rlimits are inherited */
-        if (seccomp < 0 || dup2 (seccomp, 3) != 3) _exit (126);
-        close_range (4, ~0U, 0);
-        bmq_blender_confine_limits (&c->confine);
+        if (bmq_blender_confine_child (&c->confine, seccomp)) _exit (126);
     }
     else close_range (3, ~0U, 0);
     execvp (argv[0], argv);

@@ -7,6 +7,7 @@
 #include "sandbox_seccomp.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,4 +159,15 @@ void bmq_blender_confine_limits (const bmq_blender_confine_t *c)
     setrlimit (RLIMIT_CORE, &r);
     r.rlim_cur = r.rlim_max = 1024;
     setrlimit (RLIMIT_NOFILE, &r);
+}
+
+int bmq_blender_confine_child (const bmq_blender_confine_t *c, int seccomp)
+{
+    if (seccomp < 0 || c->seccomp_fd < 3) return -1;
+    if (seccomp != c->seccomp_fd && dup2 (seccomp, c->seccomp_fd) != c->seccomp_fd) return -1;
+    if (seccomp == c->seccomp_fd && fcntl (seccomp, F_SETFD, 0) < 0) return -1;     /* dup2 clears close-on-exec; keep it cleared */
+    for (int fd = 3; fd < c->seccomp_fd; fd++) close (fd);
+    close_range ((unsigned) c->seccomp_fd + 1, ~0U, 0);
+    bmq_blender_confine_limits (c);
+    return 0;
 }

@@ -63,5 +63,10 @@ int  bmq_blender_confine_seccomp_fd (char *err, size_t errlen);
 
 /* In the forked child, before exec: the rlimits above. Async-signal-safe. */
 void bmq_blender_confine_limits (const bmq_blender_confine_t *c);
+/* In the forked child, once fds 0-2 are set, right before exec: the filter
+ * (seccomp, from bmq_blender_confine_seccomp_fd) moved to c->seccomp_fd,
+ * every other descriptor above 2 closed, the rlimits. Async-signal-safe.
+ * -1 when the filter cannot be put in place (the child must not exec). */
+int  bmq_blender_confine_child (const bmq_blender_confine_t *c, int seccomp);
 
 #endif
