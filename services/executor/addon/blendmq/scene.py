@@ -124,11 +124,13 @@ def reset_everything():
     """Blender's factory scene, emptied (issue 23): every object and every data block goes,
     orphans included; the scene's settings, compositor, world and custom properties are the
     factory ones (read_homefile with factory startup and use_empty: only the scene, windows
-    and workspaces are kept; the preferences and the add-on's Python state are untouched, and
-    its handlers and timers are persistent). Returns (objects_removed, data_removed)."""
+    and workspaces are kept; the add-on's Python state is untouched, and its handlers and
+    timers are persistent). In a GUI Blender the user's startup file is the base instead. Returns (objects_removed, data_removed)."""
     s_ensure_object_mode()
     objects, ids = len(bpy.data.objects), s_id_count()
-    res = bpy.ops.wm.read_homefile(use_factory_startup=True, use_empty=True, load_ui=False)
+    # Headless Blender runs with --factory-startup; a GUI Blender keeps its user's startup file and
+    # preferences (factory startup there would reset the preferences and the add-ons with them).
+    res = bpy.ops.wm.read_homefile(use_factory_startup=bool(bpy.app.background), use_empty=True, load_ui=False)
     if "FINISHED" not in res:
         raise CommandError("reset_scene: reading the factory scene failed: %s" % sorted(res))
     return objects, max(0, ids - objects - s_id_count())
