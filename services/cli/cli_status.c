@@ -141,7 +141,14 @@ static void s_print_rest (const json_t *sup, const json_t *shown)
         s_describe (c, line, sizeof line);
         bool running = state && !strcmp (state, "running");
         json_int_t port = json_integer_value (json_object_get (c, "port"));
-        if (port) printf ("%-10s %s  (port %lld)  %s\n", name, running ? "ok" : "DOWN", (long long) port, line);
+        char key[96];
+        snprintf (key, sizeof key, "busy:%s", name);
+        if (running && json_object_get (shown, key))       /* its executor hears nothing from it (issue 23) */
+            printf ("%-10s busy  (its main thread has not answered for more than two heartbeats)  %s\n", name, line);
+        else if (json_object_get (c, "socket"))
+            printf ("%-10s %s  (%s)  %s\n", name, running ? "ok" : "DOWN",
+                    json_is_true (json_object_get (c, "confined")) ? "confined" : "NOT confined", line);
+        else if (port) printf ("%-10s %s  (port %lld)  %s\n", name, running ? "ok" : "DOWN", (long long) port, line);
         else printf ("%-10s %s  %s\n", name, running ? "running" : "DOWN", line);
     }
     s_duration (bmq_now_ms () - json_integer_value (json_object_get (sup, "started_at")), d, sizeof d);
@@ -191,6 +198,11 @@ static int s_on_status (const bmq_envelope_t *env, void *arg)
         const char *state = json_string_value (json_object_get (s, "state"));
         s_supervised (st->sup, name, child, sizeof child, extra, sizeof extra);
         json_object_set_new (shown, child, json_true ());
+        if (state && !strcmp (state, "blender busy")) {     /* executor → its Blender: blender, blender-K */
+            char key[96];
+            snprintf (key, sizeof key, "busy:%s", !strncmp (name, "executor:", 9) ? name + 9 : "blender");
+            json_object_set_new (shown, key, json_true ());
+        }
         if (!strcmp (name, "validator")) {
             printf ("%-10s %s  (%lld workers, %lld busy)\n", name, alive ? "ok" : "DOWN",
                     (long long) json_integer_value (json_object_get (s, "workers")),
