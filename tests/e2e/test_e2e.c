@@ -712,7 +712,9 @@ static void s_blender_back_checked (int killed_pid)
         assert_int_equal (json_integer_value (json_object_get (c, "old_pid")), killed_pid);
         snprintf (path, sizeof path, "%s/blendmq.yaml", s_dir);
         bmq_config_t *cfg = bmq_config_load (path, NULL, 0);
-        assert_int_equal (json_integer_value (json_object_get (c, "port")), bmq_config_int (cfg, "blender.port"));
+        if (json_object_get (c, "socket"))      /* `up`'s Blender serves a unix socket (issue 24) */
+            assert_string_equal (json_string_value (json_object_get (c, "socket")), bmq_config_str (cfg, "blender.socket"));
+        else assert_int_equal (json_integer_value (json_object_get (c, "port")), bmq_config_int (cfg, "blender.port"));
         bmq_config_destroy (&cfg);
     }
     assert_true (found);
