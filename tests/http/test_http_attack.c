@@ -1,8 +1,9 @@
 /* Issue 24's attacks on the gateway's HTTP face, each of which worked on a
  * default `blendmq up` before, against the real HTTP server and a fake gateway
  * loop (fake_gateway.c), with the default flood settings:
- *   slow_loris      600 half-sent connections: /healthz and an authenticated
- *                   request still answer within 1 s; the half-sent ones are cut
+ *   slow_loris      600 half-sent connections (and 100 trickling a body after
+ *                   their 401): /healthz and an authenticated request still
+ *                   answer within 1 s; every one of them is cut
  *   stream_flood    515 event streams from one viewer: 16 live, the rest 429;
  *                   /healthz and another token within 1 s
  *   mcp_sessions    1,000 MCP sessions by a viewer do not evict an operator's
@@ -172,6 +173,16 @@ static void test_slow_loris (void **state)
         if (write (fds[i], half, strlen (half)) < 0) { }
     }
     assert_int_equal (opened, N);
+    /* and 100 that send whole headers (no token: 401 at once) and then trickle a long body: libmicrohttpd
+     * closes a connection whose request was answered before its body came, so these go at once */
+    enum { B = 100 };
+    static int bodies[B];
+    for (int i = 0; i < B; i++) {
+        bodies[i] = s_connect (port);
+        assert_true (bodies[i] >= 0);
+        const char *head = "POST /api/scripts HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{";
+        if (write (bodies[i], head, strlen (head)) < 0) { }
+    }
     zclock_sleep (300);                     /* every one of them is in */
     double worst = 0;
     for (int round = 0; round < 4; round++) {
@@ -186,6 +197,7 @@ static void test_slow_loris (void **state)
         if (w.ms > worst) worst = w.ms;
         /* the attacker goes on trickling a byte now and then: still cut at the header deadline */
         for (int i = 0; i < N; i += 7) if (write (fds[i], "a", 1) < 0) { }
+        for (int i = 0; i < B; i++) if (write (bodies[i], " ", 1) < 0) { }
         zclock_sleep (500);
     }
     /* past http.header_timeout_ms (3 s) every half-sent connection has been shut */
@@ -197,8 +209,19 @@ static void test_slow_loris (void **state)
         if (poll (&p, 1, 0) == 1 && read (fds[i], &c, 1) <= 0) cut++;
         close (fds[i]);
     }
-    printf ("slow-loris: worst answer %.1f ms; %d of %d half-sent connections cut by the server\n", worst, cut, N);
+    int bodies_cut = 0;
+    for (int i = 0; i < B; i++) {
+        char buf[4096];
+        ssize_t n;
+        struct pollfd p = { bodies[i], POLLIN, 0 };
+        while (poll (&p, 1, 0) == 1 && (n = read (bodies[i], buf, sizeof buf)) > 0) { }      /* the 401, then the end */
+        if (poll (&p, 1, 0) == 1 && read (bodies[i], buf, 1) <= 0) bodies_cut++;
+        close (bodies[i]);
+    }
+    printf ("slow-loris: worst answer %.1f ms; %d of %d half-sent connections and %d of %d trickled bodies cut by the server\n",
+            worst, cut, N, bodies_cut, B);
     assert_int_equal (cut, N);
+    assert_int_equal (bodies_cut, B);
     bmq_http_server_destroy (&srv);
 }
 
