@@ -1,6 +1,7 @@
 /* sandbox_bwrap — bubblewrap command line, rlimits, and the availability probe. */
 #include "sandbox_bwrap.h"
 
+#include "blender_root.h"
 #include "config.h"
 #include "sandbox_seccomp.h"
 
@@ -26,6 +27,9 @@ void bmq_sandbox_limits_defaults (bmq_sandbox_limits_t *l)
 {
     static char runner[1024];
     if (!l->bwrap) l->bwrap = "bwrap";
+    /* the Blender live runs (the supervisor exports what it started, issue 30) */
+    if (!l->blender && getenv ("BLENDMQ_BLENDER_PATH") && *getenv ("BLENDMQ_BLENDER_PATH")) l->blender = getenv ("BLENDMQ_BLENDER_PATH");
+    if (!l->blender && getenv ("BLENDMQ_BLENDER") && *getenv ("BLENDMQ_BLENDER")) l->blender = getenv ("BLENDMQ_BLENDER");
     if (!l->blender) l->blender = "blender";
     if (!l->runner) {
         snprintf (runner, sizeof runner, "%s/services/executor/sandbox/sandbox_runner.py", bmq_data_dir ());
@@ -115,13 +119,19 @@ static void s_isolation (s_args_t *a, const bmq_sandbox_limits_t *l)
     s_add (a, "--setenv"); s_add (a, "TMPDIR"); s_add (a, "/tmp");
     /* str hashes the same in every sandbox run: the order of a set of strings is no coin (issue 23) */
     s_add (a, "--setenv"); s_add (a, "PYTHONHASHSEED"); s_add (a, "0");
-    s_add (a, "--ro-bind"); s_add (a, "/usr"); s_add (a, "/usr");
+    /* Mesa would keep a shader cache in $HOME: a file the script did not write (issue 30) */
+    s_add (a, "--setenv"); s_add (a, "MESA_SHADER_CACHE_DISABLE"); s_add (a, "true");
+    s_add (a, "--setenv"); s_add (a, "MESA_GLSL_CACHE_DISABLE"); s_add (a, "true");
+    /* /usr and /etc: the Blender's own root when it has one (blender_root.h), else the host's */
+    s_add (a, "--ro-bind"); s_add (a, l->root[0] ? s_keep (a, "%s/usr", l->root) : "/usr"); s_add (a, "/usr");
     s_add (a, "--symlink"); s_add (a, "usr/bin"); s_add (a, "/bin");
     s_add (a, "--symlink"); s_add (a, "usr/sbin"); s_add (a, "/sbin");
     s_add (a, "--symlink"); s_add (a, "usr/lib"); s_add (a, "/lib");
     s_add (a, "--symlink"); s_add (a, "usr/lib64"); s_add (a, "/lib64");
     for (const char **e = etc; *e; e++) {
-        s_add (a, "--ro-bind-try"); s_add (a, *e); s_add (a, *e);
+        char from[1100];
+        snprintf (from, sizeof from, "%s%s", l->root, *e);
+        s_add (a, "--ro-bind-try"); s_add (a, l->root[0] ? s_keep (a, "%s", from) : *e); s_add (a, *e);
     }
     s_add (a, "--proc"); s_add (a, "/proc");
     s_add (a, "--dev"); s_add (a, "/dev");
@@ -322,9 +332,11 @@ int bmq_sandbox_probe (bmq_sandbox_limits_t *l, bool *drop_root, char *err, size
         snprintf (err, errlen, "sandbox unavailable: the protocol module %s is missing", l->proto);
         return -1;
     }
-    if (!s_in_path (l->blender, blender, sizeof l->resolved[1]) || strncmp (blender, "/usr/", 5) != 0) {
-        snprintf (err, errlen, "sandbox unavailable: Blender (%s) is not installed under /usr, the only "
-                  "system tree the sandbox sees", l->blender);
+    if (bmq_blender_root (l->blender, l->root, sizeof l->root))
+        snprintf (blender, sizeof l->resolved[1], "%s", BMQ_BLENDER_ROOT_EXE);     /* its root's /usr */
+    else if (!s_in_path (l->blender, blender, sizeof l->resolved[1]) || strncmp (blender, "/usr/", 5) != 0) {
+        snprintf (err, errlen, "sandbox unavailable: Blender (%s) is neither under /usr nor in a root of its own "
+                  "(deploy/blender-roots.sh), the system trees the sandbox can show it", l->blender);
         return -1;
     }
     l->bwrap = bwrap;               /* absolute from now on: no PATH search as nobody */

@@ -49,7 +49,7 @@
 
 typedef struct {
     const char *bwrap;          /* default "bwrap" (PATH) */
-    const char *blender;        /* default "blender" (PATH inside the sandbox: /usr/bin) */
+    const char *blender;        /* default $BLENDMQ_BLENDER_PATH, $BLENDMQ_BLENDER (what `up` started), "blender" */
     const char *runner;         /* sandbox_runner.py on the host (default: data dir) */
     int cpu_seconds;            /* RLIMIT_CPU (default 60) */
     int memory_mb;              /* RLIMIT_AS (default 4096) */
@@ -61,6 +61,8 @@ typedef struct {
     uid_t uid;                  /* the uid/gid the sandbox runs as when root drops privileges */
     gid_t gid;                  /* (0: default, BMQ_SANDBOX_UID if unused, else nobody) */
     char resolved[2][512];      /* set by bmq_sandbox_probe: absolute bwrap and blender */
+    char root[512];             /* set by bmq_sandbox_probe: the Blender's own root (blender_root.h), whose
+                                 * /usr and /etc the sandbox sees; "" for a Blender under the host's /usr */
     char uid_note[128];         /* set by bmq_sandbox_limits_defaults: why this uid */
 } bmq_sandbox_limits_t;
 

@@ -550,7 +550,7 @@ static void test_file_writes_rejected_by_host (void **state)
 {
     struct { const char *src, *wrote; } cases[] = {
         { "import bpy\nbpy.ops.wm.obj_export(**{'filepath': '/tmp/x.obj'})\n", "tmp/x.obj" },
-        { "import bpy\nbpy.ops.wm.save_homefile()\n", "home/.config/blender/3.4/config/startup.blend" },
+        { "import bpy\nbpy.ops.wm.save_homefile()\n", "/config/startup.blend" },   /* home/.config/blender/X.Y/: any version */
         { "import bpy\nbpy.ops.wm.obj_export(**{'filepath': '/out/evil.obj'})\n", "out/evil.obj" },
         { "import bpy\nbpy.ops.wm.obj_export(**{'filepath': '/dev/shm/x.obj'})\n", "shm/x.obj" },
     };
