@@ -1,6 +1,7 @@
 /* blender_confine — the live headless Blender's bwrap command line and
  * rlimits (see blender_confine.h). */
 #include "blender_confine.h"
+#include "blender_root.h"
 
 #include "config.h"
 #include "sandbox_bwrap.h"
@@ -81,6 +82,9 @@ int bmq_blender_confine_argv (const bmq_blender_confine_t *c, const char *const 
         snprintf (err, errlen, "Blender (%s) is not found", c->blender);
         return -1;
     }
+    /* a Blender in a root of its own (blender_root.h, issue 30): that root's /usr and /etc */
+    char root[512], from[1200];
+    bool rooted = bmq_blender_root (c->blender, root, sizeof root);
     struct stat st;
     if (stat (c->token_file, &st) || stat (c->state_dir, &st) || !S_ISDIR (st.st_mode)) {
         snprintf (err, errlen, "cannot confine Blender: its token file %s or state folder %s is missing", c->token_file,
@@ -99,18 +103,23 @@ int bmq_blender_confine_argv (const bmq_blender_confine_t *c, const char *const 
     s_add3 (&a, "--setenv", "LANG", "C.UTF-8");
     s_add3 (&a, "--setenv", "TMPDIR", "/tmp");
     s_add3 (&a, "--setenv", "PYTHONHASHSEED", "0");   /* str hashes as in the sandbox (issue 23) */
-    s_add3 (&a, "--ro-bind", "/usr", "/usr");
+    s_add3 (&a, "--setenv", "MESA_SHADER_CACHE_DISABLE", "true");     /* no shader cache in HOME */
+    snprintf (from, sizeof from, "%s/usr", rooted ? root : "");
+    s_add3 (&a, "--ro-bind", from, "/usr");
     s_add3 (&a, "--symlink", "usr/bin", "/bin");
     s_add3 (&a, "--symlink", "usr/sbin", "/sbin");
     s_add3 (&a, "--symlink", "usr/lib", "/lib");
     s_add3 (&a, "--symlink", "usr/lib64", "/lib64");
-    for (const char **e = etc; *e; e++) s_add3 (&a, "--ro-bind-try", *e, *e);
+    for (const char **e = etc; *e; e++) {
+        snprintf (from, sizeof from, "%s%s", rooted ? root : "", *e);
+        s_add3 (&a, "--ro-bind-try", from, *e);
+    }
     s_add3 (&a, "--proc", "/proc", NULL);
     s_add3 (&a, "--dev", "/dev", NULL);
     s_add3 (&a, "--tmpfs", "/tmp", NULL);
     s_add3 (&a, "--tmpfs", "/home", NULL);
     s_add3 (&a, "--dir", "/home/blender", NULL);
-    if (strncmp (real, "/usr/", 5)) {          /* a Blender of its own (e.g. /opt/blender-3.4): its folder */
+    if (!rooted && strncmp (real, "/usr/", 5)) {          /* a Blender of its own (e.g. /opt/blender-3.4): its folder */
         char *slash = strrchr (real, '/');
         if (slash) *slash = 0;
         s_add3 (&a, "--ro-bind", real, real);
@@ -126,7 +135,7 @@ int bmq_blender_confine_argv (const bmq_blender_confine_t *c, const char *const 
     s_add3 (&a, "--seccomp", fd, NULL);
     s_add3 (&a, "--chdir", "/home/blender", NULL);
     s_add (&a, "--");
-    s_add (&a, blender);
+    s_add (&a, rooted ? BMQ_BLENDER_ROOT_EXE : blender);
     for (int i = 0; blender_args && blender_args[i]; i++) s_add (&a, blender_args[i]);
     if (a.full) {
         bmq_blender_confine_free (argv);
