@@ -13,6 +13,13 @@
 #   deploy/test.sh                          the whole thing
 #   deploy/test.sh --only BUILD_DIR [ARGS]  ctest ARGS (e.g. -R 'pool|mcp') in an existing
 #                                           build dir plus the skip report; no install, no build
+#   deploy/test.sh --blenders BUILD_DIR     the Blender-facing groups on every newer Blender
+#                                           (BLENDERS below) in an existing build dir
+#
+# After the normal pass, the Blender-facing groups (BLENDER_GROUPS) run again on each
+# Blender deploy/blender-roots.sh installed (Debian trixie's 4.3, sid's 5.2): BLENDMQ_BLENDER
+# names its wrapper and a `blender` on PATH runs it, so every test that starts a Blender
+# starts that one (issue 30). The results are listed per version at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Tests never reach a real LLM: the planner's clients are tested against local fake servers.
@@ -24,6 +31,11 @@ unset GEMINI_API_KEY OPENAI_API_KEY
 #   multihost.netem   packet loss and delay need the kernel's sch_netem module, which no
 #                     package installs into a container's kernel; where it loads, it runs.
 ALLOWED_SKIPS=(deploy.kustomize multihost.netem)
+
+# The newer Blenders (deploy/blender-roots.sh's wrappers) and the groups that run on each.
+BLENDERS_DIR="${BLENDMQ_BLENDERS_DIR:-/opt/blendmq}"
+BLENDERS=(4.3 5.2)
+BLENDER_GROUPS='^(txn|e2e|script|look|assets|gui)\.'
 
 not_run_count=0        # tests that did not run, over all passes, outside ALLOWED_SKIPS
 
@@ -90,6 +102,52 @@ finish () {
   [ "$not_run_count" = 0 ] || echo "warning: $not_run_count test(s) did not run (listed above)" >&2
 }
 
+# blender_passes BUILD_DIR: the Blender-facing groups once per newer Blender, then one line
+# per version (passed/failed/not run, minutes). Returns 1 when any failed.
+blender_passes () {
+  local dir="$1" v wrap bin rc=0 t0 summary=()
+  for v in "${BLENDERS[@]}"; do
+    wrap="$BLENDERS_DIR/blender-$v/blender"
+    if [ ! -x "$wrap" ]; then
+      echo "== Blender $v: $wrap is missing (deploy/install-deps.sh --test builds it)" >&2
+      summary+=("Blender $v: NOT RUN ($wrap missing)")
+      not_run_count=$((not_run_count + 1))
+      continue
+    fi
+    bin="$(cd "$dir" && pwd)/blender-$v-path"
+    mkdir -p "$bin" && ln -sfn "$wrap" "$bin/blender"
+    echo "== Blender $v: $BLENDER_GROUPS" >&2
+    t0=$(date +%s)
+    local one=0
+    run_ctest "$dir" "Blender $v pass" BLENDMQ_BLENDER="$wrap" PATH="$bin:$PATH" \
+       -- --output-on-failure --timeout 600 -R "$BLENDER_GROUPS" || one=$?
+    summary+=("Blender $v: $(python3 - "$dir/ctest-results.xml" <<'PY'
+import sys, xml.etree.ElementTree as ET
+try:
+    cases = list(ET.parse(sys.argv[1]).getroot().iter("testcase"))
+except (OSError, ET.ParseError):
+    cases = []
+st = [c.get("status", "run") for c in cases]
+bad = [c.get("name") for c in cases if c.get("status") == "fail"]
+print("%d passed, %d failed, %d not run%s" % (st.count("run"), len(bad), st.count("notrun") + st.count("disabled"),
+      (": " + " ".join(bad)) if bad else ""))
+PY
+), $(( ($(date +%s) - t0 + 30) / 60 )) min")
+    [ "$one" = 0 ] || rc=1
+  done
+  echo "== Blender-facing groups per version:" >&2
+  printf '  %s\n' "${summary[@]}" >&2
+  return "$rc"
+}
+
+if [ "${1:-}" = --blenders ]; then
+  dir="${2:?usage: deploy/test.sh --blenders BUILD_DIR}"
+  rc=0
+  blender_passes "$dir" || rc=1
+  finish
+  exit "$rc"
+fi
+
 if [ "${1:-}" = --only ]; then
   dir="${2:?usage: deploy/test.sh --only BUILD_DIR [CTEST_ARGS...]}"; shift 2
   run_ctest "$dir" "ctest in $dir" -- --output-on-failure "$@"
@@ -101,6 +159,8 @@ deploy/install-deps.sh --test
 echo "== build (RelWithDebInfo) and test" >&2
 deploy/build.sh
 run_ctest build "normal pass" -- --output-on-failure --timeout 600
+echo "== the Blender-facing groups on Blender ${BLENDERS[*]}" >&2
+blender_passes build
 echo "== build (ASan + UBSan) and test" >&2
 BUILD_DIR=build-asan BUILD_TYPE=Debug deploy/build.sh -DBMQ_SANITIZE=ON
 # The fault-injection suite (faults.stack) times answers and heals against heartbeat
