@@ -7,16 +7,23 @@
 #include "sandbox_pool.h"
 #include "script_rules.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <sodium.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define STORE_MAX 64            /* sandboxed scripts kept for a confirmation */
 #define LINK_MARGIN_MS 15000    /* run_script: the add-on's own limit (timeout_ms) answers first */
 #define ID_BYTES 16             /* script ids: 128 random bits, 32 lowercase hex chars */
 #define PREVIEW_WIDTH 320       /* the sandbox's preview render (Workbench, no AA): ~0.7 s more per sandbox run */
 #define PREVIEW_HEIGHT 240
-#define PREVIEW_MAX_BYTES (2 << 20)     /* PNG bytes sent (base64: 4/3 of it), far under security.max_message_bytes */
+#define PREVIEW_MAX_BYTES (2 << 20)
+#define COPY_MAX_BYTES (4LL << 30)      /* a scene copy handed over by path (issue 23): at most 4 GiB */
+#define COPY_PREFIX "sandbox-copy-"     /* PNG bytes sent (base64: 4/3 of it), far under security.max_message_bytes */
 
 /* One sandbox run, or one confirmation, in progress (keyed by its story's cid). */
 typedef struct {
@@ -34,7 +41,6 @@ typedef struct {
     char    *sidecar;           /* the copy's state.save sidecar ({"fake_users": ...}), for the worker */
     int      timeout_ms;        /* the sandbox's wall-clock limit: the live one, so what passes has room live */
     json_t  *result;            /* set by the worker */
-    bool     saved_once;        /* sandbox: the first of two save_blend answers came */
     json_t  *who;               /* confirm: {key, role, channel} for the audit */
 } s_run_t;
 
@@ -122,6 +128,50 @@ static void s_entry_free (void **item)
     json_decref (e->after_ids);
     free (e);
     *item = NULL;
+}
+
+/* The sandbox's copy of a scene too big for the link (issue 23): the add-on left it in its state
+ * folder on this host and named it in copy_path. Only a plain file named sandbox-copy-<32 hex>.blend
+ * is read (no link followed, at most COPY_MAX_BYTES), then removed. 0, or -1 with why. */
+static int s_read_copy (const char *path, unsigned char **data, size_t *len, char *why, size_t whylen)
+{
+    const char *base = path ? strrchr (path, '/') : NULL;
+    size_t pl = strlen (COPY_PREFIX);
+    bool named = base && path[0] == '/' && !strstr (path, "/../") && strlen (base + 1) == pl + 32 + 6
+                 && !strncmp (base + 1, COPY_PREFIX, pl) && !strcmp (base + 1 + pl + 32, ".blend");
+    for (size_t i = 0; named && i < 32; i++) {
+        char c = base[1 + pl + i];
+        named = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+    }
+    if (!named) {
+        snprintf (why, whylen, "the scene copy's path is not one the add-on makes: %.200s", path ? path : "(none)");
+        return -1;
+    }
+    int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    struct stat st;
+    if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || st.st_size <= 0 || st.st_size > COPY_MAX_BYTES) {
+        snprintf (why, whylen, "cannot read the scene copy %.200s: %s", path,
+                  fd < 0 ? strerror (errno) : "not a plain file of 1 byte .. 4 GiB");
+        if (fd >= 0) close (fd);
+        return -1;
+    }
+    *data = malloc ((size_t) st.st_size);
+    size_t got = 0;
+    while (*data && got < (size_t) st.st_size) {
+        ssize_t n = read (fd, *data + got, (size_t) st.st_size - got);
+        if (n <= 0) break;
+        got += (size_t) n;
+    }
+    close (fd);
+    unlink (path);
+    if (!*data || got != (size_t) st.st_size) {
+        free (*data);
+        *data = NULL;
+        snprintf (why, whylen, "cannot read the scene copy %.200s (%zu of %lld bytes)", path, got, (long long) st.st_size);
+        return -1;
+    }
+    *len = got;
+    return 0;
 }
 
 /* ---- the sandbox worker thread ---------------------------------------------------- */
@@ -329,10 +379,8 @@ static bmq_envelope_t *s_on_script (bmq_script_jobs_t *self, const bmq_envelope_
     snprintf (run->sha, sizeof run->sha, "%s", sha);
     run->verdict = json_incref (verdict);
     zhashx_insert (self->pending, run->cid, run);
-    /* Saved twice, the second copy used: Blender's first save after it starts writes different
-     * bytes (pointers of data it allocates while saving) than every later save of the same
-     * scene, and the confirmation compares the sha256 of a later save with this one. */
-    zlistx_add_end (queue, s_command (run, BMQ_MSG_SCRIPT_REQUEST, "save_blend", json_pack ("{s:b}", "keep_orphans", 1)));
+    /* One save, orphans kept (state.save): the sandbox starts from live's fingerprint. The
+     * confirmation compares fingerprints, not the sha256 of two saves (issue 23). */
     zlistx_add_end (queue, s_command (run, BMQ_MSG_SCRIPT_REQUEST, "save_blend", json_pack ("{s:b}", "keep_orphans", 1)));
     return NULL;
 }
@@ -434,7 +482,6 @@ void bmq_script_jobs_on_command (bmq_script_jobs_t *self, const bmq_job_t *job, 
     bool ok = status == BMQ_LINK_OK && json_is_true (json_object_get (reply, "ok"));
     bool confirm = !strcmp (job->req_type, "script.confirm");
     if (!strcmp (job->command, "save_blend") && !confirm) {
-        if (ok && !run->saved_once) { run->saved_once = true; return; }
         if (!ok) {
             char msg[700];
             snprintf (msg, sizeof msg, "cannot copy the live scene for the sandbox: %s", s_link_error (status, reply, err));
@@ -454,9 +501,25 @@ void bmq_script_jobs_on_command (bmq_script_jobs_t *self, const bmq_job_t *job, 
             json_decref (side);
         }
         run->timeout_ms = self->timeout_ms;
-        run->blend_len = zframe_size (blob);
-        run->blend = malloc (run->blend_len ? run->blend_len : 1);
-        memcpy (run->blend, zframe_data (blob), run->blend_len);
+        const char *copy_path = json_string_value (json_object_get (json_object_get (reply, "result"), "copy_path"));
+        char why[400];
+        if (copy_path && zframe_size (blob) == 0) {     /* over the link's blob limit: by path (issue 23) */
+            if (s_read_copy (copy_path, &run->blend, &run->blend_len, why, sizeof why) < 0) {
+                char msg[700];
+                snprintf (msg, sizeof msg, "cannot copy the live scene for the sandbox: %s", why);
+                bmq_audit_record (self->audit, run->script_id, "script.sandbox", json_pack ("{s:s, s:s, s:s, s:s, s:s}",
+                                  "script_id", run->script_id, "script_sha256", run->sha, "status", "sandbox_failed",
+                                  "message", msg, "request_cid", run->cid));
+                s_answer (self, run->rid, run->cid, run->script_id, "sandbox_failed", msg, run->verdict, NULL);
+                zhashx_delete (self->pending, run->cid);
+                return;
+            }
+        }
+        else {
+            run->blend_len = zframe_size (blob);
+            run->blend = malloc (run->blend_len ? run->blend_len : 1);
+            memcpy (run->blend, zframe_data (blob), run->blend_len);
+        }
         zsock_send (self->worker, "sp", "RUN", run);
         return;
     }

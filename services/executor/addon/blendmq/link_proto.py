@@ -167,7 +167,7 @@ COMMANDS = {
     },
     "save_blend": {
         "args": {"keep_orphans": {"type": "bool"}},
-        "reply": ("bytes", "filepath", "fake_users"),
+        "reply": ("bytes", "filepath", "fake_users", "copy_path"),
         "read_only": False,
         "forward": True,
         "no_deadline": False,

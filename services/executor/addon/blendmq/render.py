@@ -101,6 +101,42 @@ def cmd_render_preview(args):
 
 
 FAKE_USERS_MAX = 20000      # orphans listed in a keep_orphans reply (the reply JSON stays under 1 MiB)
+COPY_PREFIX = "sandbox-copy-"   # the sandbox's copy of a scene too big for the link, by path (issue 23)
+
+
+def s_link_folder():
+    """The folder of the link's unix socket (`--socket PATH` after `--`): a headless Blender that
+    `up` confines sees it, and so does its executor on this host."""
+    import sys
+    argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
+    if "--socket" in argv[:-1]:
+        folder = os.path.dirname(argv[argv.index("--socket") + 1])
+        if folder and os.path.isdir(folder) and os.access(folder, os.W_OK):
+            return folder
+    return None
+
+
+def s_copy_by_path(path):
+    """Move the sandbox's copy at `path` into the state folder (else the link socket's folder, else
+    the snapshots' temp folder),
+    where the executor on this host reads (and removes) it: a scene larger than the link's blob
+    limit must not stop scripts."""
+    import secrets
+    from . import durable
+    from .protocol import MAX_BLOB
+    folder = durable.DURABLE.state_dir or s_link_folder() or durable.s_tmp_dir()
+    if not folder:
+        raise CommandError("the scene is %d bytes, over the link's %d byte limit, and this Blender has no folder "
+                           "to hand the sandbox its copy by path" % (os.path.getsize(path), MAX_BLOB))
+    for name in os.listdir(folder):             # copies an executor never took: at most one kept
+        if name.startswith(COPY_PREFIX):
+            try:
+                os.unlink(os.path.join(folder, name))
+            except OSError:
+                pass
+    dest = os.path.join(folder, "%s%s.blend" % (COPY_PREFIX, secrets.token_hex(16)))
+    shutil.move(path, dest)
+    return dest
 
 
 def cmd_save_blend(args):
@@ -125,6 +161,11 @@ def cmd_save_blend(args):
                 raise CommandError("save failed: %s" % CAPTURE.text[-500:])
         if not os.path.exists(path):
             raise CommandError("save failed: %s" % CAPTURE.text[-500:])
+        from .protocol import MAX_BLOB
+        if fake_users is not None and os.path.getsize(path) > MAX_BLOB:
+            copy_path = s_copy_by_path(path)
+            return {"bytes": os.path.getsize(copy_path), "filepath": bpy.data.filepath, "fake_users": fake_users,
+                    "copy_path": copy_path}, b""
         with open(path, "rb") as f:
             data = f.read()
     finally:
