@@ -21,6 +21,7 @@ import os
 import shutil
 import tempfile
 
+from . import compat
 from .args import CommandError
 from .asset_stage import KEY_FIELDS, STAGED, key_text, s_key
 
@@ -124,8 +125,7 @@ def s_import_model(bundle, main, label, where):
             o.parent = root         # the root sits at the origin: world transforms stay
             o.matrix_parent_inverse.identity()
     vl = bpy.context.view_layer
-    for o in list(vl.objects.selected):
-        o.select_set(False)
+    compat.deselect_all(vl)
     root.select_set(True)
     vl.objects.active = root
     return root

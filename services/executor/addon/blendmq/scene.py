@@ -2,6 +2,7 @@
 selection helpers steps use."""
 import bpy
 
+from . import compat
 from .args import CommandError, s_int_arg
 
 
@@ -17,8 +18,7 @@ def s_select_only(name):
     if obj is None:
         raise CommandError("no object named %s" % name)
     s_ensure_object_mode()
-    for o in list(vl.objects.selected):
-        o.select_set(False)
+    compat.deselect_all(vl)
     obj.select_set(True)
     vl.objects.active = obj
     return obj

@@ -8,7 +8,7 @@ import re
 import bpy
 from mathutils import Matrix, Quaternion, Vector
 
-from . import bounds
+from . import bounds, compat
 from .args import CommandError, s_num, s_only, s_tuples, s_vec3
 from .asset_import import s_builtin_asset_import
 from .capture import CAPTURE
@@ -238,7 +238,7 @@ def s_run_operator(operation, params):
         fallback = FALLBACKS.get(operation)
         if fallback is None:
             raise CommandError("%s cannot run here: poll() failed (context is incorrect)" % operation)
-        fallback(list(bpy.context.view_layer.objects.selected), params)
+        fallback(compat.selected_objects(bpy.context.view_layer), params)
         return
     if result != {"FINISHED"}:
         reports = CAPTURE.text[:1000]

@@ -31,7 +31,7 @@ import time
 
 import bpy
 
-from . import durable
+from . import compat, durable
 from .args import CommandError
 from .log import log
 from .scene import s_ensure_object_mode
@@ -109,7 +109,7 @@ class s_Transaction:
         self.world = world.name if world is not None else None
         vl = bpy.context.view_layer
         self.active = vl.objects.active.name if vl.objects.active else None
-        self.selected = [o.name for o in vl.objects.selected]
+        self.selected = [o.name for o in compat.selected_objects(vl)]
         self.saved = {}
         self.undo = None        # the s_UndoBracket in a GUI Blender
         self.known = None       # object names after the last step (steps.py diffs against them)
@@ -133,7 +133,7 @@ class s_Transaction:
             self.touch(vl.objects.get(target))
             return
         self.touch(vl.objects.active)
-        for o in vl.objects.selected:
+        for o in compat.selected_objects(vl):
             self.touch(o)
 
     def rollback(self):
@@ -166,8 +166,7 @@ class s_Transaction:
         self.restore_world()
         self.remove_new_data()
         vl = bpy.context.view_layer
-        for o in list(vl.objects.selected):
-            o.select_set(False)
+        compat.deselect_all(vl)
         for name in self.selected:
             if name in vl.objects:
                 vl.objects[name].select_set(True)
@@ -234,7 +233,7 @@ class s_Plan:
             self.touch(vl.objects.get(target))
             return
         self.touch(vl.objects.active)
-        for o in vl.objects.selected:
+        for o in compat.selected_objects(vl):
             self.touch(o)
 
     def rollback(self):

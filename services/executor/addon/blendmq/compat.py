@@ -1,0 +1,34 @@
+"""What differs between the Blenders the add-on runs on (3.4 to 5.x), each named once here
+(issue 30). Feature checks, read where Blender's API is read, never version-number tables.
+
+Met so far, and where each is handled:
+- view_layer.objects.selected holds None for an object bpy.data.objects.remove took until the
+  layer resyncs (3.4, 4.3 and 5.2 alike; 3.4 happened to resync in the old rollback order):
+  selected_objects / deselect_all below (transaction.py, scene.py, asset_import.py, steps.py).
+- bpy.data.all_ids (5.x), Scene.node_tree gone (5.x: Scene.compositing_node_group), 4.3's
+  dangling UvSculpt brush pointers, 4.x's UV layers sharing a pointer with their float2
+  attribute, the Cycles camera group 4.x writes on save: fingerprint.py (standalone, so named
+  there: SKIP_COLLECTIONS, SKIP_PAIRS, FORWARD_COMPAT, the cycle guard's key).
+- Python 3.14's lazy annotations (5.x): script_exec.py's ANNOTATION_NAMES.
+- Action.fcurves gone in 5.x (layered actions): action_fcurves below.
+"""
+
+
+def selected_objects(view_layer):
+    """The view layer's selected objects, without the None a removed object leaves."""
+    return [o for o in view_layer.objects.selected if o is not None]
+
+
+def deselect_all(view_layer):
+    """Deselect every object of the view layer (select_set on a None would raise)."""
+    for o in selected_objects(view_layer):
+        o.select_set(False)
+
+
+def action_fcurves(action):
+    """An action's F-curves: Action.fcurves (3.x, 4.x), or every channel bag's of a layered
+    action (5.x, where Action.fcurves is gone)."""
+    if hasattr(action, "fcurves"):
+        return list(action.fcurves)
+    return [c for layer in action.layers for strip in layer.strips
+            for bag in getattr(strip, "channelbags", ()) for c in bag.fcurves]
