@@ -28,7 +28,8 @@ struct bmq_audit_chain_t {
     int64_t   saved_head_id, saved_base_id;      /* at begin */
     s_hash_t  saved_head_hash, saved_base_prev;
     char      problem[400];       /* what opening found wrong ("" none) */
-    int64_t   verified_id;        /* incremental verification: checked up to here */
+    int64_t   verified_id;        /* incremental verification (a rolling sweep): checked up to here */
+    bool      sweep_clean;        /* the sweep under way began at the start and found nothing yet */
     s_hash_t  verified_hash;
 };
 
@@ -446,6 +447,7 @@ json_t *bmq_audit_chain_verify (bmq_audit_chain_t *self, sqlite3 *db, bool incre
         from = self->verified_id + 1;
         memcpy (prev, self->verified_hash, sizeof prev);
     }
+    else self->sweep_clean = true;      /* a pass from the start of the trail */
     int64_t checked = 0, expect = from;
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2 (db, "SELECT " ROW_COLUMNS " FROM records WHERE id >= ? AND id <= ? ORDER BY id", -1, &st, NULL) != SQLITE_OK) {
@@ -500,10 +502,16 @@ json_t *bmq_audit_chain_verify (bmq_audit_chain_t *self, sqlite3 *db, bool incre
     if (!bad && !row_bad && done && expect <= self->head_id && max_id >= self->head_id)
         bad = s_bad (expect, "records %lld..%lld are missing (deleted)", (long long) expect, (long long) self->head_id);
     /* a failed check is redone in full next time: nothing after it counts as verified */
-    if (bad) self->verified_id = self->base_id - 1, memcpy (self->verified_hash, self->base_prev, sizeof prev);
-    json_t *out = json_pack ("{s:b, s:I, s:I, s:I, s:I, s:b}", "ok", bad == NULL, "checked", (json_int_t) checked,
+    if (bad) self->sweep_clean = false;
+    /* a whole pass, start to head, found nothing: only that clears an earlier finding */
+    bool pass_clean = done && !bad && self->sweep_clean;
+    json_t *out = json_pack ("{s:b, s:I, s:I, s:I, s:I, s:b, s:b}", "ok", bad == NULL, "checked", (json_int_t) checked,
                              "verified_upto", (json_int_t) self->verified_id, "head_id", (json_int_t) self->head_id,
-                             "base_id", (json_int_t) self->base_id, "complete", done);
+                             "base_id", (json_int_t) self->base_id, "complete", done, "pass_clean", pass_clean);
     if (bad) json_object_set_new (out, "first_bad", bad);
+    /* the next step starts over from the start of the trail when this one
+     * reached the head or failed: a rolling sweep, so a record edited after
+     * it was first verified is found within one pass */
+    if (bad || done) self->verified_id = self->base_id - 1, memcpy (self->verified_hash, self->base_prev, sizeof prev);
     return out;
 }

@@ -70,11 +70,14 @@ int  bmq_audit_chain_commit (bmq_audit_chain_t *self, char *err, size_t errlen);
  * the kept trail now starts after it. */
 void bmq_audit_chain_rebase (bmq_audit_chain_t *self, int64_t last_id, const char *hash_hex);
 
-/* Verify the trail in `db`. `incremental`: from the last record verified by
- * an earlier call (at most `max_rows` more; 0 no limit), else from its start.
- * The checkpoint (head and base) is checked every time. Returns
- * {ok, checked, verified_upto, head_id, base_id, records, first_bad?:{id, reason}}
- * (NULL with err when the database cannot be read). */
+/* Verify the trail in `db`. `incremental`: the next step of a rolling sweep
+ * (at most `max_rows` rows from where the last step stopped; a step that
+ * reaches the head or finds a bad record makes the next start over from the
+ * start of the trail), else the whole trail at once. The checkpoint (head and
+ * base) and both ends are checked every time. Returns {ok, checked,
+ * verified_upto, head_id, base_id, complete, pass_clean (a whole pass from
+ * the start found nothing), first_bad?: {id, reason}} (NULL with err when the
+ * database cannot be read). */
 json_t *bmq_audit_chain_verify (bmq_audit_chain_t *self, sqlite3 *db, bool incremental, int max_rows,
                                 char *err, size_t errlen);
 
