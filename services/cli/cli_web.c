@@ -104,7 +104,8 @@ static int s_login_code (const char *base, const char *token, char *path, size_t
 }
 
 /* Hand `url` to the browser: $BROWSER when set, else xdg-open. 0 when it
- * started and exited 0 (xdg-open's own verdict), -1 otherwise. */
+ * started and exited 0 (xdg-open's own verdict) or is still running after 5 s
+ * (a browser in the foreground), -1 otherwise. */
 static int s_open (const char *url)
 {
     const char *browser = getenv ("BROWSER") && *getenv ("BROWSER") ? getenv ("BROWSER") : "xdg-open";
@@ -121,8 +122,13 @@ static int s_open (const char *url)
                          "it prints)\n", browser);
         return -1;
     }
+    /* xdg-open hands the URL over and exits (its status says whether a browser took it); a $BROWSER
+     * that is the browser itself keeps running: still there after a few seconds is "opened" */
     int status = 0;
-    if (waitpid (pid, &status, 0) < 0 || !WIFEXITED (status) || WEXITSTATUS (status)) {
+    pid_t done = 0;
+    for (int i = 0; i < 100 && !(done = waitpid (pid, &status, WNOHANG)); i++) usleep (50 * 1000);
+    if (!done) return 0;
+    if (done < 0 || !WIFEXITED (status) || WEXITSTATUS (status)) {
         fprintf (stderr, "blendmq: %s could not open a browser (exit %d): run `blendmq web` and open the address it prints\n",
                  browser, WIFEXITED (status) ? WEXITSTATUS (status) : -1);
         return -1;
