@@ -16,7 +16,9 @@
 //              signed in to the page, posts the confirm of an agent's script (fetch no-cors with a Blob, a JSON
 //              fetch, a form): nothing is confirmed and the audit has no confirmation; the session cookie is
 //              __Host- and Secure (Chromium keeps it on http://127.0.0.1); the page itself confirms, and the
-//              audit names the key, its own role and the channel (web, operator+reviewer, page)
+//              audit names the key, its own role and the channel (web, operator+reviewer, page); MCP
+//              confirm_script answers pending, the Scripts screen shows the AI assistant's request, and the
+//              agent's next call says applied
 //   open       (issue 24, label attack) `blendmq web --open` with a fake xdg-open/$BROWSER that records its
 //              argv and every process's: no token in any; the one-time code signs in once; no browser: exit ≠ 0
 //   reconnect  the gateway is killed (kill -9; `up` supervises it back): the page's live stream
@@ -354,7 +356,10 @@ async function sandboxed(name) {
   const r = await bearer('POST', '/api/scripts', 'mcp', {
     script: `import bpy\nbpy.ops.mesh.primitive_cube_add(size=0.5, location=(7, 0, 0.25))\nbpy.context.active_object.name = "${name}"\n` });
   if (r.status !== 200 || r.data.status !== 'sandboxed') throw new Error(`the agent's script did not sandbox: ${JSON.stringify(r)}`);
-  return { id: r.data.script_id, sha: r.data.verdict.script_sha256 };
+  const listed = await bearer('GET', `/api/scripts/${r.data.script_id}`, 'cli');
+  const entry = (listed.data.scripts || [listed.data])[0];
+  if (!entry || !/^[0-9a-f]{64}$/.test(entry.sha256)) throw new Error(`no sha256 for the agent's script: ${JSON.stringify(listed)}`);
+  return { id: r.data.script_id, sha: entry.sha256 };
 }
 
 const confirmations = async id => {
@@ -408,8 +413,17 @@ async function crosssite(browser) {
   check(!/"status":"confirmed"/.test(trail), 'the audit has no confirmation of it');
   const scene = await bearer('GET', '/api/scene?limit=1000', 'cli');
   check(!(scene.data.objects || []).some(o => o.name === 'agent_crate'), 'and its object is not in the live scene');
+  // the agent asks over MCP (confirm_script): a person is asked on the page, not the agent
+  const asked = await mcpConfirm(agent);
+  check(asked.structuredContent && asked.structuredContent.status === 'pending' && !asked.isError,
+    `MCP confirm_script answers pending and where to approve (${(asked.content || [{}])[0].text})`);
+  await screen(page, 'scripts', 'Scripts');
+  await page.getByRole('heading', { name: 'An AI assistant asks you to apply' }).waitFor();
+  await axe(page, 'the Scripts screen with an AI assistant\'s request');
+  await shot(page, 'scripts-asked');
   // the page itself, a person clicking Apply to live: confirmed, and the audit says who, as what, and how
-  await page.goto(`${url}/#/scripts/${agent.id}`);
+  await page.locator('section', { has: page.getByRole('heading', { name: 'An AI assistant asks you to apply' }) })
+    .getByRole('link', { name: `Review ${agent.id.slice(0, 12)}…` }).click();
   await page.getByRole('heading', { name: /^Review script/ }).waitFor();
   await page.getByRole('button', { name: 'Apply to live' }).click();
   await page.getByText('applied live').waitFor({ timeout: 30000 });
@@ -417,6 +431,21 @@ async function crosssite(browser) {
   check(/"status":"confirmed"/.test(after), 'the page\'s own confirmation applies it');
   check(/"confirmed_by":\{[^}]*"key":"web"/.test(after) && /"role":"operator\+reviewer"/.test(after) && /"channel":"page"/.test(after),
     'and the audit records the key (web), its own role (operator+reviewer) and the channel (page)');
+  const outcome = await mcpConfirm(agent);
+  check(outcome.structuredContent && outcome.structuredContent.status === 'applied', 'the agent\'s next confirm_script says applied');
+}
+
+// confirm_script over MCP Streamable HTTP with the `mcp` token (JSON answers), waiting 0 s.
+async function mcpConfirm(agent) {
+  const headers = { Authorization: `Bearer ${token('mcp')}`, 'Content-Type': 'application/json', Accept: 'application/json' };
+  const init = await fetch(`${url}/mcp`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: { elicitation: {} }, clientInfo: { name: 'web-test-agent', version: '1' } } }) });
+  const sid = init.headers.get('mcp-session-id');
+  const h = { ...headers, 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-06-18' };
+  await fetch(`${url}/mcp`, { method: 'POST', headers: h, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+  const r = await fetch(`${url}/mcp`, { method: 'POST', headers: h, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call',
+    params: { name: 'confirm_script', arguments: { script_id: agent.id, sha256: agent.sha, wait_s: 0 } } }) });
+  return (await r.json()).result || {};
 }
 
 async function open() {
