@@ -36,10 +36,18 @@ static int s_teardown (void **state)
     return 0;
 }
 
+/* The recorded table of the Blender that runs: proto/script_rna_blender_<its version>.json
+ * (issue 30: one per version; the live table's entries name the version). */
 static void test_fixture_matches_live_blender (void **state)
 {
-    char err[256];
-    json_t *fixture = bmq_script_rna_load (BMQ_SOURCE_DIR "/" BMQ_SCRIPT_RNA_FIXTURE, err, sizeof err);
+    char err[256], path[512];
+    const char *version = json_string_value (json_object_get (json_object_get (s_live, "bpy.ops.mesh.primitive_cube_add"),
+                                                              "blender"));
+    assert_non_null (version);
+    snprintf (path, sizeof path, "%s/proto/script_rna_blender_%s.json", BMQ_SOURCE_DIR, version);
+    if (access (path, R_OK) != 0)
+        fail_msg ("no recorded RNA for Blender %s: record %s (tests/script/fixtures/record_script_rna.py)", version, path);
+    json_t *fixture = bmq_script_rna_load (path, err, sizeof err);
     assert_non_null (fixture);
     const char *ops[] = { "bpy.ops.mesh.primitive_cube_add", "bpy.ops.mesh.primitive_uv_sphere_add",
                           "bpy.ops.object.light_add", "bpy.ops.object.shade_smooth", "bpy.ops.transform.resize",
