@@ -121,6 +121,17 @@ void executor_run_result (executor_t *ex, int status, json_t *reply, const char 
 {
     bmq_job_t *job = ex->current;
     atomic_store (&ex->link_cancel, false);
+    if (status != BMQ_LINK_OK && ex->busy) {
+        /* closed for silence while Blender was busy (issue 23): its step is still
+         * running there, so the outcome is not known; not "failed" */
+        char why[700];
+        snprintf (why, sizeof why, "still running in Blender (busy for %lld s, no answer within the step timeout): the "
+                  "outcome is not known yet; the link was closed, so Blender rolls the plan back when its step returns "
+                  "(reported as plan.interrupted then; past blender.hang_kill_ms it is restarted from its last commit)",
+                  (long long) ((bmq_now_ms () - ex->busy_since_wall) / 1000));
+        executor_finish_plan (ex, "interrupted", why, 0, NULL);
+        return;
+    }
     if (status != BMQ_LINK_OK) {       /* the link dropped (or was closed): the add-on rolls the plan back */
         executor_finish_plan (ex, "interrupted", err && *err ? err : "connection to Blender lost", 0, NULL);
         return;

@@ -5,8 +5,9 @@
 #     process's environment: the supervisor cleared it, so every process reads the same value;
 #  3. the Blender is confined (bwrap) and serves a 0600 socket;
 #  4. a Blender whose main thread stops (SIGSTOP: a blocked main thread) shows "blender busy" in
-#     `status` and `status --json` within a few heartbeats, and past blender.hang_kill_ms the
-#     supervisor kills it and starts it again; `status` then says it answers.
+#     `status` and `status --json` within a few heartbeats; a plan sent meanwhile is answered
+#     "still running", not "failed"; past blender.hang_kill_ms the supervisor kills it and starts
+#     it again; `status` then says it answers.
 # Usage: test_up_blender.sh BIN_DIR. Exit 77 without Blender or bubblewrap.
 set -u
 BIN=$1
@@ -59,15 +60,26 @@ busy_text() { "$BIN/blendmq" --run-dir "$R" status 2>/dev/null | grep -q "^blend
 busy_json() { "$BIN/blendmq" --run-dir "$R" status --json 2>/dev/null | grep -q '"blender busy"'; }
 connected() { "$BIN/blendmq" --run-dir "$R" status 2>/dev/null | grep -q "blender connected"; }
 wait_for 30 "Blender connected" connected
+# a long plan, stopped in its middle: its answer must say "still running", not "failed"
+/usr/bin/python3 -c 'import json; print(json.dumps([{"operation": "bpy.ops.mesh.primitive_uv_sphere_add", "name": "s%d" % i,
+    "params": {"location": [i % 20, i // 20, 0]}} for i in range(200)]))' > "$W/plan.json"
+"$BIN/blendmq" --run-dir "$R" --json plan run "$W/plan.json" > "$W/plan.out" 2>&1 &
+PLAN=$!
+started() { [ "$(grep -c '"ok"' "$W/plan.out" 2>/dev/null)" -ge 10 ]; }
+wait_for 60 "the plan's first steps" started
 kill -STOP "$IN"
 T0=$(date +%s%N)
 wait_for 15 "status says blender busy" busy_text
 wait_for 5 "status --json says blender busy" busy_json
-ok "busy after $(( ($(date +%s%N) - T0) / 1000000 )) ms: $("$BIN/blendmq" --run-dir "$R" status | grep '^blender')"
+ok "busy after $(( ($(date +%s%N) - T0) / 1000000 )) ms, $(grep -c '"ok"' "$W/plan.out") steps in: $("$BIN/blendmq" --run-dir "$R" status | grep '^blender')"
 killed() { grep -q '"hang_kills": *[1-9]' "$R/supervisor.json"; }
 wait_for 30 "the supervisor kills the hung Blender" killed
 ok "killed after $(( ($(date +%s%N) - T0) / 1000000 )) ms: $(grep -o 'has been busy[^:]*' "$R/logs/supervisor.log" | tail -1)"
 wait_for 90 "Blender answers again after its restart" connected
+wait $PLAN
+grep -q "still running" "$W/plan.out" || fail "the plan's answer does not say still running: $(tail -2 "$W/plan.out" | cut -c1-400)"
+grep -q '"status": *"failed"' "$W/plan.out" && fail "the plan's answer says failed: $(tail -2 "$W/plan.out" | cut -c1-400)"
+ok "the plan's answer: $(grep -o 'still running[^(]*' "$W/plan.out" | head -1)"
 ok "Blender restarted and connected ($(( ($(date +%s%N) - T0) / 1000000 )) ms after the stop)"
 "$BIN/blendmq" --run-dir "$R" status | grep -q "^blender *busy" && fail "status still says busy"
 "$BIN/blendmq" --run-dir "$R" down >/dev/null 2>&1
