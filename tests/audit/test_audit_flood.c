@@ -35,6 +35,21 @@
 #define GW "inproc://audit-flood-gateway"
 
 static char s_url[300];
+static ah_env_t s_env;
+static pid_t s_audit_pid = -1;
+
+static int s_setup (void **state) { (void) state; ah_setup (&s_env); return 0; }
+
+/* runs even when an assertion failed: no audit process or temp dir left behind */
+static int s_teardown (void **state)
+{
+    (void) state;
+    if (s_audit_pid > 0) ah_stop (s_audit_pid, SIGKILL, 5000);
+    s_audit_pid = -1;
+    bmq_bus_security_shutdown ();
+    ah_teardown (&s_env);
+    return 0;
+}
 static atomic_long s_401, s_other;
 
 static size_t s_discard (char *p, size_t size, size_t n, void *u) { (void) p; (void) u; return size * n; }
@@ -75,12 +90,11 @@ static void s_audit_turn (bmq_audit_t *audit, int ms)
 static void test_401_flood (void **state)
 {
     (void) state;
-    ah_env_t env;
-    ah_setup (&env);
+    ah_env_t env = s_env;
     char err[512], keys[400], log[400];
     snprintf (keys, sizeof keys, "%s/keys", env.dir);
     if (bmq_keys_setup_process (keys, "gateway", err, sizeof err)) fail_msg ("%s", err);    /* as the gateway */
-    pid_t audit_pid = ah_start_audit (&env, NULL);
+    pid_t audit_pid = s_audit_pid = ah_start_audit (&env, NULL);
     assert_true (audit_pid > 0);
     /* the HTTP layer logs each refusal: to a file, not the test's output */
     snprintf (log, sizeof log, "%s/http.log", env.dir);
@@ -144,8 +158,7 @@ static void test_401_flood (void **state)
     fake_gateway_destroy (&gw);
     curl_global_cleanup ();
     ah_stop (audit_pid, SIGTERM, 10000);
-    bmq_bus_security_shutdown ();
-    ah_teardown (&env);
+    s_audit_pid = -1;
 }
 
 /* The bus: a key refused message after message (here a viewer asking the
@@ -154,13 +167,12 @@ static void test_401_flood (void **state)
 static void test_bus_refusal_flood (void **state)
 {
     (void) state;
-    ah_env_t env;
-    ah_setup (&env);
+    ah_env_t env = s_env;
     char err[512], keys[400], ep[400];
     snprintf (keys, sizeof keys, "%s/keys", env.dir);
     if (bmq_keys_setup_process (keys, "executor", err, sizeof err)) fail_msg ("%s", err);
     assert_int_equal (bmq_keys_add_client (keys, "nosy", "viewer", err, sizeof err), 0);
-    pid_t audit_pid = ah_start_audit (&env, NULL);
+    pid_t audit_pid = s_audit_pid = ah_start_audit (&env, NULL);
     assert_true (audit_pid > 0);
     snprintf (ep, sizeof ep, "ipc://%s/service.sock", env.dir);
     zsock_t *server = bmq_bus_bind (ZMQ_ROUTER, ep);
@@ -213,15 +225,14 @@ static void test_bus_refusal_flood (void **state)
     zsock_destroy (&client);
     zsock_destroy (&server);
     ah_stop (audit_pid, SIGTERM, 10000);
-    bmq_bus_security_shutdown ();
-    ah_teardown (&env);
+    s_audit_pid = -1;
 }
 
 int main (void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test (test_401_flood),
-        cmocka_unit_test (test_bus_refusal_flood),
+        cmocka_unit_test_setup_teardown (test_401_flood, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_bus_refusal_flood, s_setup, s_teardown),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -67,10 +67,24 @@ static bmq_envelope_t *s_execute (const json_t *plan, const char *hash, const ch
     return answer;
 }
 
+static pid_t s_executor = -1;
+
+static int s_setup (void **state) { (void) state; ah_setup (&s_env); return 0; }
+
+/* runs even when an assertion failed: no executor or temp dir left behind */
+static int s_teardown (void **state)
+{
+    (void) state;
+    if (s_executor > 0) ah_stop (s_executor, SIGKILL, 5000);
+    s_executor = -1;
+    bmq_bus_security_shutdown ();
+    ah_teardown (&s_env);
+    return 0;
+}
+
 static void test_seal_replayed_after_restart (void **state)
 {
     (void) state;
-    ah_setup (&s_env);
     char err[512], keys[400];
     snprintf (keys, sizeof keys, "%s/keys", s_env.dir);
     if (bmq_keys_setup_process (keys, "gateway", err, sizeof err)) fail_msg ("%s", err);
@@ -96,7 +110,7 @@ static void test_seal_replayed_after_restart (void **state)
     assert_int_equal (bmq_plan_hash (plan, hash), 0);
     assert_int_equal (bmq_seal_make (&key, hash, "local", 120000, seal), 0);
 
-    pid_t ex = s_start_executor ();
+    pid_t ex = s_executor = s_start_executor ();
     assert_true (ex > 0);
     bmq_envelope_t *first = s_execute (plan, hash, seal);
     assert_non_null (first);
@@ -104,6 +118,7 @@ static void test_seal_replayed_after_restart (void **state)
         fail_msg ("the first use of a good seal was refused: %s", bmq_body_str (first, "message"));
     bmq_envelope_destroy (&first);
     ah_stop (ex, SIGKILL, 5000);
+    s_executor = -1;
 
     /* the nonces file: the executor's, private */
     char nonces[400];
@@ -112,7 +127,7 @@ static void test_seal_replayed_after_restart (void **state)
     assert_int_equal (stat (nonces, &st), 0);
     assert_int_equal (st.st_mode & 0777, 0600);
 
-    ex = s_start_executor ();
+    ex = s_executor = s_start_executor ();
     assert_true (ex > 0);
     bmq_envelope_t *replay = s_execute (plan, hash, seal);
     assert_non_null (replay);
@@ -128,9 +143,8 @@ static void test_seal_replayed_after_restart (void **state)
     assert_int_equal (fresh->type, BMQ_MSG_EXECUTE_ACCEPTED);
     bmq_envelope_destroy (&fresh);
     ah_stop (ex, SIGTERM, 10000);
+    s_executor = -1;
     json_decref (plan);
-    bmq_bus_security_shutdown ();
-    ah_teardown (&s_env);
 }
 
 /* The guard itself: nonces persist until they expire, no longer. */
@@ -177,7 +191,7 @@ int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_guard_file),
-        cmocka_unit_test (test_seal_replayed_after_restart),
+        cmocka_unit_test_setup_teardown (test_seal_replayed_after_restart, s_setup, s_teardown),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
