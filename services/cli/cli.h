@@ -70,6 +70,8 @@ int bmq_cli_supervise (const bmq_cli_opts_t *opts);
  * process reads exactly the files `up` wrote. */
 int bmq_cli_overrides_refused (const bmq_cli_opts_t *opts, char *err, size_t errlen);
 int bmq_cli_overrides_clear (void);
+/* cli_blender_run.c: `blendmq blender-run` (argv after the word). */
+int bmq_cli_blender_run (int argc, char **argv);
 int bmq_cli_status (const bmq_cli_opts_t *opts);
 int bmq_cli_chat (const bmq_cli_opts_t *opts, const char *prompt, char *recipe_out, size_t recipe_len);
 int bmq_cli_plan (const bmq_cli_opts_t *opts, const char *action, const char *file);

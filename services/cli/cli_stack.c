@@ -73,6 +73,7 @@ static bool s_is_ours (pid_t pid, const char *run_dir, char *why, size_t whylen)
     }
     if (!known) known = strstr (cmd, "/blendmq-") != NULL;     /* under BLENDMQ_WRAPPER (valgrind ...) */
     if (!known) known = (!strcmp (base, "blendmq") || strstr (cmd, "/blendmq ")) && strstr (cmd, " supervise");   /* the supervisor */
+    if (!known) known = (!strcmp (base, "blendmq") || strstr (cmd, "/blendmq ")) && strstr (cmd, " blender-run ");  /* a confined Blender */
     if (!known) { snprintf (why, whylen, "it is %.200s, not a blendmq service or Blender", *exe ? exe : argv0); return false; }
     if (!strstr (cmd, run_dir)) { snprintf (why, whylen, "it was not started for %.300s", run_dir); return false; }
     return true;

@@ -19,8 +19,9 @@
  * The headless Blenders (issues 23, 24) serve their link on a unix socket in
  * their state folder (blender.socket, RUN/blender-state/NAME/link.sock) and,
  * with blender.confine (the default), run under bubblewrap with the script
- * sandbox's seccomp filter and rlimits (blender_confine.h): no network, only
- * their state folder writable. A Blender whose executor has said for longer
+ * sandbox's seccomp filter and rlimits (blender_confine.h), through
+ * `blendmq blender-run` (cli_blender_run.c): no network, only their state
+ * folder writable. A Blender whose executor has said for longer
  * than blender.hang_kill_ms that it is busy (the file blender.busy_file: a
  * call neither answered nor progressing) is killed and started again; it
  * comes back with its last committed scene (its state folder). Before it
@@ -90,9 +91,8 @@ static supervisor_child_t *s_child_by_pid (supervisor_t *sup, pid_t pid)
 /* In the forked child: its own session, output appended to its log, no
  * descriptor of ours, default signal handling; then exec. Only
  * async-signal-safe calls here (the supervisor has threads). */
-static void s_exec_child (const char *log, char *const argv[], const supervisor_child_t *c, int seccomp)
-    __attribute__ ((noreturn));
-static void s_exec_child (const char *log, char *const argv[], const supervisor_child_t *c, int seccomp)
+static void s_exec_child (const char *log, char *const argv[]) __attribute__ ((noreturn));
+static void s_exec_child (const char *log, char *const argv[])
 {
     setsid ();
     sigset_t none;
@@ -103,11 +103,7 @@ static void s_exec_child (const char *log, char *const argv[], const supervisor_
     int out = open (log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
     if (in >= 0) dup2 (in, 0);
     if (out >= 0) { dup2 (out, 1); dup2 (out, 2); }
-    if (c->confined) {
-        /* bwrap reads the filter from fd 3 (--seccomp 3); the rlimits are inherited */
-        if (bmq_blender_confine_child (&c->confine, seccomp)) _exit (126);
-    }
-    else close_range (3, ~0U, 0);
+    close_range (3, ~0U, 0);
     execvp (argv[0], argv);
     static const char head[] = "blendmq supervisor: cannot exec ";
     static const char tail[] = " (missing or not executable: rebuild, or check BLENDMQ_BLENDER and BLENDMQ_WRAPPER)\n";
@@ -122,14 +118,8 @@ static int s_spawn (supervisor_t *sup, supervisor_child_t *c)
     char log[1200], pidfile[1200], err[600];
     snprintf (log, sizeof log, "%s/logs/%s.log", sup->opts->run_dir, c->name);
     snprintf (pidfile, sizeof pidfile, "%s/pids/%s.pid", sup->opts->run_dir, c->name);
-    int seccomp = -1;
-    if (c->confined && (seccomp = bmq_blender_confine_seccomp_fd (err, sizeof err)) < 0) {
-        bmq_error ("%s: not starting %s unconfined", err, c->name);      /* never without the filter */
-        return -1;
-    }
     pid_t pid = fork ();
-    if (pid == 0) s_exec_child (log, c->argv, c, seccomp);
-    if (seccomp >= 0) close (seccomp);
+    if (pid == 0) s_exec_child (log, c->argv);
     if (pid < 0) { bmq_error ("cannot fork for %s: %s", c->name, strerror (errno)); return -1; }
     c->pid = pid;
     c->state = SUPERVISOR_RUNNING;
@@ -342,23 +332,31 @@ static int s_blender_first_start (supervisor_t *sup, supervisor_child_t *c, char
     return -1;
 }
 
-/* Child `c` runs `words` (NULL-terminated) as Blender: confined under bwrap
- * when asked (argv from blender_confine.c), else as is. 0 / -1 with err. */
+/* Child `c` runs `words` (NULL-terminated) as Blender: confined, through
+ * `blendmq blender-run` (cli_blender_run.c: bwrap, seccomp, rlimits, signals
+ * passed on), when asked; else as is. 0 / -1 with err (confinement checked
+ * here first, so that `up` says why it cannot be had). */
 static int s_blender_argv (supervisor_t *sup, supervisor_child_t *c, const bmq_config_t *ecfg, const char *state_dir,
                            const char *const words[], char *err, size_t errlen)
 {
-    (void) sup;
-    if (!c->confined) {
-        int n = 0;
-        for (int i = 0; words[i] && n < MAX_ARGS - 1; i++) c->argv[n++] = strdup (words[i]);
-        c->argv[n] = NULL;
-        return 0;
+    int n = 0;
+    if (c->confined) {
+        bmq_blender_confine_t check = { .blender = words[0], .token_file = bmq_config_str (ecfg, "blender.token_file"),
+                                        .state_dir = state_dir, .seccomp_fd = 3 };
+        bmq_blender_confine_defaults (&check);
+        char *probe[BMQ_CONFINE_MAX_ARGS] = { 0 };
+        int rc = bmq_blender_confine_argv (&check, words + 1, probe, err, errlen);
+        bmq_blender_confine_free (probe);
+        if (rc) return -1;
+        char exe[1100];
+        snprintf (exe, sizeof exe, "%s/blendmq", sup->bindir);
+        const char *head[] = { exe, "blender-run", "--token-file", check.token_file, "--state-dir", state_dir,
+                               "--blender", words[0], "--", NULL };
+        for (int i = 0; head[i]; i++) c->argv[n++] = strdup (head[i]);
+        words++;            /* the binary went to --blender */
     }
-    c->confine = (bmq_blender_confine_t) { .blender = words[0], .token_file = bmq_config_str (ecfg, "blender.token_file"),
-                                           .state_dir = state_dir, .seccomp_fd = 3 };
-    bmq_blender_confine_defaults (&c->confine);
-    if (bmq_blender_confine_argv (&c->confine, words + 1, c->argv, err, errlen)) return -1;
-    c->confine.blender = c->confine.token_file = c->confine.state_dir = NULL;     /* borrowed: only the limits stay */
+    for (int i = 0; words[i] && n < MAX_ARGS - 1; i++) c->argv[n++] = strdup (words[i]);
+    c->argv[n] = NULL;
     return 0;
 }
 

@@ -26,8 +26,7 @@ typedef struct {
     int       port;                /* Blender: the port it chose the first time */
     char      socket[128];         /* Blender: its link socket (blender.socket), or "" */
     char      busy_file[1200];     /* Blender: where its executor says since when it is busy, or "" */
-    bool      confined;            /* Blender: under bwrap + seccomp (blender.confine) */
-    bmq_blender_confine_t confine; /* its rlimits (for the forked child) */
+    bool      confined;            /* Blender: under bwrap + seccomp, by `blendmq blender-run` (blender.confine) */
     int64_t   hang_kills;          /* Blender: times killed for a hang (blender.hang_kill_ms) */
     pid_t     pid;                 /* 0 while not running */
     pid_t     old_pid;             /* the process before the current one */

@@ -18,6 +18,8 @@ static void s_usage (FILE *out)
         "                          a supervisor starts again any that exits (status shows restarts)\n"
         "  down                    stop everything `up` started\n"
         "  supervise               (run by `up`) restart the stack's processes when they exit, until SIGTERM\n"
+        "  blender-run --token-file T --state-dir D [--blender B] -- ADD-ON ARGS\n"
+        "                          the headless Blender confined (bwrap, seccomp, rlimits), as `up` runs it\n"
         "  status                  health of every service and of the Blender connection\n"
         "  demo \"PROMPT\" [--out DIR]  private stack: run the prompt, write DIR/NAME.blend and DIR/NAME.png, stop\n"
         "  chat \"PROMPT\"           plan, validate and run; one line per step; exit 0 only if the plan ran to the end\n"
@@ -83,6 +85,7 @@ static void s_default_run_dir (char *buf, size_t len)
 
 int main (int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp (argv[1], "blender-run")) return bmq_cli_blender_run (argc - 2, argv + 2);    /* cli_blender_run.c */
     bmq_cli_opts_t opts = { .validators = 2, .blenders = 1, .limit = -1 };
     s_default_run_dir (opts.run_dir, sizeof opts.run_dir);
     const char *words[4] = { NULL };

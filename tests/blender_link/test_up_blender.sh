@@ -48,12 +48,13 @@ ok "BLENDMQ_BLENDER_HANG_KILL_MS=6000: in blendmq.yaml, in no started process's 
 SOCK=$R/blender-state/blender/link.sock
 [ "$(stat -c %a "$SOCK")" = 600 ] || fail "$SOCK is not 0600"
 BPID=$(cat "$R/pids/blender.pid")
-[ "$(cat /proc/$BPID/comm)" = bwrap ] || fail "Blender (pid $BPID) is not under bwrap: $(cat /proc/$BPID/comm)"
+tr '\0' ' ' < /proc/$BPID/cmdline | grep -q " blender-run " || fail "Blender (pid $BPID) is not started by blendmq blender-run"
+pgrep -P "$BPID" -x bwrap >/dev/null || fail "Blender (pid $BPID) has no bwrap child"
 inner() { for p in $(pgrep -x blender); do tr '\0' ' ' < /proc/$p/cmdline | grep -q -- "--socket $SOCK" && echo $p; done | head -1; }
 wait_for 10 "the confined Blender process" test -n "$(inner)"
 IN=$(inner)
 "$BIN/blendmq" --run-dir "$R" status | grep -q "^blender .*confined" || fail "status does not say Blender is confined"
-ok "Blender pid $IN under bwrap pid $BPID, socket 0600, status says confined"
+ok "Blender pid $IN under bwrap under blender-run pid $BPID, socket 0600, status says confined"
 
 # 4. busy, then killed past hang_kill_ms and started again
 busy_text() { "$BIN/blendmq" --run-dir "$R" status 2>/dev/null | grep -q "^blender *busy"; }
