@@ -13,6 +13,11 @@ case "$what" in
   blender)
     shift
     [ $# -gt 0 ] || set -- --host 127.0.0.1 --port 9876 --token-file /etc/blendmq/keys/blender.token --reset-scene
+    # the script sandbox's limits and hash seed (issue 23); the pod is the rest of the
+    # confinement (`blendmq blender-run` needs user namespaces and a unix socket)
+    export PYTHONHASHSEED=0
+    ulimit -v 4194304 2>/dev/null || true
+    ulimit -c 0 2>/dev/null || true
     exec /usr/bin/blender -b --factory-startup \
       --python "${BLENDMQ_DATA_DIR:-/usr/local/share/blendmq}/services/executor/addon/blendmq_addon.py" -- "$@" ;;
   *)
