@@ -170,7 +170,9 @@ int main (void)
     FILE *f = fopen (bmq_config_str (st.cfg, "blender.token_file"), "r");
     if (f) { if (!fgets (token, sizeof token, f)) token[0] = 0; fclose (f); }
     token[strcspn (token, "\r\n")] = 0;
-    bmq_blender_link_t *link = bmq_blender_link_new ("127.0.0.1", (int) bmq_config_int (st.cfg, "blender.port"), token);
+    char host[300] = "127.0.0.1";      /* `up`'s Blender serves a unix socket (blender.socket) */
+    if (*bmq_config_str (st.cfg, "blender.socket")) snprintf (host, sizeof host, "unix:%s", bmq_config_str (st.cfg, "blender.socket"));
+    bmq_blender_link_t *link = bmq_blender_link_new (host, (int) bmq_config_int (st.cfg, "blender.port"), token);
     char err[256];
     bmq_blender_link_load_palette (link, BMQ_SOURCE_DIR "/proto/palette.yaml", err, sizeof err);   /* run_step needs it */
     int ok = 0;
