@@ -13,9 +13,20 @@ library, and bpy lazily (the first time a script imports it).
                                     check_source, the seal (sha256 of the UTF-8 text), the one
                                     compile, a fast check of the bytecode (no '_' names, no
                                     denied names, no dunder strings, no handler that could
-                                    swallow the timeout), and the restricted globals: fixed
-                                    allowlists a request can only narrow, imports answered
-                                    with read-only facades of the allowed modules
+                                    swallow the timeout, no string naming a type that writes
+                                    on the host), and the restricted globals: fixed allowlists
+                                    a request can only narrow, imports answered with read-only
+                                    facades of the allowed modules built for this script alone
+                                    (issue 23: random and mathutils.noise seeded from the
+                                    sha256, repr/str/f-strings without addresses), and the AST
+                                    rewritten so that sizes computed at run time go through
+                                    the size guards ("size too large": pow, **, *, +, <<, %,
+                                    bytes(n), int(text), factorial, padding, ranges made lists)
+  hazards() / check_after(before)   what a script left that writes on the host (file output
+                                    nodes, fluid/cloth/dynamic paint) or is too big for the link
+                                    (an ID property over 1 MiB): the sandbox rejects it, live
+                                    refuses it before the commit
+  settle()                          the depsgraph evaluated, before a fingerprint
   run(code, globals, timeout_ms)    exec on the calling (main) thread, prints captured, under a
                                     wall-clock limit enforced by a watchdog thread that raises
                                     ScriptTimeout inside the script
