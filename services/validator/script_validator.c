@@ -269,6 +269,41 @@ json_t *bmq_script_rna_load (const char *path, char *err, size_t errlen)
     return rna;
 }
 
+/* script_exec.canonical_dump, the same text (issue 30): ast.dump's shape without the fields
+ * that are None or [], identical for one program on Python 3.11 to 3.14. */
+static const char S_CANONICAL_DUMP[] =
+    "import ast\n"
+    "def canonical_dump(node):\n"
+    "    if isinstance(node, ast.AST):\n"
+    "        parts = []\n"
+    "        for name in node._fields:\n"
+    "            value = getattr(node, name, None)\n"
+    "            if value is None or (isinstance(value, list) and not value):\n"
+    "                continue\n"
+    "            parts.append('%s=%s' % (name, canonical_dump(value)))\n"
+    "        return '%s(%s)' % (type(node).__name__, ', '.join(parts))\n"
+    "    if isinstance(node, list):\n"
+    "        return '[%s]' % ', '.join(canonical_dump(x) for x in node)\n"
+    "    return repr(node)\n";
+
+/* The canonical_dump function (made once, under the GIL), or NULL. */
+static PyObject *s_canonical_dump_fn (void)
+{
+    static PyObject *fn;
+    if (fn)
+        return fn;
+    PyObject *globals = PyDict_New ();
+    if (!globals)
+        return NULL;
+    PyDict_SetItemString (globals, "__builtins__", PyEval_GetBuiltins ());
+    PyObject *r = PyRun_String (S_CANONICAL_DUMP, Py_file_input, globals, globals);
+    Py_XDECREF (r);
+    fn = r ? PyDict_GetItemString (globals, "canonical_dump") : NULL;
+    Py_XINCREF (fn);
+    Py_DECREF (globals);
+    return fn;
+}
+
 char *bmq_script_ast_dump (const char *text, size_t len, char *msg, size_t msglen)
 {
     char *src = malloc (len + 1), *out = NULL;
@@ -279,15 +314,14 @@ char *bmq_script_ast_dump (const char *text, size_t len, char *msg, size_t msgle
     bmq_script_gil_t gil = bmq_script_python_lock ();
     int line, col;
     PyObject *tree = bmq_script_python_parse (src, &line, &col, msg, msglen);
-    PyObject *ast = tree ? PyImport_ImportModule ("ast") : NULL;
-    PyObject *dump = ast ? PyObject_CallMethod (ast, "dump", "O", tree) : NULL;
+    PyObject *fn = tree ? s_canonical_dump_fn () : NULL;
+    PyObject *dump = fn ? PyObject_CallFunctionObjArgs (fn, tree, NULL) : NULL;
     const char *utf8 = dump && PyUnicode_Check (dump) ? PyUnicode_AsUTF8 (dump) : NULL;
     if (utf8)
         out = strdup (utf8);
     else if (tree)
         snprintf (msg, msglen, "ast.dump failed");
     Py_XDECREF (dump);
-    Py_XDECREF (ast);
     Py_XDECREF (tree);
     PyErr_Clear ();
     bmq_script_python_unlock (gil);

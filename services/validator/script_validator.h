@@ -43,7 +43,8 @@ void bmq_script_validator_destroy (bmq_script_validator_t **self_p);
 /* Validate `len` bytes. Returns a new verdict; NULL only when out of memory. */
 json_t *bmq_script_validate (bmq_script_validator_t *self, const char *script, size_t len);
 
-/* ast.dump() of the tree the validator walks for `len` bytes of UTF-8 (the
+/* The canonical ast.dump (script_exec.canonical_dump: no None or [] fields, the same
+ * text on Python 3.11 to 3.14) of the tree the validator walks for `len` bytes of UTF-8 (the
  * same parse as bmq_script_validate: PyCF_ONLY_AST | PyCF_IGNORE_COOKIE), for
  * the differential test against the sandbox's and the add-on's compile.
  * malloc'd, or NULL when the text does not parse (msg says why). Needs a

@@ -19,7 +19,8 @@ def bare_compile(source):
     """What any consumer compiling this str runs, with no refusal first (compile() of a str
     ignores coding declarations): the validator's parse must always equal this."""
     try:
-        return {"dump": ast.dump(compile(source, "<script>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True))}
+        return {"dump": script_exec.canonical_dump(compile(source, "<script>", "exec", ast.PyCF_ONLY_AST,
+                                                           dont_inherit=True))}
     except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
         return {"error": str(e)[:200]}
 

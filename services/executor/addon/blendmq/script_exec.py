@@ -1033,8 +1033,13 @@ def hazards():
 
 def settle():
     """Evaluate the depsgraph, so that what it derives (an auto texture space after vertices
-    moved...) is settled before a fingerprint: the sandbox and live fingerprint the same moment."""
+    moved...) is settled before a fingerprint: the sandbox and live fingerprint the same moment.
+    Animation too, at the current frame: Blender 4.x evaluates it when a file loads, so the
+    sandbox's copy holds the animated values a live scene only gets at a frame change (issue 30)."""
     import bpy
+    scene = bpy.context.scene
+    if scene is not None:
+        scene.frame_set(scene.frame_current, subframe=scene.frame_subframe)
     for scene in bpy.data.scenes:
         for layer in scene.view_layers:
             layer.update()
@@ -1116,10 +1121,28 @@ def s_check_strings(tree):
                                         % (getattr(node, "lineno", "?"), node.value[:60]))
 
 
+def canonical_dump(node):
+    """ast.dump's text with every field that is None or [] left out: the same text for the
+    same program on Python 3.11 to 3.14 (3.13's ast.dump leaves them out, 3.11's shows the
+    empty lists, 3.12 added type_params). The validator's copy: script_validator.c
+    S_CANONICAL_DUMP (issue 30)."""
+    if isinstance(node, ast.AST):
+        parts = []
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if value is None or (isinstance(value, list) and not value):
+                continue
+            parts.append("%s=%s" % (name, canonical_dump(value)))
+        return "%s(%s)" % (type(node).__name__, ", ".join(parts))
+    if isinstance(node, list):
+        return "[%s]" % ", ".join(canonical_dump(x) for x in node)
+    return repr(node)
+
+
 def ast_dump(source):
-    """ast.dump of exactly the compile prepare() does, with PyCF_ONLY_AST."""
+    """canonical_dump of exactly the compile prepare() does, with PyCF_ONLY_AST."""
     check_source(source)
-    return ast.dump(s_compile(source, ast.PyCF_ONLY_AST))
+    return canonical_dump(s_compile(source, ast.PyCF_ONLY_AST))
 
 
 # ---------------------------------------------------------------------------- run
