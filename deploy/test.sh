@@ -35,7 +35,7 @@ ALLOWED_SKIPS=(deploy.kustomize multihost.netem)
 # The newer Blenders (deploy/blender-roots.sh's wrappers) and the groups that run on each.
 BLENDERS_DIR="${BLENDMQ_BLENDERS_DIR:-/opt/blendmq}"
 BLENDERS=(4.3 5.2)
-BLENDER_GROUPS='^(txn|e2e|script|look|assets|gui)\.'
+BLENDER_GROUPS="${BMQ_BLENDER_GROUPS:-^(txn|e2e|script|look|assets|gui)\.}"   # BMQ_BLENDER_GROUPS: another ctest -R
 
 not_run_count=0        # tests that did not run, over all passes, outside ALLOWED_SKIPS
 
