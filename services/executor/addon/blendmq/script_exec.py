@@ -896,6 +896,22 @@ def s_call(name, args, node):
     return ast.copy_location(ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=args, keywords=[]), node)
 
 
+def s_number(node):
+    return isinstance(node, ast.Constant) and isinstance(node.value, (_real_int, float, complex))
+
+
+def s_cheap(node):
+    """A binary operation that cannot make a large result, left as it is (the guards cost a call):
+    + with a number (an int grows by a bit at most; a sequence + a number is a TypeError) and *
+    with a float or complex (a float result, or a TypeError) or with -1, 0 or 1."""
+    sides = (node.left, node.right)
+    if isinstance(node.op, ast.Add):
+        return any(s_number(x) for x in sides)
+    if isinstance(node.op, ast.Mult):
+        return any(s_number(x) and (isinstance(x.value, (float, complex)) or -1 <= x.value <= 1) for x in sides)
+    return False
+
+
 class s_SizeRewrite(ast.NodeTransformer):
     """Deterministic: the same source gives the same program in the sandbox and live."""
 
@@ -913,6 +929,8 @@ class s_SizeRewrite(ast.NodeTransformer):
             return node
         if isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant) \
                 and isinstance(node.left.value, (float, complex)):
+            return node
+        if s_cheap(node):
             return node
         return s_call(name, [node.left, node.right], node)
 
