@@ -379,7 +379,8 @@ static int s_start_blenders (supervisor_t *sup, char *err, size_t errlen)
         const char *sock = bmq_config_str (ecfg, "blender.socket");
         snprintf (state_dir, sizeof state_dir, "%s/blender-state/%s", run, name);
         const char *const argv[] = { blender, "-b", "--factory-startup", "--python", addon, "--", "--socket", sock,
-                                     "--token-file", bmq_config_str (ecfg, "blender.token_file"), "--reset-scene", NULL };
+                                     "--token-file", bmq_config_str (ecfg, "blender.token_file"), "--reset-scene",
+                                     "--state-dir", state_dir, NULL };      /* durable commits (issue 23) */
         supervisor_child_t *c = sup->count < MAX_CHILDREN ? &sup->children[sup->count] : NULL;
         int rc = -1;
         if (!c) snprintf (err, errlen, "too many processes");
