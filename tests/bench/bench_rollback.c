@@ -19,7 +19,9 @@ int main (int argc, char **argv)
     pid_t pid = fork ();
     if (pid < 0) { perror ("fork"); return 1; }
     if (pid == 0) {
-        /* Blender's own chatter goes to stderr; the JSON lines stay alone on stdout */
+        /* Blender's own chatter goes to stderr; the JSON lines stay alone on stdout (fd 3 there) */
+        if (dup2 (1, 3) < 0 || dup2 (2, 1) < 0) _exit (1);
+        setenv ("BENCH_OUT_FD", "3", 1);
         char *const args[] = { (char *) blender, "-b", "--factory-startup", "--python-exit-code", "1", "--python", script,
                                "--", addon, (char *) sizes, NULL };
         execvp (blender, args);

@@ -1,6 +1,6 @@
 """bench_rollback (issue 23): the cost of exact rollback and durable commits in a real headless
-Blender, for scenes of 10, 1,000 and 10,000 objects (each a cube sharing one mesh with the
-others... no: every object has its own 8-vertex mesh, and every tenth a material).
+Blender, for scenes of 10, 1,000 and 10,000 objects (each object has its own 8-vertex cube
+mesh; every tenth mesh a material of its own).
 
   blender -b --factory-startup --python bench_rollback.py -- ADDON_DIR [SIZES]
 
@@ -37,9 +37,12 @@ base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 durable.configure(tempfile.mkdtemp(prefix="bmq-bench-state-", dir=base))
 
 
+OUT = os.fdopen(int(os.environ["BENCH_OUT_FD"]), "w") if os.environ.get("BENCH_OUT_FD") else sys.stdout
+
+
 def emit(metric, value, unit="ms", **extra):
     print(json.dumps(dict({"bench": "rollback", "metric": metric, "value": round(value, 3), "unit": unit}, **extra)),
-          flush=True)
+          file=OUT, flush=True)
 
 
 def call(cmd, args):
