@@ -10,6 +10,10 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 BLENDER=${BLENDMQ_BLENDER:-blender}
 command -v xvfb-run >/dev/null || { echo "skipped: xvfb-run not installed (deploy/install-deps.sh --test)"; exit 77; }
 command -v "$BLENDER" >/dev/null || { echo "skipped: no $BLENDER"; exit 77; }
+# A Blender in a root of its own (deploy/blender-roots.sh: its wrapper sits next to root/) cannot
+# start this machine's programs, and the driver starts the stack from inside Blender (issue 30)
+[ -d "$(dirname "$(readlink -f "$(command -v "$BLENDER")")")/root" ] &&
+  { echo "skipped: $BLENDER runs in a root of its own, where the driver cannot start this machine's blendmq"; exit 77; }
 [ -f "$ZIP" ] || { echo "no add-on zip at $ZIP (build the blendmq-addon-zip target)"; exit 1; }
 
 WORK=$(mktemp -d /tmp/bmq-gui-XXXXXX)
