@@ -12,6 +12,7 @@ typedef struct {
     zsock_t *pipe;
     bool     connected;
     bool     hung;           /* the last failure was silence (STATE "hung"), not a refusal */
+    char     where[300];     /* "unix:PATH" or "host:port", for messages */
     char     last_err[256];  /* the connect failure last logged, and when */
     int64_t  last_err_at;
     int      backoff_ms;
@@ -121,7 +122,7 @@ static bool s_try_connect (s_actor_t *self)
         self->last_ping = bmq_mono_ms ();
         self->last_err[0] = 0;
         self->names_dirty = true;       /* a new Blender, or one that changed meanwhile */
-        bmq_info ("connected to Blender at %s:%d", self->args.host, self->args.port);
+        bmq_info ("connected to Blender at %s", self->where);
         s_state (self, true, "");
         return s_hello (self);
     }
@@ -129,7 +130,7 @@ static bool s_try_connect (s_actor_t *self)
     /* say why, once per reason and at least every 10 s while it lasts (issue 24:
      * a slot held by someone else was silent) */
     if (strcmp (err, self->last_err) || bmq_mono_ms () - self->last_err_at >= 10000) {
-        bmq_warn ("cannot connect to Blender at %s: %s", self->args.host, err);
+        bmq_warn ("cannot connect to Blender at %s: %s", self->where, err);
         snprintf (self->last_err, sizeof self->last_err, "%s", err);
         self->last_err_at = bmq_mono_ms ();
     }
@@ -142,7 +143,7 @@ static bool s_try_connect (s_actor_t *self)
 static void s_lost (s_actor_t *self, const char *why)
 {
     bmq_blender_link_close (self->link);
-    bmq_warn ("lost Blender at %s:%d: %s", self->args.host, self->args.port, why);
+    bmq_warn ("lost Blender at %s: %s", self->where, why);
     self->backoff_ms = 250;
     self->next_attempt = bmq_mono_ms ();
     s_state (self, false, why);
@@ -193,7 +194,7 @@ static void s_call (s_actor_t *self, zmsg_t *msg, bool streamed)
     int status = BMQ_LINK_DOWN;
     double t0 = bmq_mono_us ();
     if (!s_try_connect (self))
-        snprintf (err, sizeof err, "Blender is not connected (%s:%d)", self->args.host, self->args.port);
+        snprintf (err, sizeof err, "Blender is not connected (%s)", self->where);
     else {
         json_t *args = args_text && *args_text ? json_loads (args_text, 0, NULL) : NULL;
         s_stream_ctx_t ctx = { self, job ? job : "", json_array () };
@@ -278,7 +279,7 @@ static void s_idle (s_actor_t *self)
     if (status == BMQ_LINK_TIMEOUT) {
         /* silence, not a refusal: its main thread is busy (a call the executor gave up on) */
         bmq_blender_link_close (self->link);
-        bmq_warn ("Blender at %s:%d did not answer a ping within %d ms: busy or hung", self->args.host, self->args.port,
+        bmq_warn ("Blender at %s did not answer a ping within %d ms: busy or hung", self->where,
                   self->args.interval_ms);
         self->backoff_ms = 250;
         self->next_attempt = bmq_mono_ms ();
@@ -294,6 +295,8 @@ static void s_actor (zsock_t *pipe, void *arg)
 {
     s_actor_t self = { .args = *(bmq_blender_actor_args_t *) arg, .pipe = pipe, .backoff_ms = 250, .rev = -1 };
     free (arg);
+    if (!strncmp (self.args.host, "unix:", 5)) snprintf (self.where, sizeof self.where, "%s", self.args.host);
+    else snprintf (self.where, sizeof self.where, "%s:%d", self.args.host, self.args.port);
     self.link = bmq_blender_link_new (self.args.host, self.args.port, self.args.token);
     bmq_blender_link_allow_plain_remote (self.link, self.args.plain_remote);
     sodium_memzero (self.args.token, sizeof self.args.token);     /* the link holds its own copy */

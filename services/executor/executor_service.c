@@ -410,8 +410,9 @@ int bmq_executor_service_run (bmq_config_t *cfg)
         ex.blender = bmq_blender_actor_new (&args);
         ex.assets = executor_assets_new (cfg);
         ex.gen = executor_generate_new (cfg);
-        bmq_info ("executor ready on %s (events %s), Blender at %s:%d", bmq_config_str (cfg, "executor.endpoint"),
-                  bmq_config_str (cfg, "executor.events"), args.host, args.port);
+        bmq_info ("executor ready on %s (events %s), Blender at %s%s%.0d", bmq_config_str (cfg, "executor.endpoint"),
+                  bmq_config_str (cfg, "executor.events"), args.host, strncmp (args.host, "unix:", 5) ? ":" : "",
+                  strncmp (args.host, "unix:", 5) ? args.port : 0);
         zpoller_t *poller = zpoller_new (ex.router, ex.blender, bmq_audit_sock (ex.audit),
                                          bmq_script_jobs_worker (ex.scripts), ex.pub, ex.assets, NULL);
         if (ex.gen) zpoller_add (poller, executor_generate_sock (ex.gen));
