@@ -119,9 +119,11 @@ def main():
     if not step_keys or set(step_keys) - set(commands["run_step"]["args"]):
         problems.append("executor_plan.c sends run_step with %s, not all declared" % step_keys)
     jobs_c = read(EXECUTOR + "script_jobs.c")
-    m = re.search(r'json_t \*args = json_pack \("[^"]*", (.*?)\);\s*zlistx_add_start \(queue, s_command \(run, '
-                  r'BMQ_MSG_SCRIPT_CONFIRM, "run_script"', jobs_c, re.S)
-    script_keys = packed_keys(m.group(1)) if m else None
+    m = re.search(r'json_t \*args = json_pack \("[^"]*", (.*?)\);(.{0,400}?)zlistx_add_(?:start|end) \(queue, '
+                  r's_command \(run, BMQ_MSG_SCRIPT_CONFIRM, "run_script"', jobs_c, re.S)
+    # the packed arguments, and any set on args before it is queued (json_object_set (args, "k", ...))
+    script_keys = packed_keys(m.group(1)) + re.findall(r'json_object_set(?:_new)? \(args, "([a-z_]+)"', m.group(2)) \
+        if m else None
     if not script_keys or set(script_keys) - set(commands["run_script"]["args"]):
         problems.append("script_jobs.c sends run_script with %s, not all declared" % script_keys)
 
