@@ -159,7 +159,11 @@ bmq_req_wait_t bmq_gw_missing (bmq_gw_t *gw, const bmq_envelope_t *env, int exec
         if (s_unavailable (gw, needs[i], executor, 0, 0, false, why, len)) return needs[i];
     bmq_peer_t *ep = bmq_executor_set_peer (gw->executors, (size_t) executor);
     const char *state = bmq_peer_state (ep);
-    if (blender && bmq_peer_alive (ep) && strcmp (state, "blender connected") && strcmp (state, "unknown")) {
+    /* "blender busy" is connected: a long command (a render, a look) holds its main thread
+     * and the executor queues the work behind it; a Blender that stays busy past
+     * blender.hang_kill_ms is restarted, and what waited is answered then. */
+    if (blender && bmq_peer_alive (ep) && strcmp (state, "blender connected") && strcmp (state, "blender busy")
+        && strcmp (state, "unknown")) {
         snprintf (why, len, "Blender is not connected to the executor: %s", state);
         return BMQ_WAIT_BLENDER;
     }

@@ -57,6 +57,11 @@ static void s_up (fake_llm_t *llm, const char *extra)
     char *out = s_blendmq (env, "up --ipc", &code);
     if (code) fail_msg ("blendmq up failed (%d):\n%s", code, out);
     free (out);
+    /* Blender comes back with the run dir's last committed scene (durable commits): each
+     * test starts from an empty one */
+    out = s_blendmq ("", "scene reset", &code);
+    if (code) fail_msg ("blendmq scene reset failed (%d):\n%s", code, out);
+    free (out);
 }
 
 static const char *PLAN =
