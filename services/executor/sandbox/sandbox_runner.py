@@ -339,11 +339,14 @@ def s_run(job):
     fp_before = fingerprint.compute()
     result["before_fingerprint"] = fp_before["digest"]
     hazards = script_exec.hazards()
+    shapes = script_exec.topology()
     before = s_state()
     try:
         ran = script_exec.run(code, glob, int(job.get("timeout_ms") or 30000))
     finally:
         bpy.app.timers.register = real_register
+    if ran["failure"] is None:
+        script_exec.canonical_after(shapes)         # as live does before its after-fingerprint
     hazards = script_exec.check_after(hazards)
     script_exec.settle()
     fp_after = fingerprint.compute()

@@ -167,6 +167,7 @@ def cmd_run_script(args):
         raise CommandError("refused: the live scene changed since the sandbox run (live fingerprint %s, the "
                            "sandbox started from %s); sandbox the script again" % (fp_before["digest"], expect_before))
     hazards = script_exec.hazards()
+    shapes = script_exec.topology()
     cmd_plan_begin({"plan_id": plan_id})
     for o in list(bpy.data.objects)[:TOUCH_MAX]:
         TXN.current.touch(o)
@@ -180,6 +181,7 @@ def cmd_run_script(args):
         tb, _ = script_exec.format_error(res["failure"], script)
         note = s_rollback(plan_id)
         raise CommandError("the script failed live and was rolled back (%s):\n%s" % (note, tb))
+    script_exec.canonical_after(shapes)             # as the sandbox did
     added = script_exec.check_after(hazards)
     if added:
         note = s_rollback(plan_id)

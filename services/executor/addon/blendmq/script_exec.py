@@ -1049,6 +1049,63 @@ def hazards():
     return out
 
 
+def topology():
+    """{mesh name: (vertices, edges, faces)} of every mesh: what canonical_after compares."""
+    import bpy
+    return {m.name: (len(m.vertices), len(m.edges), len(m.polygons)) for m in bpy.data.meshes if m.library is None}
+
+
+def s_sort_seq(seq):
+    """Sort bmesh edges or faces by their vertices' indices (sort() takes a number: the rank)."""
+    seq.index_update()
+    keys = [(tuple(sorted(v.index for v in el.verts)), el.index) for el in seq]
+    rank = {index: r for r, (_key, index) in enumerate(sorted(keys))}
+    seq.sort(key=lambda el: rank[el.index])
+
+
+def canonical_after(before):
+    """Meshes the script made, or whose topology it changed, with their edges (and, for new
+    meshes, their faces) in one order that depends on their vertices only. bmesh operators
+    (extrude_face_region, remove_doubles...) order what they make through pointer-keyed maps, so
+    the same script gives a different edge order in every process: a coin for a script that
+    indexes them, and a divergence for the fingerprint (issue 23). The same in the sandbox and
+    live; a mesh whose topology the script left alone is not touched. Returns the names."""
+    import bmesh
+    import bpy
+    done = []
+    for name, counts in sorted(topology().items()):
+        if before.get(name) == counts:
+            continue
+        mesh = bpy.data.meshes.get(name)
+        if mesh is None or mesh.is_editmode or len(done) >= 64:
+            continue
+        bm = bmesh.new()
+        try:
+            bm.from_mesh(mesh)
+            bm.verts.index_update()
+            s_sort_seq(bm.edges)
+            if name not in before:
+                s_sort_seq(bm.faces)
+            bm.to_mesh(mesh)
+        finally:
+            bm.free()
+        s_orient_edges(mesh)
+        mesh.update()
+        done.append(name)
+    return done
+
+
+def s_orient_edges(mesh):
+    """Every edge from its lower vertex to its higher one (creation order set it before)."""
+    import array
+    pairs = array.array("i", [0]) * (2 * len(mesh.edges))
+    mesh.edges.foreach_get("vertices", pairs)
+    for i in range(0, len(pairs), 2):
+        if pairs[i] > pairs[i + 1]:
+            pairs[i], pairs[i + 1] = pairs[i + 1], pairs[i]
+    mesh.edges.foreach_set("vertices", pairs)
+
+
 def settle():
     """Evaluate the depsgraph, so that what it derives (an auto texture space after vertices
     moved...) is settled before a fingerprint: the sandbox and live fingerprint the same moment.
