@@ -404,6 +404,14 @@ def test_hazards_and_canonical_sphere():
     faces = [tuple(p.vertices) for p in m.polygons]
     check(faces == sorted(faces) and all(f[0] == min(f) for f in faces), "the UV sphere's faces are not in canonical order")
     check(len(m.polygons) == 512 and m.uv_layers.active is not None, "the UV sphere lost faces or UVs")
+    reset()
+    shapes = se.topology()
+    run("import bpy\nimport bmesh\nbm = bmesh.new()\nring = [bm.verts.new((i, i * i % 3, 0.0)) for i in range(6)]\n"
+        "face = bm.faces.new(ring)\nbmesh.ops.extrude_face_region(bm, geom=[face])\n"
+        "mesh = bpy.data.meshes.new('Ext')\nbm.to_mesh(mesh)\nbm.free()\n")
+    check(se.canonical_after(shapes) == ["Ext"], "canonical_after did not take the new mesh")
+    edges = [tuple(e.vertices) for e in bpy.data.meshes["Ext"].edges]
+    check(edges == sorted(edges) and all(a < b for a, b in edges), "edges not sorted and oriented: %r" % edges[:6])
 
 
 def main():
