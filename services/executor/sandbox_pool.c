@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #define S_MAX_INSTANCES 16
-#define S_REPORT_GRACE_MS 5000  /* the runner's own timeout reports first; then the kill */
+#define S_REPORT_GRACE_MS 30000 /* the runner's own timeout reports first; then the kill (the copy's load, the fingerprints and the preview of a big scene are outside the script's time, issue 23) */
 
 #define S_RETRY_MS 1000         /* after a failed start, the refill thread tries again this much later */
 

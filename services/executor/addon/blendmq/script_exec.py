@@ -1063,6 +1063,9 @@ def s_sort_seq(seq):
     seq.sort(key=lambda el: rank[el.index])
 
 
+CANONICAL_MAX_EDGES = 100000    # sorting costs Python time per element: larger meshes are left as made
+
+
 def canonical_after(before):
     """Meshes the script made, or whose topology it changed, with their edges (and, for new
     meshes, their faces) in one order that depends on their vertices only. bmesh operators
@@ -1077,8 +1080,8 @@ def canonical_after(before):
         if before.get(name) == counts:
             continue
         mesh = bpy.data.meshes.get(name)
-        if mesh is None or mesh.is_editmode or len(done) >= 64:
-            continue
+        if mesh is None or mesh.is_editmode or len(done) >= 64 or len(mesh.edges) > CANONICAL_MAX_EDGES:
+            continue                # a bigger one is left as made: the fingerprint check still sees a difference
         bm = bmesh.new()
         try:
             bm.from_mesh(mesh)

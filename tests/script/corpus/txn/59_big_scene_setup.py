@@ -1,4 +1,5 @@
 # expect: applied
+# heavy: a 99 MB scene (snapshots, commits and fingerprints of 750,000 faces)
 # diff: MESH:Grid
 # a scene larger than the link's 64 MiB blob limit (three 500 x 500 grids); before, save_blend's
 # "reply blob too large" then stopped every later sandbox run

@@ -1,4 +1,5 @@
 # expect: applied
+# heavy: a 99 MB scene (snapshots, commits and fingerprints of 750,000 faces)
 # diff: OBJECT:bmq_after_big
 # a small script on the big scene: the sandbox's copy goes by path through the state folder
 import bpy
