@@ -291,6 +291,7 @@ def scenario():
     transaction.end_undo_bracket()
     check(prefs.edit.use_global_undo, "a lost client puts global undo back")
     call("plan_commit", {"plan_id": "gui-lost"})
+    yield               # a rollback goes back by undo: UI changes wait for a tick with a fresh context
 
     # -- what the user sees: the sidebar open on the blendmq tab, shot through the stack
     win, area, _region = view3d()
@@ -371,7 +372,7 @@ def main():
         bpy.ops.wm.quit_blender()
         return None
 
-    bpy.app.timers.register(tick, first_interval=0.5)
+    bpy.app.timers.register(tick, first_interval=0.5, persistent=True)   # a rollback may load a file
 
 
 main()

@@ -114,12 +114,24 @@ def save(path, extra=None):
         except (AttributeError, TypeError, RuntimeError):
             continue
         faked.append((ident, block))
+    # No preview thumbnail: in a GUI Blender it is drawn with the window's GL context, which a
+    # save from a timer leaves wrong for the next redraw (Blender 3.4 crashed on the next UI
+    # change); a state file needs no picture. The preference is put back as it was, unmarked.
+    prefs = bpy.context.preferences
+    fp_prefs = getattr(prefs, "filepaths", None)
+    previews = getattr(fp_prefs, "use_save_preview_images", None)
+    dirty = prefs.is_dirty
+    if previews:
+        fp_prefs.use_save_preview_images = False
     try:
         res = bpy.ops.wm.save_as_mainfile(filepath=path, copy=True, compress=False, relative_remap=False,
                                           check_existing=False)
     finally:
         for _ident, block in faked:
             block.use_fake_user = False
+        if previews:
+            fp_prefs.use_save_preview_images = True
+            prefs.is_dirty = dirty
     if "FINISHED" not in res:
         raise StateError("saving %s failed: %s" % (path, res))
     s_fsync_file(path)

@@ -31,7 +31,7 @@ import time
 
 import bpy
 
-from . import compat, durable
+from . import compat, durable, fingerprint
 from .args import CommandError
 from .log import log
 from .scene import s_ensure_object_mode
@@ -49,9 +49,26 @@ DATA_WHEN_UNUSED = ("meshes", "curves", "armatures", "cameras", "lights", "mater
 DATA_ALWAYS = ("collections", "actions", "node_groups", "worlds", "images", "textures")
 
 
+def s_window_override():
+    """A context override naming the first window, for a timer whose context lost its window
+    (a file load or an undo inside the same tick clears it); {} when the context has one."""
+    if bpy.context.window is not None and bpy.context.screen is not None:
+        return None
+    wm = bpy.context.window_manager
+    if wm is None or not len(wm.windows) or not hasattr(bpy.context, "temp_override"):
+        return None
+    win = wm.windows[0]
+    return bpy.context.temp_override(window=win, screen=win.screen)
+
+
 def s_undo_push(message):
     try:
-        bpy.ops.ed.undo_push(message=message)
+        override = s_window_override()
+        if override is None:
+            bpy.ops.ed.undo_push(message=message)
+        else:
+            with override:
+                bpy.ops.ed.undo_push(message=message)
     except RuntimeError as e:
         log("undo push failed: %s" % e)
 
@@ -243,9 +260,40 @@ class s_Plan:
         removed = sorted(now - self.objects)
         restored = sorted((self.objects - now) | (self.touched & self.objects))
         self.known = None
-        out = durable.restore(self.snap_path, self.before)
+        out = self.undo_back()
+        if out is None or not out["exact"]:
+            out = durable.restore(self.snap_path, self.before)
         out.update(removed=removed, restored=restored, before=self.before)
         return out
+
+    def undo_back(self):
+        """GUI: back to the bracket's "before plan" undo step. Loading a file from a timer
+        leaves a GUI Blender's window context broken (later operators fail their poll, and
+        3.4 crashed on the next UI change), so the GUI goes back with its own memfile undo,
+        which keeps data with no users as a save does: the plan's partial state is pushed as
+        one step and undone, so it stays reachable by redo. Checked against the fingerprint
+        before the plan; None (or inexact) falls back to the snapshot file."""
+        bracket = self.undo
+        if bracket is None or bpy.app.background:
+            return None
+        t0 = time.perf_counter()
+        bracket.close("blendmq plan %s (rolled back)" % self.plan_id)
+        try:
+            override = s_window_override()
+            if override is None:
+                bpy.ops.ed.undo()
+            else:
+                with override:
+                    bpy.ops.ed.undo()
+        except RuntimeError as e:
+            log("rollback by undo failed (%s): loading the snapshot" % e)
+            return None
+        durable.changed()
+        digest = fingerprint.compute(props=False)["digest"]
+        exact = digest == self.before
+        if not exact:
+            log("rollback by undo left fingerprint %s, not %s: loading the snapshot" % (digest[:16], str(self.before)[:16]))
+        return {"fingerprint": digest, "exact": exact, "ms": (time.perf_counter() - t0) * 1000.0, "by": "undo"}
 
     def discard(self):
         pass
