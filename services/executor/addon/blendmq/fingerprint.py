@@ -37,7 +37,6 @@ API:
 import array
 import hashlib
 import marshal
-import operator
 import time
 import zlib
 
@@ -340,144 +339,13 @@ class s_Walker:
         """{top-level property: serialised value} of one ID (custom properties as "[custom]")."""
         self.visited = set()
         self.visited.add((block.as_pointer(), block.bl_rna.identifier))
-        out = s_mesh_canonical(block, self) if block.bl_rna.identifier == "Mesh" else {}
+        out = {}
         for pid, kind, _ptype, prop in self.plan(block.bl_rna):
-            if pid not in out:
-                out[pid] = self.prop(block, pid, kind, prop, 0)
+            out[pid] = self.prop(block, pid, kind, prop, 0)
         c = self.custom(block, 0)
         if c is not None:
             out["[custom]"] = c
         return out
-
-
-# ---------------------------------------------------------------------------- meshes
-# Some of Blender's own operators build the same mesh with its edges, faces and corners in a
-# different order in each process (bpy.ops.mesh.primitive_uv_sphere_add in 3.4: the vertices
-# are the same, the edge and face order come from a pointer-keyed hash). The same state must
-# give the same digest in every process, so a mesh's topology is hashed in a canonical order:
-# an edge is its sorted vertex pair, a face its vertex cycle started at its smallest vertex,
-# edges and faces sorted by those keys, corners in their faces' order; every edge, face and
-# corner property and attribute is permuted the same way and corner->edge indices renumbered.
-# Vertex order is kept (it is what scripts and shape keys index). Any change of geometry,
-# topology or data still changes the digest; only a pure reordering of edges/faces does not.
-
-MESH_DOMAIN_COLLECTIONS = {"edges": "EDGE", "polygons": "FACE", "loops": "CORNER"}
-MESH_DERIVED = frozenset(("loop_start", "vertices", "vertex_index", "edge_index", "index"))
-
-
-def s_ints(coll, pid, count):
-    buf = array.array("i", bytes(4 * count))
-    coll.foreach_get(pid, buf)
-    return buf
-
-
-def s_mesh_order(me):
-    """(edge keys in canonical order, edge rank by old index, face keys in canonical order,
-    {domain: permutation of old indices})."""
-    ne, nf, nl = len(me.edges), len(me.polygons), len(me.loops)
-    ev = s_ints(me.edges, "vertices", 2 * ne)
-    ekeys = [(ev[2 * i], ev[2 * i + 1]) if ev[2 * i] <= ev[2 * i + 1] else (ev[2 * i + 1], ev[2 * i])
-             for i in range(ne)]
-    eperm = sorted(range(ne), key=ekeys.__getitem__)
-    erank = [0] * ne
-    for new, old in enumerate(eperm):
-        erank[old] = new
-    starts, totals = s_ints(me.polygons, "loop_start", nf), s_ints(me.polygons, "loop_total", nf)
-    lv = s_ints(me.loops, "vertex_index", nl)
-    fkeys, rots = [], []
-    for f in range(nf):
-        s, t = starts[f], totals[f]
-        cycle = lv[s:s + t].tolist()
-        r = cycle.index(min(cycle)) if cycle else 0
-        fkeys.append(tuple(cycle[r:] + cycle[:r]))
-        rots.append(r)
-    fperm = sorted(range(nf), key=fkeys.__getitem__)
-    lperm = []
-    for f in fperm:
-        s, t, r = starts[f], totals[f], rots[f]
-        lperm.extend(s + (r + k) % t for k in range(t))
-    return ([ekeys[i] for i in eperm], erank, [fkeys[f] for f in fperm],
-            {"POINT": None, "EDGE": eperm, "FACE": fperm, "CORNER": lperm})
-
-
-def s_permuted(buf, n, perm, getters):
-    """The array `buf` (n equal items) with its items in the order `perm` (bytes). `getters`
-    caches one C-speed itemgetter per (permutation, item size) for the mesh being walked."""
-    if perm is None or n == 0 or n == 1:
-        return buf.tobytes()
-    size = len(buf) // n
-    key = (id(perm), size)
-    get = getters.get(key)
-    if get is None:
-        idx = perm if size == 1 else [i * size + k for i in perm for k in range(size)]
-        get = getters[key] = operator.itemgetter(*idx)
-    return array.array(buf.typecode, get(buf)).tobytes()
-
-
-def s_coll_canonical(walker, coll, n, perm, getters, skip=MESH_DERIVED, renumber=None):
-    """A collection's items, permuted: numeric properties through foreach_get, others item by
-    item; `renumber` {prop: rank table} maps index values (corner -> edge)."""
-    if n == 0:
-        return ()
-    rna = coll[0].bl_rna
-    out = [rna.identifier, n]
-    rest = []
-    for pid, kind, ptype, prop in walker.plan(rna):
-        if pid in skip:
-            continue
-        code = NUMERIC.get(ptype)
-        size = 1
-        for d in ([d for d in getattr(prop, "array_dimensions", ()) if d] or [getattr(prop, "array_length", 0) or 1]):
-            size *= d
-        if code is not None and not (getattr(prop, "is_array", False) and prop.array_length == 0):
-            buf = array.array(code, bytes(array.array(code).itemsize * n * size))
-            try:
-                coll.foreach_get(pid, buf)
-            except (TypeError, RuntimeError, AttributeError):
-                rest.append((pid, kind, prop))
-                continue
-            if renumber and pid in renumber:
-                table = renumber[pid]
-                buf = array.array(code, [table[v] if 0 <= v < len(table) else v for v in buf])
-            out.append((pid, s_permuted(buf, n, perm, getters)))
-        else:
-            rest.append((pid, kind, prop))
-    if rest:
-        order = range(n) if perm is None else perm
-        out.append(tuple(tuple(walker.prop(coll[i], pid, kind, prop, 2) for pid, kind, prop in rest)
-                         for i in order))
-    return tuple(out)
-
-
-def s_mesh_canonical(me, walker):
-    """The mesh's topology-ordered properties in canonical order (see above)."""
-    if me.is_editmode:
-        return {}
-    ekeys, erank, fkeys, perms = s_mesh_order(me)
-    g = {}
-    out = {"edges": ("CANON", tuple(ekeys), s_coll_canonical(walker, me.edges, len(me.edges), perms["EDGE"], g)),
-           "polygons": ("CANON", tuple(fkeys), s_coll_canonical(walker, me.polygons, len(me.polygons), perms["FACE"], g)),
-           "loops": ("CANON", s_coll_canonical(walker, me.loops, len(me.loops), perms["CORNER"], g,
-                                               renumber={"edge_index": erank}, skip=MESH_DERIVED - {"edge_index"}))}
-    attrs = []
-    for a in sorted(me.attributes, key=lambda a: a.name):
-        name = a.name
-        if name in (".edge_verts", ".corner_vert", ".corner_edge"):
-            continue                            # the topology itself: in the keys above
-        n = len(a.data)
-        attrs.append((name, a.domain, a.data_type,
-                      s_coll_canonical(walker, a.data, n, perms.get(a.domain), g, skip=())))
-    out["attributes"] = ("CANON", tuple(attrs))
-    uvs = []
-    for uv in me.uv_layers:
-        uvs.append((uv.name, uv.active, uv.active_render,
-                    s_coll_canonical(walker, uv.data, len(uv.data), perms["CORNER"], g, skip=())))
-    out["uv_layers"] = ("CANON", tuple(uvs))
-    if hasattr(me, "vertex_colors"):
-        out["vertex_colors"] = ("CANON", tuple(
-            (vc.name, vc.active, s_coll_canonical(walker, vc.data, len(vc.data), perms["CORNER"], g, skip=()))
-            for vc in me.vertex_colors))
-    return out
 
 
 def s_dump(v):
