@@ -90,9 +90,25 @@ while request("GET", "/api/plans/" + held).get("state") != "executing":
     if time.monotonic() > until:
         fail("the executor's own plan does not start")
     time.sleep(0.05)
+def with_descendants(pid):
+    """pid and every process under it: pids/blender.pid names `blendmq blender-run`, whose
+    bubblewrap child runs the confined Blender (stopping the parent alone stops nothing)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            with open("/proc/%d/task/%d/children" % (p, p)) as f:
+                todo.extend(int(c) for c in f.read().split())
+        except OSError:
+            pass
+    return out
+
+
 blender = pid_of("blender")
-stopped.append(blender)
-os.kill(blender, signal.SIGSTOP)
+for p in with_descendants(blender):
+    stopped.append(p)
+    os.kill(p, signal.SIGSTOP)
 try:
     job = PlanJob(base, token, spheres(12, 10))
     state = gateway_client.PromptState(job.prompt)
@@ -105,7 +121,8 @@ try:
     wait(job, state, "a gap line after the gateway restart",
          lambda: any("gateway restarted" in g for g in state.gaps), 120)
 finally:
-    os.kill(blender, signal.SIGCONT)
+    for p in stopped:
+        os.kill(p, signal.SIGCONT)
     stopped.clear()
 wait(job, state, "the plan is followed to its end", lambda: state.finished, 300)
 # the executor drops a queued plan whose gateway fell silent (it was told the request was lost),
