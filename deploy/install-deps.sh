@@ -43,5 +43,6 @@ fi
 # BLENDMQ_ROOTS_DIR and BLENDMQ_BLENDERS_DIR move them). BLENDMQ_BLENDER_ROOTS=none skips them.
 if [ "${1:-}" = "--test" ] && [ "${BLENDMQ_BLENDER_ROOTS:-}" != none ]; then
   ${SUDO:+sudo --preserve-env=BLENDMQ_ROOTS_DIR,BLENDMQ_BLENDERS_DIR,BLENDMQ_DEBIAN_MIRROR} \
-    "$(dirname "$0")/blender-roots.sh" >&2
+    "$(dirname "$0")/blender-roots.sh" >&2 ||
+    echo "install-deps: the newer Blenders' roots could not be built (above); deploy/test.sh reports their passes as not run" >&2
 fi
