@@ -39,7 +39,7 @@ BLENDERS=(4.3 5.2)
 # Blender: the tests below are the Blender-facing core (transactions and their fingerprint, the
 # script guard and parser on that Blender's Python, the add-on's look, a whole stack and a plan).
 # The whole groups take 16-19 min per version here: BMQ_BLENDER_GROUPS='^(txn|e2e|script|look|assets|gui)\.'.
-BLENDER_CORE='^(txn\.(link_proto|run_plan|fingerprint|rollback|durable|compat)|script\.(exec|differential|rna_blender|blender_root)|look\.addon|e2e\.(stack|pipeline))$'
+BLENDER_CORE='^(txn\.(link_proto|run_plan|fingerprint|rollback|durable|compat)|script\.(exec|differential|rna_blender|blender_root|live)|look\.(addon|e2e)|e2e\.(stack|pipeline|script)|assets\.import)$'
 BLENDER_GROUPS="${BMQ_BLENDER_GROUPS:-$BLENDER_CORE}"   # BMQ_BLENDER_GROUPS: another ctest -R
 
 not_run_count=0        # tests that did not run, over all passes, outside ALLOWED_SKIPS
