@@ -157,17 +157,7 @@ int bmq_blender_confine_seccomp_fd (char *err, size_t errlen)
 
 void bmq_blender_confine_limits (const bmq_blender_confine_t *c)
 {
-    struct rlimit r;
-    r.rlim_cur = r.rlim_max = (rlim_t) c->memory_mb << 20;
-    setrlimit (RLIMIT_AS, &r);
-    r.rlim_cur = r.rlim_max = (rlim_t) c->file_mb << 20;
-    setrlimit (RLIMIT_FSIZE, &r);
-    r.rlim_cur = r.rlim_max = (rlim_t) c->processes;
-    setrlimit (RLIMIT_NPROC, &r);
-    r.rlim_cur = r.rlim_max = 0;
-    setrlimit (RLIMIT_CORE, &r);
-    r.rlim_cur = r.rlim_max = 1024;
-    setrlimit (RLIMIT_NOFILE, &r);
+    bmq_sandbox_set_rlimits (c->memory_mb, c->file_mb, c->processes);
 }
 
 int bmq_blender_confine_child (const bmq_blender_confine_t *c, int seccomp)

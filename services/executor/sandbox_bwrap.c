@@ -147,22 +147,28 @@ static void s_read_only_tree (s_args_t *a)
     s_add (a, "--remount-ro"); s_add (a, "/");
 }
 
+void bmq_sandbox_set_rlimits (int memory_mb, int file_mb, int processes)
+{
+    struct rlimit r;
+    r.rlim_cur = r.rlim_max = (rlim_t) memory_mb << 20;
+    setrlimit (RLIMIT_AS, &r);
+    r.rlim_cur = r.rlim_max = (rlim_t) file_mb << 20;
+    setrlimit (RLIMIT_FSIZE, &r);
+    r.rlim_cur = r.rlim_max = (rlim_t) processes;
+    setrlimit (RLIMIT_NPROC, &r);
+    r.rlim_cur = r.rlim_max = 0;
+    setrlimit (RLIMIT_CORE, &r);
+    r.rlim_cur = r.rlim_max = 1024;
+    setrlimit (RLIMIT_NOFILE, &r);
+}
+
 static void s_child_limits (const bmq_sandbox_limits_t *l, bool drop_root)
 {
     struct rlimit r;
     setpgid (0, 0);
     r.rlim_cur = r.rlim_max = (rlim_t) l->cpu_seconds;
     setrlimit (RLIMIT_CPU, &r);
-    r.rlim_cur = r.rlim_max = (rlim_t) l->memory_mb << 20;
-    setrlimit (RLIMIT_AS, &r);
-    r.rlim_cur = r.rlim_max = (rlim_t) l->file_mb << 20;
-    setrlimit (RLIMIT_FSIZE, &r);
-    r.rlim_cur = r.rlim_max = (rlim_t) l->processes;
-    setrlimit (RLIMIT_NPROC, &r);
-    r.rlim_cur = r.rlim_max = 0;
-    setrlimit (RLIMIT_CORE, &r);
-    r.rlim_cur = r.rlim_max = 1024;
-    setrlimit (RLIMIT_NOFILE, &r);
+    bmq_sandbox_set_rlimits (l->memory_mb, l->file_mb, l->processes);
     if (drop_root && geteuid () == 0) {
         if (setgroups (0, NULL) < 0 || setgid (l->gid) < 0 || setuid (l->uid) < 0 || l->uid == 0
             || geteuid () == 0)

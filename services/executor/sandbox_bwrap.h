@@ -94,4 +94,8 @@ int bmq_sandbox_run_isolated (const bmq_sandbox_limits_t *l, bool drop_root, con
  * ("bubblewrap is not installed", "user namespaces are disabled", ...). */
 int bmq_sandbox_probe (bmq_sandbox_limits_t *l, bool *drop_root, char *err, size_t errlen);
 
+/* The sandbox's resource limits (address space, file size, processes, no core, 1024 fds) on
+ * the calling process: the sandbox's child and the confined live Blender set the same ones. */
+void bmq_sandbox_set_rlimits (int memory_mb, int file_mb, int processes);
+
 #endif
