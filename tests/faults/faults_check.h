@@ -3,7 +3,8 @@
  * Bounds (heartbeat.interval_ms I, heartbeat.liveness L, FC_SLACK_MS S), on
  * the time from the fault (or the client's start, if later) to its answer.
  * An error must come within the bound; a client that succeeds may take its
- * usual time on top (the median of its kind away from the fault): a plan
+ * usual time on top (the median of its kind away from the fault, and never
+ * less than under the same load with no fault at all): a plan
  * queued behind a stopped Blender runs when Blender resumes.
  *
  *   kill -9   every client answered within L×I + 2×I + S of the kill (or of
@@ -66,7 +67,10 @@ void      fc_note (fc_row_t *row, const char *fmt, ...) __attribute__ ((format (
 json_t   *fc_row_json (const fc_row_t *row);
 
 /* Times, bounds and what clients were told. */
-void fc_check_answers (fc_row_t *row, const fl_run_t *runs, size_t n);
+/* The median time of each kind's successful clients in a run with no fault
+ * (the same load): the floor of a row's usual time. */
+void fc_usual_baseline (int64_t usual[3], const fl_run_t *runs, size_t n);
+void fc_check_answers (fc_row_t *row, const fl_run_t *runs, size_t n, const int64_t baseline[3]);
 /* No audit record lost: every request after `mark` ended, every plan.start
  * has its plan.end or plan.interrupted, every process restart (`restarts`:
  * name → count) has its service.restart, every client the gateway answered

@@ -175,6 +175,17 @@ static void s_read_outcome (fl_run_t *run, const char *out_path, const char *err
 }
 
 /* Start argv with stdout and stderr to files; wait (bounded) and time it. */
+/* A hung client's threads' stacks, appended to its stderr file (when gdb is
+ * installed): what it waited on is the first thing its failure needs. */
+static void s_dump_stacks (pid_t pid, const char *err_path)
+{
+    char cmd[1600];
+    snprintf (cmd, sizeof cmd,
+              "command -v gdb >/dev/null 2>&1 && timeout 30 gdb -p %d -batch -nx -ex 'thread apply all bt' >>'%s.stacks' 2>&1",
+              (int) pid, err_path);
+    if (system (cmd) != 0) return;
+}
+
 static void s_spawn_and_wait (fl_load_t *self, fl_run_t *run, size_t at, char *const argv[],
                               const char *out_path, const char *err_path)
 {
@@ -199,7 +210,11 @@ static void s_spawn_and_wait (fl_load_t *self, fl_run_t *run, size_t at, char *c
     int status = 0;
     bool hung = false;
     while (waitpid (pid, &status, WNOHANG) == 0) {
-        if (fl_now_ms () - run->start_ms > FAULTS_HANG_MS && !hung) { kill (pid, SIGKILL); hung = true; }
+        if (fl_now_ms () - run->start_ms > FAULTS_HANG_MS && !hung) {
+            s_dump_stacks (pid, err_path);
+            kill (pid, SIGKILL);
+            hung = true;
+        }
         usleep (5000);
     }
     run->end_ms = fl_now_ms ();

@@ -48,6 +48,7 @@
 #define CAP_MB         64
 #define AUDIT_WAIT_MS  20000
 #define MAX_FAULTS     16
+#define BASELINE_MS    15000
 
 static const char *s_names[] = { "gateway", "planner", "executor", "audit", "validator-1", "validator-2", "blender" };
 #define NNAMES (sizeof s_names / sizeof *s_names)
@@ -57,6 +58,7 @@ typedef struct {
     char           gateway[1100], events[1100], http[128];
     const char    *blendmq;
     int            interval, liveness, cap_mb;
+    int64_t        usual[3];    /* fc_usual_baseline of the load with no fault */
     bool           mounted;
     fl_load_t     *load;
     fw_watchers_t *watch;
@@ -280,6 +282,21 @@ static void s_check_supervisor (s_suite_t *s, fc_row_t *row, const json_t *befor
 }
 
 /* Load in full swing: a chat waiting on the model, plans running. */
+/* The same load as each fault's, with no fault: how long its clients usually take. */
+static void s_baseline (s_suite_t *s)
+{
+    fl_load_start (s->load, "b", PLAN_LOOPS, true);
+    usleep ((BASELINE_MS) * 1000);
+    fl_load_stop (s->load);
+    fl_run_t *runs;
+    size_t n = fl_load_runs (s->load, &runs);
+    fc_usual_baseline (s->usual, runs, n);
+    free (runs);
+    fprintf (stderr, "== the load with no fault: %zu clients; usual plan %lld ms, chat %lld ms, scene %lld ms\n", n,
+             (long long) s->usual[FL_PLAN], (long long) s->usual[FL_CHAT], (long long) s->usual[FL_SCENE]);
+    s_blendmq (s, "scene reset", "reset.log");
+}
+
 static void s_load_in_swing (s_suite_t *s, fc_row_t *row)
 {
     int64_t started = fl_now_ms ();
@@ -358,7 +375,7 @@ static fc_row_t *s_run_fault (s_suite_t *s, const char *how, const char *target,
 
     fl_run_t *runs;
     size_t n = fl_load_runs (s->load, &runs);
-    fc_check_answers (row, runs, n);
+    fc_check_answers (row, runs, n, s->usual);
     s_quiesce (s);
     json_t *st_after = fs_status (s->blendmq, s->run_dir);
     json_t *restarts = s_restarts (s, pids_before, st_before, st_after);
@@ -532,6 +549,7 @@ int main (void)
     free (warm);
     if (!ok) { s_teardown (&s, true); return 1; }
     s_blendmq (&s, "scene reset", "reset.log");
+    s_baseline (&s);
 
     static const char *targets[] = { "gateway", "planner", "executor", "audit", "validator-1", "blender" };
     fc_row_t *rows[MAX_FAULTS];
