@@ -181,8 +181,9 @@ static void s_dump_stacks (pid_t pid, const char *err_path)
 {
     char cmd[1600];
     snprintf (cmd, sizeof cmd,
-              "command -v gdb >/dev/null 2>&1 && timeout 30 gdb -p %d -batch -nx -ex 'thread apply all bt' >>'%s.stacks' 2>&1",
-              (int) pid, err_path);
+              "command -v gdb >/dev/null 2>&1 && timeout 30 gdb -p %d -batch -nx -ex 'thread apply all bt' >>'%s.stacks' 2>&1"
+              " && { echo '    hung client %d, its stacks:'; grep -E '^(Thread|#)' '%s.stacks' | cut -c1-160 | head -60; } >&2",
+              (int) pid, err_path, (int) pid, err_path);
     if (system (cmd) != 0) return;
 }
 
