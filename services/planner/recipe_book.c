@@ -293,11 +293,20 @@ static int s_recipe_fill (s_recipe_t *r, const char *file, char *err, size_t err
     json_t *v;
     json_object_foreach ((json_t *) doc, key, v)
         if (strcmp (key, "name") && strcmp (key, "description") && strcmp (key, "keywords") && strcmp (key, "steps")
-            && strcmp (key, "color_parts") && strcmp (key, "front") && strcmp (key, "seat") && strcmp (key, "variants"))
+            && strcmp (key, "color_parts") && strcmp (key, "front") && strcmp (key, "seat") && strcmp (key, "variants")
+            && strcmp (key, "place") && strcmp (key, "kind") && strcmp (key, "holds"))
             return s_fail (err, errlen, "%s: unknown key '%.32s' (known: name, description, keywords, steps, color_parts, "
-                           "front, seat, variants)", file, key);
+                           "front, seat, variants, place, kind, holds)", file, key);
     if (json_object_get (doc, "seat") && !json_is_boolean (json_object_get (doc, "seat")))
         return s_fail (err, errlen, "%s: seat must be true or false", file);
+    if (json_object_get (doc, "holds") && !json_is_boolean (json_object_get (doc, "holds")))
+        return s_fail (err, errlen, "%s: holds must be true or false", file);
+    json_t *place = json_object_get (doc, "place");
+    if (place && (!json_is_string (place) || bmq_recipe_place (doc) < 0))
+        return s_fail (err, errlen, "%s: place must be one of floor, wall, surface", file);
+    json_t *kind = json_object_get (doc, "kind");
+    if (kind && (!json_is_string (kind) || json_string_length (kind) == 0 || json_string_length (kind) > 32))
+        return s_fail (err, errlen, "%s: kind must be a word of 1 to 32 bytes", file);
     json_t *front = json_object_get (doc, "front");
     if (front && (!json_is_string (front) || bmq_recipe_front (doc, NULL)))
         return s_fail (err, errlen, "%s: front must be one of -y, +y, -x, +x, none", file);
@@ -513,4 +522,13 @@ json_t *bmq_recipe_book_list (const bmq_recipe_book_t *self)
                                                "saved", self->recipes[i].saved));
     }
     return out;
+}
+
+int bmq_recipe_place (const json_t *recipe)
+{
+    const char *word = json_string_value (json_object_get (recipe, "place"));
+    if (!word || !strcmp (word, "floor")) return BMQ_PLACE_FLOOR;
+    if (!strcmp (word, "wall")) return BMQ_PLACE_WALL;
+    if (!strcmp (word, "surface")) return BMQ_PLACE_SURFACE;
+    return -1;
 }

@@ -13,6 +13,10 @@
  *                                      or none for round things; a scene
  *                                      turns it to face what it stands in
  *                                      front of, behind or around)
+ *   place: wall                        (optional: floor (default), wall, surface;
+ *                                      see bmq_recipe_place)
+ *   kind: seating                      (optional: a word for the vocabulary report)
+ *   holds: true                        (optional: things can go inside it: a shelf, a cabinet)
  *   seat: true                         (optional: beside something too it
  *                                      turns to face it: a chair at a table)
  *   variants:                          (optional: steps added only when the
@@ -51,6 +55,12 @@ int bmq_recipe_book_add (bmq_recipe_book_t *self, json_t *doc, const char *origi
 /* The angle (radians about Z, from +X) a recipe's front looks along, or NAN
  * for "none". 0, or -1 when its front key is not one of the five. */
 int bmq_recipe_front (const json_t *recipe, double *angle);
+/* Where a recipe usually goes (its optional `place` key): on the floor (the
+ * default), hung on a wall (a painting, a mirror: its back against the
+ * wall, its bottom at the height its steps give), or on a surface (a lamp,
+ * a mug: on a table when the prompt names one). -1 for another word. */
+enum { BMQ_PLACE_FLOOR, BMQ_PLACE_WALL, BMQ_PLACE_SURFACE };
+int bmq_recipe_place (const json_t *recipe);
 /* The variants of a recipe whose `when` phrases the prompt holds (each
  * variant once, in the recipe's order). New array of borrowed-and-increfed
  * variants; empty when none. */
