@@ -1,11 +1,10 @@
-/* http_api — REST routes, SSE progress, health and metrics. */
+/* http_api — the REST routes' handlers, health and metrics (the routes themselves: http_routes.c). */
 #include "http_api.h"
 #include "mcp_tools.h"
 #include "mcp_call.h"
 #include "http_bus.h"
 #include "http_metrics.h"
 #include "http_plans.h"
-#include "http_web.h"
 
 #include <czmq.h>
 #include <stdio.h>
@@ -15,34 +14,6 @@
 
 #define SLICE_MS       250          /* waits are cut in slices to notice shutdown */
 #define FIRST_ANSWER_MS 200         /* POST /api/chat waits this long for an early refusal */
-
-bmq_role_t bmq_http_api_role (const char *method, const char *url)
-{
-    bool read = !strcmp (method, "GET") || !strcmp (method, "HEAD");
-    if (!strcmp (method, "OPTIONS") || (read && !strcmp (url, "/healthz"))) return BMQ_ROLE_NONE;
-    if (!strcmp (url, "/mcp")) return BMQ_ROLE_VIEWER;          /* then per tool */
-    bmq_role_t web;
-    if (bmq_http_web_role (method, url, &web)) return web;      /* the page's own routes (http_web.h) */
-    if (read) return BMQ_ROLE_VIEWER;
-    if (!strncmp (url, "/api/scripts/", 13) && strchr (url + 13, '/')) return BMQ_ROLE_REVIEWER;
-    if (!strcmp (url, "/api/chat") || !strcmp (url, "/api/plans") || !strcmp (url, "/api/plans/validate")
-        || !strcmp (url, "/api/scripts") || (!strncmp (url, "/api/plans/", 11) && strstr (url + 11, "/cancel")))
-        return BMQ_ROLE_OPERATOR;
-    if (!strncmp (url, "/api/scene", 10)) return BMQ_ROLE_ADMIN;
-    return BMQ_ROLE_VIEWER;          /* a route that does not exist: 404 for anyone with a token */
-}
-
-const char *bmq_http_api_route (const char *method, const char *url)
-{
-    static const char *fixed[] = { "/", "/mcp", "/healthz", "/metrics", "/api/mcp/capabilities", "/api/chat", "/api/plans",
-                                   "/api/plans/validate", "/api/scripts", "/api/scene", "/api/events", "/api/audit", "/api/whoami", "/api/confirmations", NULL };
-    for (int i = 0; fixed[i]; i++)
-        if (!strcmp (url, fixed[i])) return fixed[i];
-    if (!strncmp (url, "/api/scripts/", 13)) return strchr (url + 13, '/') ? "/api/scripts/{id}/confirm" : "/api/scripts/{id}";
-    if (bmq_http_web_route (url)) return bmq_http_web_route (url);
-    if (!strncmp (url, "/api/plans/", 11)) return strchr (url + 11, '/') ? "/api/plans/{id}/cancel" : "/api/plans/{id}";
-    return "other";
-}
 
 /* ---- talking to the gateway ----------------------------------------------------- */
 
@@ -107,11 +78,7 @@ static enum MHD_Result s_gateway_error (bmq_http_req_t *req, const bmq_envelope_
 
 static json_t *s_body_json (bmq_http_req_t *req, enum MHD_Result *rc)
 {
-    const char *type = bmq_http_req_header (req, "Content-Type");
-    if (type && strncasecmp (type, "application/json", 16)) {
-        *rc = bmq_http_reply_error (req, 415, "unsupported_media_type", "send the body as application/json");
-        return NULL;
-    }
+    /* its Content-Type: checked by the router (the route's body is BMQ_BODY_JSON) */
     json_error_t jerr;
     json_t *body = json_loadb (req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
     if (!body) *rc = bmq_http_reply_error (req, 400, "bad_json", "the body is not valid JSON: %s (line %d, column %d)",
@@ -157,7 +124,7 @@ static void s_new_plan_id (char *buf, size_t len)
 
 /* ---- routes ----------------------------------------------------------------------- */
 
-static enum MHD_Result s_capabilities (bmq_http_req_t *req)
+enum MHD_Result bmq_http_api_capabilities (bmq_http_req_t *req)
 {
     const char *form = bmq_http_req_query (req, "form");
     if (form && strcmp (form, "full") && strcmp (form, "compact"))
@@ -181,7 +148,7 @@ static enum MHD_Result s_capabilities (bmq_http_req_t *req)
     return bmq_http_reply (req, 200, resp);
 }
 
-static enum MHD_Result s_chat (bmq_http_req_t *req)
+enum MHD_Result bmq_http_api_chat (bmq_http_req_t *req)
 {
     enum MHD_Result rc;
     json_t *body = s_body_json (req, &rc);
@@ -237,8 +204,10 @@ static enum MHD_Result s_plans (bmq_http_req_t *req, bool validate_only)
     return rc;
 }
 
-static enum MHD_Result s_plan_get (bmq_http_req_t *req, const char *id)
+enum MHD_Result bmq_http_api_plan_get (bmq_http_req_t *req)
 {
+    char id[BMQ_MAX_ID + 1];
+    snprintf (id, sizeof id, "%.*s", (int) req->param_len, req->param);
     bmq_http_server_catch_up (req->server);
     json_t *rec = bmq_http_plans_get (bmq_http_server_plans (req->server), id);
     if (!rec) return bmq_http_reply_error (req, 404, "unknown_plan", "no plan %.64s is known here (plans are kept for the "
@@ -246,7 +215,7 @@ static enum MHD_Result s_plan_get (bmq_http_req_t *req, const char *id)
     return bmq_http_reply_json (req, 200, rec);
 }
 
-static enum MHD_Result s_scene (bmq_http_req_t *req)
+enum MHD_Result bmq_http_api_scene (bmq_http_req_t *req)
 {
     const char *limit = bmq_http_req_query (req, "limit"), *offset = bmq_http_req_query (req, "offset");
     char *end = NULL;
@@ -266,7 +235,7 @@ static enum MHD_Result s_scene (bmq_http_req_t *req)
 
 /* GET /api/audit?since=&until=&plan=&kind=&cid=&limit=&order=&after= — the
  * audit trail, a page at a time ({records, next}; pass next back as after). */
-static enum MHD_Result s_audit (bmq_http_req_t *req)
+enum MHD_Result bmq_http_api_audit (bmq_http_req_t *req)
 {
     json_t *filter = json_object ();
     static const char *texts[] = { "plan", "kind", "cid", NULL }, *times[] = { "since", "until", NULL };
@@ -394,8 +363,10 @@ static enum MHD_Result s_scripts (bmq_http_req_t *req, const char *confirm_id, s
 }
 
 /* POST /api/plans/{id}/cancel: stop that plan (its story's cancel.request; the executor rolls it back). */
-static enum MHD_Result s_plan_cancel (bmq_http_req_t *req, const char *id, size_t id_len)
+enum MHD_Result bmq_http_api_plan_cancel (bmq_http_req_t *req)
 {
+    const char *id = req->param;
+    size_t id_len = req->param_len;
     char plan_id[128];
     snprintf (plan_id, sizeof plan_id, "%.*s", (int) id_len, id);
     bmq_http_server_catch_up (req->server);
@@ -416,13 +387,8 @@ static enum MHD_Result s_plan_cancel (bmq_http_req_t *req, const char *id, size_
     return bmq_http_reply_json (req, 202, json_pack ("{s:s, s:s}", "plan_id", plan_id, "state", "cancelling"));
 }
 
-/* ---- the page ---------------------------------------------------------------------------- */
-
-/* GET /: the page for people (issue 15), its bundle embedded at build time (http_web.h). */
-static enum MHD_Result s_index (bmq_http_req_t *req) { return bmq_http_web_index (req); }
-
 /* GET /api/whoami: the name and role of the token (or the page's session). */
-static enum MHD_Result s_whoami (bmq_http_req_t *req)
+enum MHD_Result bmq_http_api_whoami (bmq_http_req_t *req)
 {
     json_t *me = json_pack ("{s:s, s:s}", "name", req->who.name, "role", bmq_role_name (req->who.role));
     char nonce[BMQ_HTTP_CSRF_LEN + 1];
@@ -433,14 +399,14 @@ static enum MHD_Result s_whoami (bmq_http_req_t *req)
 
 /* ---- health and metrics ------------------------------------------------------------------ */
 
-static enum MHD_Result s_health (bmq_http_req_t *req)
+enum MHD_Result bmq_http_api_health (bmq_http_req_t *req)
 {
     int64_t age = bmq_http_server_loop_age_ms (req->server);
     bool ok = age < 5000;
     return bmq_http_reply_json (req, ok ? 200 : 503, json_pack ("{s:s, s:I}", "status", ok ? "ok" : "stuck", "gateway_loop_ms", (json_int_t) age));
 }
 
-static enum MHD_Result s_metrics (bmq_http_req_t *req)
+enum MHD_Result bmq_http_api_metrics (bmq_http_req_t *req)
 {
     bmq_http_server_catch_up (req->server);
     char *text = bmq_http_metrics_render (bmq_http_server_metrics (req->server));
@@ -449,49 +415,16 @@ static enum MHD_Result s_metrics (bmq_http_req_t *req)
     return bmq_http_reply (req, 200, resp);
 }
 
-static enum MHD_Result s_not_allowed (bmq_http_req_t *req, const char *allow)
-{
-    json_t *body = json_pack ("{s:{s:s, s:s}}", "error", "code", "method_not_allowed", "message", "this route does not accept that method");
-    json_object_set_new (json_object_get (body, "error"), "allow", json_string (allow));
-    char *text = json_dumps (body, BMQ_MCP_JSON_FLAGS);
-    json_decref (body);
-    struct MHD_Response *resp = MHD_create_response_from_buffer (strlen (text), text, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header (resp, "Content-Type", "application/json");
-    MHD_add_response_header (resp, "Allow", allow);
-    return bmq_http_reply (req, 405, resp);
-}
+/* ---- the routes' entry points (http_routes.c names them) ------------------------------- */
 
-enum MHD_Result bmq_http_api_handle (bmq_http_req_t *req)
+enum MHD_Result bmq_http_api_plans_run (bmq_http_req_t *req) { return s_plans (req, false); }
+enum MHD_Result bmq_http_api_plans_validate (bmq_http_req_t *req) { return s_plans (req, true); }
+enum MHD_Result bmq_http_api_script_list (bmq_http_req_t *req) { return s_script_list (req, NULL, 0); }
+enum MHD_Result bmq_http_api_script_get (bmq_http_req_t *req) { return s_script_list (req, req->param, req->param_len); }
+enum MHD_Result bmq_http_api_script_submit (bmq_http_req_t *req) { return s_scripts (req, NULL, 0); }
+enum MHD_Result bmq_http_api_script_confirm (bmq_http_req_t *req) { return s_scripts (req, req->param, req->param_len); }
+
+enum MHD_Result bmq_http_api_confirmations (bmq_http_req_t *req)
 {
-    const char *url = req->url, *m = req->method;
-    bool get = !strcmp (m, "GET") || !strcmp (m, "HEAD"), post = !strcmp (m, "POST");
-    if (!strcmp (url, "/healthz")) return get ? s_health (req) : s_not_allowed (req, "GET");
-    if (!strcmp (url, "/")) return get ? s_index (req) : s_not_allowed (req, "GET");
-    if (!strcmp (url, "/api/whoami")) return get ? s_whoami (req) : s_not_allowed (req, "GET");
-    if (!strcmp (url, "/api/confirmations"))        /* what MCP clients asked a person to approve */
-        return get ? bmq_http_reply_json (req, 200, json_pack ("{s:o}", "pending", bmq_mcp_pending_confirmations ()))
-                   : s_not_allowed (req, "GET");
-    bmq_role_t web;
-    if (bmq_http_web_role (m, url, &web)) return bmq_http_web_handle (req);
-    if (!strcmp (url, "/metrics")) return get ? s_metrics (req) : s_not_allowed (req, "GET");
-    if (!strcmp (url, "/api/mcp/capabilities")) return get ? s_capabilities (req) : s_not_allowed (req, "GET");
-    if (!strcmp (url, "/api/chat")) return post ? s_chat (req) : s_not_allowed (req, "POST");
-    if (!strcmp (url, "/api/plans")) return post ? s_plans (req, false) : s_not_allowed (req, "POST");
-    if (!strcmp (url, "/api/plans/validate")) return post ? s_plans (req, true) : s_not_allowed (req, "POST");
-    if (!strcmp (url, "/api/scene")) return get ? s_scene (req) : s_not_allowed (req, "GET");
-    /* /api/events is served by http_events.c, routed in http_server.c */
-    if (!strcmp (url, "/api/scripts")) return post ? s_scripts (req, NULL, 0) : get ? s_script_list (req, NULL, 0) : s_not_allowed (req, "GET, POST");
-    if (!strcmp (url, "/api/audit")) return get ? s_audit (req) : s_not_allowed (req, "GET");
-    if (!strncmp (url, "/api/scripts/", 13)) {
-        const char *id = url + 13, *slash = strchr (id, '/');
-        if (slash && slash > id && slash - id <= BMQ_MAX_ID && !strcmp (slash, "/confirm"))
-            return post ? s_scripts (req, id, (size_t) (slash - id)) : s_not_allowed (req, "POST");
-        if (!slash && *id && strlen (id) <= BMQ_MAX_ID) return get ? s_script_list (req, id, strlen (id)) : s_not_allowed (req, "GET");
-    }
-    if (!strncmp (url, "/api/plans/", 11) && url[11] && !strchr (url + 11, '/'))
-        return get ? s_plan_get (req, url + 11) : s_not_allowed (req, "GET");
-    if (!strncmp (url, "/api/plans/", 11) && url[11] && strchr (url + 11, '/') && !strcmp (strchr (url + 11, '/'), "/cancel")
-        && strchr (url + 11, '/') - (url + 11) <= 64)
-        return post ? s_plan_cancel (req, url + 11, (size_t) (strchr (url + 11, '/') - (url + 11))) : s_not_allowed (req, "POST");
-    return bmq_http_reply_error (req, 404, "not_found", "no such route: %.200s %.200s", m, url);
+    return bmq_http_reply_json (req, 200, json_pack ("{s:o}", "pending", bmq_mcp_pending_confirmations ()));
 }

@@ -32,7 +32,7 @@
 #ifndef BMQ_HTTP_EVENTS_H
 #define BMQ_HTTP_EVENTS_H
 
-#include "http_server.h"
+#include "http_req.h"
 
 /* Serve GET (or HEAD) /api/events. */
 enum MHD_Result bmq_http_events_handle (bmq_http_req_t *req);

@@ -15,7 +15,7 @@
 #ifndef BMQ_HTTP_MCP_H
 #define BMQ_HTTP_MCP_H
 
-#include "http_server.h"
+#include "http_req.h"
 
 /* sessions_per_token: a token's own oldest idle session goes for its new one
  * (never another token's); confirm_by_elicitation: security.mcp_confirm. */

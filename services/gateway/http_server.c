@@ -1,16 +1,17 @@
-/* http_server — libmicrohttpd daemon, access checks, bodies, dispatch, and the state the gateway's stories feed. */
+/* http_server — libmicrohttpd daemon, access checks, bodies, dispatch through the route table (http_routes.h),
+ * and the state the gateway's stories feed. */
 #include "http_server.h"
 #include "audit_tally.h"
 #include "audit_client.h"
 #include "mcp_tools.h"
 #include "http_access.h"
-#include "http_api.h"
 #include "http_bus.h"
 #include "http_events.h"
 #include "http_feed.h"
 #include "http_mcp.h"
 #include "http_metrics.h"
 #include "http_plans.h"
+#include "http_routes.h"
 #include "log.h"
 #include "peer.h"
 #include "sse_ring.h"
@@ -85,6 +86,8 @@ struct bmq_http_server_t {
 
 typedef struct {                            /* one request (MHD's req_cls) */
     bmq_http_req_t req;
+    const bmq_http_route_t *row;            /* its route (NULL: 404 or 405) */
+    size_t         max_body;                /* the route's cap, or the server's */
     char          *body;
     size_t         len, cap;
     bool           too_large;
@@ -178,65 +181,6 @@ void bmq_http_server_cache_caps (bmq_http_server_t *self, const char *form, cons
     pthread_mutex_unlock (&self->caps_lock);
 }
 
-bmq_http_bus_t *bmq_http_req_bus (bmq_http_req_t *req)
-{
-    s_conn_t *conn = req->conn_state;
-    if (conn && !conn->bus) conn->bus = bmq_http_bus_new (req->server->endpoint);
-    return conn ? conn->bus : NULL;
-}
-
-const char *bmq_http_req_header (bmq_http_req_t *req, const char *name)
-{
-    return MHD_lookup_connection_value (req->conn, MHD_HEADER_KIND, name);
-}
-
-const char *bmq_http_req_query (bmq_http_req_t *req, const char *name)
-{
-    return MHD_lookup_connection_value (req->conn, MHD_GET_ARGUMENT_KIND, name);
-}
-
-/* ---- responses ----------------------------------------------------------------- */
-
-enum MHD_Result bmq_http_reply (bmq_http_req_t *req, int status, struct MHD_Response *resp)
-{
-    if (!MHD_get_response_header (resp, "Cache-Control")) MHD_add_response_header (resp, "Cache-Control", "no-store");
-    if (req->origin) {
-        MHD_add_response_header (resp, "Access-Control-Allow-Origin", req->origin);
-        MHD_add_response_header (resp, "Access-Control-Expose-Headers", "Mcp-Session-Id, MCP-Protocol-Version");
-        MHD_add_response_header (resp, "Vary", "Origin");
-    }
-    req->status = status;
-    enum MHD_Result rc = MHD_queue_response (req->conn, (unsigned) status, resp);
-    MHD_destroy_response (resp);
-    return rc;
-}
-
-/* A JSON response (body stolen). */
-static struct MHD_Response *s_json_response (json_t *body)
-{
-    char *text = json_dumps (body, BMQ_MCP_JSON_FLAGS);
-    json_decref (body);
-    if (!text) text = strdup ("{}");
-    struct MHD_Response *resp = MHD_create_response_from_buffer (strlen (text), text, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header (resp, "Content-Type", "application/json");
-    return resp;
-}
-
-enum MHD_Result bmq_http_reply_json (bmq_http_req_t *req, int status, json_t *body)
-{
-    return bmq_http_reply (req, status, s_json_response (body));
-}
-
-enum MHD_Result bmq_http_reply_error (bmq_http_req_t *req, int status, const char *code, const char *fmt, ...)
-{
-    char message[1024];
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (message, sizeof message, fmt, ap);
-    va_end (ap);
-    return bmq_http_reply_json (req, status, json_pack ("{s:{s:s, s:s}}", "error", "code", code, "message", message));
-}
-
 /* ---- floods: headers that never finish, and room for the rest ---------------------
  * Every connection is on a list with the time it started waiting for a
  * request's headers (at connect, and again after each answer on a kept-alive
@@ -319,6 +263,7 @@ void bmq_http_server_stream_close (bmq_http_server_t *self, const char *who)
 }
 
 bmq_http_auth_t *bmq_http_server_auth (bmq_http_server_t *self) { return self->auth; }
+bmq_http_mcp_t *bmq_http_server_mcp (bmq_http_server_t *self) { return self->mcp; }
 
 bool bmq_http_req_csrf (bmq_http_req_t *req, char *nonce, size_t len)
 {
@@ -412,7 +357,7 @@ static enum MHD_Result s_unauthorized (bmq_http_server_t *self, bmq_http_req_t *
     char message[600];
     snprintf (message, sizeof message, "%s. Send \"Authorization: Bearer TOKEN\" with a token from the keys dir "
               "(<run dir>/keys/NAME.token), or open the URL `blendmq web` prints (it carries a token).", why);
-    struct MHD_Response *resp = s_json_response (json_pack ("{s:{s:s, s:s}}", "error", "code", "unauthorized", "message", message));
+    struct MHD_Response *resp = bmq_http_json_response (json_pack ("{s:{s:s, s:s}}", "error", "code", "unauthorized", "message", message));
     MHD_add_response_header (resp, "WWW-Authenticate", "Bearer realm=\"blendmq\"");
     return bmq_http_reply (req, 401, resp);
 }
@@ -459,6 +404,25 @@ static bool s_identify (bmq_http_server_t *self, bmq_http_req_t *req, const char
     return false;
 }
 
+static enum MHD_Result s_too_large (bmq_http_server_t *self, s_request_t *r)
+{
+    bool own = r->max_body < self->opts.max_body;
+    return bmq_http_reply_error (&r->req, 413, "too_large", "the request body is larger than %zu bytes (%s)", r->max_body,
+                                 own ? "this route's cap: docs/http-routes.md" : "gateway.http_max_body_kb");
+}
+
+/* A path whose rows take other methods: 405 with the methods they take. */
+static enum MHD_Result s_not_allowed (bmq_http_req_t *req)
+{
+    char allow[64];
+    bmq_http_route_allow (req->route, allow, sizeof allow);
+    json_t *body = json_pack ("{s:{s:s, s:s, s:s}}", "error", "code", "method_not_allowed", "message",
+                              "this route does not accept that method", "allow", allow);
+    struct MHD_Response *resp = bmq_http_json_response (body);
+    MHD_add_response_header (resp, "Allow", allow);
+    return bmq_http_reply (req, 405, resp);
+}
+
 /* First call for a request: checks that need no body. MHD_YES to read on, or an answer. */
 static enum MHD_Result s_begin (bmq_http_server_t *self, s_request_t *r, bool *answered)
 {
@@ -478,7 +442,7 @@ static enum MHD_Result s_begin (bmq_http_server_t *self, s_request_t *r, bool *a
     const char *page_code = page_get ? bmq_http_req_query (req, "code") : NULL;
     if (page_token || page_code) return s_exchange (self, req, page_token, page_code);
     bool reads = !strcmp (req->method, "GET") || !strcmp (req->method, "HEAD");
-    bmq_role_t need = bmq_http_api_role (req->method, req->url);
+    bmq_role_t need = bmq_http_route_role (req->method, req->url);
     if (need != BMQ_ROLE_NONE) {
         const char *why = NULL;
         if (!s_identify (self, req, &why)) return s_unauthorized (self, req, why);
@@ -505,7 +469,7 @@ static enum MHD_Result s_begin (bmq_http_server_t *self, s_request_t *r, bool *a
         }
         /* the page's session: a confirmation (a person applying a script live) also needs the
          * session's nonce, which only a page of this origin could read (GET /api/whoami) */
-        if (req->session && !reads && !strncmp (req->url, "/api/scripts/", 13) && strstr (req->url + 13, "/confirm")
+        if (req->session && !reads && r->row && (r->row->flags & BMQ_ROUTE_PERSON)
             && !bmq_http_auth_csrf_ok (self->auth, req->session, bmq_http_req_header (req, BMQ_HTTP_CSRF_HEADER))) {
             bmq_http_server_refused (self, req, 403, "csrf", "a confirmation from the page without the session's nonce");
             return bmq_http_reply_error (req, 403, "csrf", "this confirmation lacks the page's nonce (header " BMQ_HTTP_CSRF_HEADER
@@ -513,9 +477,11 @@ static enum MHD_Result s_begin (bmq_http_server_t *self, s_request_t *r, bool *a
         }
     }
     const char *length = bmq_http_req_header (req, "Content-Length");
-    if (length && strtoull (length, NULL, 10) > self->opts.max_body)
-        return bmq_http_reply_error (req, 413, "too_large", "the request body is larger than %zu bytes (gateway.http_max_body_kb)",
-                                     self->opts.max_body);
+    if (length && strtoull (length, NULL, 10) > r->max_body) return s_too_large (self, r);
+    /* a JSON route: the body says it is JSON (or says nothing) */
+    const char *type = bmq_http_req_header (req, "Content-Type");
+    if (r->row && r->row->body == BMQ_BODY_JSON && type && strncasecmp (type, "application/json", 16))
+        return bmq_http_reply_error (req, 415, "unsupported_media_type", "send the body as application/json");
     *answered = false;
     return MHD_YES;
 }
@@ -529,9 +495,14 @@ static enum MHD_Result s_access (void *cls, struct MHD_Connection *conn, const c
         r = calloc (1, sizeof *r);
         *req_cls = r;
         r->req = (bmq_http_req_t) { .server = self, .conn = conn, .method = method, .url = url,
-                                    .route = bmq_http_api_route (method, url), .started_us = bmq_mono_us () };
+                                    .gateway = self->endpoint, .started_us = bmq_mono_us () };
+        r->row = bmq_http_route_find (method, url, &r->req.route, &r->req.param, &r->req.param_len);
+        if (!r->req.route) r->req.route = "other";
+        r->max_body = r->row && r->row->max_body_kb && r->row->max_body_kb * 1024 < self->opts.max_body
+                    ? r->row->max_body_kb * 1024 : self->opts.max_body;
         const union MHD_ConnectionInfo *info = MHD_get_connection_info (conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
         r->req.conn_state = info ? info->socket_context : NULL;
+        if (r->req.conn_state) r->req.bus_slot = &((s_conn_t *) r->req.conn_state)->bus;
         if (r->req.conn_state) s_conn_waiting (self, r->req.conn_state, false);     /* its headers are in: served now */
         bool answered;
         enum MHD_Result rc = s_begin (self, r, &answered);
@@ -539,7 +510,7 @@ static enum MHD_Result s_access (void *cls, struct MHD_Connection *conn, const c
     }
     if (r->req.status) { *upload_data_size = 0; return MHD_YES; }     /* answered early; drain */
     if (*upload_data_size) {
-        if (!r->too_large && r->len + *upload_data_size > self->opts.max_body) {
+        if (!r->too_large && r->len + *upload_data_size > r->max_body) {
             r->too_large = true;
             free (r->body);
             r->body = NULL;
@@ -548,7 +519,7 @@ static enum MHD_Result s_access (void *cls, struct MHD_Connection *conn, const c
         if (!r->too_large) {
             if (r->len + *upload_data_size + 1 > r->cap) {
                 r->cap = (r->len + *upload_data_size + 1) * 2;
-                if (r->cap > self->opts.max_body + 1) r->cap = self->opts.max_body + 1;
+                if (r->cap > r->max_body + 1) r->cap = r->max_body + 1;
                 r->body = realloc (r->body, r->cap);
             }
             memcpy (r->body + r->len, upload_data, *upload_data_size);
@@ -558,15 +529,12 @@ static enum MHD_Result s_access (void *cls, struct MHD_Connection *conn, const c
         *upload_data_size = 0;
         return MHD_YES;
     }
-    if (r->too_large)
-        return bmq_http_reply_error (&r->req, 413, "too_large", "the request body is larger than %zu bytes (gateway.http_max_body_kb)",
-                                     self->opts.max_body);
+    if (r->too_large) return s_too_large (self, r);
     r->req.body = r->body ? r->body : "";
     r->req.body_len = r->len;
-    if (!strcmp (url, "/mcp")) return bmq_http_mcp_handle (self->mcp, &r->req);
-    if (!strcmp (url, "/api/events") && (!strcmp (method, "GET") || !strcmp (method, "HEAD")))
-        return bmq_http_events_handle (&r->req);            /* resumable SSE with gaps (http_events.h) */
-    return bmq_http_api_handle (&r->req);
+    if (r->row) return r->row->handler (&r->req);
+    if (strcmp (r->req.route, "other")) return s_not_allowed (&r->req);
+    return bmq_http_reply_error (&r->req, 404, "not_found", "no such route: %.200s %.200s", method, url);
 }
 
 static void s_mhd_log (void *cls, const char *fmt, va_list ap)

@@ -115,7 +115,7 @@ static enum MHD_Result s_error (bmq_http_req_t *req, const bmq_envelope_t *env)
 
 /* ---- GET /api/web/status, GET /api/web/preview.png ---------------------------------------- */
 
-static enum MHD_Result s_status (bmq_http_req_t *req)
+enum MHD_Result bmq_http_web_status (bmq_http_req_t *req)
 {
     bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_STATUS_REQUEST, NULL, NULL);
     char cid[BMQ_MAX_ID + 1];
@@ -135,7 +135,7 @@ static int s_query_int (bmq_http_req_t *req, const char *name, int fallback, int
     return v && (*end || n < lo || n > hi) ? -1 : (int) n;
 }
 
-static enum MHD_Result s_preview (bmq_http_req_t *req)
+enum MHD_Result bmq_http_web_preview (bmq_http_req_t *req)
 {
     int w = s_query_int (req, "width", 640, 16, 1920), h = s_query_int (req, "height", 480, 16, 1080);
     if (w < 0 || h < 0) return bmq_http_reply_error (req, 400, "bad_request", "width is 16..1920 and height 16..1080");
@@ -231,11 +231,9 @@ static void s_new_plan_id (char *buf, size_t len)
     zuuid_destroy (&uuid);
 }
 
-static enum MHD_Result s_chat (bmq_http_req_t *req)
+enum MHD_Result bmq_http_web_chat (bmq_http_req_t *req)
 {
-    const char *type = bmq_http_req_header (req, "Content-Type");
-    if (type && strncasecmp (type, "application/json", 16))
-        return bmq_http_reply_error (req, 415, "unsupported_media_type", "send the body as application/json");
+    /* its Content-Type: checked by the router (BMQ_BODY_JSON) */
     if (!bmq_http_server_stream_open (req->server, req->who.name))
         return bmq_http_reply_error (req, 429, "too_many_streams", "the token %s has as many event streams open as it may "
                                      "(http.streams_per_token): wait for one to end", req->who.name);
@@ -293,7 +291,7 @@ static enum MHD_Result s_chat (bmq_http_req_t *req)
  * For `blendmq web --open`: the CLI asks with its token (a header, never an
  * argument), and hands the browser /?code=…, good once and for at most a
  * minute. Only a bearer token mints one; a page's session does not. */
-static enum MHD_Result s_login_code (bmq_http_req_t *req)
+enum MHD_Result bmq_http_web_login_code (bmq_http_req_t *req)
 {
     if (req->session || !bmq_http_req_header (req, "Authorization"))
         return bmq_http_reply_error (req, 403, "forbidden", "a sign-in code is minted for a bearer token only (blendmq web --open)");
@@ -307,50 +305,10 @@ static enum MHD_Result s_login_code (bmq_http_req_t *req)
     return bmq_http_reply_json (req, 201, body);
 }
 
-/* ---- routing ----------------------------------------------------------------------------- */
-
-bool bmq_http_web_role (const char *method, const char *url, bmq_role_t *role)
+/* GET /web/{asset}: a file of the bundle. */
+enum MHD_Result bmq_http_web_asset (bmq_http_req_t *req)
 {
-    if (!strncmp (url, "/web/", 5) || !strcmp (url, "/api/web/status") || !strcmp (url, "/api/web/preview.png")) {
-        *role = BMQ_ROLE_VIEWER;
-        return true;
-    }
-    if (!strcmp (url, "/api/web/chat")) {
-        *role = !strcmp (method, "POST") ? BMQ_ROLE_OPERATOR : BMQ_ROLE_VIEWER;
-        return true;
-    }
-    if (!strcmp (url, "/api/web/login-code")) {
-        *role = BMQ_ROLE_VIEWER;
-        return true;
-    }
-    return false;
-}
-
-const char *bmq_http_web_route (const char *url)
-{
-    static const char *fixed[] = { "/api/web/chat", "/api/web/status", "/api/web/preview.png", "/api/web/login-code", NULL };
-    for (int i = 0; fixed[i]; i++)
-        if (!strcmp (url, fixed[i])) return fixed[i];
-    return !strncmp (url, "/web/", 5) ? "/web/{asset}" : NULL;
-}
-
-static enum MHD_Result s_not_allowed (bmq_http_req_t *req, const char *allow)
-{
-    struct MHD_Response *resp = MHD_create_response_from_buffer (0, "", MHD_RESPMEM_PERSISTENT);
-    MHD_add_response_header (resp, "Allow", allow);
-    return bmq_http_reply (req, 405, resp);
-}
-
-enum MHD_Result bmq_http_web_handle (bmq_http_req_t *req)
-{
-    const char *url = req->url, *m = req->method;
-    bool get = !strcmp (m, "GET") || !strcmp (m, "HEAD");
-    if (!strcmp (url, "/api/web/chat")) return !strcmp (m, "POST") ? s_chat (req) : s_not_allowed (req, "POST");
-    if (!strcmp (url, "/api/web/login-code")) return !strcmp (m, "POST") ? s_login_code (req) : s_not_allowed (req, "POST");
-    if (!get) return s_not_allowed (req, "GET");
-    if (!strcmp (url, "/api/web/status")) return s_status (req);
-    if (!strcmp (url, "/api/web/preview.png")) return s_preview (req);
-    const bmq_web_asset_t *a = strcmp (url, "/") ? s_asset (url) : NULL;
+    const bmq_web_asset_t *a = s_asset (req->url);
     if (a) return s_serve (req, a);
-    return bmq_http_reply_error (req, 404, "not_found", "no such file of the page: %.200s", url);
+    return bmq_http_reply_error (req, 404, "not_found", "no such file of the page: %.200s", req->url);
 }

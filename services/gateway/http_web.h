@@ -21,7 +21,7 @@
 #ifndef BMQ_HTTP_WEB_H
 #define BMQ_HTTP_WEB_H
 
-#include "http_server.h"
+#include "http_req.h"
 
 /* The bundle, embedded at build time (web_assets.c, made by embed_web.cmake
  * from the output of services/gateway/web/build.mjs). */
@@ -35,13 +35,12 @@ typedef struct {
 extern const bmq_web_asset_t bmq_web_assets[];
 extern const size_t bmq_web_assets_count;
 
-/* True when `url` is one of the routes above (but /, which http_api routes to
- * bmq_http_web_index), with *role the least role it needs. */
-bool bmq_http_web_role (const char *method, const char *url, bmq_role_t *role);
-/* The metrics label of one of these routes, or NULL. */
-const char *bmq_http_web_route (const char *url);
-/* Serve one of these routes (the body is complete). */
-enum MHD_Result bmq_http_web_handle (bmq_http_req_t *req);
+/* The handlers (named in the route table, http_routes.c). */
+enum MHD_Result bmq_http_web_asset (bmq_http_req_t *req);         /* GET /web/{asset} */
+enum MHD_Result bmq_http_web_chat (bmq_http_req_t *req);          /* POST /api/web/chat */
+enum MHD_Result bmq_http_web_status (bmq_http_req_t *req);        /* GET /api/web/status */
+enum MHD_Result bmq_http_web_preview (bmq_http_req_t *req);       /* GET /api/web/preview.png */
+enum MHD_Result bmq_http_web_login_code (bmq_http_req_t *req);    /* POST /api/web/login-code */
 /* Serve the page itself (GET /), with its Content-Security-Policy. */
 enum MHD_Result bmq_http_web_index (bmq_http_req_t *req);
 
