@@ -1,6 +1,8 @@
 /* mcp_call — one MCP tools/call: arguments → bus request → answers → result. */
 #include "mcp_call.h"
 #include "mcp_call_internal.h"
+#include "mcp_server.h"
+#include "mcp_surface.h"
 
 #include <pthread.h>
 #include <sodium.h>
@@ -231,10 +233,21 @@ bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const bmq_mcp_
     self->started = bmq_mono_ms ();
     self->quiet_ms = timeout_ms > 0 ? timeout_ms : 120000;
     self->deadline = self->started + self->quiet_ms;
+    if (caller && caller->subscriptions) self->notify_uris = json_deep_copy (caller->subscriptions);
     if (tool->kind == BMQ_TOOL_TEST) {          /* served here: a local story id */
         snprintf (self->cid, sizeof self->cid, "local-%p", (void *) self);
+        if (json_object_get (tool->def, "_ask")) {      /* asks the client (sampling, elicitation) first */
+            if (caller && !caller->can_ask) {
+                *response = bmq_mcp_response (id, bmq_mcp_result_error ("%s asks the client a question: accept an event stream "
+                                                                        "(Accept: text/event-stream) for this call", tool->name));
+                json_decref (no_args);
+                bmq_mcp_call_destroy (&self);
+                return NULL;
+            }
+            self->run = json_deep_copy (args);          /* the arguments fill the question in */
+        }
         json_decref (no_args);
-        if (!json_array_size (json_object_get (tool->def, "_script"))) {
+        if (!json_array_size (json_object_get (tool->def, "_script")) && !json_object_get (tool->def, "_ask")) {
             *response = bmq_mcp_response (id, json_deep_copy (json_object_get (tool->def, "_result")));
             bmq_mcp_call_destroy (&self);
         }
@@ -273,6 +286,32 @@ bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const bmq_mcp_
     return self;
 }
 
+bmq_mcp_call_t *bmq_mcp_call_start_as (const bmq_mcp_tools_t *tools, const bmq_mcp_caller_t *caller, const json_t *id,
+                                       const char *tool, const json_t *args, const char *uri, const char *mime,
+                                       const char *from, const char *prefix, int timeout_ms, json_t **response,
+                                       bmq_envelope_t **request)
+{
+    json_t *params = json_pack ("{s:s, s:O}", "name", tool, "arguments", args);
+    bmq_mcp_caller_t quiet = *caller;
+    quiet.subscriptions = NULL;
+    bmq_mcp_call_t *self = bmq_mcp_call_start (tools, &quiet, id, params, 7, timeout_ms, response, request);
+    json_decref (params);
+    if (!self && *response && json_object_get (*response, "result")) {     /* the tool refused: the method's error */
+        json_t *text = json_object_get (json_array_get (json_object_get (json_object_get (*response, "result"), "content"), 0), "text");
+        json_t *error = bmq_mcp_error (id, -32603, json_is_string (text) ? json_string_value (text) : "the request failed");
+        json_decref (*response);
+        *response = error;
+        return NULL;
+    }
+    if (!self) return NULL;
+    self->shape = from ? S_AS_COMPLETION : S_AS_RESOURCE;
+    snprintf (self->shape_uri, sizeof self->shape_uri, "%s", uri ? uri : "");
+    snprintf (self->shape_mime, sizeof self->shape_mime, "%s", mime ? mime : "");
+    snprintf (self->shape_from, sizeof self->shape_from, "%s", from ? from : "");
+    snprintf (self->shape_prefix, sizeof self->shape_prefix, "%s", prefix ? prefix : "");
+    return self;
+}
+
 void bmq_mcp_call_destroy (bmq_mcp_call_t **self_p)
 {
     if (!self_p || !*self_p) return;
@@ -282,6 +321,7 @@ void bmq_mcp_call_destroy (bmq_mcp_call_t **self_p)
     json_decref (self->run);
     json_decref (self->on_behalf_of);
     json_decref (self->elicit_id);
+    json_decref (self->notify_uris);
     bmq_envelope_destroy (&self->next);
     free (self);
     *self_p = NULL;
@@ -524,6 +564,23 @@ bool bmq_mcp_call_feed (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t 
 bool bmq_mcp_call_tick (bmq_mcp_call_t *self, int64_t now_ms, json_t *out)
 {
     if (self->over) return true;
+    if (self->tool->kind == BMQ_TOOL_TEST && json_object_get (self->tool->def, "_ask")) {
+        if (self->phase == S_CONFIRM_ASKING) {
+            if (now_ms < self->deadline) return false;
+            bmq_mcp_call_fail (self, "the client did not answer its question in time", out);
+            return true;
+        }
+        json_t *ask = json_object_get (self->tool->def, "_ask");
+        char eid[BMQ_MAX_ID + 16];
+        snprintf (eid, sizeof eid, "ask-%s", self->cid);
+        self->elicit_id = json_string (eid);
+        json_array_append_new (out, json_pack ("{s:s, s:O, s:O, s:o}", "jsonrpc", "2.0", "id", self->elicit_id,
+                                               "method", json_object_get (ask, "method"),
+                                               "params", bmq_mcp_fill (json_object_get (ask, "params"), self->run, NULL)));
+        self->phase = S_CONFIRM_ASKING;
+        self->deadline = now_ms + ELICIT_MS;
+        return false;
+    }
     if (self->tool->kind == BMQ_TOOL_TEST) {
         json_t *script = json_object_get (self->tool->def, "_script");
         while (self->script_next < json_array_size (script)) {
@@ -559,6 +616,8 @@ bmq_envelope_t *bmq_mcp_call_next_request (bmq_mcp_call_t *self)
 
 int64_t bmq_mcp_call_wakeup (const bmq_mcp_call_t *self)
 {
+    if (self->tool->kind == BMQ_TOOL_TEST && json_object_get (self->tool->def, "_ask"))
+        return self->phase == S_CONFIRM_ASKING ? self->deadline : self->started;
     if (self->tool->kind == BMQ_TOOL_TEST) {
         json_t *n = json_array_get (json_object_get (self->tool->def, "_script"), self->script_next);
         return self->started + (n ? json_integer_value (json_object_get (n, "_after_ms")) : 0);

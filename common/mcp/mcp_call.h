@@ -32,6 +32,7 @@ typedef struct {
     bool        elicitation;    /* the client declared the elicitation capability at initialize */
     bool        can_ask;        /* this transport can carry a request to the client now (an SSE answer, stdio) */
     bool        confirm_by_elicitation;     /* security.mcp_confirm: elicitation (else a person approves elsewhere) */
+    const json_t *subscriptions;            /* URIs the session subscribed to (resources/subscribe), or NULL */
 } bmq_mcp_caller_t;
 
 /* Start tools/call `params` ({name, arguments, _meta}) for request `id`.
@@ -42,6 +43,14 @@ typedef struct {
 bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const bmq_mcp_caller_t *caller, const json_t *id,
                                     const json_t *params, int log_level, int timeout_ms, json_t **response,
                                     bmq_envelope_t **request);
+/* Another method served by calling `tool` with `args` (borrowed): the tool's
+ * result becomes resources/read contents of uri (mime), or, with `from` set,
+ * completion values (objects, recipes, operations) for prefix. Same contract
+ * as bmq_mcp_call_start; a failed tool answers a JSON-RPC error. */
+bmq_mcp_call_t *bmq_mcp_call_start_as (const bmq_mcp_tools_t *tools, const bmq_mcp_caller_t *caller, const json_t *id,
+                                       const char *tool, const json_t *args, const char *uri, const char *mime,
+                                       const char *from, const char *prefix, int timeout_ms, json_t **response,
+                                       bmq_envelope_t **request);
 void bmq_mcp_call_destroy (bmq_mcp_call_t **self_p);
 
 const char   *bmq_mcp_call_cid (const bmq_mcp_call_t *self);    /* its story on the bus */

@@ -18,6 +18,8 @@
 /* LISTING: what the executor knows of the script; then ASKING (elicitation)
  * and APPLYING, or WAITING for a person to approve it elsewhere (person). */
 typedef enum { S_CONFIRM_NONE, S_CONFIRM_LISTING, S_CONFIRM_ASKING, S_CONFIRM_APPLYING, S_CONFIRM_WAITING } s_confirm_phase_t;
+/* What the call's tool result becomes: itself (tools/call), resources/read contents, completion values. */
+typedef enum { S_AS_TOOL, S_AS_RESOURCE, S_AS_COMPLETION } s_shape_t;
 typedef enum { S_GEN_NONE, S_GEN_MAKING, S_GEN_IMPORTING } s_gen_phase_t;
 
 struct bmq_mcp_call_t {
@@ -48,6 +50,13 @@ struct bmq_mcp_call_t {
     int64_t  gen_until;          /* the generation's own deadline and the quiet time: never later than this */
     char     gen_name[129];      /* name of the imported model ("" : the add-on names it) */
     bmq_envelope_t *next;        /* a request to send now (bmq_mcp_call_next_request) */
+    /* another method served by a tool (bmq_mcp_call_start_as) */
+    s_shape_t shape;
+    char     shape_uri[1024];
+    char     shape_mime[64];
+    char     shape_from[16];
+    char     shape_prefix[260];
+    json_t  *notify_uris;        /* the session's subscriptions: resources/updated when a plan commits */
 };
 
 /* {jsonrpc, id, result} with result taken. */

@@ -2,6 +2,7 @@
  * script, an elicitation that shows a person exactly what will run (and its
  * sha256), then script.confirm in the person's name; see mcp_call_internal.h. */
 #include "mcp_call_internal.h"
+#include "mcp_surface.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -260,6 +261,17 @@ bool bmq_mcp_call_answer (bmq_mcp_call_t *self, const json_t *response, json_t *
     *request = NULL;
     if (self->over || self->phase != S_CONFIRM_ASKING) return self->over;
     json_t *result = json_object_get (response, "result");
+    if (self->tool->kind == BMQ_TOOL_TEST) {           /* a conformance test tool: the answer is the result */
+        char *text = json_dumps (result ? result : json_object_get (response, "error"), BMQ_MCP_JSON_FLAGS);
+        json_t *vars = json_pack ("{s:s}", "answer", text ? text : "?");
+        json_t *said = bmq_mcp_fill (json_object_get (self->tool->def, "_answer"), vars, NULL);
+        bmq_mcp_call_finish (self, result ? json_pack ("{s:[o]}", "content", bmq_mcp_text (json_string_value (said) ? json_string_value (said) : "?"))
+                                          : bmq_mcp_result_error ("the client answered an error: %s", text ? text : "?"), out);
+        json_decref (said);
+        json_decref (vars);
+        free (text);
+        return true;
+    }
     const char *action = json_string_value (json_object_get (result, "action"));
     json_t *confirm = json_object_get (json_object_get (result, "content"), "confirm");
     if (!result || !action || strcmp (action, "accept") || !json_is_true (confirm)) {

@@ -1,5 +1,6 @@
 /* mcp_server — JSON-RPC dispatch for MCP. */
 #include "mcp_server.h"
+#include "mcp_surface.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,15 +17,19 @@ static const char *s_instructions =
 struct bmq_mcp_t {
     bmq_mcp_options_t opts;
     bmq_mcp_tools_t  *tools;
+    bmq_mcp_surface_t *surface;
 };
 
 bmq_mcp_t *bmq_mcp_new (const bmq_mcp_options_t *opts, char *err, size_t errlen)
 {
     bmq_mcp_tools_t *tools = bmq_mcp_tools_new (opts->test_tools, err, errlen);
     if (!tools) return NULL;
+    bmq_mcp_surface_t *surface = bmq_mcp_surface_new (opts->test_tools, err, errlen);
+    if (!surface) { bmq_mcp_tools_destroy (&tools); return NULL; }
     bmq_mcp_t *self = calloc (1, sizeof *self);
     self->opts = *opts;
     self->tools = tools;
+    self->surface = surface;
     return self;
 }
 
@@ -32,6 +37,7 @@ void bmq_mcp_destroy (bmq_mcp_t **self_p)
 {
     if (!self_p || !*self_p) return;
     bmq_mcp_tools_destroy (&(*self_p)->tools);
+    bmq_mcp_surface_destroy (&(*self_p)->surface);
     free (*self_p);
     *self_p = NULL;
 }
@@ -84,9 +90,10 @@ static json_t *s_initialize (bmq_mcp_session_t *session, const json_t *id, const
     snprintf (session->client, sizeof session->client, "%.60s %.30s",
               json_string_value (json_object_get (info, "name")) ? json_string_value (json_object_get (info, "name")) : "?",
               json_string_value (json_object_get (info, "version")) ? json_string_value (json_object_get (info, "version")) : "");
-    return s_result (id, json_pack ("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s, s:s}, s:s}",
+    return s_result (id, json_pack ("{s:s, s:{s:{s:b}, s:{}, s:{s:b, s:b}, s:{s:b}, s:{}}, s:{s:s, s:s, s:s}, s:s}",
                                     "protocolVersion", session->version,
                                     "capabilities", "tools", "listChanged", 0, "logging",
+                                    "resources", "subscribe", 1, "listChanged", 0, "prompts", "listChanged", 0, "completions",
                                     "serverInfo", "name", "blendmq", "title", "blendmq: build in Blender from validated plans",
                                     "version", "0.1.0",
                                     "instructions", s_instructions));
@@ -100,6 +107,82 @@ static void s_notification (bmq_mcp_session_t *session, const char *method, cons
         if (json_is_string (rid) || json_is_integer (rid)) out->cancel_id = json_incref (rid);
     }
     /* anything else (progress from a client, roots changes…) needs nothing from us */
+}
+
+static bmq_mcp_caller_t s_caller (const bmq_mcp_t *self, const bmq_mcp_session_t *session)
+{
+    return (bmq_mcp_caller_t) { .name = session->who[0] ? session->who : NULL, .role = session->role,
+                                .client = session->client, .elicitation = session->elicitation, .can_ask = session->can_ask,
+                                .confirm_by_elicitation = self->opts.confirm_by_elicitation };
+}
+
+static json_t *s_subscriptions (const bmq_mcp_session_t *session)
+{
+    json_t *uris = json_array ();
+    for (int i = 0; i < session->subscriptions; i++) json_array_append_new (uris, json_string (session->subscribed[i]));
+    return uris;
+}
+
+/* resources/subscribe and unsubscribe: {} for a resource we serve. */
+static json_t *s_subscribe (bmq_mcp_t *self, bmq_mcp_session_t *session, const json_t *id, const char *uri, bool on, int not_found)
+{
+    if (!bmq_mcp_resources_known (self->surface, uri) || strlen (uri) >= sizeof session->subscribed[0]) {
+        json_t *e = bmq_mcp_error (id, uri ? not_found : -32602, uri ? "Resource not found" : "params.uri is required");
+        if (uri) json_object_set_new (json_object_get (e, "error"), "data", json_pack ("{s:s}", "uri", uri));
+        return e;
+    }
+    int at = 0;
+    while (at < session->subscriptions && strcmp (session->subscribed[at], uri)) at++;
+    if (on && at == session->subscriptions) {
+        if (at == BMQ_MCP_MAX_SUBSCRIPTIONS)
+            return bmq_mcp_error (id, -32602, "too many subscriptions in this session (8): unsubscribe one first");
+        snprintf (session->subscribed[session->subscriptions++], sizeof session->subscribed[0], "%s", uri);
+    }
+    else if (!on && at < session->subscriptions) {
+        memmove (session->subscribed[at], session->subscribed[at + 1], (size_t) (session->subscriptions - at - 1) * sizeof session->subscribed[0]);
+        session->subscriptions--;
+    }
+    return s_result (id, json_object ());
+}
+
+/* Resources, prompts, completion: answered now, or through a tool call. */
+static void s_surface (bmq_mcp_t *self, bmq_mcp_session_t *session, const json_t *id, const char *method, const json_t *params,
+                       bmq_mcp_outcome_t *out)
+{
+    /* 2025-11-25 names -32002 for an unknown resource; SEP-2164 (2026-07-28) makes it -32602 */
+    int not_found = !strcmp (session->version, "2026-07-28") ? -32602 : -32002;
+    const char *uri = json_string_value (json_object_get (params, "uri"));
+    bmq_mcp_answer_t a;
+    memset (&a, 0, sizeof a);
+    if (!strcmp (method, "resources/list")) { out->response = s_result (id, bmq_mcp_resources_list (self->surface)); return; }
+    if (!strcmp (method, "resources/templates/list")) { out->response = s_result (id, bmq_mcp_resources_templates (self->surface)); return; }
+    if (!strcmp (method, "prompts/list")) { out->response = s_result (id, bmq_mcp_prompts_list (self->surface)); return; }
+    if (!strcmp (method, "resources/subscribe") || !strcmp (method, "resources/unsubscribe")) {
+        out->response = s_subscribe (self, session, id, uri, !strcmp (method, "resources/subscribe"), not_found);
+        return;
+    }
+    if (!strcmp (method, "resources/read")) bmq_mcp_resources_read (self->surface, uri, not_found, &a);
+    else if (!strcmp (method, "prompts/get"))
+        bmq_mcp_prompts_get (self->surface, json_string_value (json_object_get (params, "name")), json_object_get (params, "arguments"), &a);
+    else if (!strcmp (method, "completion/complete")) bmq_mcp_complete (self->surface, params, &a);
+    else {
+        char text[200];
+        snprintf (text, sizeof text, "Method not found: %.100s", method);
+        out->response = bmq_mcp_error (id, -32601, text);
+        return;
+    }
+    if (a.result) out->response = s_result (id, json_incref (a.result));
+    else if (a.error) {
+        out->response = bmq_mcp_error (id, a.error, a.message);
+        if (a.error_data) json_object_set (json_object_get (out->response, "error"), "data", a.error_data);
+    }
+    else if (a.tool) {
+        bmq_mcp_caller_t caller = s_caller (self, session);
+        const char *prefix = json_string_value (json_object_get (json_object_get (params, "argument"), "value"));
+        out->call = bmq_mcp_call_start_as (self->tools, &caller, id, a.tool, a.args, uri, a.mime, a.from[0] ? a.from : NULL,
+                                           prefix, self->opts.request_timeout_ms, &out->response, &out->request);
+    }
+    bmq_mcp_answer_clear (&a);
 }
 
 void bmq_mcp_handle (bmq_mcp_t *self, bmq_mcp_session_t *session, const json_t *msg, bmq_mcp_outcome_t *out)
@@ -135,13 +218,16 @@ void bmq_mcp_handle (bmq_mcp_t *self, bmq_mcp_session_t *session, const json_t *
             out->response = s_result (id, json_object ());
         }
     }
+    else if (!strncmp (method, "resources/", 10) || !strncmp (method, "prompts/", 8) || !strcmp (method, "completion/complete"))
+        s_surface (self, session, id, method, params, out);
     else if (!strcmp (method, "tools/call")) {
         if (!params) { out->response = bmq_mcp_error (id, -32602, "tools/call needs params"); return; }
-        bmq_mcp_caller_t caller = { .name = session->who[0] ? session->who : NULL, .role = session->role,
-                                    .client = session->client, .elicitation = session->elicitation, .can_ask = session->can_ask,
-                                    .confirm_by_elicitation = self->opts.confirm_by_elicitation };
+        json_t *subscriptions = s_subscriptions (session);
+        bmq_mcp_caller_t caller = s_caller (self, session);
+        caller.subscriptions = subscriptions;
         out->call = bmq_mcp_call_start (self->tools, &caller, id, params, session->log_level, self->opts.request_timeout_ms,
                                         &out->response, &out->request);
+        json_decref (subscriptions);
     }
     else {
         char text[200];

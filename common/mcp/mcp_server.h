@@ -4,7 +4,9 @@
  * serves: initialize (protocol revisions 2025-11-25, 2025-06-18 and
  * 2025-03-26, the client's choice when supported, else the newest), ping,
  * logging/setLevel, tools/list, tools/call (started as an mcp_call the
- * transport drives), and the notifications initialized and cancelled.
+ * transport drives), resources (list, templates, read, subscribe), prompts,
+ * completion (mcp_surface.h: what lives in Blender is read through a tool,
+ * again as an mcp_call), and the notifications initialized and cancelled.
  * Transports (the stdio loop of `blendmq mcp`, the gateway's /mcp endpoint)
  * own the I/O and the calls in flight; this class owns no sockets and no
  * threads. Immutable after construction: may be shared by threads. */
@@ -24,6 +26,8 @@ typedef struct {
     bool confirm_by_elicitation;    /* security.mcp_confirm: elicitation; false (person): a person approves elsewhere */
 } bmq_mcp_options_t;
 
+#define BMQ_MCP_MAX_SUBSCRIPTIONS 8
+
 /* One client's state: per stdio process, per HTTP MCP-Session-Id. */
 typedef struct {
     char version[16];           /* negotiated revision; "" before initialize */
@@ -34,6 +38,8 @@ typedef struct {
     char who[64];               /* the token that opened the session ("" unauthenticated) */
     bmq_role_t role;            /* its role */
     bool can_ask;               /* set by the transport per message: it can carry a request to the client */
+    char subscribed[BMQ_MCP_MAX_SUBSCRIPTIONS][256];    /* resources/subscribe: URIs told of a committed plan */
+    int  subscriptions;
 } bmq_mcp_session_t;
 
 /* What handling one message asks of the transport. */

@@ -4,6 +4,8 @@
  * rejections, errors, deadlines, cancellation, images). */
 #include "mcp_server.h"
 
+#include <stdlib.h>
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -88,7 +90,7 @@ static void test_lifecycle (void **state)
     json_decref (r);
     json_decref (s_handle (&s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"logging/setLevel\",\"params\":{\"level\":\"warning\"}}", &out));
     assert_int_equal (s.log_level, 3);
-    r = s_handle (&s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/list\"}", &out);
+    r = s_handle (&s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/nope\"}", &out);
     assert_int_equal (json_integer_value (json_object_get (json_object_get (r, "error"), "code")), -32601);
     json_decref (r);
     r = s_handle (&s, "{\"jsonrpc\":\"1.0\",\"id\":6,\"method\":\"ping\"}", &out);
@@ -698,6 +700,241 @@ static void test_generate_3d (void **state)
     json_decref (out);
 }
 
+
+/* ---- resources, prompts, completion (mcp_surface.h) -------------------------- */
+
+static json_t *s_rpc (bmq_mcp_t *mcp, bmq_mcp_session_t *s, const char *text, bmq_mcp_outcome_t *out)
+{
+    json_t *msg = json_loads (text, 0, NULL);
+    assert_non_null (msg);
+    bmq_mcp_handle (mcp, s, msg, out);
+    json_decref (msg);
+    return out->response;
+}
+
+static int64_t s_error_code (const json_t *r) { return json_integer_value (json_object_get (json_object_get (r, "error"), "code")); }
+
+static void test_resources (void **state)
+{
+    bmq_mcp_session_t s;
+    bmq_mcp_session_init (&s);
+    bmq_mcp_outcome_t out;
+    json_t *r = s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\"}}", &out);
+    json_t *caps = json_object_get (json_object_get (r, "result"), "capabilities");
+    assert_true (json_is_true (json_object_get (json_object_get (caps, "resources"), "subscribe")));
+    assert_non_null (json_object_get (caps, "prompts"));
+    assert_non_null (json_object_get (caps, "completions"));
+    json_decref (r);
+    r = s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/list\"}", &out);
+    json_t *list = json_object_get (json_object_get (r, "result"), "resources");
+    assert_true (json_array_size (list) >= 4);
+    assert_string_equal (json_string_value (json_object_get (json_array_get (list, 0), "uri")), "blendmq://scene");
+    assert_null (json_object_get (json_array_get (list, 0), "_tool"));           /* private keys stay inside */
+    for (size_t i = 0; i < json_array_size (list); i++)                          /* no conformance fixtures without test tools */
+        assert_null (strstr (json_string_value (json_object_get (json_array_get (list, i), "uri")), "test://"));
+    json_decref (r);
+    r = s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/templates/list\"}", &out);
+    assert_string_equal (json_string_value (json_object_get (json_array_get (json_object_get (json_object_get (r, "result"),
+                         "resourceTemplates"), 0), "uriTemplate")), "blendmq://objects/{name}");
+    json_decref (r);
+    /* an object by template: the scene request with the decoded name, the reply as JSON contents */
+    assert_null (s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{\"uri\":\"blendmq://objects/Cube%20A\"}}", &out));
+    assert_non_null (out.call);
+    assert_int_equal (out.request->type, BMQ_MSG_SCENE_REQUEST);
+    assert_string_equal (json_string_value (json_object_get (json_object_get (out.request->body, "args"), "name")), "Cube A");
+    json_t *sent = json_array ();
+    assert_true (s_feed (out.call, out.request, BMQ_MSG_SCENE_REPLY, "{\"result\":{\"name\":\"Cube A\",\"type\":\"MESH\"}}", sent));
+    json_t *c = json_array_get (json_object_get (s_result (sent), "contents"), 0);
+    assert_string_equal (json_string_value (json_object_get (c, "uri")), "blendmq://objects/Cube%20A");
+    assert_string_equal (json_string_value (json_object_get (c, "mimeType")), "application/json");
+    json_t *obj = json_loads (json_string_value (json_object_get (c, "text")), 0, NULL);
+    assert_string_equal (json_string_value (json_object_get (obj, "type")), "MESH");
+    json_decref (obj);
+    json_decref (sent);
+    bmq_envelope_destroy (&out.request);
+    bmq_mcp_call_destroy (&out.call);
+    /* the scene, and Blender failing: a JSON-RPC error, not empty contents */
+    s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/read\",\"params\":{\"uri\":\"blendmq://scene\"}}", &out);
+    assert_non_null (out.call);
+    sent = json_array ();
+    assert_true (s_feed (out.call, out.request, BMQ_MSG_ERROR, "{\"code\":\"blender_unavailable\",\"message\":\"down\"}", sent));
+    assert_int_equal (s_error_code (json_array_get (sent, json_array_size (sent) - 1)), -32603);
+    json_decref (sent);
+    bmq_envelope_destroy (&out.request);
+    bmq_mcp_call_destroy (&out.call);
+    /* unknown: -32002 with the uri (2025-11-25); templates match one path segment only */
+    static const char *const unknown[] = { "blendmq://nope", "blendmq://objects/", "blendmq://objects/a/b", "test://static-text" };
+    for (size_t i = 0; i < 4; i++) {
+        char text[300];
+        snprintf (text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/read\",\"params\":{\"uri\":\"%s\"}}", unknown[i]);
+        r = s_rpc (s_mcp, &s, text, &out);
+        assert_null (out.call);
+        assert_int_equal (s_error_code (r), -32002);
+        assert_string_equal (json_string_value (json_object_get (json_object_get (json_object_get (r, "error"), "data"), "uri")), unknown[i]);
+        json_decref (r);
+    }
+    r = s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"resources/read\",\"params\":{}}", &out);
+    assert_int_equal (s_error_code (r), -32602);
+    json_decref (r);
+    /* subscribe: a committed plan tells the scene's subscribers before its result */
+    r = s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"resources/subscribe\",\"params\":{\"uri\":\"blendmq://nope\"}}", &out);
+    assert_int_equal (s_error_code (r), -32002);
+    json_decref (r);
+    r = s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"resources/subscribe\",\"params\":{\"uri\":\"blendmq://scene\"}}", &out);
+    assert_int_equal (json_object_size (json_object_get (r, "result")), 0);
+    json_decref (r);
+    assert_int_equal (s.subscriptions, 1);
+    for (int round = 0; round < 2; round++) {
+        s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"execute_plan\",\"arguments\":"
+                          "{\"plan\":[{\"operation\":\"a\"}]}}}", &out);
+        sent = json_array ();
+        assert_true (s_feed (out.call, out.request, BMQ_MSG_EXECUTE_RESULT, "{\"plan_id\":\"p\",\"status\":\"done\",\"steps_done\":1,\"steps_total\":1}", sent));
+        json_t *n = json_array_get (sent, json_array_size (sent) - 2);
+        if (round == 0) {
+            assert_string_equal (json_string_value (json_object_get (n, "method")), "notifications/resources/updated");
+            assert_string_equal (json_string_value (json_object_get (json_object_get (n, "params"), "uri")), "blendmq://scene");
+            json_decref (s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"resources/unsubscribe\",\"params\":{\"uri\":\"blendmq://scene\"}}", &out));
+            assert_int_equal (s.subscriptions, 0);
+        }
+        else assert_null (n && json_object_get (n, "method") ? strstr (json_string_value (json_object_get (n, "method")), "resources") : NULL);
+        json_decref (sent);
+        json_t *last = NULL;
+        (void) last;
+        bmq_envelope_destroy (&out.request);
+        bmq_mcp_call_destroy (&out.call);
+    }
+    /* SEP-2164: a 2026-07-28 session hears -32602 for an unknown resource */
+    snprintf (s.version, sizeof s.version, "2026-07-28");
+    r = s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"resources/read\",\"params\":{\"uri\":\"blendmq://nope\"}}", &out);
+    assert_int_equal (s_error_code (r), -32602);
+    json_decref (r);
+}
+
+static void test_prompts_and_completion (void **state)
+{
+    bmq_mcp_session_t s;
+    bmq_mcp_session_init (&s);
+    bmq_mcp_outcome_t out;
+    json_t *r = s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"prompts/list\"}", &out);
+    json_t *prompts = json_object_get (json_object_get (r, "result"), "prompts");
+    assert_int_equal (json_array_size (prompts), 4);
+    assert_string_equal (json_string_value (json_object_get (json_array_get (prompts, 0), "name")), "build");
+    assert_null (json_object_get (json_array_get (json_object_get (json_array_get (prompts, 0), "arguments"), 1), "_complete"));
+    json_decref (r);
+    r = s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"prompts/get\",\"params\":{\"name\":\"build\",\"arguments\":"
+                          "{\"what\":\"a {operation} snowman\",\"extra\":\"x\"}}}", &out);
+    const char *text = json_string_value (json_object_get (json_object_get (json_array_get (json_object_get (json_object_get (r, "result"),
+                                          "messages"), 0), "content"), "text"));
+    assert_non_null (strstr (text, "a {operation} snowman"));         /* an argument's text is not filled in again */
+    assert_non_null (strstr (text, "operation any"));                 /* the optional argument's default */
+    json_decref (r);
+    r = s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"prompts/get\",\"params\":{\"name\":\"build\"}}", &out);
+    assert_int_equal (s_error_code (r), -32602);                      /* `what` is required */
+    json_decref (r);
+    r = s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"prompts/get\",\"params\":{\"name\":\"nope\"}}", &out);
+    assert_int_equal (s_error_code (r), -32602);
+    json_decref (r);
+    r = s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"prompts/get\",\"params\":{\"name\":\"review_scene\"}}", &out);
+    assert_string_equal (json_string_value (json_object_get (json_object_get (json_array_get (json_object_get (json_object_get (r, "result"),
+                         "messages"), 0), "content"), "type")), "resource_link");
+    json_decref (r);
+    /* recipe names from the planner's book */
+    assert_null (s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"completion/complete\",\"params\":{\"ref\":{\"type\":\"ref/prompt\","
+                                   "\"name\":\"recipe\"},\"argument\":{\"name\":\"name\",\"value\":\"Sn\"}}}", &out));
+    assert_int_equal (out.request->type, BMQ_MSG_RECIPE_LIST);
+    json_t *sent = json_array ();
+    assert_true (s_feed (out.call, out.request, BMQ_MSG_RECIPE_REPLY, "{\"recipes\":[{\"name\":\"table\"},{\"name\":\"snowman\"},"
+                                                                    "{\"name\":\"big snow\"}]}", sent));
+    json_t *completion = json_object_get (s_result (sent), "completion");
+    assert_int_equal (json_array_size (json_object_get (completion, "values")), 2);
+    assert_string_equal (json_string_value (json_array_get (json_object_get (completion, "values"), 0)), "snowman");   /* prefix first */
+    assert_string_equal (json_string_value (json_array_get (json_object_get (completion, "values"), 1)), "big snow");
+    json_decref (sent);
+    bmq_envelope_destroy (&out.request);
+    bmq_mcp_call_destroy (&out.call);
+    /* object names for the template's variable; palette operations for build */
+    s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"completion/complete\",\"params\":{\"ref\":{\"type\":\"ref/resource\","
+                      "\"uri\":\"blendmq://objects/{name}\"},\"argument\":{\"name\":\"name\",\"value\":\"c\"}}}", &out);
+    assert_int_equal (out.request->type, BMQ_MSG_SCENE_REQUEST);
+    sent = json_array ();
+    assert_true (s_feed (out.call, out.request, BMQ_MSG_SCENE_REPLY, "{\"result\":{\"count\":2,\"objects\":[{\"name\":\"Cube\"},{\"name\":\"Lamp\"}]}}", sent));
+    completion = json_object_get (s_result (sent), "completion");
+    assert_int_equal (json_integer_value (json_object_get (completion, "total")), 1);
+    assert_string_equal (json_string_value (json_array_get (json_object_get (completion, "values"), 0)), "Cube");
+    json_decref (sent);
+    bmq_envelope_destroy (&out.request);
+    bmq_mcp_call_destroy (&out.call);
+    s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"completion/complete\",\"params\":{\"ref\":{\"type\":\"ref/prompt\","
+                      "\"name\":\"build\"},\"argument\":{\"name\":\"operation\",\"value\":\"bpy.ops.mesh.primitive_c\"}}}", &out);
+    assert_int_equal (out.request->type, BMQ_MSG_CAPABILITIES_REQUEST);
+    sent = json_array ();
+    assert_true (s_feed (out.call, out.request, BMQ_MSG_CAPABILITIES_REPLY, "{\"palette\":{\"bpy.ops.mesh.primitive_cube_add\":{},"
+                                                                          "\"bpy.ops.mesh.primitive_cone_add\":{},\"bpy.ops.transform.translate\":{}}}", sent));
+    assert_int_equal (json_array_size (json_object_get (json_object_get (s_result (sent), "completion"), "values")), 2);
+    json_decref (sent);
+    bmq_envelope_destroy (&out.request);
+    bmq_mcp_call_destroy (&out.call);
+    /* an argument with nothing to offer, and a malformed request */
+    r = s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"completion/complete\",\"params\":{\"ref\":{\"type\":\"ref/prompt\","
+                          "\"name\":\"build\"},\"argument\":{\"name\":\"what\",\"value\":\"x\"}}}", &out);
+    assert_int_equal (json_array_size (json_object_get (json_object_get (json_object_get (r, "result"), "completion"), "values")), 0);
+    json_decref (r);
+    r = s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"completion/complete\",\"params\":{\"ref\":{}}}", &out);
+    assert_int_equal (s_error_code (r), -32602);
+    json_decref (r);
+}
+
+/* The conformance suite's fixtures (gateway.mcp_test_tools): static resources,
+ * a template, prompts, and tools that ask the client before they answer. */
+static void test_conformance_fixtures (void **state)
+{
+    char err[256];
+    bmq_mcp_options_t o = { .test_tools = true, .request_timeout_ms = 1000 };
+    bmq_mcp_t *mcp = bmq_mcp_new (&o, err, sizeof err);
+    assert_non_null (mcp);
+    bmq_mcp_session_t s;
+    bmq_mcp_session_init (&s);
+    bmq_mcp_outcome_t out;
+    json_t *r = s_rpc (mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":{\"uri\":\"test://template/123/data\"}}", &out);
+    const char *text = json_string_value (json_object_get (json_array_get (json_object_get (json_object_get (r, "result"), "contents"), 0), "text"));
+    assert_string_equal (text, "{\"id\":\"123\",\"templateTest\":true,\"data\":\"Data for ID: 123\"}");
+    json_decref (r);
+    r = s_rpc (mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/read\",\"params\":{\"uri\":\"test://static-binary\"}}", &out);
+    assert_non_null (json_object_get (json_array_get (json_object_get (json_object_get (r, "result"), "contents"), 0), "blob"));
+    json_decref (r);
+    r = s_rpc (mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"prompts/get\",\"params\":{\"name\":\"test_prompt_with_arguments\","
+                        "\"arguments\":{\"arg1\":\"v1\",\"arg2\":\"v2\"}}}", &out);
+    char *dump = json_dumps (r, 0);
+    assert_non_null (strstr (dump, "arg1='v1', arg2='v2'"));
+    free (dump);
+    json_decref (r);
+    /* elicitation: without an event stream the tool says why; with one, it asks and answers with what the user said */
+    s.can_ask = false;
+    r = s_rpc (mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"test_elicitation\",\"arguments\":{\"message\":\"who?\"}}}", &out);
+    assert_true (json_is_true (json_object_get (json_object_get (r, "result"), "isError")));
+    json_decref (r);
+    s.can_ask = true;
+    assert_null (s_rpc (mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"test_elicitation\",\"arguments\":{\"message\":\"who?\"}}}", &out));
+    assert_non_null (out.call);
+    json_t *sent = json_array ();
+    assert_false (bmq_mcp_call_tick (out.call, bmq_mono_ms (), sent));
+    json_t *ask = json_array_get (sent, 0);
+    assert_string_equal (json_string_value (json_object_get (ask, "method")), "elicitation/create");
+    assert_string_equal (json_string_value (json_object_get (json_object_get (ask, "params"), "message")), "who?");
+    assert_true (bmq_mcp_call_awaits (out.call, json_object_get (ask, "id")));
+    json_t *answer = json_pack ("{s:s, s:O, s:{s:s, s:{s:s}}}", "jsonrpc", "2.0", "id", json_object_get (ask, "id"), "result",
+                                "action", "accept", "content", "username", "testuser");
+    bmq_envelope_t *request = NULL;
+    assert_true (bmq_mcp_call_answer (out.call, answer, sent, &request));
+    assert_null (request);
+    text = json_string_value (json_object_get (json_array_get (json_object_get (s_result (sent), "content"), 0), "text"));
+    assert_non_null (strstr (text, "testuser"));
+    json_decref (answer);
+    json_decref (sent);
+    bmq_mcp_call_destroy (&out.call);
+    bmq_mcp_destroy (&mcp);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -712,6 +949,9 @@ int main (void)
         cmocka_unit_test (test_look),
         cmocka_unit_test (test_generate_3d),
         cmocka_unit_test (test_generate_3d_images),
+        cmocka_unit_test (test_resources),
+        cmocka_unit_test (test_prompts_and_completion),
+        cmocka_unit_test (test_conformance_fixtures),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }

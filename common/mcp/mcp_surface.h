@@ -1,0 +1,63 @@
+/* mcp_surface — what blendmq's MCP server offers beside tools: resources
+ * (mcp_resources.c), prompts (mcp_prompts.c) and completion (mcp_complete.c).
+ *
+ * The catalog is data (common/mcp/mcp_resources.json, and the conformance
+ * suite's fixtures in mcp_test_tools.json when gateway.mcp_test_tools is on).
+ * What lives in Blender (the scene, an object, the preview, the palette, the
+ * recipes) is read through the tool that already serves it: the request
+ * becomes an mcp_call whose tool result is reshaped into the method's answer
+ * (bmq_mcp_call_start_as). Immutable after construction: may be shared by
+ * threads. */
+#ifndef BMQ_MCP_SURFACE_H
+#define BMQ_MCP_SURFACE_H
+
+#include "mcp_tools.h"
+#include <jansson.h>
+#include <stdbool.h>
+
+typedef struct bmq_mcp_surface_t bmq_mcp_surface_t;
+
+/* NULL with err when a built-in file is malformed (a build bug). */
+bmq_mcp_surface_t *bmq_mcp_surface_new (bool test_fixtures, char *err, size_t errlen);
+void bmq_mcp_surface_destroy (bmq_mcp_surface_t **self_p);
+
+/* What a request needs: an answer now, or a tool call whose result is reshaped. */
+typedef struct {
+    json_t     *result;         /* the JSON-RPC result to send now (owned), or NULL */
+    int         error;          /* or a JSON-RPC error code (0: none) … */
+    char        message[256];   /* … with this message */
+    json_t     *error_data;     /* … and data (owned), or NULL */
+    const char *tool;           /* or this tool to call … */
+    json_t     *args;           /* … with these arguments (owned) … */
+    char        mime[64];       /* resources/read: the resource's MIME type */
+    char        from[16];       /* completion: objects, recipes, operations */
+} bmq_mcp_answer_t;
+
+void bmq_mcp_answer_clear (bmq_mcp_answer_t *a);
+
+/* resources/list, resources/templates/list, prompts/list: the result (new). */
+json_t *bmq_mcp_resources_list (const bmq_mcp_surface_t *self);
+json_t *bmq_mcp_resources_templates (const bmq_mcp_surface_t *self);
+json_t *bmq_mcp_prompts_list (const bmq_mcp_surface_t *self);
+/* resources/read of `uri`; not_found_code: the revision's code for an unknown resource. */
+void bmq_mcp_resources_read (const bmq_mcp_surface_t *self, const char *uri, int not_found_code, bmq_mcp_answer_t *a);
+/* The uri names a resource or matches a template (subscribe checks it). */
+bool bmq_mcp_resources_known (const bmq_mcp_surface_t *self, const char *uri);
+/* prompts/get */
+void bmq_mcp_prompts_get (const bmq_mcp_surface_t *self, const char *name, const json_t *args, bmq_mcp_answer_t *a);
+/* completion/complete params ({ref, argument, context}) */
+void bmq_mcp_complete (const bmq_mcp_surface_t *self, const json_t *params, bmq_mcp_answer_t *a);
+
+/* A tool's result as resources/read contents for uri (NULL with err when the tool failed). */
+json_t *bmq_mcp_resource_contents (const char *uri, const char *mime, const json_t *tool_result, char *err, size_t errlen);
+/* A tool's result (the scene, the recipes, the palette) as a completion result for prefix. */
+json_t *bmq_mcp_complete_values (const char *from, const char *prefix, const json_t *tool_result);
+/* The static values that start with (then contain) prefix, at most 100: {completion: {values, total, hasMore}}. */
+json_t *bmq_mcp_complete_filter (const json_t *names, const char *prefix);
+
+/* A deep copy of `tmpl` with every "{key}" in its strings replaced by args[key]
+ * (strings as they are, anything else as compact JSON; a missing key by the
+ * fallback's value, else left as is). */
+json_t *bmq_mcp_fill (const json_t *tmpl, const json_t *args, const json_t *fallback);
+
+#endif
