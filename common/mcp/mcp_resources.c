@@ -217,7 +217,7 @@ json_t *bmq_mcp_resource_contents (const char *uri, const char *mime, const json
         char *text = json_dumps (structured, BMQ_MCP_JSON_FLAGS);
         json_array_append_new (contents, json_pack ("{s:s, s:s, s:s}", "uri", uri, "mimeType", "application/json", "text", text ? text : "{}"));
         free (text);
-        return json_pack ("{s:o}", "contents", contents);
+        return json_pack ("{s:o, s:i, s:s}", "contents", contents, "ttlMs", 0, "cacheScope", "private");
     }
     size_t i;
     json_t *c;
@@ -239,5 +239,5 @@ json_t *bmq_mcp_resource_contents (const char *uri, const char *mime, const json
         snprintf (err, errlen, "the resource came back empty");
         return NULL;
     }
-    return json_pack ("{s:o}", "contents", contents);
+    return json_pack ("{s:o, s:i, s:s}", "contents", contents, "ttlMs", 0, "cacheScope", "private");
 }

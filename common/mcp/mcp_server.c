@@ -6,7 +6,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *s_versions[] = { BMQ_MCP_LATEST_VERSION, "2025-06-18", "2025-03-26", NULL };
+static const char *s_versions[] = { BMQ_MCP_STATELESS_VERSION, BMQ_MCP_LATEST_VERSION, "2025-06-18", "2025-03-26", NULL };
+
+#define META_VERSION      "io.modelcontextprotocol/protocolVersion"
+#define META_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
+#define META_CLIENT       "io.modelcontextprotocol/clientInfo"
+#define META_LOG_LEVEL    "io.modelcontextprotocol/logLevel"
+#define LOG_NONE          8            /* above emergency: no notifications/message */
+
+/* Caching hints (SEP-2549): lists change only with a new build; what Blender holds, any time. */
+static json_t *s_cacheable (json_t *result, int ttl_ms, const char *scope)
+{
+    json_object_set_new (result, "ttlMs", json_integer (ttl_ms));
+    json_object_set_new (result, "cacheScope", json_string (scope));
+    return result;
+}
 
 static const char *s_instructions =
     "blendmq builds things in Blender from validated plans. Call discover_capabilities, "
@@ -57,6 +71,11 @@ bool bmq_mcp_version_supported (const char *version)
     return false;
 }
 
+bool bmq_mcp_session_version (const char *version)
+{
+    return bmq_mcp_version_supported (version) && strcmp (version, BMQ_MCP_STATELESS_VERSION);
+}
+
 json_t *bmq_mcp_error (const json_t *id, int code, const char *message)
 {
     return json_pack ("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null (),
@@ -80,23 +99,87 @@ bool bmq_mcp_is_initialize (const json_t *msg)
     return bmq_mcp_is_request (msg) && method && !strcmp (method, "initialize");
 }
 
+static json_t *s_capabilities (void)
+{
+    return json_pack ("{s:{s:b}, s:{}, s:{s:b, s:b}, s:{s:b}, s:{}}", "tools", "listChanged", 0, "logging",
+                      "resources", "subscribe", 1, "listChanged", 0, "prompts", "listChanged", 0, "completions");
+}
+
 static json_t *s_initialize (bmq_mcp_session_t *session, const json_t *id, const json_t *params)
 {
     const char *asked = json_string_value (json_object_get (params, "protocolVersion"));
     if (!json_is_object (params) || !asked) return bmq_mcp_error (id, -32602, "initialize needs params.protocolVersion");
-    snprintf (session->version, sizeof session->version, "%s", bmq_mcp_version_supported (asked) ? asked : BMQ_MCP_LATEST_VERSION);
+    snprintf (session->version, sizeof session->version, "%s",
+              bmq_mcp_version_supported (asked) && strcmp (asked, BMQ_MCP_STATELESS_VERSION) ? asked : BMQ_MCP_LATEST_VERSION);
+    session->sampling = json_is_object (json_object_get (json_object_get (params, "capabilities"), "sampling"));
     session->elicitation = json_is_object (json_object_get (json_object_get (params, "capabilities"), "elicitation"));
     json_t *info = json_object_get (params, "clientInfo");
     snprintf (session->client, sizeof session->client, "%.60s %.30s",
               json_string_value (json_object_get (info, "name")) ? json_string_value (json_object_get (info, "name")) : "?",
               json_string_value (json_object_get (info, "version")) ? json_string_value (json_object_get (info, "version")) : "");
-    return s_result (id, json_pack ("{s:s, s:{s:{s:b}, s:{}, s:{s:b, s:b}, s:{s:b}, s:{}}, s:{s:s, s:s, s:s}, s:s}",
-                                    "protocolVersion", session->version,
-                                    "capabilities", "tools", "listChanged", 0, "logging",
-                                    "resources", "subscribe", 1, "listChanged", 0, "prompts", "listChanged", 0, "completions",
+    return s_result (id, json_pack ("{s:s, s:o, s:{s:s, s:s, s:s}, s:s}",
+                                    "protocolVersion", session->version, "capabilities", s_capabilities (),
                                     "serverInfo", "name", "blendmq", "title", "blendmq: build in Blender from validated plans",
                                     "version", "0.1.0",
                                     "instructions", s_instructions));
+}
+
+/* server/discover (2026-07-28): what initialize told, without a session. */
+static json_t *s_discover (const json_t *id)
+{
+    json_t *versions = json_array ();
+    for (int i = 0; s_versions[i]; i++) json_array_append_new (versions, json_string (s_versions[i]));
+    json_t *caps = s_capabilities ();
+    json_object_del (caps, "logging");                 /* per-request log levels; logging/setLevel is gone */
+    json_object_set_new (json_object_get (caps, "resources"), "subscribe", json_false ());
+    return s_result (id, json_pack ("{s:o, s:o, s:{s:s, s:s, s:s}, s:s, s:{s:{s:s, s:s}}}", "supportedVersions", versions,
+                                    "capabilities", caps, "serverInfo", "name", "blendmq", "title",
+                                    "blendmq: build in Blender from validated plans", "version", "0.1.0",
+                                    "instructions", s_instructions,
+                                    "_meta", "io.modelcontextprotocol/serverInfo", "name", "blendmq", "version", "0.1.0"));
+}
+
+const char *bmq_mcp_request_version (const json_t *msg)
+{
+    return json_string_value (json_object_get (json_object_get (json_object_get (msg, "params"), "_meta"), META_VERSION));
+}
+
+int bmq_mcp_stateless_open (bmq_mcp_session_t *session, const json_t *msg, const char *header_version, json_t **error)
+{
+    *error = NULL;
+    const json_t *id = json_object_get (msg, "id");
+    json_t *meta = json_object_get (json_object_get (msg, "params"), "_meta");
+    const char *version = json_string_value (json_object_get (meta, META_VERSION));
+    json_t *caps = json_object_get (meta, META_CAPABILITIES);
+    if (!json_is_object (meta) || !version || !json_is_object (caps)) {
+        *error = bmq_mcp_error (id, -32602, "Invalid params: a request without a session needs params._meta with "
+                                META_VERSION " and " META_CAPABILITIES);
+        return 400;
+    }
+    if (header_version && strcmp (header_version, version)) {
+        *error = bmq_mcp_error (id, -32020, "Header mismatch: MCP-Protocol-Version and _meta's protocolVersion differ");
+        return 400;
+    }
+    if (strcmp (version, BMQ_MCP_STATELESS_VERSION)) {
+        json_t *supported = json_array ();
+        for (int i = 0; s_versions[i]; i++) json_array_append_new (supported, json_string (s_versions[i]));
+        *error = bmq_mcp_error (id, -32022, "Unsupported protocol version for a request without a session: "
+                                "initialize a session for 2025-11-25 and older");
+        json_object_set_new (json_object_get (*error, "error"), "data", json_pack ("{s:o, s:s}", "supported", supported, "requested", version));
+        return 400;
+    }
+    snprintf (session->version, sizeof session->version, "%s", version);
+    session->stateless = true;
+    session->initialized = true;
+    session->elicitation = json_is_object (json_object_get (caps, "elicitation"));
+    session->sampling = json_is_object (json_object_get (caps, "sampling"));
+    json_t *info = json_object_get (meta, META_CLIENT);
+    snprintf (session->client, sizeof session->client, "%.60s %.30s",
+              json_string_value (json_object_get (info, "name")) ? json_string_value (json_object_get (info, "name")) : "?",
+              json_string_value (json_object_get (info, "version")) ? json_string_value (json_object_get (info, "version")) : "");
+    int level = bmq_mcp_log_level (json_string_value (json_object_get (meta, META_LOG_LEVEL)));
+    session->log_level = level >= 0 ? level : LOG_NONE;       /* no level asked: no log messages */
+    return 0;
 }
 
 static void s_notification (bmq_mcp_session_t *session, const char *method, const json_t *params, bmq_mcp_outcome_t *out)
@@ -154,9 +237,18 @@ static void s_surface (bmq_mcp_t *self, bmq_mcp_session_t *session, const json_t
     const char *uri = json_string_value (json_object_get (params, "uri"));
     bmq_mcp_answer_t a;
     memset (&a, 0, sizeof a);
-    if (!strcmp (method, "resources/list")) { out->response = s_result (id, bmq_mcp_resources_list (self->surface)); return; }
-    if (!strcmp (method, "resources/templates/list")) { out->response = s_result (id, bmq_mcp_resources_templates (self->surface)); return; }
-    if (!strcmp (method, "prompts/list")) { out->response = s_result (id, bmq_mcp_prompts_list (self->surface)); return; }
+    if (!strcmp (method, "resources/list")) {
+        out->response = s_result (id, s_cacheable (bmq_mcp_resources_list (self->surface), 3600000, "public"));
+        return;
+    }
+    if (!strcmp (method, "resources/templates/list")) {
+        out->response = s_result (id, s_cacheable (bmq_mcp_resources_templates (self->surface), 3600000, "public"));
+        return;
+    }
+    if (!strcmp (method, "prompts/list")) {
+        out->response = s_result (id, s_cacheable (bmq_mcp_prompts_list (self->surface), 3600000, "public"));
+        return;
+    }
     if (!strcmp (method, "resources/subscribe") || !strcmp (method, "resources/unsubscribe")) {
         out->response = s_subscribe (self, session, id, uri, !strcmp (method, "resources/subscribe"), not_found);
         return;
@@ -171,6 +263,7 @@ static void s_surface (bmq_mcp_t *self, bmq_mcp_session_t *session, const json_t
         out->response = bmq_mcp_error (id, -32601, text);
         return;
     }
+    if (a.result && !strcmp (method, "resources/read")) s_cacheable (a.result, 0, "private");
     if (a.result) out->response = s_result (id, json_incref (a.result));
     else if (a.error) {
         out->response = bmq_mcp_error (id, a.error, a.message);
@@ -207,9 +300,17 @@ void bmq_mcp_handle (bmq_mcp_t *self, bmq_mcp_session_t *session, const json_t *
         return;
     }
     if (params && !json_is_object (params)) { out->response = bmq_mcp_error (id, -32602, "params must be an object"); return; }
-    if (!strcmp (method, "initialize")) out->response = s_initialize (session, id, params);
+    if (session->stateless && (!strcmp (method, "initialize") || !strcmp (method, "ping") || !strcmp (method, "logging/setLevel")
+                               || !strcmp (method, "resources/subscribe") || !strcmp (method, "resources/unsubscribe"))) {
+        char text[200];
+        snprintf (text, sizeof text, "Method not found: %.100s is not part of %s", method, BMQ_MCP_STATELESS_VERSION);
+        out->response = bmq_mcp_error (id, -32601, text);
+    }
+    else if (!strcmp (method, "server/discover")) out->response = s_discover (id);
+    else if (!strcmp (method, "initialize")) out->response = s_initialize (session, id, params);
     else if (!strcmp (method, "ping")) out->response = s_result (id, json_object ());
-    else if (!strcmp (method, "tools/list")) out->response = s_result (id, json_deep_copy (bmq_mcp_tools_list (self->tools)));
+    else if (!strcmp (method, "tools/list"))
+        out->response = s_result (id, s_cacheable (json_deep_copy (bmq_mcp_tools_list (self->tools)), 3600000, "public"));
     else if (!strcmp (method, "logging/setLevel")) {
         int level = bmq_mcp_log_level (json_string_value (json_object_get (params, "level")));
         if (level < 0) out->response = bmq_mcp_error (id, -32602, "level must be one of debug, info, notice, warning, error, critical, alert, emergency");
@@ -222,6 +323,13 @@ void bmq_mcp_handle (bmq_mcp_t *self, bmq_mcp_session_t *session, const json_t *
         s_surface (self, session, id, method, params, out);
     else if (!strcmp (method, "tools/call")) {
         if (!params) { out->response = bmq_mcp_error (id, -32602, "tools/call needs params"); return; }
+        const bmq_mcp_tool_t *tool = bmq_mcp_tools_find (self->tools, json_string_value (json_object_get (params, "name")));
+        const char *needs = tool ? json_string_value (json_object_get (tool->def, "_requires")) : NULL;
+        if (needs && !strcmp (needs, "sampling") && !session->sampling) {
+            out->response = bmq_mcp_error (id, -32021, "Missing required client capability: sampling");
+            json_object_set_new (json_object_get (out->response, "error"), "data", json_pack ("{s:{s:{}}}", "requiredCapabilities", "sampling"));
+            return;
+        }
         json_t *subscriptions = s_subscriptions (session);
         bmq_mcp_caller_t caller = s_caller (self, session);
         caller.subscriptions = subscriptions;

@@ -18,7 +18,8 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#define BMQ_MCP_LATEST_VERSION "2025-11-25"
+#define BMQ_MCP_LATEST_VERSION "2025-11-25"      /* the newest with initialize and sessions */
+#define BMQ_MCP_STATELESS_VERSION "2026-07-28"  /* server/discover and per-request _meta */
 
 typedef struct {
     bool test_tools;            /* add the conformance suite's test_* tools */
@@ -38,6 +39,8 @@ typedef struct {
     char who[64];               /* the token that opened the session ("" unauthenticated) */
     bmq_role_t role;            /* its role */
     bool can_ask;               /* set by the transport per message: it can carry a request to the client */
+    bool stateless;             /* 2026-07-28: this one request, described by its own _meta (no session) */
+    bool sampling;              /* the client declared capabilities.sampling */
     char subscribed[BMQ_MCP_MAX_SUBSCRIPTIONS][256];    /* resources/subscribe: URIs told of a committed plan */
     int  subscriptions;
 } bmq_mcp_session_t;
@@ -65,7 +68,19 @@ void bmq_mcp_handle (bmq_mcp_t *self, bmq_mcp_session_t *session, const json_t *
 /* A JSON-RPC error response (id may be NULL: answered with null). */
 json_t *bmq_mcp_error (const json_t *id, int code, const char *message);
 
+/* 2026-07-28 (SEP-2575): a request without a session carries who asks in
+ * params._meta (protocolVersion, clientCapabilities, clientInfo, logLevel).
+ * Fills `session` for this one request; header_version is the transport's
+ * MCP-Protocol-Version (NULL: none). Returns 0, or the HTTP status (400) with
+ * *error the JSON-RPC error to answer (invalid _meta -32602, a header that
+ * disagrees -32020, a revision we do not speak -32022). */
+int bmq_mcp_stateless_open (bmq_mcp_session_t *session, const json_t *msg, const char *header_version, json_t **error);
+/* The revision a stateless request names (its _meta), or NULL. */
+const char *bmq_mcp_request_version (const json_t *msg);
+
 bool bmq_mcp_version_supported (const char *version);
+/* A revision with initialize and sessions (2025-11-25 and older). */
+bool bmq_mcp_session_version (const char *version);
 /* "initialize" request? (it must come first and creates HTTP sessions) */
 bool bmq_mcp_is_initialize (const json_t *msg);
 /* A request (has an id and a method), not a notification or a response. */

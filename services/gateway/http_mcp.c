@@ -24,6 +24,7 @@ typedef struct {
     bmq_mcp_session_t state;
     int64_t           last_used;
     zlistx_t         *streams;          /* s_stream_t* running in this session */
+    bool              ephemeral;        /* 2026-07-28: one request's, gone with its answer */
 } s_session_t;
 
 struct bmq_http_mcp_t {
@@ -222,6 +223,7 @@ static void s_stream_free (void *cls)
     if (s) {
         void *handle = zlistx_find (s->streams, st);
         if (handle) zlistx_delete (s->streams, handle);
+        if (s->ephemeral && !zlistx_size (s->streams)) zhashx_delete (self->sessions, s->id);
     }
     pthread_mutex_unlock (&self->lock);
     bmq_http_server_stream_close (st->server, st->who);
@@ -293,6 +295,7 @@ static enum MHD_Result s_run_call (bmq_http_mcp_t *self, bmq_http_req_t *req, s_
     st->out = json_array ();
     st->last_write = bmq_mono_ms ();
     snprintf (st->session_id, sizeof st->session_id, "%s", session->id);
+    bool ephemeral = session->ephemeral;
     zlistx_add_end (session->streams, st);             /* the caller holds the lock */
     pthread_mutex_unlock (&self->lock);
     if (out->request) {
@@ -303,19 +306,84 @@ static enum MHD_Result s_run_call (bmq_http_mcp_t *self, bmq_http_req_t *req, s_
         struct MHD_Response *resp = MHD_create_response_from_callback (MHD_SIZE_UNKNOWN, 64 * 1024, s_stream_read, st, s_stream_free);
         MHD_add_response_header (resp, "Content-Type", "text/event-stream");
         MHD_add_response_header (resp, "Cache-Control", "no-cache");
-        MHD_add_response_header (resp, "Mcp-Session-Id", st->session_id);
+        if (!ephemeral) MHD_add_response_header (resp, "Mcp-Session-Id", st->session_id);
         return bmq_http_reply (req, 200, resp);
     }
     while (!st->over) s_step (st);
     json_t *last = json_array_get (st->out, json_array_size (st->out) - 1);
     enum MHD_Result rc = last && json_object_get (last, "id")
-        ? s_reply_message (req, 200, json_incref (last), st->session_id)
+        ? s_reply_message (req, 200, json_incref (last), ephemeral ? NULL : st->session_id)
         : s_reply_empty (req, 202, NULL);                   /* cancelled: no answer is due */
     s_stream_free (st);
     return rc;
 }
 
 /* ---- POST / GET / DELETE -------------------------------------------------------------- */
+
+/* A header value without the optional whitespace around it (RFC 9110 5.5) equals want. */
+static bool s_header_is (const char *value, const char *want)
+{
+    if (!value || !want) return false;
+    while (*value == ' ' || *value == '\t') value++;
+    size_t n = strlen (value);
+    while (n && (value[n - 1] == ' ' || value[n - 1] == '\t')) n--;
+    return n == strlen (want) && !strncmp (value, want, n);
+}
+
+/* 2026-07-28 (SEP-2575): one request, no session; who asks is in its _meta.
+ * Mcp-Method and Mcp-Name must say what the body says (SEP-2243). */
+static enum MHD_Result s_post_stateless (bmq_http_mcp_t *self, bmq_http_req_t *req, json_t *msg, const char *version, const char *accept)
+{
+    const char *method = json_string_value (json_object_get (msg, "method"));
+    json_t *id = json_object_get (msg, "id"), *params = json_object_get (msg, "params");
+    const char *name = NULL;
+    if (method && (!strcmp (method, "tools/call") || !strcmp (method, "prompts/get"))) name = json_string_value (json_object_get (params, "name"));
+    else if (method && !strcmp (method, "resources/read")) name = json_string_value (json_object_get (params, "uri"));
+    else if (method && !strncmp (method, "tasks/", 6)) name = json_string_value (json_object_get (params, "taskId"));
+    json_t *error = NULL;
+    int status = 0;
+    if (!bmq_mcp_is_request (msg)) {                    /* notifications and answers need a session */
+        json_decref (msg);
+        return s_reply_empty (req, 202, NULL);
+    }
+    if (!s_header_is (bmq_http_req_header (req, "Mcp-Method"), method)
+        || (name && !s_header_is (bmq_http_req_header (req, "Mcp-Name"), name))) {
+        error = bmq_mcp_error (id, -32020, name ? "Header mismatch: Mcp-Method and Mcp-Name must repeat the body's method and name"
+                                                : "Header mismatch: Mcp-Method must repeat the body's method");
+        status = 400;
+    }
+    bmq_mcp_session_t state;
+    bmq_mcp_session_init (&state);
+    if (!error) status = bmq_mcp_stateless_open (&state, msg, version, &error);
+    if (error) {
+        json_decref (msg);
+        return s_reply_message (req, status, error, NULL);
+    }
+    pthread_mutex_lock (&self->lock);
+    s_session_t *session = s_session_new (self, req->who.name);
+    if (!session) {
+        pthread_mutex_unlock (&self->lock);
+        json_decref (msg);
+        return s_reply_rpc_error (req, 429, -32000, "Too many MCP requests in flight for this token");
+    }
+    snprintf (state.who, sizeof state.who, "%s", req->who.name);
+    state.role = req->who.role;
+    state.can_ask = false;                              /* 2026-07-28: no requests of ours on a response stream */
+    session->state = state;
+    session->ephemeral = true;
+    bmq_mcp_outcome_t out;
+    bmq_mcp_handle (self->mcp, &session->state, msg, &out);
+    json_decref (msg);
+    json_decref (out.answer);
+    json_decref (out.cancel_id);
+    if (out.call) return s_run_call (self, req, session, &out, accept && strcasestr (accept, "text/event-stream"));
+    zhashx_delete (self->sessions, session->id);
+    pthread_mutex_unlock (&self->lock);
+    int64_t code = json_integer_value (json_object_get (json_object_get (out.response, "error"), "code"));
+    status = code == -32601 ? 404 : code == -32021 || code == -32020 || code == -32022 ? 400 : 200;
+    if (!out.response) return s_reply_empty (req, 202, NULL);
+    return s_reply_message (req, status, out.response, NULL);
+}
 
 static enum MHD_Result s_post (bmq_http_mcp_t *self, bmq_http_req_t *req)
 {
@@ -338,6 +406,8 @@ static enum MHD_Result s_post (bmq_http_mcp_t *self, bmq_http_req_t *req)
     const char *sid = bmq_http_req_header (req, "Mcp-Session-Id");
     const char *version = bmq_http_req_header (req, "MCP-Protocol-Version");
     bool init = bmq_mcp_is_initialize (msg);
+    if (!sid && ((version && !bmq_mcp_session_version (version)) || (!version && bmq_mcp_request_version (msg))))
+        return s_post_stateless (self, req, msg, version, accept);
     if (!init && version && !bmq_mcp_version_supported (version)) {
         json_decref (msg);
         return s_reply_rpc_error (req, 400, -32000, "Bad Request: unsupported MCP-Protocol-Version (supported: 2025-11-25, 2025-06-18, 2025-03-26)");
