@@ -1,8 +1,11 @@
 /* script_rules — what a BPY script may use: the allowlists and caps the
  * script walker enforces (issue 8, FR-004), as data.
  *
- * The rules are a JSON object; every key is optional in a configuration and
- * falls back to the built-in default (bmq_script_rules_default). Lists
+ * The rules are a JSON object. The defaults are declared once, in
+ * proto/script_rules.json (the add-on's run-time guard, script_exec.py, takes
+ * the same lists from it, generated into blendmq/script_rules.py); every key is
+ * optional in a configuration and falls back to the built-in default
+ * (bmq_script_rules_default). Lists
  * replace the default list, limits are merged key by key:
  *   modules             importable modules (bpy, bmesh, mathutils, math, random)
  *   builtins            builtin names a script may use (an allowlist)

@@ -250,6 +250,9 @@ pid_t bmq_sandbox_spawn (const bmq_sandbox_limits_t *l, const char *inst_dir, co
     s_add (&a, "--ro-bind"); s_add (&a, s_keep (&a, "%s", sibling)); s_add (&a, "/sandbox/fingerprint.py");
     snprintf (sibling, sizeof sibling, "%.*s/state.py", s_dir_len (l->guard), l->guard);
     s_add (&a, "--ro-bind"); s_add (&a, s_keep (&a, "%s", sibling)); s_add (&a, "/sandbox/state.py");
+    /* the guard's allowlists, generated from proto/script_rules.json (issue 31) */
+    snprintf (sibling, sizeof sibling, "%.*s/script_rules.py", s_dir_len (l->guard), l->guard);
+    s_add (&a, "--ro-bind"); s_add (&a, s_keep (&a, "%s", sibling)); s_add (&a, "/sandbox/script_rules.py");
     if (scene_path && scene_path[0] == '/') {
         s_add (&a, "--ro-bind"); s_add (&a, s_keep (&a, "%s/job/scene.blend", inst_dir)); s_add (&a, scene_path);
     }

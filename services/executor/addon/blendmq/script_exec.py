@@ -49,55 +49,18 @@ import time
 import traceback
 import types
 
-# Fixed allowlists (common/script/script_rules.c: s_modules, s_builtins). A request may
-# only narrow them.
-MODULES = frozenset({"bpy", "bmesh", "mathutils", "math", "random"})
+# Fixed allowlists, declared once in proto/script_rules.json (the validator's and the sandbox's
+# C tables come from the same declaration): the generated script_rules.py, next to this file in
+# the add-on and in /sandbox. A request may only narrow them.
+try:
+    from . import script_rules as _rules        # the add-on
+except ImportError:
+    import script_rules as _rules               # standalone: /sandbox, tests (this file's folder on sys.path)
 
-BUILTINS = frozenset({
-    "abs", "all", "any", "bin", "bool", "bytes", "callable", "chr", "complex", "dict", "divmod",
-    "enumerate", "filter", "float", "frozenset", "hex", "int", "isinstance", "issubclass",
-    "iter", "len", "list", "map", "max", "min", "next", "oct", "ord", "pow", "print", "range",
-    "repr", "reversed", "round", "set", "slice", "sorted", "str", "sum", "tuple", "zip",
-    "Exception", "ArithmeticError", "AssertionError", "AttributeError", "IndexError", "KeyError",
-    "LookupError", "NotImplementedError", "OverflowError", "RuntimeError", "StopIteration",
-    "TypeError", "ValueError", "ZeroDivisionError",
-})
-
-# s_forbidden_builtins of common/script/script_rules.c.
-FORBIDDEN_BUILTINS = frozenset({
-    "exec", "eval", "compile", "open", "getattr", "setattr", "delattr", "hasattr", "globals", "locals",
-    "vars", "dir", "type", "__import__", "breakpoint", "input", "help", "exit", "quit",
-    "memoryview", "object", "super", "classmethod", "staticmethod", "property", "format",
-    "__build_class__", "__builtins__", "__loader__", "__spec__", "copyright", "credits", "license",
-    "BaseException", "SystemExit", "KeyboardInterrupt", "GeneratorExit",
-})
-
-# s_denied_attributes of common/script/script_rules.c.
-DENIED_ATTRIBUTES = frozenset({
-    # code from strings, persistence and hooks
-    "handlers", "timers", "driver_namespace", "drivers", "driver", "driver_add", "driver_remove",
-    "as_module", "texts", "text", "execfile", "exec", "eval", "compile", "script", "scripts",
-    "register_class", "unregister_class", "register_module", "unregister_module", "msgbus",
-    "addons", "addon_utils", "keyconfigs", "preferences", "user_preferences", "use_autopack",
-    "use_scripts_auto_execute", "temp_override", "path_resolve", "copy_context",
-    # files and processes
-    "filepath", "filepath_raw", "filepath_from_user", "filename", "directory", "files", "base_path",
-    "file_slots", "file_format", "save", "save_render", "save_as_mainfile", "save_mainfile", "save_userpref",
-    "pack", "unpack", "reload", "load", "write", "open", "libraries", "library", "system", "popen",
-    "spawn", "fork", "new_movie", "new_sound", "new_image", "cache_directory", "sound", "image_user",
-    "use_disk_cache", "use_external", "image_output_path", "output_path", "cache_file", "bake_directory",
-    # simulation caches and bakes (issue 23)
-    "point_cache", "point_caches", "domain_settings", "flow_settings", "effector_settings",
-    "canvas_settings", "brush_settings", "collision_settings", "bake", "bake_all", "free_bake",
-    # the UI and window manager
-    "window_manager", "windows", "window", "screen", "screens", "area", "region", "workspace",
-    # frames, code objects, generators
-    "gi_frame", "gi_code", "gi_yieldfrom", "gi_running", "cr_frame", "cr_code", "cr_await",
-    "ag_frame", "ag_code", "ag_await", "f_globals", "f_locals", "f_builtins", "f_back", "f_code",
-    "f_trace", "f_lasti", "tb_frame", "tb_next", "co_code", "co_consts", "co_names",
-    "func_globals", "func_code", "im_func", "im_self", "mro", "modules", "globals", "locals",
-    "builtins", "format", "format_map", "exec_module", "import_module", "load_module",
-})
+MODULES = frozenset(_rules.MODULES)
+BUILTINS = frozenset(_rules.BUILTINS)
+FORBIDDEN_BUILTINS = frozenset(_rules.FORBIDDEN_BUILTINS)
+DENIED_ATTRIBUTES = frozenset(_rules.DENIED_ATTRIBUTES)
 
 DENIED_NAMES = FORBIDDEN_BUILTINS | DENIED_ATTRIBUTES
 
@@ -111,7 +74,7 @@ ANNOTATION_NAMES = frozenset({"__annotate__", "__conditional_annotations__"})
 
 # What each facade holds (None: every public attribute).
 FACADE_NAMES = {
-    "bpy": ("ops", "data", "context"),
+    "bpy": _rules.BPY_ROOTS,        # bpy_roots of proto/script_rules.json
     "bmesh": ("new", "ops", "types", "utils", "geometry", "from_edit_mesh", "update_edit_mesh"),
     "mathutils": None,
     "math": None,
@@ -314,19 +277,12 @@ class s_Facade(types.ModuleType):
         raise AttributeError("module %r is read-only" % self.__name__)
 
 
-# Operators (s_op_categories, s_denied_ops, s_denied_op_words of common/script/
-# script_rules.c): bpy.ops in a script shows these categories only, without the denied
-# operators (the static validator refuses the rest; this is the same rule at run time).
-OP_CATEGORIES = frozenset({
-    "mesh", "object", "transform", "curve", "material", "collection", "uv", "texture", "world"})
-DENIED_OPS = frozenset({
-    "object.bake", "object.bake_image", "object.ocean_bake", "object.multires_external_save",
-    "object.multires_external_pack", "object.load_background_image", "object.load_reference_image",
-    "object.volume_import", "object.drop_named_image", "object.collection_external_asset_drop",
-    "object.lineart_bake_strokes", "object.lineart_bake_strokes_all", "uv.export_layout",
-    "object.quick_smoke", "object.quick_fluid", "object.quick_liquid", "object.quick_explode"})
-DENIED_OP_WORDS = ("export", "import", "save", "load", "bake", "external", "script", "driver", "reload",
-                   "file", "url", "addon", "pref", "open", "exec", "run")
+# Operators (op_categories, denied_ops, denied_op_words of proto/script_rules.json): bpy.ops in
+# a script shows these categories only, without the denied operators (the static validator
+# refuses the rest; this is the same rule at run time).
+OP_CATEGORIES = frozenset(_rules.OP_CATEGORIES)
+DENIED_OPS = frozenset(_rules.DENIED_OPS)
+DENIED_OP_WORDS = _rules.DENIED_OP_WORDS
 
 
 # True makes bpy.ops in a script show only the categories and operators above. The live add-on
@@ -1185,9 +1141,9 @@ def s_seed_noise(seed):
     mathutils.noise.seed_set(seed % 2147483647 or 1)
 
 
-# s_denied_string_words of common/script/script_rules.c: a str constant holding one names a type
-# that writes files on the host (the validator's rule host_write).
-DENIED_STRING_WORDS = ("OutputFile", "FLUID", "SMOKE", "CLOTH", "DYNAMIC_PAINT")
+# denied_string_words of proto/script_rules.json: a str constant holding one names a type that
+# writes files on the host (the validator's rule host_write).
+DENIED_STRING_WORDS = _rules.DENIED_STRING_WORDS
 
 
 def s_check_strings(tree):
