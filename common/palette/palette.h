@@ -53,7 +53,8 @@ json_t *bmq_palette_describe (const bmq_palette_t *self);
  * compact: {"<operation>": "<signature>"}, one line per operation for an LLM
  * prompt, e.g. "creates; radius float 0.001..1000 =1" or "target; value! vec3
  * -10..10" ("target" takes a target, "target!" needs one; "!" after a
- * parameter marks it required, "=" a default; no descriptions).
+ * parameter marks it required, "=" a default; no descriptions); a property
+ * path's line starts with "path" (and its full entry has "path": true).
  * New reference (palette_publish.c). */
 json_t *bmq_palette_capabilities (const bmq_palette_t *self, bool compact);
 
@@ -82,6 +83,41 @@ double bmq_palette_op_vertices (const bmq_palette_op_t *op, const json_t *params
 /* The factor an acts_on step applies to its object's vertex estimate
  * (cost.multiplies; 1 when none, never below 1). */
 double bmq_palette_op_multiplier (const bmq_palette_op_t *op, const json_t *params);
+
+/* ---- property paths (palette_path.c, issue 27) ----------------------------
+ * An operation with `path: true` in the palette is a property template:
+ * object.<path> (acts on the step's target, else the current object) or
+ * scene.<path>, with one parameter, value. A plan's operation may name it as
+ *   object[.active].<path>[.<component>][.<verb>]   or   scene.<path>[...]
+ * where each [] of the template is written ["Name"] or [N], <component> is
+ * x|y|z|w, r|g|b|a or 0..3 (vec3 and color only) and <verb> set (default),
+ * add or mul (numbers only). `object.active.` is `object.` (the target, else
+ * the current object). What value must be:
+ *   set             the template's type and bounds (a component: a number
+ *                   within the same bounds);
+ *   add             the same shape, each number within +-(max - min);
+ *   mul             the same shape (a float for an int), each number within
+ *                   +-BMQ_PALETTE_PATH_MUL_MAX.
+ * The add-on applies add and mul only when the result stays within the
+ * template's bounds (and Blender's RNA limits); otherwise the step fails.
+ * Segments starting with '_' or holding "__", and those that reach files,
+ * code, drivers, handlers or RNA internals (filepath, bl_rna, id_data, ...)
+ * are refused, in the palette file and in plans. */
+#define BMQ_PALETTE_PATH_MUL_MAX 1000
+typedef enum { BMQ_PALETTE_PATH_SET, BMQ_PALETTE_PATH_ADD, BMQ_PALETTE_PATH_MUL } bmq_palette_path_verb_t;
+typedef struct {
+    const bmq_palette_op_t *op;            /* the template */
+    const bmq_palette_param_t *value;      /* what params.value must be for this form */
+    int component;                         /* -1: the whole value */
+    bmq_palette_path_verb_t verb;
+    bool active;                           /* written object.active. */
+    int subscripts;                        /* ["Name"] / [N] given */
+} bmq_palette_path_t;
+bool bmq_palette_op_is_path (const bmq_palette_op_t *op);
+/* 1: `name` is a path of the palette (out filled); 0: it does not start with
+ * object. or scene. (not a path); -1: refused, with the reason. */
+int bmq_palette_path_resolve (const bmq_palette_t *self, const char *name, size_t len, bmq_palette_path_t *out,
+                              char *reason, size_t rlen);
 
 const char *bmq_palette_param_name (const bmq_palette_param_t *param);
 bool bmq_palette_param_required (const bmq_palette_param_t *param);

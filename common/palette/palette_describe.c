@@ -49,6 +49,7 @@ json_t *bmq_palette_describe (const bmq_palette_t *self)
                                "deletes", op->deletes, "needs_target", bmq_palette_op_needs_target (op),
                                "params", s_params_json (op));
         if (o && op->description) json_object_set_new (o, "description", json_string (op->description));
+        if (o && op->path) json_object_set_new (o, "path", json_true ());
         if (o && op->cost_src) json_object_set (o, "cost", op->cost_src);
         json_object_set_new (ops, op->name, o);
     }

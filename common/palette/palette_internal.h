@@ -12,6 +12,9 @@ typedef enum { PALETTE_FLOAT, PALETTE_INT, PALETTE_BOOL, PALETTE_STRING, PALETTE
 extern const char *palette_type_names[PALETTE_TYPES];
 
 #define PALETTE_COST_TOKENS   32
+/* A property path's forms beyond plain set: component set, add, add to a
+ * component, mul, mul of a component (palette_path.c). */
+#define PALETTE_PATH_FORMS    5
 
 /* String → index, open addressing. Keys are borrowed from the owner. */
 typedef struct { const char *key; size_t len; size_t value; } palette_slot_t;
@@ -45,6 +48,11 @@ struct bmq_palette_op_t {
     size_t cost_len;
     palette_token_t mult[PALETTE_COST_TOKENS];          /* factor on the vertices of the object it acts on */
     size_t mult_len;
+    /* A property path (path: true, palette_path.c): its one parameter `value`
+     * and what the other forms of the path take (palette_path_derive). */
+    bool path;
+    bool path_array;            /* vec3 or color: components may be named */
+    bmq_palette_param_t derived[PALETTE_PATH_FORMS];
 };
 
 struct bmq_palette_t {
@@ -65,6 +73,11 @@ int palette_table_init (palette_table_t *t, size_t expected);
 /* 0 on insert, -1 if the key is already there. */
 int palette_table_put (palette_table_t *t, const char *key, size_t len, size_t value);
 const palette_slot_t *palette_table_get (const palette_table_t *t, const char *key, size_t len);
+
+/* Check a path op's name and parameter (deny rules) and fill op->derived. */
+int palette_path_load (bmq_palette_op_t *op, char *err, size_t errlen);
+/* Whether an operation name may hold "[]" (a path template's subscript). */
+bool palette_path_name_ok (const char *name);
 
 /* Compile op's cost spec ({vertices, multiplies}) after its parameters are loaded. */
 int palette_cost_load (bmq_palette_op_t *op, const json_t *cost, char *err, size_t errlen);

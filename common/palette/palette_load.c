@@ -192,7 +192,8 @@ static int s_op_params (bmq_palette_op_t *op, const json_t *params, char *err, s
 static int s_op_load (bmq_palette_op_t *op, const char *name, const json_t *spec, char *err, size_t errlen)
 {
     if (!(op->name = strdup (name))) return palette_fail (err, errlen, "out of memory");
-    if (!s_op_name_ok (name))
+    bool path = json_is_true (json_object_get (spec, "path"));
+    if (!path && !s_op_name_ok (name))
         return palette_fail (err, errlen, "bad operation name '%.64s' (letters, digits, '_' and '.')", name);
     if (!json_is_object (spec) && !json_is_null (spec))
         return palette_fail (err, errlen, "operation '%s': must be a mapping", name);
@@ -200,9 +201,11 @@ static int s_op_load (bmq_palette_op_t *op, const char *name, const json_t *spec
     json_t *v;
     json_object_foreach ((json_t *) spec, key, v)
         if (strcmp (key, "description") && strcmp (key, "creates") && strcmp (key, "acts_on")
-            && strcmp (key, "deletes") && strcmp (key, "cost") && strcmp (key, "params"))
+            && strcmp (key, "deletes") && strcmp (key, "cost") && strcmp (key, "params") && strcmp (key, "path"))
             return palette_fail (err, errlen, "operation '%s': unknown key '%.32s' (known: description, creates,"
-                           " acts_on, deletes, cost, params)", name, key);
+                           " acts_on, deletes, cost, params, path)", name, key);
+    v = json_object_get (spec, "path");
+    if (v && !json_is_true (v)) return palette_fail (err, errlen, "operation '%s': path must be true when given", name);
     v = json_object_get (spec, "description");
     if (v && !json_is_string (v)) return palette_fail (err, errlen, "operation '%s': description must be a string", name);
     if (v && !(op->description = strdup (json_string_value (v)))) return palette_fail (err, errlen, "out of memory");
@@ -215,7 +218,8 @@ static int s_op_load (bmq_palette_op_t *op, const char *name, const json_t *spec
         return palette_fail (err, errlen, "operation '%s': deletes needs acts_on (and no creates)", name);
     v = json_object_get (spec, "cost");
     if (v && !json_is_object (v)) return palette_fail (err, errlen, "operation '%s': cost must be a mapping", name);
-    return v ? palette_cost_load (op, v, err, errlen) : 0;
+    if (v && palette_cost_load (op, v, err, errlen)) return -1;
+    return path ? palette_path_load (op, err, errlen) : 0;
 }
 
 static int s_limit (const json_t *limits, const char *key, double lo, double hi, double dflt, double *out,
@@ -300,6 +304,7 @@ void bmq_palette_destroy (bmq_palette_t **self_p)
             json_decref (op->params[j].def);
         }
         free (op->params);
+        for (size_t j = 0; j < PALETTE_PATH_FORMS; j++) free (op->derived[j].name);
         free (op->index.slots);
         free (op->param_list);
         free (op->name);

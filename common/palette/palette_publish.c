@@ -17,6 +17,7 @@ static json_t *s_full_op (const json_t *op)
     if (json_is_true (json_object_get (op, "acts_on"))) json_object_set_new (out, "acts_on", json_string ("object"));
     if (json_is_true (json_object_get (op, "deletes"))) json_object_set_new (out, "deletes", json_string ("object"));
     if (json_is_true (json_object_get (op, "needs_target"))) json_object_set_new (out, "target", json_string ("required"));
+    if (json_is_true (json_object_get (op, "path"))) json_object_set_new (out, "path", json_true ());
     json_t *params = json_object ();
     const char *name;
     json_t *spec;
@@ -64,7 +65,9 @@ static json_t *s_compact_op (const json_t *op)
     size_t used = 0;
     bool creates = json_is_true (json_object_get (op, "creates")), acts = json_is_true (json_object_get (op, "acts_on"));
     bool needs = json_is_true (json_object_get (op, "needs_target")), deletes = json_is_true (json_object_get (op, "deletes"));
-    s_cat (buf, sizeof buf, &used, "%s%s%s", acts ? (needs ? "target!" : "target") : "", acts && (creates || deletes) ? ", " : "",
+    bool path = json_is_true (json_object_get (op, "path"));
+    s_cat (buf, sizeof buf, &used, "%s%s%s%s%s", path ? "path" : "", path && (acts || creates || deletes) ? ", " : "",
+           acts ? (needs ? "target!" : "target") : "", acts && (creates || deletes) ? ", " : "",
            creates ? "creates" : deletes ? "deletes" : "");
     const char *name;
     json_t *spec;

@@ -157,6 +157,32 @@ static void s_check_params (s_run_t *run, int i, const bmq_palette_op_t *op, con
     }
 }
 
+/* A property path in one of its forms: params is {"value": …} as the form wants. */
+static void s_check_path_params (s_run_t *run, int i, const bmq_palette_op_t *op, const bmq_palette_param_t *value,
+                                 const json_t *params)
+{
+    if (params && !json_is_object (params)) {
+        s_error (run, i, "params", "params must be an object, got %s", s_kind (params));
+        return;
+    }
+    const char *key;
+    json_t *v;
+    json_object_foreach ((json_t *) params, key, v) {
+        size_t len = json_object_iter_key_len (json_object_key_to_iter (key));
+        if (len == 5 && !memcmp (key, "value", 5)) continue;
+        char clipped[48], field[64];
+        bmq_verdict_clip (clipped, sizeof clipped, key, len);
+        snprintf (field, sizeof field, "params.%s", clipped);
+        s_error (run, i, field, "unknown parameter '%s' for property path %s (allowed: value)", clipped, bmq_palette_op_name (op));
+    }
+    json_t *given = json_object_get (params, "value");
+    char reason[256];
+    if (!given)
+        s_error (run, i, "params.value", "required parameter 'value' of property path %s is missing", bmq_palette_op_name (op));
+    else if (bmq_palette_param_check (value, given, reason, sizeof reason))
+        s_error (run, i, "params.value", "%s", reason);
+}
+
 /* A name is remembered when the step creates an object (or when its operation
  * is unknown, so one bad step does not make every later target fail too). */
 static s_name_t *s_check_name (s_run_t *run, int i, const bmq_palette_op_t *op, bool op_known, const json_t *name)
@@ -221,7 +247,8 @@ static s_name_t *s_check_target (s_run_t *run, int i, const bmq_palette_op_t *op
     bmq_verdict_clip (clipped, sizeof clipped, json_string_value (target), len);
     s_name_t *slot = acts ? s_name_slot (run, json_string_value (target), len) : NULL;
     if (!acts)
-        s_error (run, i, "target", "%s creates a new object and takes no target", bmq_palette_op_name (op));
+        s_error (run, i, "target", "%s %s", bmq_palette_op_name (op), bmq_palette_op_creates (op)
+                 ? "creates a new object and takes no target" : "acts on the scene and takes no target");
     else if (!slot->key)
         s_error (run, i, "target", "target '%s' is not the name of an object created by an earlier step or already in the scene", clipped);
     else if (slot->deleted_at)
@@ -286,18 +313,25 @@ static void s_check_step (s_run_t *run, int i, const json_t *step)
     s_check_keys (run, i, step);
     const json_t *opv = json_object_get (step, "operation");
     const bmq_palette_op_t *op = NULL;
+    const bmq_palette_param_t *value = NULL;   /* a property path's form (object.location.z.add) */
     if (!opv)
         s_error (run, i, "operation", "operation is missing");
     else if (!json_is_string (opv))
         s_error (run, i, "operation", "operation must be a string, got %s", s_kind (opv));
     else if (!(op = bmq_palette_op (run->palette, json_string_value (opv), json_string_length (opv)))) {
-        char clipped[96];
+        char clipped[96], reason[320];
+        bmq_palette_path_t path;
+        int rc = bmq_palette_path_resolve (run->palette, json_string_value (opv), json_string_length (opv), &path,
+                                           reason, sizeof reason);
         bmq_verdict_clip (clipped, sizeof clipped, json_string_value (opv), json_string_length (opv));
-        s_error (run, i, "operation", "operation %s is not in the capability palette", clipped);
+        if (rc > 0) { op = path.op; value = path.value; }
+        else if (rc < 0) s_error (run, i, "operation", "%s", reason);
+        else s_error (run, i, "operation", "operation %s is not in the capability palette", clipped);
     }
     const json_t *params = json_object_get (step, "params");
     if (json_is_null (params)) params = NULL;
-    if (op) s_check_params (run, i, op, params);
+    if (value) s_check_path_params (run, i, op, value, params);
+    else if (op) s_check_params (run, i, op, params);
     /* target before name: a step must not target the name it gives itself */
     bool asset = op && !strcmp (bmq_palette_op_name (op), BMQ_ASSET_OPERATION);
     if (asset) s_check_asset (run, i, step);

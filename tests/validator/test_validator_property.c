@@ -86,7 +86,17 @@ static double s_multiplier (const char *op, const json_t *params)
     if (!strcmp (op, "bpy.ops.object.modifier_add")) return 36;
     if (!strcmp (op, "bpy.ops.object.subdivision_set")) return 6 * pow (4, s_num (params, "level", 1)) + 24;
     /* object.modifier: the worst of subdivision at `levels` and an array of `count` */
-    if (!strcmp (op, "object.modifier")) return 6 * pow (4, s_num (params, "levels", 1)) + 24 + s_num (params, "count", 2);
+    if (!strcmp (op, "object.modifier"))
+        return 6 * pow (4, s_num (params, "levels", 1)) + 24 + s_num (params, "count", 2) + s_num (params, "steps", 16);
+    /* edit mode (issue 27): what each edit can make of a mesh at most */
+    if (!strcmp (op, "mesh.extrude") || !strcmp (op, "bpy.ops.mesh.solidify")) return 2;
+    if (!strcmp (op, "bpy.ops.mesh.inset")) return 3;
+    if (!strcmp (op, "mesh.loop_cut")) return s_num (params, "cuts", 1) + 1;
+    if (!strcmp (op, "bpy.ops.mesh.bevel")) return 4 * s_num (params, "segments", 1) + 4;
+    if (!strcmp (op, "bpy.ops.mesh.subdivide")) return pow (s_num (params, "number_cuts", 1) + 1, 2);
+    if (!strcmp (op, "bpy.ops.mesh.bridge_edge_loops")) return s_num (params, "number_cuts", 0) + 2;
+    if (!strcmp (op, "bpy.ops.mesh.spin")) return s_num (params, "steps", 12) + 1;
+    if (!strcmp (op, "bpy.ops.mesh.screw")) return s_num (params, "steps", 9) * s_num (params, "turns", 1) + 1;
     return 1;
 }
 

@@ -11,7 +11,22 @@ Met so far, and where each is handled:
   there: SKIP_COLLECTIONS, SKIP_PAIRS, FORWARD_COMPAT, the cycle guard's key).
 - Python 3.14's lazy annotations (5.x): script_exec.py's ANNOTATION_NAMES.
 - Action.fcurves gone in 5.x (layered actions): action_fcurves below.
+- Principled BSDF inputs renamed in 4.x (Transmission -> Transmission Weight, Emission ->
+  Emission Color): principled_input below (steps.py's object.material).
 """
+
+PRINCIPLED_INPUTS = {"transmission": ("Transmission Weight", "Transmission"),
+                     "emission": ("Emission Color", "Emission"),
+                     "emission_strength": ("Emission Strength",)}
+
+
+def principled_input(bsdf, key):
+    """The Principled BSDF's input for `key` under this Blender's name for it."""
+    for name in PRINCIPLED_INPUTS[key]:
+        socket = bsdf.inputs.get(name)
+        if socket is not None:
+            return socket
+    raise KeyError("this Blender's Principled BSDF has no %s input" % key)
 
 
 def selected_objects(view_layer):

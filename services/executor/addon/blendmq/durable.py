@@ -99,6 +99,8 @@ def ensure_snapshot():
 def commit(reason):
     """The scene as it is now is committed: saved to the state folder (durably) or the private
     temp folder, and made the snapshot. Returns its fingerprint digest."""
+    from .scene import s_ensure_object_mode
+    s_ensure_object_mode()      # an edit mesh is written back before it is saved (issue 27)
     t0 = time.perf_counter()
     fp = fingerprint.compute(props=False)
     t1 = time.perf_counter()

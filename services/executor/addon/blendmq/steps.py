@@ -8,11 +8,11 @@ import re
 import bpy
 from mathutils import Matrix, Quaternion, Vector
 
-from . import bounds, compat
+from . import bounds, compat, edit_ops, prop_paths
 from .args import CommandError, s_num, s_only, s_tuples, s_vec3
 from .asset_import import s_builtin_asset_import
 from .capture import CAPTURE
-from .scene import s_select_only, s_target_object
+from .scene import s_ensure_object_mode, s_select_only, s_target_object
 from .transaction import TXN
 
 OP_RE = re.compile(r"^bpy\.ops\.[a-z_]+\.[a-z0-9_]+$")
@@ -40,6 +40,12 @@ def s_builtin_material(obj, p, spec):
     rgba = tuple(float(c) for c in color) + ((1.0,) if len(color) == 3 else ())
     metallic = s_float(p, spec, "metallic")
     roughness = s_float(p, spec, "roughness")
+    # issue 27: glass and glow (older bounds without them leave them out)
+    transmission = s_float(p, spec, "transmission") if "transmission" in spec else None
+    strength = s_float(p, spec, "emission_strength") if "emission_strength" in spec else None
+    glow = bounds.value(p, spec, "emission_color") if "emission_color" in spec else None
+    if glow is not None and not (isinstance(glow, list) and len(glow) in (3, 4) and all(s_num(c) for c in glow)):
+        raise CommandError("%s: emission_color must be [r,g,b] or [r,g,b,a]" % where)
     if not hasattr(obj.data, "materials"):
         raise CommandError("%s: object %s (%s) cannot hold materials" % (where, obj.name, obj.type))
     name = obj.name + "_mat"
@@ -50,6 +56,12 @@ def s_builtin_material(obj, p, spec):
         bsdf.inputs["Base Color"].default_value = rgba
         bsdf.inputs["Metallic"].default_value = metallic
         bsdf.inputs["Roughness"].default_value = roughness
+        if transmission is not None:
+            compat.principled_input(bsdf, "transmission").default_value = transmission
+        if glow is not None:
+            compat.principled_input(bsdf, "emission").default_value = tuple(float(c) for c in glow[:3]) + (1.0,)
+        if strength is not None:
+            compat.principled_input(bsdf, "emission_strength").default_value = strength
     # Workbench (our preview renderer) and the solid viewport show these, not the nodes.
     mat.diffuse_color, mat.metallic, mat.roughness = rgba, metallic, roughness
     if obj.material_slots:
@@ -92,6 +104,20 @@ def s_builtin_modifier(obj, p, spec):
         raise CommandError("%s: type is required" % where)
     if obj.type != "MESH":
         raise CommandError("%s: %s is a %s, not a mesh" % (where, obj.name, obj.type))
+    other = None
+    other_name = bounds.value(p, spec, "object") if "object" in spec else None
+    if kind in ("BOOLEAN", "SHRINKWRAP") and not other_name:
+        raise CommandError("%s: %s needs object, the name of the other object" % (where, kind))
+    if other_name is not None and kind in ("BOOLEAN", "SHRINKWRAP", "ARRAY"):
+        other = bpy.context.view_layer.objects.get(other_name)
+        if other is None:
+            raise CommandError("%s: no object named %s" % (where, str(other_name)[:80]))
+        if other == obj:
+            raise CommandError("%s: %s cannot use itself" % (where, obj.name))
+        if kind == "BOOLEAN" and other.type != "MESH":
+            raise CommandError("%s: the boolean operand %s is a %s, not a mesh" % (where, other.name, other.type))
+        if kind == "ARRAY" and other.type != "CURVE":
+            raise CommandError("%s: an array fits along a curve; %s is a %s" % (where, other.name, other.type))
     mod = obj.modifiers.new(name=kind.title(), type=kind)
     if kind == "SUBSURF":
         mod.levels = mod.render_levels = s_int(p, spec, "levels")
@@ -111,17 +137,55 @@ def s_builtin_modifier(obj, p, spec):
         if axis not in ("X", "Y", "Z"):
             raise CommandError("%s: axis must be X, Y or Z" % where)
         mod.use_axis = [axis == "X", axis == "Y", axis == "Z"]
+    elif kind == "BOOLEAN":
+        mod.object = other
+        mod.operation = bounds.value(p, spec, "operation")
+        if bounds.value(p, spec, "hide_object") is not False:
+            other.hide_render = True
+            other.display_type = "WIRE"
+    elif kind == "SHRINKWRAP":
+        mod.target = other
+    elif kind == "SCREW":
+        mod.steps = mod.render_steps = s_int(p, spec, "steps")
+        mod.angle = s_float(p, spec, "angle")
+        mod.screw_offset = s_float(p, spec, "screw_offset")
+        mod.axis = bounds.value(p, spec, "axis")
+    if kind == "ARRAY" and other is not None:
+        mod.fit_type = "FIT_CURVE"
+        mod.curve = other
+
+
+def s_builtin_keyframe(obj, p, spec):
+    """Keyframe a property of the object as it is now, at a frame (issue 27)."""
+    where = "object.keyframe_insert"
+    path, frame, index = bounds.value(p, spec, "data_path"), s_int(p, spec, "frame"), s_int(p, spec, "index")
+    if path not in ("location", "rotation_euler", "scale", "hide_render", "hide_viewport"):
+        raise CommandError("%s: data_path %s is not keyable here" % (where, str(path)[:60]))
+    if index >= 0 and path.startswith("hide_"):
+        raise CommandError("%s: %s has no components" % (where, path))
+    if not obj.keyframe_insert(data_path=path, index=index, frame=frame):
+        raise CommandError("%s: Blender made no keyframe for %s at frame %d" % (where, path, frame))
+    interp, extrap = bounds.value(p, spec, "interpolation"), bounds.value(p, spec, "extrapolation")
+    action = obj.animation_data.action if obj.animation_data is not None else None
+    for fc in compat.action_fcurves(action) if action is not None else ():
+        if fc.data_path != path or (index >= 0 and fc.array_index != index):
+            continue
+        for kp in fc.keyframe_points:
+            if abs(kp.co[0] - frame) < 1e-4 and interp:
+                kp.interpolation = interp
+        if extrap:
+            fc.extrapolation = extrap
 
 
 BUILTINS = {
     "object.parent": s_builtin_parent,
     "object.modifier": s_builtin_modifier,
     "object.material": s_builtin_material,
-    "object.location": s_builtin_setter("location"),
     "object.rotation": s_builtin_setter("rotation_euler"),
-    "object.scale": s_builtin_setter("scale"),
+    "object.keyframe_insert": s_builtin_keyframe,
     "asset.import": s_builtin_asset_import,
 }
+BUILTINS.update(edit_ops.EDIT_BUILTINS)
 # Builtins whose target is optional (a model or an HDRI import acts on no object): without one
 # they get None, not the active object. A builtin may return the step's object (the imported
 # model's root); otherwise it is the target.
@@ -257,6 +321,12 @@ def cmd_run_step(args):
     if not isinstance(operation, str):
         raise CommandError("run_step: operation must be a string")
     allowed = bounds.allowed()
+    # a property path (object.location.z.add, object.active.scale, scene.frame_end): its
+    # template must be in the palette; resolve raises when it is not, or when it is refused
+    path = prop_paths.resolve(operation, allowed, bounds.s_Palette.bounds) \
+        if operation not in BUILTINS and isinstance(operation, str) else None
+    if path is not None:
+        return s_run_path(path, step, params, name, target)
     if allowed is not None and operation not in allowed:
         raise CommandError("run_step refused: %s is not in the palette's operation list%s"
                            % (operation[:120], "" if allowed else " (the client sent none at hello)"))
@@ -279,12 +349,17 @@ def cmd_run_step(args):
         else set(objects.keys())
     count = len(objects)
     obj = None
+    edit = edit_ops.is_edit_step(operation)
+    if edit:
+        edit_ops.enter_edit(target)
+    elif operation != "bpy.ops.object.mode_set":
+        s_ensure_object_mode()
     if operation in BUILTINS:
         obj = s_target_object(target) if target is not None or operation not in TARGET_OPTIONAL else None
         made = BUILTINS[operation](obj, params, spec)
         obj = made if made is not None else obj
     elif OP_RE.match(operation):
-        if target is not None:
+        if target is not None and not edit:
             s_select_only(target)
         s_run_operator(operation, params)
     else:
@@ -306,3 +381,24 @@ def cmd_run_step(args):
         txn.steps_run += 1
         txn.known = before if len(objects) == count and name is None else set(objects.keys())
     return {"objects_created": created, "object": obj.name if obj is not None else None}, None
+
+
+def s_run_path(path, step, params, name, target):
+    """A property path step: checked against the palette's template and Blender's RNA, then set."""
+    if name is not None:
+        raise CommandError("run_step: a property path creates no object, so it takes no name")
+    if not isinstance(params, dict):
+        raise CommandError("run_step: params must be an object")
+    txn = TXN.current
+    obj = None
+    if path["root"] == "object":
+        s_ensure_object_mode()
+        if txn is not None:
+            txn.touch_for_step(target)
+        obj = s_target_object(target)
+    elif target is not None:
+        raise CommandError("%s acts on the scene and takes no target" % path["template"])
+    prop_paths.run(path, obj, params)
+    if txn is not None:
+        txn.steps_run += 1
+    return {"objects_created": [], "object": obj.name if obj is not None else None}, None
