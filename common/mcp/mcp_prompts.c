@@ -8,8 +8,10 @@
 
 json_t *bmq_mcp_prompts_list (const bmq_mcp_surface_t *self) { return json_deep_copy (self->prompts_list); }
 
-void bmq_mcp_prompts_get (const bmq_mcp_surface_t *self, const char *name, const json_t *args, bmq_mcp_answer_t *a)
+void bmq_mcp_prompts_get (const bmq_mcp_surface_t *self, const char *name, const json_t *params, bmq_mcp_client_caps_t caps,
+                          bmq_mcp_answer_t *a)
 {
+    const json_t *args = json_object_get (params, "arguments");
     memset (a, 0, sizeof *a);
     a->error = -32602;
     if (args && !json_is_null (args) && !json_is_object (args)) { snprintf (a->message, sizeof a->message, "arguments must be an object"); return; }
@@ -43,6 +45,22 @@ void bmq_mcp_prompts_get (const bmq_mcp_surface_t *self, const char *name, const
     json_t *v;
     json_object_foreach (fallback, key, v)
         if (json_object_get (args, key)) json_object_set (known, key, json_object_get (args, key));
+    json_t *rounds = json_object_get (prompt, "_rounds");
+    if (rounds) {                                   /* asks the client first (2026-07-28) */
+        json_t *step = NULL;
+        int rc = bmq_mcp_mrtr (name, rounds, NULL, params, caps, &step, a->message, sizeof a->message);
+        if (rc != 0) {
+            if (rc < 0) a->error = -32602;
+            else a->result = step, step = NULL;
+            json_decref (known);
+            json_decref (fallback);
+            return;
+        }
+        json_t *vars = bmq_mcp_mrtr_vars (json_object_get (step, "answers"));
+        json_object_update (known, vars);
+        json_decref (vars);
+        json_decref (step);
+    }
     a->result = json_pack ("{s:o}", "messages", bmq_mcp_fill (json_object_get (prompt, "_messages"), known, fallback));
     const char *description = json_string_value (json_object_get (prompt, "description"));
     if (description) json_object_set_new (a->result, "description", json_string (description));

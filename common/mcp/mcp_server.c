@@ -112,6 +112,7 @@ static json_t *s_initialize (bmq_mcp_session_t *session, const json_t *id, const
     snprintf (session->version, sizeof session->version, "%s",
               bmq_mcp_version_supported (asked) && strcmp (asked, BMQ_MCP_STATELESS_VERSION) ? asked : BMQ_MCP_LATEST_VERSION);
     session->sampling = json_is_object (json_object_get (json_object_get (params, "capabilities"), "sampling"));
+    session->roots = json_is_object (json_object_get (json_object_get (params, "capabilities"), "roots"));
     session->elicitation = json_is_object (json_object_get (json_object_get (params, "capabilities"), "elicitation"));
     json_t *info = json_object_get (params, "clientInfo");
     snprintf (session->client, sizeof session->client, "%.60s %.30s",
@@ -132,11 +133,19 @@ static json_t *s_discover (const json_t *id)
     json_t *caps = s_capabilities ();
     json_object_del (caps, "logging");                 /* per-request log levels; logging/setLevel is gone */
     json_object_set_new (json_object_get (caps, "resources"), "subscribe", json_false ());
-    return s_result (id, json_pack ("{s:o, s:o, s:{s:s, s:s, s:s}, s:s, s:{s:{s:s, s:s}}}", "supportedVersions", versions,
+    return s_result (id, json_pack ("{s:o, s:o, s:{s:s, s:s, s:s}, s:s, s:{s:{s:s, s:s}}, s:i, s:s}", "supportedVersions", versions,
                                     "capabilities", caps, "serverInfo", "name", "blendmq", "title",
                                     "blendmq: build in Blender from validated plans", "version", "0.1.0",
                                     "instructions", s_instructions,
-                                    "_meta", "io.modelcontextprotocol/serverInfo", "name", "blendmq", "version", "0.1.0"));
+                                    "_meta", "io.modelcontextprotocol/serverInfo", "name", "blendmq", "version", "0.1.0",
+                                    "ttlMs", 3600000, "cacheScope", "public"));
+}
+
+void bmq_mcp_stateless_result (json_t *msg)
+{
+    json_t *result = json_object_get (msg, "result");
+    if (json_is_object (result) && !json_object_get (result, "resultType"))
+        json_object_set_new (result, "resultType", json_string ("complete"));
 }
 
 const char *bmq_mcp_request_version (const json_t *msg)
@@ -173,6 +182,7 @@ int bmq_mcp_stateless_open (bmq_mcp_session_t *session, const json_t *msg, const
     session->initialized = true;
     session->elicitation = json_is_object (json_object_get (caps, "elicitation"));
     session->sampling = json_is_object (json_object_get (caps, "sampling"));
+    session->roots = json_is_object (json_object_get (caps, "roots"));
     json_t *info = json_object_get (meta, META_CLIENT);
     snprintf (session->client, sizeof session->client, "%.60s %.30s",
               json_string_value (json_object_get (info, "name")) ? json_string_value (json_object_get (info, "name")) : "?",
@@ -204,6 +214,31 @@ static json_t *s_subscriptions (const bmq_mcp_session_t *session)
     json_t *uris = json_array ();
     for (int i = 0; i < session->subscriptions; i++) json_array_append_new (uris, json_string (session->subscribed[i]));
     return uris;
+}
+
+static bmq_mcp_client_caps_t s_caps (const bmq_mcp_session_t *session)
+{
+    return (bmq_mcp_client_caps_t) { .elicitation = session->elicitation, .sampling = session->sampling, .roots = session->roots };
+}
+
+/* A test tool that asks the client (_rounds; _ask without a session), answered by input-required results. */
+static json_t *s_ask_by_result (const bmq_mcp_tool_t *tool, const bmq_mcp_session_t *session, const json_t *id, const json_t *params)
+{
+    json_t *rounds = json_incref (json_object_get (tool->def, "_rounds"));
+    if (!rounds) rounds = json_pack ("[{s:{s:O}}]", "inputRequests", "answer", json_object_get (tool->def, "_ask"));
+    json_t *step = NULL;
+    char err[256];
+    int rc = bmq_mcp_mrtr (tool->name, rounds, NULL, params, s_caps (session), &step, err, sizeof err);
+    json_decref (rounds);
+    if (rc < 0) return bmq_mcp_error (id, -32602, err);
+    if (rc > 0) return s_result (id, step);
+    json_t *vars = bmq_mcp_mrtr_vars (json_object_get (step, "answers"));
+    json_t *said = bmq_mcp_fill (json_object_get (tool->def, "_answer"), vars, NULL);
+    json_t *r = s_result (id, json_pack ("{s:[{s:s, s:O}]}", "content", "type", "text", "text", said));
+    json_decref (said);
+    json_decref (vars);
+    json_decref (step);
+    return r;
 }
 
 /* resources/subscribe and unsubscribe: {} for a resource we serve. */
@@ -255,7 +290,7 @@ static void s_surface (bmq_mcp_t *self, bmq_mcp_session_t *session, const json_t
     }
     if (!strcmp (method, "resources/read")) bmq_mcp_resources_read (self->surface, uri, not_found, &a);
     else if (!strcmp (method, "prompts/get"))
-        bmq_mcp_prompts_get (self->surface, json_string_value (json_object_get (params, "name")), json_object_get (params, "arguments"), &a);
+        bmq_mcp_prompts_get (self->surface, json_string_value (json_object_get (params, "name")), params, s_caps (session), &a);
     else if (!strcmp (method, "completion/complete")) bmq_mcp_complete (self->surface, params, &a);
     else {
         char text[200];
@@ -328,6 +363,11 @@ void bmq_mcp_handle (bmq_mcp_t *self, bmq_mcp_session_t *session, const json_t *
         if (needs && !strcmp (needs, "sampling") && !session->sampling) {
             out->response = bmq_mcp_error (id, -32021, "Missing required client capability: sampling");
             json_object_set_new (json_object_get (out->response, "error"), "data", json_pack ("{s:{s:{}}}", "requiredCapabilities", "sampling"));
+            return;
+        }
+        if (tool && tool->kind == BMQ_TOOL_TEST && (json_object_get (tool->def, "_rounds")
+                                                    || (session->stateless && json_object_get (tool->def, "_ask")))) {
+            out->response = s_ask_by_result (tool, session, id, params);
             return;
         }
         json_t *subscriptions = s_subscriptions (session);

@@ -41,6 +41,7 @@ typedef struct {
     bool can_ask;               /* set by the transport per message: it can carry a request to the client */
     bool stateless;             /* 2026-07-28: this one request, described by its own _meta (no session) */
     bool sampling;              /* the client declared capabilities.sampling */
+    bool roots;                 /* … and roots */
     char subscribed[BMQ_MCP_MAX_SUBSCRIPTIONS][256];    /* resources/subscribe: URIs told of a committed plan */
     int  subscriptions;
 } bmq_mcp_session_t;
@@ -75,6 +76,9 @@ json_t *bmq_mcp_error (const json_t *id, int code, const char *message);
  * *error the JSON-RPC error to answer (invalid _meta -32602, a header that
  * disagrees -32020, a revision we do not speak -32022). */
 int bmq_mcp_stateless_open (bmq_mcp_session_t *session, const json_t *msg, const char *header_version, json_t **error);
+/* 2026-07-28: a response's result says what it is (resultType "complete"
+ * unless it says otherwise: "input_required", "task"). */
+void bmq_mcp_stateless_result (json_t *msg);
 /* The revision a stateless request names (its _meta), or NULL. */
 const char *bmq_mcp_request_version (const json_t *msg);
 

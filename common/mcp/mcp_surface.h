@@ -43,8 +43,12 @@ json_t *bmq_mcp_prompts_list (const bmq_mcp_surface_t *self);
 void bmq_mcp_resources_read (const bmq_mcp_surface_t *self, const char *uri, int not_found_code, bmq_mcp_answer_t *a);
 /* The uri names a resource or matches a template (subscribe checks it). */
 bool bmq_mcp_resources_known (const bmq_mcp_surface_t *self, const char *uri);
-/* prompts/get */
-void bmq_mcp_prompts_get (const bmq_mcp_surface_t *self, const char *name, const json_t *args, bmq_mcp_answer_t *a);
+typedef struct { bool elicitation, sampling, roots; } bmq_mcp_client_caps_t;
+
+/* prompts/get params ({name, arguments}; a prompt that asks the client first
+ * answers an input-required result: inputResponses, requestState) */
+void bmq_mcp_prompts_get (const bmq_mcp_surface_t *self, const char *name, const json_t *params, bmq_mcp_client_caps_t caps,
+                          bmq_mcp_answer_t *a);
 /* completion/complete params ({ref, argument, context}) */
 void bmq_mcp_complete (const bmq_mcp_surface_t *self, const json_t *params, bmq_mcp_answer_t *a);
 
@@ -59,5 +63,19 @@ json_t *bmq_mcp_complete_filter (const json_t *names, const char *prefix);
  * (strings as they are, anything else as compact JSON; a missing key by the
  * fallback's value, else left as is). */
 json_t *bmq_mcp_fill (const json_t *tmpl, const json_t *args, const json_t *fallback);
+
+/* ---- input-required results (mcp_mrtr.c, 2026-07-28) ---------------------- */
+
+/* One step of a multi-round request `subject` (a tool or prompt name) whose
+ * rounds ([{inputRequests: {key: {method, params}}}]) ask the client, given
+ * the request's params (inputResponses, requestState). Only what the client
+ * declared is asked. Returns 1 with *out an InputRequiredResult to answer; 0
+ * with *out {answers: {key: response}, extra} when every round is answered;
+ * -1 with err (invalid input, a requestState that fails its signature).
+ * `extra` rides along, signed, in the state (e.g. the sha256 a person saw). */
+int bmq_mcp_mrtr (const char *subject, const json_t *rounds, const json_t *extra, const json_t *params, bmq_mcp_client_caps_t caps,
+                  json_t **out, char *err, size_t errlen);
+/* The answers as text variables for bmq_mcp_fill (elicited content, sampled text, else JSON). */
+json_t *bmq_mcp_mrtr_vars (const json_t *answers);
 
 #endif

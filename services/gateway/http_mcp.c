@@ -49,6 +49,7 @@ struct s_stream_t {
     size_t             len, off;
     int64_t            last_write;
     char               who[64];          /* an SSE answer's token ("" in JSON mode): http.streams_per_token */
+    bool               stateless;        /* 2026-07-28: results say their resultType */
 };
 
 static void s_session_free (void **item)
@@ -254,6 +255,7 @@ static ssize_t s_stream_read (void *cls, uint64_t pos, char *buf, size_t max)
         size_t cap = 0, used = 0, i;
         json_t *m;
         json_array_foreach (st->out, i, m) {
+            if (st->stateless) bmq_mcp_stateless_result (m);
             char *text = json_dumps (m, BMQ_MCP_JSON_FLAGS);
             size_t n = strlen (text) + 24;
             if (used + n + 1 > cap) { cap = (used + n + 1) * 2; st->pending = realloc (st->pending, cap); }
@@ -296,6 +298,7 @@ static enum MHD_Result s_run_call (bmq_http_mcp_t *self, bmq_http_req_t *req, s_
     st->last_write = bmq_mono_ms ();
     snprintf (st->session_id, sizeof st->session_id, "%s", session->id);
     bool ephemeral = session->ephemeral;
+    st->stateless = session->state.stateless;
     zlistx_add_end (session->streams, st);             /* the caller holds the lock */
     pthread_mutex_unlock (&self->lock);
     if (out->request) {
@@ -311,6 +314,7 @@ static enum MHD_Result s_run_call (bmq_http_mcp_t *self, bmq_http_req_t *req, s_
     }
     while (!st->over) s_step (st);
     json_t *last = json_array_get (st->out, json_array_size (st->out) - 1);
+    if (st->stateless && last) bmq_mcp_stateless_result (last);
     enum MHD_Result rc = last && json_object_get (last, "id")
         ? s_reply_message (req, 200, json_incref (last), ephemeral ? NULL : st->session_id)
         : s_reply_empty (req, 202, NULL);                   /* cancelled: no answer is due */
@@ -382,6 +386,7 @@ static enum MHD_Result s_post_stateless (bmq_http_mcp_t *self, bmq_http_req_t *r
     int64_t code = json_integer_value (json_object_get (json_object_get (out.response, "error"), "code"));
     status = code == -32601 ? 404 : code == -32021 || code == -32020 || code == -32022 ? 400 : 200;
     if (!out.response) return s_reply_empty (req, 202, NULL);
+    bmq_mcp_stateless_result (out.response);
     return s_reply_message (req, status, out.response, NULL);
 }
 
