@@ -381,7 +381,7 @@ R("desk_lamp", "lighting", ["desk lamp", "study lamp", "task lamp", "work lamp",
                             "lampara de escritorio", "schreibtischlampe"], "An adjustable desk lamp",
   [cyl("desk_lamp_base", 0.08, 0.02, c=DARK, v=16, main=True), box("desk_lamp_arm", 0.02, 0.02, 0.38, z=0.02, c=DARK),
    cone("desk_lamp_head", 0.07, 0.03, 0.1, y=-0.06, z=0.36, c=(0.85, 0.2, 0.15), v=16, main=True)], place="surface", front="none")
-R("table_lamp", "lighting", ["table lamp", "bedside lamp", "night lamp", "nightstand lamp", "small lamp", "lamp shade", "lampshade", "lampe de chevet",
+R("table_lamp", "lighting", ["table lamp", "night lamp", "nightstand lamp", "small lamp", "lamp shade", "lampshade", "lampe de chevet",
                              "lampara de mesa", "nachttischlampe"], "A table lamp with a fabric shade",
   [sph("table_lamp_base", 0.08, c=(0.75, 0.7, 0.65), sz=1.2, main=True), cyl("table_lamp_stem", 0.012, 0.12, z=0.18, c=BRASS, metallic=1.0),
    cone("table_lamp_shade", 0.15, 0.1, 0.18, z=0.28, c=(0.95, 0.92, 0.8), v=24, main=True)], place="surface", front="none")
@@ -466,7 +466,7 @@ R("trash_bin_kitchen", "kitchen", ["pedal bin", "kitchen bin", "recycling bin", 
   [box("trash_bin_kitchen_body", 0.32, 0.32, 0.6, c=METAL, metallic=1.0, main=True), box("trash_bin_kitchen_lid", 0.33, 0.33, 0.03, z=0.6, c=DARK)])
 R("water_dispenser", "kitchen", ["water dispenser", "water cooler", "water fountain"], "A water cooler",
   [box("water_dispenser_body", 0.32, 0.32, 1.0, c=WHITE, main=True), cyl("water_dispenser_jug", 0.13, 0.35, z=1.0, c=(0.5, 0.7, 0.95), rough=0.1)])
-R("wine_glass", "kitchen", ["wine glass", "glass", "drinking glass", "glasses", "tumbler", "champagne glass", "verre", "vaso de vidrio", "copa", "copo", "bicchiere"],
+R("wine_glass", "kitchen", ["wine glass", "drinking glass", "tumbler", "champagne glass", "verre", "vaso de vidrio", "copa", "copo", "bicchiere"],
   "A glass", [cyl("wine_glass_foot", 0.035, 0.01, c=GLASS, rough=0.05), cone("wine_glass_bowl", 0.02, 0.04, 0.14, z=0.01, c=GLASS, rough=0.05, main=True)], place="surface", front="none")
 R("teapot", "kitchen", ["teapot", "tea pot", "theiere", "tetera", "bule"], "A teapot",
   [sph("teapot_body", 0.09, c=WHITE, sz=0.8, main=True), cyl("teapot_spout", 0.015, 0.1, x=0.1, z=0.05, c=WHITE)], place="surface", front="none")
@@ -523,7 +523,7 @@ R("guitar", "music", ["guitar", "acoustic guitar", "electric guitar", "bass guit
   [box("guitar_stand", 0.3, 0.3, 0.05, c=DARK), sph("guitar_body", 0.2, y=0, z=0.05, c=(0.75, 0.45, 0.2), sy=0.25, sz=1.2, main=True),
    box("guitar_neck", 0.05, 0.03, 0.55, z=0.5, c=DARKWOOD)])
 R("drum_kit", "music", ["drum kit", "drums", "drum set", "drum", "batterie", "bateria"], "A small drum kit",
-  [cyl("drum_kit_bass", 0.3, 0.45, y=0.1, c=(0.7, 0.1, 0.1), rot=[1.5708, 0, 0], main=True), cyl("drum_kit_snare", 0.18, 0.15, x=0.45, z=0.55, c=(0.7, 0.1, 0.1), main=True),
+  [cyl("drum_kit_bass", 0.3, 0.45, y=0.1, z=0.3, c=(0.7, 0.1, 0.1), rot=[1.5708, 0, 0], main=True), cyl("drum_kit_snare", 0.18, 0.15, x=0.45, z=0.55, c=(0.7, 0.1, 0.1), main=True),
    cyl("drum_kit_stand", 0.02, 0.55, x=0.45, c=METAL, metallic=1.0)])
 R("treadmill", "sport", ["treadmill", "running machine", "tapis de course", "cinta de correr", "esteira"], "A treadmill",
   [box("treadmill_deck", 0.8, 1.8, 0.2, c=DARK, main=True), box("treadmill_console", 0.8, 0.1, 1.3, y=0.85, c=GREY)])
@@ -554,9 +554,6 @@ R("window", "structure", ["window", "windows", "window frame", "large window", "
    box("window_sill", 1.3, 0.2, 0.04, y=-0.06, z=0.86, c=WHITE, main=True)], place="wall")
 R("room_divider", "structure", ["room divider", "folding screen", "partition", "privacy screen", "paravent", "biombo"], "A folding screen",
   [box("room_divider_panels", 1.5, 0.04, 1.7, c=BEIGE, main=True), box("room_divider_feet", 1.5, 0.3, 0.03, c=DARKWOOD)])
-R("staircase", "structure", ["staircase", "stairs", "stair", "steps", "flight of stairs", "escalier", "escalera", "escada", "treppe"], "A short flight of stairs",
-  [box("staircase_step_1", 0.9, 0.9, 0.2, y=0.0, c=WOOD, main=True), box("staircase_step_2", 0.9, 0.6, 0.4, y=0.15, c=WOOD, main=True),
-   box("staircase_step_3", 0.9, 0.3, 0.6, y=0.3, c=WOOD, main=True)])
 
 
 # ---- writing ------------------------------------------------------------------------------

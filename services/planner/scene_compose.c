@@ -6,6 +6,7 @@
 #include "scene_instance.h"
 #include "scene_layout.h"
 #include "scene_parse.h"
+#include "scene_room.h"
 #include "scene_words.h"
 
 #include <math.h>
@@ -24,6 +25,9 @@ typedef struct {
     bmq_placement_t *place[BMQ_SCENE_MAX_PARTS];
     double         per_copy[BMQ_SCENE_MAX_PARTS];   /* steps one copy takes: its own, a root, a parent per object */
     json_t        *notes;
+    bool           in_room;                         /* a room around it all (a room named, a spot, a hung thing) */
+    bool           door, window;                    /* the room's usual door and window */
+    bmq_layout_room_t room;
 } s_compose_t;
 
 static void s_free (s_compose_t *c)
@@ -65,6 +69,11 @@ static json_t *s_part_json (const bmq_scene_request_t *req, size_t p)
         json_object_set_new (j, "arrangement", json_string (part->arrange == BMQ_ARRANGE_ROW ? "row" : "circle"));
     if (part->has_position)
         json_object_set_new (j, "position", json_pack ("[f, f, f]", part->position[0], part->position[1], part->position[2]));
+    static const char *spot[] = { "none", "wall", "corner", "on_wall", "center" };
+    if (part->spot != BMQ_SPOT_NONE && (size_t) part->spot < sizeof spot / sizeof *spot)
+        json_object_set_new (j, "spot", json_string (spot[part->spot]));
+    if (part->material >= 0 && bmq_material ((size_t) part->material))
+        json_object_set_new (j, "material", json_string (bmq_material ((size_t) part->material)->word));
     if (part->relation != BMQ_REL_NONE) {
         json_t *rel = json_pack ("{s:s, s:s, s:i}", "type", bmq_scene_rel_name (part->relation), "to",
                                  req->part[part->ref[0]].name, "to_part", part->ref[0]);
@@ -106,9 +115,11 @@ void bmq_scene_parts_text (const json_t *parts, char *out, size_t outlen)
 /* ---- camera and light -------------------------------------------------------------- */
 
 /* A camera looking from Blender's default camera direction, far enough that all 8 corners of the box are in frame. */
-static void s_camera (json_t *plan, json_t *used, int max_len, const bmq_box_t *b)
+static void s_camera (json_t *plan, json_t *used, int max_len, const bmq_box_t *b, bool room)
 {
-    double c[3], d[3] = { 7.36, -6.93, 4.96 }, len = sqrt (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    double c[3], d[3] = { 7.36, -6.93, 4.96 };
+    if (room) { d[0] = 4.5; d[1] = -8.0; d[2] = 8.0; }  /* a room: steeper, over its low front and right walls */
+    double len = sqrt (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
     for (int a = 0; a < 3; a++) { c[a] = (b->min[a] + b->max[a]) / 2; d[a] /= len; }
     double f[3] = { -d[0], -d[1], -d[2] };
     double h = hypot (f[0], f[1]);
@@ -162,6 +173,13 @@ static int s_prepare (s_compose_t *c, const bmq_palette_t *palette, const json_t
             json_decref (verdict);
         }
         if (!c->steps[p]) c->steps[p] = json_incref (steps);
+        const bmq_material_t *mat = part->material >= 0 ? bmq_material ((size_t) part->material) : NULL;
+        if (mat) {                                      /* "a leather sofa": a look of its own, offline */
+            json_t *looked = json_deep_copy (c->steps[p]);
+            bmq_room_material (looked, json_object_get (part->recipe, "color_parts"), mat, part->has_color);
+            json_decref (c->steps[p]);
+            c->steps[p] = looked;
+        }
         c->bounds[p] = bmq_bounds_new (c->steps[p], described);
         if (!c->bounds[p]) return -1;
         size_t i, made = 0;
@@ -186,7 +204,7 @@ static int s_limits (s_compose_t *c, const bmq_palette_t *palette, const char *p
         copies += c->req.part[p].count;
         if (c->req.part[p].count * c->per_copy[p] > biggest) { biggest = c->req.part[p].count * c->per_copy[p]; big = p; }
     }
-    double extra = copies >= 2 ? 2 : 0, max = bmq_palette_max_steps (palette);
+    double extra = (copies >= 2 || c->in_room ? 2 : 0) + (c->in_room ? BMQ_ROOM_STEPS : 0), max = bmq_palette_max_steps (palette);
     if (total + extra <= max) return 0;
     const bmq_scene_part_t *part = &c->req.part[big];
     double others = total - biggest + 2;                /* the rest of the scene, a camera and a sun */
@@ -210,13 +228,17 @@ static int s_build (s_compose_t *c, const bmq_palette_t *palette, const json_t *
         parts[p] = (bmq_layout_part_t) { c->bounds[p], (size_t) part->count, part->relation, { part->ref[0], part->ref[1] },
                                          part->arrange, part->has_position,
                                          { part->position[0], part->position[1], part->position[2] }, front,
-                                         json_is_true (json_object_get (part->recipe, "seat")), part->name };
+                                         json_is_true (json_object_get (part->recipe, "seat")), part->name,
+                                         bmq_recipe_place (part->recipe) < 0 ? BMQ_PLACE_FLOOR : bmq_recipe_place (part->recipe),
+                                         json_is_true (json_object_get (part->recipe, "holds")), part->spot, part->wall,
+                                         bmq_room_usual (part->recipe) };
         c->place[p] = calloc ((size_t) part->count, sizeof *c->place[p]);
         if (!c->place[p]) return -1;
         *copies += (size_t) part->count;
     }
     bmq_box_t scene;
-    if (bmq_layout (parts, c->req.count, c->place, &scene, c->notes)) return -1;
+    if (bmq_layout (parts, c->req.count, c->place, &scene, c->notes, c->in_room ? &c->room : NULL)) return -1;
+    bmq_layout_check (parts, c->req.count, c->place, c->in_room ? &c->room : NULL, c->notes);
     json_t *used = json_object ();
     int max_len = bmq_palette_max_name_len (palette);
     char (*roots)[80] = calloc (*copies + 1, sizeof *roots);
@@ -224,6 +246,13 @@ static int s_build (s_compose_t *c, const bmq_palette_t *palette, const json_t *
     for (size_t p = 0, r = 0; rc == 0 && p < c->req.count; p++)        /* roots first: chair, chair.001, ... */
         for (size_t k = 0; k < parts[p].count; k++, r++)
             if (!bmq_instance_name (used, c->req.part[p].name, max_len, roots[r], sizeof roots[r])) rc = -1;
+    if (rc == 0 && c->in_room) {                        /* the room first: its floor and walls */
+        if (bmq_room_append (plan, used, max_len, &c->room, c->door, c->window) < 0) rc = -1;
+        double W = c->room.width / 2 + 0.1, D = c->room.depth / 2 + 0.1;
+        scene.min[0] = fmin (scene.min[0], -W); scene.max[0] = fmax (scene.max[0], W);
+        scene.min[1] = fmin (scene.min[1], -D); scene.max[1] = fmax (scene.max[1], D);
+        scene.min[2] = fmin (scene.min[2], -0.1); scene.max[2] = fmax (scene.max[2], BMQ_ROOM_WALL_H);
+    }
     for (size_t p = 0, r = 0; rc == 0 && p < c->req.count; p++) {
         bmq_box_t b;
         bmq_bounds_total (c->bounds[p], &b);
@@ -238,7 +267,7 @@ static int s_build (s_compose_t *c, const bmq_palette_t *palette, const json_t *
                 rc = -1;
         }
     }
-    if (rc == 0 && *copies >= 2) s_camera (plan, used, max_len, &scene);
+    if (rc == 0 && (*copies >= 2 || c->in_room)) s_camera (plan, used, max_len, &scene, c->in_room);
     json_decref (used);
     free (roots);
     return rc;
@@ -258,7 +287,24 @@ int bmq_scene_compose (const bmq_recipe_book_t *book, const bmq_palette_t *palet
         snprintf (message, msglen, "out of memory");
         return -1;
     }
+    bmq_room_defaults (book, &c->req);                 /* "a bedroom": its usual furniture */
     if (c->req.count == 0) { s_free (c); free (c); return 1; }
+    c->in_room = c->req.room.kind != BMQ_ROOM_NONE;
+    c->door = c->window = true;
+    for (size_t p = 0; p < c->req.count; p++) {
+        const char *name = c->req.part[p].name;
+        c->in_room = c->in_room || c->req.part[p].spot != BMQ_SPOT_NONE || bmq_recipe_place (c->req.part[p].recipe) == BMQ_PLACE_WALL;
+        if (!strcmp (name, "door")) c->door = false;           /* asked for: the recipe's own */
+        if (!strcmp (name, "window")) c->window = false;
+    }
+    for (size_t g = 0; g < c->req.nnegated; g++) {
+        const char *name = json_string_value (json_object_get (c->req.negated[g], "name"));
+        if (name && !strcmp (name, "door")) c->door = false;
+        if (name && !strcmp (name, "window")) c->window = false;
+    }
+    c->room = (bmq_layout_room_t) { .sized = c->req.room.sized, .width = c->req.room.width, .depth = c->req.room.depth,
+                                    .min_area = bmq_room_area (c->req.room.kind), .scale = c->req.room.scale,
+                                    .door = c->door, .window = c->window };
     int rc = s_prepare (c, palette, described);
     if (rc == 0 && s_limits (c, palette, prompt, message, msglen)) { snprintf (code, codelen, "too_big"); rc = -2; }
     json_t *plan = json_array ();
@@ -296,6 +342,11 @@ int bmq_scene_compose (const bmq_recipe_book_t *book, const bmq_palette_t *palet
     *body = json_pack ("{s:o, s:s, s:s, s:o, s:f, s:o, s:O}", "plan", plan, "source", "offline", "recipe", recipe,
                        "description", single ? json_incref (json_object_get (one->recipe, "description")) : json_string (understood),
                        "score", score, "parts", parts, "not_understood", c->req.not_understood);
+    if (c->in_room)
+        json_object_set_new (*body, "room", json_pack ("{s:s, s:f, s:f, s:b, s:b, s:f, s:f}", "kind",
+                                                       bmq_room_name (c->req.room.kind ? c->req.room.kind : BMQ_ROOM_GENERIC),
+                                                       "width", c->room.width, "depth", c->room.depth, "door", c->door, "window",
+                                                       c->window, "door_x", c->room.door_x, "window_y", c->room.window_y));
     if (json_array_size (c->notes)) json_object_set (*body, "notes", c->notes);
     char text[1400] = "";
     bmq_recipe_mods_t m;

@@ -29,8 +29,11 @@ typedef struct {
     bmq_box_t *box;                 /* each part's box in recipe coordinates */
     bmq_rel_t *rel;                 /* the relation each part gets in the end */
     bool      *grouped;             /* placed inside a "between" row */
+    int       *wall_anchor;         /* in a room: the hung part this one stands under (-1: none) */
     json_t    *notes;
     bool       oom;
+    double     min_gap;
+    bmq_layout_room_t *room;        /* NULL: no room */             /* s_side's least gap (facing: 1.2 m) */
 } s_layout_t;
 
 /* A part's box in recipe coordinates; a plan with nothing solid stands in as a 10 cm cube on the ground. */
@@ -167,6 +170,7 @@ static void s_side (s_layout_t *L, s_cluster_t *out, s_cluster_t *cs, size_t n, 
         len = fmax (len, cs[i].hi[along] - cs[i].lo[along]);
         g = fmin (g, s_gap (s_size (out), s_size (&cs[i])));
     }
+    g = fmax (g, L->min_gap);
     double edge = side == 0 ? out->hi[0] : side == 1 ? -out->lo[0] : side == 2 ? -out->lo[1] : out->hi[1];
     for (size_t i = 0; i < n; i++) {
         double t = ((double) i - (double) (n - 1) / 2) * (len + g);
@@ -270,6 +274,122 @@ static void s_on (s_layout_t *L, s_cluster_t *out, int p, size_t k, const s_inst
     free (cs);
 }
 
+/* Quarter turns (counterclockwise) from a front of -Y to `front` (NAN: none). */
+static int s_quarters (double front)
+{
+    if (isnan (front)) return 0;
+    int q = (int) lround ((front + M_PI / 2) / (M_PI / 2));
+    return ((q % 4) + 4) % 4;
+}
+
+/* Side index (0 +X, 1 -X, 2 -Y, 3 +Y) turned by q quarter turns counterclockwise. */
+static int s_turn_side (int side, int q)
+{
+    static const int next[4] = { 3, 2, 0, 1 };          /* +X→+Y, -X→-Y, -Y→+X, +Y→-X */
+    for (int i = 0; i < q; i++) side = next[side];
+    return side;
+}
+
+/* The copies of part c (relation r) that go with copy k of part p, built. n out; NULL when none (or out of memory). */
+static s_cluster_t *s_kids (s_layout_t *L, int p, size_t k, bmq_rel_t r, int depth, size_t *n_out, int *part_out, size_t *from)
+{
+    for (size_t c = *from; c < L->np; c++) {
+        if (L->rel[c] != r || L->parts[c].ref[0] != p) continue;
+        *from = c + 1;
+        size_t *js = calloc (L->parts[c].count + 1, sizeof *js);
+        s_cluster_t *cs = calloc (L->parts[c].count + 1, sizeof *cs);
+        if (!js || !cs) { free (js); free (cs); L->oom = true; return NULL; }
+        size_t n = s_children (L, (int) c, p, k, js);
+        for (size_t i = 0; i < n; i++) s_build (L, (int) c, js[i], &cs[i], depth + 1);
+        free (js);
+        *n_out = n;
+        *part_out = (int) c;
+        return cs;
+    }
+    *from = L->np;
+    return NULL;
+}
+
+/* The lowest and highest z of a cluster. */
+static void s_zspan (const s_layout_t *L, const s_cluster_t *c, double *lo, double *hi)
+{
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    for (size_t i = 0; i < c->n; i++) {
+        const s_inst_t *in = &L->inst[c->m[i]];
+        *lo = fmin (*lo, L->box[in->part].min[2] + in->pos[2]);
+        *hi = fmax (*hi, L->box[in->part].max[2] + in->pos[2]);
+    }
+}
+
+/* "a rug under the bed": centred under copy k of p on the ground; a flat thing lifts p (and what is on it) onto its top. */
+static void s_under (s_layout_t *L, s_cluster_t *out, int p, size_t k, s_inst_t *base, int depth)
+{
+    size_t from = 0, n;
+    int c;
+    s_cluster_t *cs;
+    double cx = (out->lo[0] + out->hi[0]) / 2, cy = (out->lo[1] + out->hi[1]) / 2, lift = 0;
+    while ((cs = s_kids (L, p, k, BMQ_REL_UNDER, depth, &n, &c, &from))) {
+        for (size_t i = 0; i < n; i++) {
+            double lo, hi;
+            s_zspan (L, &cs[i], &lo, &hi);
+            s_centre_on (L, &cs[i], cx, cy);
+            if (hi - lo <= 0.05) lift = fmax (lift, hi - lo);
+            s_merge (L, out, &cs[i]);
+        }
+        free (cs);
+    }
+    base->pos[2] += lift;
+}
+
+/* "books in the bookshelf": on the lowest board inside; "a painting above the bed": over its back edge, above its top. */
+static void s_inside_above (s_layout_t *L, s_cluster_t *out, int p, size_t k, const s_inst_t *base, int depth)
+{
+    const bmq_box_t *b = &L->box[p];
+    double cx = (b->min[0] + b->max[0]) / 2 + base->pos[0], cy = (b->min[1] + b->max[1]) / 2 + base->pos[1];
+    double h = b->max[2] - b->min[2], floor_z = b->min[2] + base->pos[2] + 0.02 * h;
+    for (size_t i = 0; i < bmq_bounds_count (L->parts[p].bounds); i++) {        /* the lowest board under the centre */
+        const bmq_box_t *x = bmq_bounds_box (L->parts[p].bounds, i);
+        double mx = (b->min[0] + b->max[0]) / 2, my = (b->min[1] + b->max[1]) / 2;
+        if (x->min[0] <= mx && x->max[0] >= mx && x->min[1] <= my && x->max[1] >= my && x->max[2] < b->min[2] + 0.45 * h
+            && x->max[2] - b->min[2] > 0.002)
+            floor_z = fmax (floor_z, x->max[2] + base->pos[2]);
+    }
+    size_t from = 0, n, row = 0;
+    int c;
+    s_cluster_t *cs;
+    while ((cs = s_kids (L, p, k, BMQ_REL_INSIDE, depth, &n, &c, &from))) {
+        for (size_t i = 0; i < n; i++, row++) {
+            double lo, hi, w = cs[i].hi[0] - cs[i].lo[0];
+            s_zspan (L, &cs[i], &lo, &hi);
+            double span = b->max[0] - b->min[0] - w - 0.06, x = cx + (row % 2 ? 1 : -1) * fmin (span / 2, (double) ((row + 1) / 2) * (w + 0.02));
+            s_centre_on (L, &cs[i], row ? x : cx, cy);
+            s_move (L, &cs[i], 0, 0, floor_z - lo);
+            s_merge (L, out, &cs[i]);
+        }
+        free (cs);
+    }
+    int q = s_quarters (L->parts[p].front), behind = s_turn_side (3, q);
+    from = 0;
+    double top = b->max[2] + base->pos[2];
+    while ((cs = s_kids (L, p, k, BMQ_REL_ABOVE, depth, &n, &c, &from))) {
+        for (size_t i = 0; i < n; i++) {
+            double lo, hi;
+            if (!isnan (cs[i].front)) s_turn (L, &cs[i], (isnan (L->parts[p].front) ? -M_PI / 2 : L->parts[p].front) - cs[i].front);
+            s_zspan (L, &cs[i], &lo, &hi);
+            double t = ((double) i - (double) (n - 1) / 2) * (cs[i].hi[behind < 2 ? 1 : 0] - cs[i].lo[behind < 2 ? 1 : 0] + 0.1);
+            double x = behind == 0 ? b->max[0] + base->pos[0] - (cs[i].hi[0] - cs[i].lo[0]) / 2
+                     : behind == 1 ? b->min[0] + base->pos[0] + (cs[i].hi[0] - cs[i].lo[0]) / 2 : cx + t;
+            double y = behind == 3 ? b->max[1] + base->pos[1] - (cs[i].hi[1] - cs[i].lo[1]) / 2
+                     : behind == 2 ? b->min[1] + base->pos[1] + (cs[i].hi[1] - cs[i].lo[1]) / 2 : cy + t;
+            s_centre_on (L, &cs[i], x, y);
+            if (lo < top + 0.1) s_move (L, &cs[i], 0, 0, top + 0.1 - lo);
+            s_merge (L, out, &cs[i]);
+        }
+        free (cs);
+    }
+}
+
 /* Copy k of part p with everything that relates to it, its footprint centred on the origin, its base at z = 0. */
 static int s_build (s_layout_t *L, int p, size_t k, s_cluster_t *out, int depth)
 {
@@ -280,7 +400,7 @@ static int s_build (s_layout_t *L, int p, size_t k, s_cluster_t *out, int depth)
     in->part = p;
     in->pos[0] = -(b->min[0] + b->max[0]) / 2;
     in->pos[1] = -(b->min[1] + b->max[1]) / 2;
-    in->pos[2] = -b->min[2];
+    in->pos[2] = L->parts[p].place == BMQ_PLACE_WALL ? 0 : -b->min[2];     /* hung things keep their height */
     in->theta = 0;
     out->rotatable = bmq_bounds_rotatable (L->parts[p].bounds);
     out->front = L->parts[p].front;
@@ -288,30 +408,51 @@ static int s_build (s_layout_t *L, int p, size_t k, s_cluster_t *out, int depth)
     s_add (L, out, me);
     s_rect (L, out);
     if (depth > (int) L->np) return 0;                  /* no deeper than there are parts (no cycles reach here) */
+    s_under (L, out, p, k, in, depth);
     s_on (L, out, p, k, in, depth);
+    s_inside_above (L, out, p, k, in, depth);
     for (size_t c = 0; c < L->np && !L->oom; c++) {
         bmq_rel_t r = L->rel[c];
-        if (r == BMQ_REL_NONE || r == BMQ_REL_ON || r == BMQ_REL_BETWEEN || L->parts[c].ref[0] != p) continue;
+        if (r == BMQ_REL_NONE || r == BMQ_REL_ON || r == BMQ_REL_BETWEEN || r == BMQ_REL_UNDER || r == BMQ_REL_INSIDE
+            || r == BMQ_REL_ABOVE || L->parts[c].ref[0] != p)
+            continue;
         size_t *js = calloc (L->parts[c].count, sizeof *js);
         s_cluster_t *cs = calloc (L->parts[c].count, sizeof *cs);
         if (!js || !cs) { free (js); free (cs); L->oom = true; return -1; }
         size_t n = s_children (L, (int) c, p, k, js);
         for (size_t i = 0; i < n; i++) s_build (L, (int) c, js[i], &cs[i], depth + 1);
+        int q = s_quarters (L->parts[p].front);
         if (r == BMQ_REL_AROUND) s_around (L, out, cs, n);
-        else if (r == BMQ_REL_NEXT_TO) {            /* right and left in turn, the freer side first */
+        else if (r == BMQ_REL_NEXT_TO || r == BMQ_REL_LONG_SIDE || r == BMQ_REL_SHORT_SIDE) {
+            /* next to: right and left in turn, the freer side first; long / short side: its two long / short edges */
             size_t nr = 0, nl = 0;
-            int first = -out->lo[0] < out->hi[0] - S_EPS ? 1 : 0;
+            int a = s_turn_side (0, q), o = s_turn_side (1, q);
+            if (r != BMQ_REL_NEXT_TO) {
+                bool wide = b->max[0] - b->min[0] >= b->max[1] - b->min[1];
+                bool fb = (r == BMQ_REL_LONG_SIDE) == wide;         /* the edges along X: front (-Y) and back (+Y) */
+                a = fb ? 2 : 0;
+                o = fb ? 3 : 1;
+                for (size_t i = 0; i < n; i++) cs[i].seat = true;     /* each turns to it */
+            }
+            double ea = a == 0 ? out->hi[0] : a == 1 ? -out->lo[0] : a == 2 ? -out->lo[1] : out->hi[1];
+            double eo = o == 0 ? out->hi[0] : o == 1 ? -out->lo[0] : o == 2 ? -out->lo[1] : out->hi[1];
+            if (r == BMQ_REL_NEXT_TO && eo < ea - S_EPS) { int t = a; a = o; o = t; }
             s_cluster_t *other = calloc (n + 1, sizeof *other);
             if (!other) { free (js); free (cs); L->oom = true; return -1; }
             for (size_t i = 0; i < n; i++) {
                 if (i % 2) other[nl++] = cs[i];
                 else cs[nr++] = cs[i];
             }
-            s_side (L, out, cs, nr, first);
-            s_side (L, out, other, nl, 1 - first);
+            s_side (L, out, cs, nr, a);
+            s_side (L, out, other, nl, o);
             free (other);
         }
-        else s_side (L, out, cs, n, r == BMQ_REL_RIGHT_OF ? 0 : r == BMQ_REL_LEFT_OF ? 1 : r == BMQ_REL_IN_FRONT ? 2 : 3);
+        else if (r == BMQ_REL_FACING) {
+            L->min_gap = 1.2;
+            s_side (L, out, cs, n, s_turn_side (2, q));
+            L->min_gap = 0;
+        }
+        else s_side (L, out, cs, n, s_turn_side (r == BMQ_REL_RIGHT_OF ? 0 : r == BMQ_REL_LEFT_OF ? 1 : r == BMQ_REL_IN_FRONT ? 2 : 3, q));
         free (js);
         free (cs);
     }
@@ -410,6 +551,35 @@ static void s_settle_relations (s_layout_t *L)
             at = L->parts[at].ref[0];
         if (hops > (int) L->np) L->rel[p] = BMQ_REL_NONE;
     }
+    for (size_t x = 0; x < L->np; x++) {         /* relations a part cannot take as asked */
+        int a = L->parts[x].ref[0];
+        if (L->rel[x] == BMQ_REL_NONE || a < 0) continue;
+        char text[240], xs[72], as[72];
+        s_words_of (L->parts[x].name, xs, sizeof xs, false);
+        s_words_of (L->parts[a].name, as, sizeof as, false);
+        if (L->rel[x] == BMQ_REL_ABOVE && L->parts[x].place != BMQ_PLACE_WALL) L->rel[x] = BMQ_REL_ON;     /* a lamp over the table: on it */
+        else if (L->rel[x] == BMQ_REL_INSIDE && !L->parts[a].holds) {
+            bmq_box_t s;
+            const bmq_box_t *ab = &L->box[a];
+            bool top = bmq_bounds_support (L->parts[a].bounds, (ab->min[0] + ab->max[0]) / 2, (ab->min[1] + ab->max[1]) / 2, &s);
+            L->rel[x] = top ? BMQ_REL_ON : BMQ_REL_NEXT_TO;
+            snprintf (text, sizeof text, "the %s cannot go inside the %s (nothing can): it stands %s it", xs, as, top ? "on" : "next to");
+            json_array_append_new (L->notes, json_string (text));
+        }
+        else if (L->rel[x] == BMQ_REL_INSIDE) {
+            const bmq_box_t *xb = &L->box[x], *ab = &L->box[a];
+            if (xb->max[0] - xb->min[0] > ab->max[0] - ab->min[0] || xb->max[1] - xb->min[1] > ab->max[1] - ab->min[1] + 0.02
+                || xb->max[2] - xb->min[2] > ab->max[2] - ab->min[2]) {
+                L->rel[x] = BMQ_REL_NEXT_TO;
+                snprintf (text, sizeof text, "the %s is too big to go inside the %s: it stands next to it", xs, as);
+                json_array_append_new (L->notes, json_string (text));
+            }
+        }
+        if (L->room && L->parts[a].place == BMQ_PLACE_WALL && L->parts[x].place != BMQ_PLACE_WALL) {
+            L->wall_anchor[x] = a;                  /* "a desk under the window": against that wall, under it */
+            L->rel[x] = BMQ_REL_NONE;
+        }
+    }
     for (size_t x = 0; x < L->np; x++) {
         if (L->rel[x] != BMQ_REL_BETWEEN) continue;
         int a = L->parts[x].ref[0], b = L->parts[x].ref[1] == a ? -1 : L->parts[x].ref[1];
@@ -440,9 +610,295 @@ static void s_copy_box (const bmq_layout_part_t *part, const bmq_placement_t *at
     box->max[2] = b.max[2] + at->pos[2];
 }
 
-int bmq_layout (const bmq_layout_part_t *parts, size_t n, bmq_placement_t **place, bmq_box_t *scene, json_t *notes)
+/* ---- a room ----------------------------------------------------------------------- */
+
+typedef struct { double lo[3], hi[3]; bool flat; } s_obst_t;
+
+typedef struct {
+    s_obst_t *o;
+    size_t    n, cap;
+    double    W, D;
+} s_room_t;
+
+static void s_obst_add (s_layout_t *L, s_room_t *R, const double lo[3], const double hi[3])
 {
-    s_layout_t L = { .parts = parts, .np = n, .notes = notes ? json_incref (notes) : json_array () };
+    if (R->n == R->cap) {
+        size_t cap = R->cap ? R->cap * 2 : 16;
+        s_obst_t *o = realloc (R->o, cap * sizeof *o);
+        if (!o) { L->oom = true; return; }
+        R->o = o;
+        R->cap = cap;
+    }
+    s_obst_t *o = &R->o[R->n++];
+    memcpy (o->lo, lo, sizeof o->lo);
+    memcpy (o->hi, hi, sizeof o->hi);
+    o->flat = hi[2] - lo[2] <= 0.05;
+}
+
+static void s_box3 (const s_layout_t *L, const s_cluster_t *c, double lo[3], double hi[3])
+{
+    lo[0] = c->lo[0]; lo[1] = c->lo[1]; hi[0] = c->hi[0]; hi[1] = c->hi[1];
+    s_zspan (L, c, &lo[2], &hi[2]);
+}
+
+/* One member's box where it stands now. */
+static void s_member_box (const s_layout_t *L, const s_inst_t *in, double lo[3], double hi[3])
+{
+    s_footprint (&L->box[in->part], in, lo, hi);
+    lo[2] = L->box[in->part].min[2] + in->pos[2];
+    hi[2] = L->box[in->part].max[2] + in->pos[2];
+}
+
+/* Is the cluster inside the floor and clear of everything placed, member by member (flat things only block flat things)? */
+static bool s_room_free (const s_layout_t *L, const s_room_t *R, const s_cluster_t *c)
+{
+    if (c->lo[0] < -R->W / 2 - 1e-6 || c->hi[0] > R->W / 2 + 1e-6 || c->lo[1] < -R->D / 2 - 1e-6 || c->hi[1] > R->D / 2 + 1e-6)
+        return false;
+    for (size_t m = 0; m < c->n; m++) {
+        double lo[3], hi[3];
+        s_member_box (L, &L->inst[c->m[m]], lo, hi);
+        bool flat = hi[2] - lo[2] <= 0.05;
+        for (size_t i = 0; i < R->n; i++) {
+            const s_obst_t *o = &R->o[i];
+            if (o->flat && !flat) continue;
+            double g = 0.02;
+            if (lo[0] < o->hi[0] + g && o->lo[0] < hi[0] + g && lo[1] < o->hi[1] + g && o->lo[1] < hi[1] + g
+                && lo[2] < o->hi[2] - 1e-6 && o->lo[2] < hi[2] - 1e-6)
+                return false;
+        }
+    }
+    return true;
+}
+
+/* Turn a cluster so its front looks along `angle` (round things and clusters that cannot turn stay). */
+static void s_face_to (s_layout_t *L, s_cluster_t *c, double angle)
+{
+    if (isnan (c->front) || !c->rotatable) return;
+    s_turn (L, c, angle - c->front);
+    c->front = angle;
+}
+
+static const double s_inward[5] = { 0, -M_PI / 2, 0, M_PI, M_PI / 2 };    /* walls 1 back, 2 left, 3 right, 4 front */
+
+/* Against wall w (its back to it), along it at t (x for back/front, y for left/right). */
+static void s_at_wall (s_layout_t *L, const s_room_t *R, s_cluster_t *c, int w, double t)
+{
+    double hx = (c->hi[0] - c->lo[0]) / 2, hy = (c->hi[1] - c->lo[1]) / 2;
+    double x = w == 2 ? -R->W / 2 + hx + 0.005 : w == 3 ? R->W / 2 - hx - 0.005 : t;
+    double y = w == 1 ? R->D / 2 - hy - 0.005 : w == 4 ? -R->D / 2 + hy + 0.005 : t;
+    s_centre_on (L, c, x, y);
+}
+
+/* Try wall w, from t0 outwards; true when placed. */
+static bool s_try_wall (s_layout_t *L, const s_room_t *R, s_cluster_t *c, int w, double t0)
+{
+    s_face_to (L, c, s_inward[w]);
+    double half = (w <= 1 || w == 4 ? (c->hi[0] - c->lo[0]) : (c->hi[1] - c->lo[1])) / 2;
+    double span = (w == 1 || w == 4 ? R->W : R->D) / 2 - half - 0.005;
+    if (span < 0) return false;
+    t0 = fmax (-span, fmin (span, t0));
+    for (int i = 0; i <= (int) (4 * span / 0.05) + 2; i++) {
+        double t = t0 + (i % 2 ? 1 : -1) * 0.05 * (double) ((i + 1) / 2);
+        if (t < -span - 1e-9 || t > span + 1e-9) continue;
+        s_at_wall (L, R, c, w, t);
+        if (s_room_free (L, R, c)) return true;
+    }
+    return false;
+}
+
+static bool s_try_corner (s_layout_t *L, const s_room_t *R, s_cluster_t *c, int corner)
+{
+    static const int wall[4] = { 1, 1, 4, 4 };          /* back-right, back-left, front-right, front-left */
+    s_face_to (L, c, s_inward[wall[corner]]);
+    double hx = (c->hi[0] - c->lo[0]) / 2, hy = (c->hi[1] - c->lo[1]) / 2;
+    double x = corner % 2 == 0 ? R->W / 2 - hx - 0.005 : -R->W / 2 + hx + 0.005;
+    double y = corner < 2 ? R->D / 2 - hy - 0.005 : -R->D / 2 + hy + 0.005;
+    s_centre_on (L, c, x, y);
+    return s_room_free (L, R, c);
+}
+
+/* Anywhere on the floor, nearest (cx, cy) first. */
+static bool s_try_floor (s_layout_t *L, const s_room_t *R, s_cluster_t *c, double cx, double cy)
+{
+    double best = INFINITY, bx = 0, by = 0;
+    for (double x = -R->W / 2; x <= R->W / 2 + 1e-9; x += 0.1)
+        for (double y = -R->D / 2; y <= R->D / 2 + 1e-9; y += 0.1) {
+            double d = hypot (x - cx, y - cy);
+            if (d >= best) continue;
+            s_centre_on (L, c, x, y);
+            if (s_room_free (L, R, c)) { best = d; bx = x; by = y; }
+        }
+    if (!isfinite (best)) return false;
+    s_centre_on (L, c, bx, by);
+    return true;
+}
+
+typedef struct { int prio; double area; size_t g; } s_order_t;
+
+static int s_order_cmp (const void *a, const void *b)
+{
+    const s_order_t *x = a, *y = b;
+    if (x->prio != y->prio) return x->prio - y->prio;
+    if (x->area != y->area) return x->area > y->area ? -1 : 1;
+    return x->g < y->g ? -1 : x->g > y->g;
+}
+
+/* One try at placing every group in a room of R's size: how many copies found no room (their notes in notes). */
+static size_t s_room_pass (s_layout_t *L, s_room_t *R, s_cluster_t *groups, const s_order_t *order, size_t ng, int *wall_of,
+                           double *along, const int *group_of, const double *base_z, json_t *notes)
+{
+    bmq_layout_room_t *room = L->room;
+    R->n = 0;
+    room->outside = 0;
+    for (size_t g = 0; g < ng; g++) {                  /* as built: a try before may have lifted some */
+        double lo, hi;
+        s_zspan (L, &groups[g], &lo, &hi);
+        s_move (L, &groups[g], 0, 0, base_z[g] - lo);
+        wall_of[g] = 0;
+        along[g] = 0;
+    }
+    room->width = R->W;
+    room->depth = R->D;
+    room->door_x = R->W / 2 - 0.2 - 0.45;
+    room->window_y = 0;
+    if (room->door) {
+        double lo[3] = { room->door_x - 0.45, R->D / 2 - 0.9, 0 }, hi[3] = { room->door_x + 0.45, R->D / 2, 2.1 };
+        s_obst_add (L, R, lo, hi);
+    }
+    if (room->window) {
+        double lo[3] = { -R->W / 2, -0.65, 0.9 }, hi[3] = { -R->W / 2 + 0.3, 0.65, 2.2 };
+        s_obst_add (L, R, lo, hi);
+    }
+    double outside = R->W / 2 + 0.5;
+    for (size_t o = 0; o < ng && !L->oom; o++) {
+        size_t g = order[o].g;
+        s_cluster_t *c = &groups[g];
+        int p = L->inst[c->m[0]].part;
+        const bmq_layout_part_t *part = &L->parts[p];
+        bmq_spot_t spot = part->spot != BMQ_SPOT_NONE ? part->spot : part->usual;
+        if (part->place == BMQ_PLACE_WALL) spot = BMQ_SPOT_ONWALL;
+        bool ok = false;
+        int wa = L->wall_anchor[p] >= 0 ? group_of[L->wall_anchor[p]] : -1;
+        if (wa >= 0 && wall_of[wa] > 0) ok = s_try_wall (L, R, c, wall_of[wa], along[wa]), wall_of[g] = ok ? wall_of[wa] : 0;
+        static const int walls[4] = { 1, 2, 3, 4 };
+        if (!ok && (spot == BMQ_SPOT_WALL || spot == BMQ_SPOT_ONWALL || spot == BMQ_SPOT_NONE)) {
+            int first = part->wall > 0 ? part->wall : 0;
+            if (first && (ok = s_try_wall (L, R, c, first, 0))) wall_of[g] = first;
+            for (int w = 0; w < 4 && !ok; w++)
+                if ((ok = s_try_wall (L, R, c, walls[w], 0))) wall_of[g] = walls[w];
+        }
+        if (!ok && spot == BMQ_SPOT_CORNER)
+            for (int k = 0; k < 4 && !ok; k++) ok = s_try_corner (L, R, c, k);
+        if (!ok && spot == BMQ_SPOT_CENTER) {
+            s_face_to (L, c, -M_PI / 2);
+            ok = s_try_floor (L, R, c, 0, 0);
+        }
+        if (!ok && spot != BMQ_SPOT_ONWALL) {                /* any wall, then anywhere */
+            for (int w = 0; w < 4 && !ok; w++)
+                if ((ok = s_try_wall (L, R, c, walls[w], 0))) wall_of[g] = walls[w];
+            if (!ok) ok = s_try_floor (L, R, c, 0, 0);
+        }
+        if (wall_of[g] > 0) along[g] = wall_of[g] == 1 || wall_of[g] == 4 ? (c->lo[0] + c->hi[0]) / 2 : (c->lo[1] + c->hi[1]) / 2;
+        char text[300], name[72];
+        s_words_of (part->name, name, sizeof name, false);
+        if (!ok) {
+            s_centre_on (L, c, 0, 0);
+            if (part->place == BMQ_PLACE_WALL) {            /* a hung thing with no wall left: on the floor outside */
+                double lo, hi;
+                s_zspan (L, c, &lo, &hi);
+                s_move (L, c, 0, 0, -lo);
+            }
+            s_move (L, c, outside - c->lo[0], 0, 0);
+            outside = c->hi[0] + 0.3;
+            room->outside += c->n;
+            snprintf (text, sizeof text, "no room left in the %.1f × %.1f m room for the %s: it stands outside, beside the room",
+                      R->W, R->D, name);
+            json_array_append_new (notes, json_string (text));
+            continue;
+        }
+        double lo[3], hi[3];
+        s_box3 (L, c, lo, hi);
+        if (hi[2] - lo[2] > 0.05 && lo[2] < 0.01) {           /* standing on a rug: on its top */
+            double lift = 0;
+            for (size_t i = 0; i < R->n; i++)
+                if (R->o[i].flat && lo[0] < R->o[i].hi[0] && R->o[i].lo[0] < hi[0] && lo[1] < R->o[i].hi[1] && R->o[i].lo[1] < hi[1])
+                    lift = fmax (lift, R->o[i].hi[2]);
+            if (lift > 0) s_move (L, c, 0, 0, lift);
+        }
+        for (size_t m = 0; m < c->n; m++) {
+            s_member_box (L, &L->inst[c->m[m]], lo, hi);
+            s_obst_add (L, R, lo, hi);
+        }
+    }
+    return room->outside;
+}
+
+/* Every group into the room; see scene_layout.h. */
+static void s_room (s_layout_t *L, s_cluster_t *groups, size_t ng)
+{
+    bmq_layout_room_t *room = L->room;
+    s_room_t R = { 0 };
+    int *wall_of = calloc (ng + 1, sizeof *wall_of), *group_of = calloc (L->np + 1, sizeof *group_of);
+    double *along = calloc (ng + 1, sizeof *along), *base_z = calloc (ng + 1, sizeof *base_z);
+    s_order_t *order = calloc (ng + 1, sizeof *order);
+    if (!wall_of || !group_of || !along || !order || !base_z) { L->oom = true; goto done; }
+    for (size_t g = 0; g < ng; g++) {
+        double hi;
+        s_zspan (L, &groups[g], &base_z[g], &hi);
+    }
+    for (size_t p = 0; p < L->np; p++) group_of[p] = -1;
+    double area = 0, biggest = 0;
+    for (size_t g = 0; g < ng; g++) {
+        for (size_t i = 0; i < groups[g].n; i++) group_of[L->inst[groups[g].m[i]].part] = (int) g;
+        double lo[3], hi[3];
+        s_box3 (L, &groups[g], lo, hi);
+        const bmq_layout_part_t *part = &L->parts[L->inst[groups[g].m[0]].part];
+        double a = (hi[0] - lo[0]) * (hi[1] - lo[1]);
+        if (part->place != BMQ_PLACE_WALL && hi[2] - lo[2] > 0.05) area += a;
+        biggest = fmax (biggest, fmax (hi[0] - lo[0], hi[1] - lo[1]));
+        order[g] = (s_order_t) { 4, a, g };
+    }
+    if (room->sized) { R.W = room->width; R.D = room->depth; }
+    else {
+        double floor_area = fmax (room->min_area * room->scale * room->scale, 1.8 * area + 1.5);
+        R.D = ceil (sqrt (floor_area / 1.25) * 10) / 10;
+        R.W = ceil (fmax (floor_area / R.D, biggest + 1.3) * 10) / 10;
+        R.D = fmax (R.D, ceil ((fmin (biggest, R.W) + 0.4) * 10) / 10);
+    }
+    for (size_t g = 0; g < ng; g++) {
+        int p = L->inst[groups[g].m[0]].part;
+        const bmq_layout_part_t *part = &L->parts[p];
+        double lo, hi;
+        s_zspan (L, &groups[g], &lo, &hi);
+        bool anchor = false;
+        for (size_t x = 0; x < L->np; x++) anchor = anchor || L->wall_anchor[x] == p;
+        bmq_spot_t spot = part->spot != BMQ_SPOT_NONE ? part->spot : part->usual;
+        order[g].prio = anchor && part->place == BMQ_PLACE_WALL ? 0 : spot == BMQ_SPOT_CENTER && hi - lo <= 0.05 ? 1
+                      : part->spot != BMQ_SPOT_NONE ? 2 : L->wall_anchor[p] >= 0 ? 3 : part->place == BMQ_PLACE_WALL ? 5 : 4;
+    }
+    qsort (order, ng, sizeof *order, s_order_cmp);
+    for (int attempt = 0; !L->oom; attempt++) {          /* a room that was not sized grows until all fits */
+        json_t *notes = json_array ();
+        if (!notes) { L->oom = true; break; }
+        size_t out = s_room_pass (L, &R, groups, order, ng, wall_of, along, group_of, base_z, notes);
+        if (out == 0 || room->sized || attempt >= 6) { json_array_extend (L->notes, notes); json_decref (notes); break; }
+        json_decref (notes);
+        R.W = ceil (R.W * 1.12 * 10) / 10;
+        R.D = ceil (R.D * 1.12 * 10) / 10;
+    }
+done:
+    free (R.o);
+    free (wall_of);
+    free (group_of);
+    free (along);
+    free (base_z);
+    free (order);
+}
+
+int bmq_layout (const bmq_layout_part_t *parts, size_t n, bmq_placement_t **place, bmq_box_t *scene, json_t *notes,
+                bmq_layout_room_t *room)
+{
+    s_layout_t L = { .parts = parts, .np = n, .notes = notes ? json_incref (notes) : json_array (), .room = room };
     size_t total = 0;
     for (size_t p = 0; p < n; p++) total += parts[p].count;
     L.inst = calloc (total + 1, sizeof *L.inst);
@@ -450,10 +906,12 @@ int bmq_layout (const bmq_layout_part_t *parts, size_t n, bmq_placement_t **plac
     L.box = calloc (n + 1, sizeof *L.box);
     L.rel = calloc (n + 1, sizeof *L.rel);
     L.grouped = calloc (n + 1, sizeof *L.grouped);
+    L.wall_anchor = calloc (n + 1, sizeof *L.wall_anchor);
+    for (size_t p = 0; L.wall_anchor && p < n; p++) L.wall_anchor[p] = -1;
     s_cluster_t *groups = calloc (n + 1, sizeof *groups);
     int rc = -1;
     memset (scene, 0, sizeof *scene);
-    if (!L.inst || !L.first || !L.box || !L.rel || !L.grouped || !groups || !L.notes) goto done;
+    if (!L.inst || !L.first || !L.box || !L.rel || !L.grouped || !L.wall_anchor || !groups || !L.notes) goto done;
     for (size_t p = 0, at = 0; p < n; at += parts[p].count, p++) {
         L.first[p] = at;
         s_part_box (&parts[p], &L.box[p]);
@@ -465,8 +923,11 @@ int bmq_layout (const bmq_layout_part_t *parts, size_t n, bmq_placement_t **plac
         else if (L.rel[p] == BMQ_REL_NONE && !L.grouped[p]) s_group (&L, (int) p, &groups[ng++]);
     }
     if (L.oom) goto done;
+    if (room) s_room (&L, groups, ng);
+    if (L.oom) goto done;
     /* the groups without a position in a row along X, centred; the others where they were asked to be */
     double cursor = 0, prev = 0;
+    if (room) ng = 0;
     size_t in_row = 0;
     for (size_t g = 0; g < ng; g++) {
         int p = L.inst[groups[g].m[0]].part;
@@ -512,6 +973,98 @@ done:
     free (L.box);
     free (L.rel);
     free (L.grouped);
+    free (L.wall_anchor);
     json_decref (L.notes);
     return rc;
+}
+
+/* ---- checking what was placed ------------------------------------------------------ */
+
+/* Where b's centre is in a's frame: its front along +f, its right (as seen from the front) along +r. */
+static void s_frame (const bmq_layout_part_t *ap, const bmq_placement_t *at, const bmq_box_t *a, const bmq_box_t *b,
+                     double *f, double *r)
+{
+    double front = (isnan (ap->front) ? -M_PI / 2 : ap->front) + at->theta;
+    double ux = cos (front), uy = sin (front);
+    double dx = (b->min[0] + b->max[0]) / 2 - (a->min[0] + a->max[0]) / 2, dy = (b->min[1] + b->max[1]) / 2 - (a->min[1] + a->max[1]) / 2;
+    *f = dx * ux + dy * uy;
+    *r = -(dx * uy - dy * ux);      /* facing the front, the viewer's right is the object's left: -(u × d) */
+}
+
+static bool s_apart (const bmq_box_t *a, const bmq_box_t *b, double *gap)
+{
+    double dx = fmax (a->min[0] - b->max[0], b->min[0] - a->max[0]), dy = fmax (a->min[1] - b->max[1], b->min[1] - a->max[1]);
+    *gap = fmax (dx, dy);
+    return *gap > -1e-3;
+}
+
+size_t bmq_layout_check (const bmq_layout_part_t *parts, size_t n, bmq_placement_t *const *place, const bmq_layout_room_t *room,
+                         json_t *notes)
+{
+    size_t failed = 0;
+    for (size_t p = 0; p < n; p++) {
+        const bmq_layout_part_t *part = &parts[p];
+        char name[72], other[72], text[320];
+        s_words_of (part->name, name, sizeof name, false);
+        bool said = false;
+        for (size_t k = 0; k < part->count && !said; k++) {
+            bmq_box_t b, a;
+            s_copy_box (part, &place[p][k], &b);
+            const char *why = NULL;
+            int ap = part->ref[0];
+            if (part->relation != BMQ_REL_NONE && ap >= 0 && ap < (int) n && parts[ap].count > 0) {
+                const bmq_placement_t *at = &place[ap][k % parts[ap].count];
+                s_copy_box (&parts[ap], at, &a);
+                double f, r, gap, cx = (b.min[0] + b.max[0]) / 2, cy = (b.min[1] + b.max[1]) / 2;
+                bool within = cx >= a.min[0] - 1e-3 && cx <= a.max[0] + 1e-3 && cy >= a.min[1] - 1e-3 && cy <= a.max[1] + 1e-3;
+                s_frame (&parts[ap], at, &a, &b, &f, &r);
+                bool apart = s_apart (&a, &b, &gap);
+                if (parts[ap].place == BMQ_PLACE_WALL && parts[p].place != BMQ_PLACE_WALL) {    /* under / by a hung thing */
+                    bool x_in = cx >= a.min[0] - 0.3 && cx <= a.max[0] + 0.3, y_in = cy >= a.min[1] - 0.3 && cy <= a.max[1] + 0.3;
+                    within = (x_in && fabs (cy - (a.min[1] + a.max[1]) / 2) < 1.5) || (y_in && fabs (cx - (a.min[0] + a.max[0]) / 2) < 1.5);
+                    if (part->relation == BMQ_REL_UNDER && (!within || b.max[2] > a.min[2] + 0.02)) why = "is not under";
+                    else if (part->relation != BMQ_REL_UNDER && !within) why = "is not by";
+                    if (why) s_words_of (parts[ap].name, other, sizeof other, false);
+                }
+                else switch (part->relation) {
+                case BMQ_REL_ON: if (!within || b.min[2] < a.min[2] + 1e-3) why = "is not on"; break;
+                case BMQ_REL_UNDER: if (!within || b.max[2] > a.max[2] + 1e-3) why = "is not under"; break;
+                case BMQ_REL_INSIDE: if (!within || b.min[2] < a.min[2] - 1e-3 || b.max[2] > a.max[2] + 1e-3) why = "is not inside"; break;
+                case BMQ_REL_ABOVE: if (b.min[2] < a.max[2] - 1e-3) why = "is not above"; break;
+                case BMQ_REL_NEXT_TO: case BMQ_REL_LONG_SIDE: case BMQ_REL_SHORT_SIDE:
+                    if (!apart || gap > 1.0) why = "is not next to";
+                    break;
+                case BMQ_REL_LEFT_OF: if (!apart || r > -1e-3) why = "is not left of"; break;
+                case BMQ_REL_RIGHT_OF: if (!apart || r < 1e-3) why = "is not right of"; break;
+                case BMQ_REL_IN_FRONT: case BMQ_REL_FACING: if (!apart || f < 1e-3) why = "is not in front of"; break;
+                case BMQ_REL_BEHIND: if (!apart || f > -1e-3) why = "is not behind"; break;
+                default: break;
+                }
+                if (why) s_words_of (parts[ap].name, other, sizeof other, false);
+            }
+            if (!why && room && part->spot != BMQ_SPOT_NONE) {
+                double W = room->width / 2, D = room->depth / 2;
+                int touching = (b.min[0] < -W + 0.05) + (b.max[0] > W - 0.05) + (b.min[1] < -D + 0.05) + (b.max[1] > D - 0.05);
+                double cx = (b.min[0] + b.max[0]) / 2, cy = (b.min[1] + b.max[1]) / 2;
+                if (part->spot == BMQ_SPOT_WALL && touching < 1) why = "is not against a wall";
+                if (part->spot == BMQ_SPOT_ONWALL && touching < 1) why = "is not on a wall";
+                if (part->spot == BMQ_SPOT_CORNER && touching < 2) why = "is not in a corner";
+                if (part->spot == BMQ_SPOT_CENTER && (fabs (cx) > W / 2 || fabs (cy) > D / 2)) why = "is not in the middle";
+                if (why) {
+                    snprintf (text, sizeof text, "the %s %s: there was no room for it there", name, why);
+                    json_array_append_new (notes, json_string (text));
+                    failed++;
+                    said = true;
+                }
+                continue;
+            }
+            if (why) {
+                snprintf (text, sizeof text, "the %s %s the %s: the layout could not meet it", name, why, other);
+                json_array_append_new (notes, json_string (text));
+                failed++;
+                said = true;
+            }
+        }
+    }
+    return failed;
 }

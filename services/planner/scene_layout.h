@@ -27,12 +27,36 @@
  *  - the groups left over stand in a row along X centred on the origin,
  *    unless they were given a position ("at 3 0 0": the group's footprint
  *    centre goes to (3, 0), its ground to z = 0 + 0).
+ * Sides are in the anchor's own frame: its front is where its recipe's front
+ * looks, "in front of" is there, "behind" opposite, "left of" / "right of" as
+ * seen by someone facing its front (for a front of -Y: -X / +X).
+ * More relations (issue 26): facing (in front of it, 1.2 m away or more,
+ * turned to it), long / short side (the two sides along its longer /
+ * shorter edges, in turn, each turned to it), under (centred under it, on
+ * the ground; a flat thing under it lifts it onto its top), above (a wall
+ * thing: over it on the wall it stands against; else on it), inside (on the
+ * lowest board inside something that holds things; else next to it, said).
+ *
+ * In a room (bmq_layout_room_t): every group is placed inside the walls,
+ * clear of the door's swing and of everything placed before: hung things
+ * (recipe place: wall) on a wall at their own height, over what they relate
+ * to; groups with a spot where it says (against a wall, in a corner, in the
+ * middle); the rest where their kind usually goes (beds, wardrobes, sofas,
+ * desks, appliances against a wall, their back to it and their front to the
+ * room; tables and rugs in the middle; plants in corners); a thing that
+ * relates to a hung thing ("a desk under the window") against that wall,
+ * under it. Big groups first. What finds no room is set down outside, beside
+ * the room, with a note. Flat things (rugs) are walked on: what stands on
+ * one stands on its top. A room that was not sized fits its contents
+ * (floor area about 2.2 × what stands on it, at least the usual size for its
+ * kind).
  * Gaps grow with the smaller of two neighbours: 0.1 m + 10 % of its larger
  * footprint side, at most 1 m. Nothing placed by these rules overlaps
  * (boxes, up to floating-point rounding); only explicit positions can. */
 #ifndef BMQ_SCENE_LAYOUT_H
 #define BMQ_SCENE_LAYOUT_H
 
+#include "recipe_book.h"
 #include "recipe_bounds.h"
 #include "scene_words.h"
 
@@ -51,7 +75,24 @@ typedef struct {
     double        front;            /* where its front looks (radians from +X), NAN: round, never turned */
     bool          seat;             /* beside something, it turns to face it (recipe_book.h) */
     const char   *name;             /* for notes */
+    int           place;            /* BMQ_PLACE_FLOOR / WALL / SURFACE (recipe_book.h) */
+    bool          holds;            /* things can go inside it */
+    bmq_spot_t    spot;             /* where in a room, when the prompt said */
+    int           wall;             /* 0 any, 1 back, 2 left, 3 right, 4 front */
+    bmq_spot_t    usual;            /* where its kind usually goes in a room */
 } bmq_layout_part_t;
+
+/* A room around the layout (walls 10 cm thick outside the floor). */
+typedef struct {
+    bool   sized;                   /* in: width and depth were asked */
+    double width, depth;            /* in when sized; out: the floor, x in [-w/2, w/2], y in [-d/2, d/2] */
+    double min_area;                /* in: the usual floor area of its kind */
+    double scale;                   /* in: "small" 0.8 … "large" 1.3 */
+    bool   door, window;            /* in: keep the usual door (back wall) / window (left wall) clear */
+    double door_x;                  /* out: the door's centre along the back wall (y = d/2), 0.9 m wide */
+    double window_y;                /* out: the window's centre along the left wall (x = -w/2), 1.2 m wide, 0.9–2.2 m up */
+    size_t outside;                 /* out: copies that found no room inside */
+} bmq_layout_room_t;
 
 /* Where a copy goes: its recipe's origin to pos, turned by theta about Z. */
 typedef struct { double pos[3]; double theta; } bmq_placement_t;
@@ -59,6 +100,13 @@ typedef struct { double pos[3]; double theta; } bmq_placement_t;
 /* Place every copy: place[i] has parts[i].count slots (the caller's). scene
  * gets the box around everything; notes (may be NULL) gets a string per
  * thing done differently than asked. 0, or -1 when out of memory. */
-int bmq_layout (const bmq_layout_part_t *parts, size_t n, bmq_placement_t **place, bmq_box_t *scene, json_t *notes);
+int bmq_layout (const bmq_layout_part_t *parts, size_t n, bmq_placement_t **place, bmq_box_t *scene, json_t *notes,
+                bmq_layout_room_t *room);
+
+/* The relations and spots the layout could not meet, checked on the boxes it
+ * placed (each part against its anchor's copy, in the anchor's frame): one
+ * note each in notes. Returns how many failed. */
+size_t bmq_layout_check (const bmq_layout_part_t *parts, size_t n, bmq_placement_t *const *place, const bmq_layout_room_t *room,
+                         json_t *notes);
 
 #endif

@@ -21,6 +21,9 @@ typedef struct {
     double scale;
     char   scale_word[24];
     bmq_arrange_t arrange;
+    bmq_spot_t spot;
+    int    wall, material;
+    bool   negated;
 } s_pending_t;
 
 typedef struct {
@@ -51,6 +54,8 @@ typedef struct {
     bool                 with_applied;
     int                  group[BMQ_SCENE_MAX_PARTS];                 /* phrases joined by "and" since the last break */
     size_t               ngroup;
+    bool                 room_just;                                  /* a room word was the last thing named */
+    bool                 neg_more;                                   /* "no desk or chair": the negation goes on */
 } s_parse_t;
 
 /* ---- pieces of a phrase --------------------------------------------------------------- */
@@ -69,6 +74,7 @@ static void s_pend_reset (s_parse_t *p)
 {
     memset (&p->pend, 0, sizeof p->pend);
     p->pend.scale = 1.0;
+    p->pend.material = -1;
 }
 
 static bool s_word (const s_parse_t *p, size_t i, const char *w)
@@ -170,6 +176,11 @@ static bool s_relate (s_parse_t *p, int subject, bmq_rel_t kind, int a, int b, b
     bmq_scene_part_t *part = &p->req->part[subject];
     if (part->relation != BMQ_REL_NONE && !p->inherited[subject]) return false;
     if (s_reaches (p, a, subject, 0) || s_reaches (p, b, subject, 0)) return false;     /* no cycles, not on itself */
+    if (kind == BMQ_REL_EACH_SIDE) {        /* "two chairs on each side of the table": two a side */
+        part->count = fmin ((part->count_given ? part->count : 1) * 2, BMQ_COUNT_MAX);
+        part->count_given = true;
+        kind = BMQ_REL_NEXT_TO;
+    }
     part->relation = kind == BMQ_REL_WITH ? BMQ_REL_NEXT_TO : kind;
     part->ref[0] = a;
     part->ref[1] = b;
@@ -189,7 +200,7 @@ static void s_rel_finish (s_parse_t *p, bool ok)
         for (size_t t = 0; t < r->n; t++) p->used[r->toks[t]] = true;
         for (size_t g = 0; g < r->ngroup; g++)          /* "two bottles and a cake on a table": the bottles too */
             if (r->group[g] != r->subject && r->group[g] != r->obj[0] && r->group[g] != b
-                && p->req->part[r->group[g]].relation == BMQ_REL_NONE)
+                && p->req->part[r->group[g]].relation == BMQ_REL_NONE && p->req->part[r->group[g]].spot == BMQ_SPOT_NONE)
                 s_relate (p, r->group[g], r->kind, r->obj[0], b, false);
     }
     memset (r, 0, sizeof *r);
@@ -224,9 +235,28 @@ static void s_relation_word (s_parse_t *p, bmq_rel_t kind, size_t i, size_t n)
     size_t ngroup = p->ngroup;
     memcpy (group, p->group, sizeof group);
     p->ngroup = 0;
+    if (kind == BMQ_REL_WITH && p->room_just) {     /* "a bedroom with a bed": what follows is in the room */
+        s_use (p, i, n);
+        return;
+    }
     if (kind == BMQ_REL_WITH) {
         p->with_anchor = p->last;
         for (size_t t = 0; t < n && p->with_n < 4; t++) p->with_toks[p->with_n++] = i + t;
+        return;
+    }
+    if (kind == BMQ_REL_EACH_SIDE && !s_word (p, i + n - 1, "of")) {  /* "a bed with a nightstand on each side": of the bed */
+        if (s_relate (p, p->last, BMQ_REL_EACH_SIDE, s_antecedent (p, p->last), -1, false)) s_use (p, i, n);
+        return;
+    }
+    if (kind == BMQ_REL_ON_EACH) {          /* "with a lamp on each": one on each copy of the last thing named in numbers */
+        int to = -1;
+        for (size_t j = p->norder; j > 0 && to < 0; j--)
+            if (p->order[j - 1] != p->last && p->req->part[p->order[j - 1]].count >= 2) to = p->order[j - 1];
+        if (to < 0) to = s_antecedent (p, p->last);
+        if (p->last >= 0 && to >= 0 && s_relate (p, p->last, BMQ_REL_ON, to, -1, false)) {
+            if (!p->req->part[p->last].count_given || p->req->part[p->last].count == 1) p->req->part[p->last].count = p->req->part[to].count;
+            s_use (p, i, n);
+        }
         return;
     }
     if (kind == BMQ_REL_ON_IT) {
@@ -282,6 +312,18 @@ static void s_mention (s_parse_t *p, size_t i)
     s_pending_t *pd = &p->pend;
     int idx = -1;
     bool fresh = false;
+    p->room_just = false;
+    if (pd->negated || p->neg_more) {       /* "no wardrobe": not built, and no room adds one */
+        if (req->nnegated < BMQ_SCENE_MAX_NEGATED) req->negated[req->nnegated++] = recipe;
+        for (size_t t = 0; t < pd->n; t++) p->used[pd->toks[t]] = true;
+        s_use (p, i, p->mention[i].len);
+        s_pend_reset (p);
+        p->neg_more = s_word (p, i + p->mention[i].len, "or") || s_word (p, i + p->mention[i].len, "nor")
+                      || (s_word (p, i + p->mention[i].len, "and") && (s_word (p, i + p->mention[i].len + 1, "no")));
+        p->last = -1;
+        p->post = false;
+        return;
+    }
     if (pd->definite && !pd->count_given && !pd->has_color && pd->scale == 1.0)
         for (int j = (int) req->count - 1; j >= 0 && idx < 0; j--)
             if (req->part[j].recipe == recipe) idx = j;            /* "the table": the one named before */
@@ -303,6 +345,13 @@ static void s_mention (s_parse_t *p, size_t i)
         memcpy (part->scale_word, pd->scale_word, sizeof part->scale_word);
         part->ref[0] = part->ref[1] = -1;
         part->arrange = pd->arrange;
+        part->spot = pd->spot;
+        part->wall = pd->wall;
+        part->material = pd->material;
+    }
+    else {
+        if (pd->spot != BMQ_SPOT_NONE && req->part[idx].spot == BMQ_SPOT_NONE) { req->part[idx].spot = pd->spot; req->part[idx].wall = pd->wall; }
+        if (pd->material >= 0 && req->part[idx].material < 0) req->part[idx].material = pd->material;
     }
     for (size_t t = 0; t < pd->n; t++) p->used[pd->toks[t]] = true;
     s_use (p, i, p->mention[i].len);
@@ -343,6 +392,15 @@ static bool s_modifier (s_parse_t *p, size_t i)
         }
         return true;
     }
+    if (bmq_recipe_size_word (w, &f) && p->k.t[i + 1 < p->k.n ? i + 1 : i].kind == BMQ_TOK_WORD && i + 1 < p->k.n) {
+        bmq_word_kind_t kind;
+        double room;
+        if (bmq_vocab_match (&p->k, i + 1, &kind, &room) && kind == BMQ_W_ROOM) {       /* "a small bedroom": the room's size */
+            p->req->room.scale = f > 1 ? fmin (f, 1.6) : fmax (f, 0.7);
+            p->used[i] = true;
+            return true;
+        }
+    }
     if (bmq_recipe_size_word (w, &f)) {
         if (!last || last->scale == 1.0) s_scale_words (p, f, w, i, 1);
         else if (p->pend.scale == 1.0) {
@@ -356,12 +414,47 @@ static bool s_modifier (s_parse_t *p, size_t i)
     return false;
 }
 
+/* A unit after a room's dimension: metres (1) or feet (0.3048) and the tokens it took. */
+static size_t s_unit (const s_parse_t *p, size_t i, double *factor)
+{
+    static const char *m[] = { "m", "meter", "meters", "metre", "metres", "metros", "metres", "mts" };
+    static const char *ft[] = { "ft", "feet", "foot" };
+    *factor = 1;
+    for (size_t w = 0; w < sizeof m / sizeof *m; w++) if (s_word (p, i, m[w])) return 1;
+    for (size_t w = 0; w < sizeof ft / sizeof *ft; w++) if (s_word (p, i, ft[w])) { *factor = 0.3048; return 1; }
+    return 0;
+}
+
+/* "4 by 5 m", "4 x 5 meters", "12 by 15 feet", "4m x 5m": a room's floor; tokens used, 0 if none. */
+static size_t s_dims (s_parse_t *p, size_t i)
+{
+    if (!s_number (p, i)) return 0;
+    double f1 = 1, f2 = 1;
+    size_t j = i + 1 + s_unit (p, i + 1, &f1);
+    if (!(s_word (p, j, "by") || s_word (p, j, "x") || s_word (p, j, "times") || s_word (p, j, "per"))) return 0;
+    if (!s_number (p, j + 1)) return 0;
+    size_t e = j + 2 + s_unit (p, j + 2, &f2);
+    if (f2 != 1 && f1 == 1) f1 = f2;
+    if (s_word (p, e, "square") || s_word (p, e, "sq")) return 0;
+    double w = p->k.t[i].value * f1, d = p->k.t[j + 1].value * (f2 != 1 ? f2 : f1);
+    if (w < 1.5 || d < 1.5 || w > 30 || d > 30) return 0;
+    p->req->room.sized = true;
+    p->req->room.width = fmax (w, d);
+    p->req->room.depth = fmin (w, d);
+    if (p->req->room.kind == BMQ_ROOM_NONE) p->req->room.kind = BMQ_ROOM_GENERIC;
+    s_use (p, i, e - i);
+    for (size_t t = 0; t < p->pend.n; t++) p->used[p->pend.toks[t]] = true;     /* "a 4 by 5": the article too */
+    s_pend_reset (p);
+    return e - i;
+}
+
 /* One token (or phrase) at i that is not an object's name; returns how many tokens it took. */
 static size_t s_step (s_parse_t *p, size_t i)
 {
     bmq_tokens_t *k = &p->k;
     double v[3], value;
     size_t n;
+    if ((n = s_dims (p, i))) return n;
     if ((n = s_position (p, i, v))) {
         int to = p->last;                   /* the phrase of this clause, even after words in between */
         if (to >= 0 && !p->req->part[to].has_position && p->req->part[to].relation == BMQ_REL_NONE) {
@@ -428,6 +521,51 @@ static size_t s_step (s_parse_t *p, size_t i)
         p->post = false;
         return n;
     case BMQ_W_FACTOR: s_scale_words (p, value, k->t[i].text, i, n); return n;
+    case BMQ_W_SPOT: {
+        bmq_spot_t spot = (bmq_spot_t) ((int) value % 8);
+        int wall = (int) value / 8;
+        bmq_scene_part_t *last = p->post && p->last >= 0 ? &p->req->part[p->last] : NULL;
+        if (!last && p->last >= 0 && p->req->part[p->last].spot == BMQ_SPOT_NONE) last = &p->req->part[p->last];  /* "a plant, tall, in the corner" */
+        if (last && last->spot == BMQ_SPOT_NONE) {
+            last->spot = spot;
+            last->wall = wall;
+            for (size_t g = 0; g < p->ngroup; g++)       /* "a desk and a chair against the wall": both */
+                if (p->req->part[p->group[g]].spot == BMQ_SPOT_NONE && p->group[g] != p->last) {
+                    p->req->part[p->group[g]].spot = spot;
+                    p->req->part[p->group[g]].wall = wall;
+                }
+            s_use (p, i, n);
+        }
+        else if (p->pend.spot == BMQ_SPOT_NONE) { p->pend.spot = spot; p->pend.wall = wall; s_pend_take (p, i, n); }
+        return n;
+    }
+    case BMQ_W_ROOM: {
+        bmq_scene_room_t *room = &p->req->room;
+        if (room->kind == BMQ_ROOM_NONE || room->kind == BMQ_ROOM_GENERIC) room->kind = (bmq_room_kind_t) value;
+        s_use (p, i, n);
+        if (p->pend.scale != 1.0) room->scale = p->pend.scale > 1 ? fmin (p->pend.scale, 1.6) : fmax (p->pend.scale, 0.7);
+        for (size_t t = 0; t < p->pend.n; t++) p->used[p->pend.toks[t]] = true;     /* "a small bedroom", "the kitchen" */
+        s_pend_reset (p);
+        if (p->rel.active && p->rel.stage == 0) {       /* "a bed in the bedroom": the room holds everything anyway */
+            for (size_t t = 0; t < p->rel.n; t++) p->used[p->rel.toks[t]] = true;
+            memset (&p->rel, 0, sizeof p->rel);
+        }
+        if (i > 0 && (s_word (p, i - 1, "s") || s_word (p, i - 1, "room"))) p->used[i - 1] = true;   /* "the room's" */
+        p->room_just = true;
+        p->post = false;
+        return n;
+    }
+    case BMQ_W_NEG:
+        p->pend.negated = true;
+        s_pend_take (p, i, n);
+        p->post = false;
+        return n;
+    case BMQ_W_MATERIAL: {
+        bmq_scene_part_t *last = p->post && p->last >= 0 ? &p->req->part[p->last] : NULL;
+        if (last && last->material < 0) { last->material = (int) value; p->used[i] = true; }
+        else if (p->pend.material < 0) { p->pend.material = (int) value; s_pend_take (p, i, n); }
+        return n;
+    }
     case BMQ_W_SCALE:
     case BMQ_W_TIMES: {
         size_t j = i + n;
@@ -449,9 +587,32 @@ static size_t s_step (s_parse_t *p, size_t i)
     }
 }
 
+/* "a bed and no wardrobe", "a wardrobe ... actually no wardrobe": the parts of a recipe the prompt does not want go;
+ * what related to them stands on its own. */
+static void s_drop_negated (bmq_scene_request_t *req)
+{
+    int map[BMQ_SCENE_MAX_PARTS];
+    size_t n = 0;
+    for (size_t p = 0; p < req->count; p++) {
+        bool no = false;
+        for (size_t g = 0; g < req->nnegated; g++) no = no || req->part[p].recipe == req->negated[g];
+        map[p] = no ? -1 : (int) n;
+        if (!no) req->part[n++] = req->part[p];
+    }
+    if (n == req->count) return;
+    for (size_t p = 0; p < n; p++) {
+        bmq_scene_part_t *part = &req->part[p];
+        for (int r = 0; r < 2; r++) part->ref[r] = part->ref[r] >= 0 ? map[part->ref[r]] : -1;
+        if (part->relation != BMQ_REL_NONE && part->ref[0] < 0) { part->relation = BMQ_REL_NONE; part->ref[1] = -1; }
+        if (part->relation == BMQ_REL_BETWEEN && part->ref[1] < 0 && req->part[part->ref[0]].count < 2) part->relation = BMQ_REL_NEXT_TO;
+    }
+    req->count = n;
+}
+
 int bmq_scene_parse (const bmq_recipe_book_t *book, const char *prompt, bmq_scene_request_t *req)
 {
     memset (req, 0, sizeof *req);
+    req->room.scale = 1.0;
     req->not_understood = json_array ();
     s_parse_t *p = calloc (1, sizeof *p);
     if (!p || !req->not_understood || bmq_tokens_read (prompt, &p->k)) {
@@ -469,6 +630,7 @@ int bmq_scene_parse (const bmq_recipe_book_t *book, const char *prompt, bmq_scen
     }
     s_end_clause (p, true);
     s_rel_finish (p, false);                        /* a relation still waiting for its subject */
+    s_drop_negated (req);
     bmq_scene_report (&p->k, p->used, p->weak, req->not_understood, S_MAX_PHRASES);
     bmq_tokens_free (&p->k);
     free (p);
@@ -484,6 +646,7 @@ void bmq_scene_request_clear (bmq_scene_request_t *req)
 const char *bmq_scene_rel_name (bmq_rel_t rel)
 {
     static const char *name[] = { "none", "on", "next_to", "in_front_of", "behind", "left_of", "right_of", "between",
-                                  "around", "with", "on" };
+                                  "around", "with", "on", "under", "above", "inside", "facing", "long_side", "short_side",
+                                  "next_to", "on" };
     return (size_t) rel < sizeof name / sizeof *name ? name[rel] : "none";
 }

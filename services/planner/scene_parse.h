@@ -22,7 +22,15 @@
  *     "dessus", "encima" point at the object named before.
  *  5. "in a row" / "in a circle" (and "a row of") arrange the copies of the
  *     phrase they follow (or precede).
- *  6. A relation that finds no object, a second relation for one object, a
+ *  6. Rooms (issue 26): a room word ("bedroom", "a 4 by 5 m office", "a
+ *     small kitchen") sets the request's room, with "in the" before it;
+ *     "against the wall", "in the corner", "on the wall", "in the middle"
+ *     give the phrase they follow (or precede) its spot; "no X", "without
+ *     X" remove X (and keep the room from adding one); material words
+ *     ("wooden", "leather") give a look. under, above, inside/in, facing,
+ *     on both sides of, on each side of (the count per side), on the long
+ *     / short side of are relations too.
+ *  7. A relation that finds no object, a second relation for one object, a
  *     cycle ("A on B, B on A"), a position on an object that is placed by a
  *     relation, and any word that none of this used are not understood:
  *     they are reported, as the phrases they form ("with towers"). */
@@ -53,12 +61,27 @@ typedef struct {
     bmq_rel_t relation;             /* NONE, or ON .. AROUND (WITH is NEXT_TO by then) */
     int    ref[2];                  /* the parts it relates to; -1 when none */
     bmq_arrange_t arrange;
+    bmq_spot_t spot;                /* where in a room ("against the wall"); NONE: the recipe's usual place */
+    int    wall;                    /* 0 any, 1 back, 2 left, 3 right, 4 front */
+    int    material;                /* -1, or a bmq_material index ("a leather sofa") */
 } bmq_scene_part_t;
+
+#define BMQ_SCENE_MAX_NEGATED 16
+
+typedef struct {
+    bmq_room_kind_t kind;           /* NONE: no room was named */
+    bool   sized;                   /* "4 by 5 m": width and depth given */
+    double width, depth;            /* metres when sized */
+    double scale;                   /* "a small bedroom": 0.8, "a large living room": 1.3; 1 otherwise */
+} bmq_scene_room_t;
 
 typedef struct {
     bmq_scene_part_t part[BMQ_SCENE_MAX_PARTS];
     size_t count;
     json_t *not_understood;         /* [phrase, ...] in prompt order (owned) */
+    bmq_scene_room_t room;
+    const json_t *negated[BMQ_SCENE_MAX_NEGATED];  /* recipes the prompt says it does not want ("no wardrobe") */
+    size_t nnegated;
 } bmq_scene_request_t;
 
 /* Read a prompt. 0 (request filled; free it with bmq_scene_request_clear) or

@@ -24,8 +24,23 @@
  * "with a lamp on it": on the object named before). */
 typedef enum {
     BMQ_REL_NONE, BMQ_REL_ON, BMQ_REL_NEXT_TO, BMQ_REL_IN_FRONT, BMQ_REL_BEHIND, BMQ_REL_LEFT_OF, BMQ_REL_RIGHT_OF,
-    BMQ_REL_BETWEEN, BMQ_REL_AROUND, BMQ_REL_WITH, BMQ_REL_ON_IT
+    BMQ_REL_BETWEEN, BMQ_REL_AROUND, BMQ_REL_WITH, BMQ_REL_ON_IT,
+    BMQ_REL_UNDER, BMQ_REL_ABOVE, BMQ_REL_INSIDE, BMQ_REL_FACING, BMQ_REL_LONG_SIDE, BMQ_REL_SHORT_SIDE,
+    BMQ_REL_EACH_SIDE,              /* parse only: "two chairs on each side of": next to, the count per side */
+    BMQ_REL_ON_EACH                 /* parse only: "with a lamp on each": on, one per copy */
 } bmq_rel_t;
+
+/* Where in a room something goes when the prompt says so ("against the wall",
+ * "in the corner", "on the wall", "in the middle"); a vocabulary value is
+ * spot + 8 × wall (0 any, 1 back, 2 left, 3 right, 4 front). */
+typedef enum { BMQ_SPOT_NONE, BMQ_SPOT_WALL, BMQ_SPOT_CORNER, BMQ_SPOT_ONWALL, BMQ_SPOT_CENTER } bmq_spot_t;
+
+/* The rooms a prompt may name ("a cosy bedroom", "a 4 by 5 m office"). */
+typedef enum {
+    BMQ_ROOM_NONE, BMQ_ROOM_GENERIC, BMQ_ROOM_BEDROOM, BMQ_ROOM_LIVING, BMQ_ROOM_KITCHEN, BMQ_ROOM_OFFICE, BMQ_ROOM_DINING,
+    BMQ_ROOM_BATHROOM, BMQ_ROOM_KIDS, BMQ_ROOM_LAUNDRY, BMQ_ROOM_HALL, BMQ_ROOM_GYM, BMQ_ROOM_STUDIO, BMQ_ROOM_COUNT
+} bmq_room_kind_t;
+const char *bmq_room_name (bmq_room_kind_t kind);
 
 /* How the copies of one object stand: as the layout likes, in a row, in a circle. */
 typedef enum { BMQ_ARRANGE_NONE, BMQ_ARRANGE_ROW, BMQ_ARRANGE_CIRCLE } bmq_arrange_t;
@@ -65,6 +80,10 @@ typedef enum {
     BMQ_W_TIMES,        /* x, times, fois, veces, vezes: after a number, a factor */
     BMQ_W_FACTOR,       /* twice, half, twice as big: value is the factor */
     BMQ_W_PRONOUN,      /* it, them: the object named before */
+    BMQ_W_SPOT,         /* against the wall, in the corner: value spot + 8 × wall (bmq_spot_t) */
+    BMQ_W_ROOM,         /* bedroom, living room: value a bmq_room_kind_t */
+    BMQ_W_NEG,          /* no, without, not: the object that follows is not wanted */
+    BMQ_W_MATERIAL,     /* wooden, metal, leather: value an index for bmq_material */
 } bmq_word_kind_t;
 
 /* The longest vocabulary phrase starting at token i: its length in tokens
@@ -74,6 +93,10 @@ size_t bmq_vocab_match (const bmq_tokens_t *tokens, size_t i, bmq_word_kind_t *k
  * dozen", "vingt et un"): tokens used (0: none) and the value, saturated at
  * BMQ_COUNT_MAX. A bare article ("a", "un") is not a number here. */
 size_t bmq_number_words (const bmq_tokens_t *tokens, size_t i, double *value);
+/* A material word's look (index from BMQ_W_MATERIAL): its name, a colour, roughness and metallic. */
+typedef struct { const char *word; double rgb[3]; double roughness, metallic; } bmq_material_t;
+const bmq_material_t *bmq_material (size_t index);
+
 /* Make text valid UTF-8 in place: every byte that does not belong to a
  * well-formed sequence (a stray 0xff, a sequence cut short by a length
  * limit) becomes '?'. JSON strings must be UTF-8; a prompt need not be. */
