@@ -86,6 +86,10 @@ static void s_place_step (json_t *step, const json_t *entry, const double pos[3]
     else if (!strcmp (op, "object.location")) s_place_vec (s_params (step), "value", NULL, theta, pos);
     else if (turn && !strcmp (op, "object.rotation")) s_turn_euler (s_params (step), "value", NULL, theta);
     else if (turn && !strcmp (op, "bpy.ops.transform.translate")) s_place_vec (s_params (step), "value", NULL, theta, NULL);
+    else if (!strcmp (op, "bpy.ops.mesh.spin") || !strcmp (op, "bpy.ops.mesh.screw")) {   /* world centre and axis (issue 27) */
+        s_place_vec (s_params (step), "center", pdesc, theta, pos);
+        if (turn) s_place_vec (s_params (step), "axis", pdesc, theta, NULL);
+    }
 }
 
 static void s_rename (json_t *step, const char *key, const json_t *renamed)
@@ -120,6 +124,7 @@ int bmq_instance_append (json_t *plan, json_t *used, int max_len, const json_t *
         s_rename (step, "target", renamed);
         json_t *params = json_object_get (step, "params");
         if (op && !strcmp (op, "object.parent") && json_is_object (params)) s_rename (params, "parent", renamed);
+        if (op && !strcmp (op, "object.modifier") && json_is_object (params)) s_rename (params, "object", renamed);
         if (json_is_true (json_object_get (entry, "creates"))) {
             const char *asked = json_string_value (json_object_get (step, "name"));
             char base[96], name[80];

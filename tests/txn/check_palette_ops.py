@@ -222,8 +222,9 @@ for group, steps in GROUPS.items():
         k = obj("keep")
         expect(k.modifiers[-1].type == "BOOLEAN" and k.modifiers[-1].object == obj("hole") and obj("hole").hide_render,
                "the boolean cuts with the named object, hidden from renders")
-        expect(obj("link").modifiers[-1].fit_type == "FIT_CURVE" and obj("link").modifiers[-1].curve == obj("rail"),
-               "the array fits along the curve")
+        mods = obj("link").modifiers
+        expect(len(mods) == 2 and mods[0].fit_type == "FIT_CURVE" and mods[0].curve == obj("rail")
+               and mods[1].type == "CURVE" and mods[1].object == obj("rail"), "the array fits along the curve, bent along it")
     if group == "curves and text" and ok:
         expect(obj("sign").data.body == "OPEN 24/7" and abs(obj("cv").data.bevel_depth - 0.05) < 1e-6, "text body, bevel depth")
     if group == "materials" and ok:

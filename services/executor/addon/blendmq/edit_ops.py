@@ -17,7 +17,7 @@ from . import bounds
 from .args import CommandError, s_num
 from .scene import s_ensure_object_mode, s_select_only, s_target_object
 
-EDIT_BUILTIN_NAMES = ("mesh.extrude", "mesh.loop_cut")
+EDIT_BUILTIN_NAMES = ("mesh.extrude", "mesh.loop_cut", "mesh.translate")
 
 
 def is_edit_step(operation):
@@ -102,4 +102,17 @@ def s_builtin_loop_cut(obj, p, spec):
     bmesh.update_edit_mesh(obj.data)
 
 
-EDIT_BUILTINS = {"mesh.extrude": s_builtin_extrude, "mesh.loop_cut": s_builtin_loop_cut}
+def s_builtin_translate(obj, p, spec):
+    """Move the selected vertices by offset, in the object's own axes (a profile off its axis)."""
+    offset = s_vec(p, spec, "offset")
+    enter_edit(obj.name)
+    bm = bmesh.from_edit_mesh(obj.data)
+    verts = [v for v in bm.verts if v.select]
+    if not verts:
+        raise CommandError("mesh.translate: nothing is selected on %s (bpy.ops.mesh.select_all first)" % obj.name)
+    bmesh.ops.translate(bm, verts=verts, vec=offset)
+    bmesh.update_edit_mesh(obj.data)
+
+
+EDIT_BUILTINS = {"mesh.extrude": s_builtin_extrude, "mesh.loop_cut": s_builtin_loop_cut,
+                 "mesh.translate": s_builtin_translate}

@@ -141,10 +141,12 @@ class PlanRun:
 
 
 def s_resolve(step, names):
-    """The step with target and params.parent naming what earlier steps really created."""
+    """The step with target and params.parent (object.modifier: params.object) naming what earlier
+    steps really created."""
     target = step.get("target")
     params = step.get("params")
-    parent = params.get("parent") if isinstance(params, dict) else None
+    key = "object" if step.get("operation") == "object.modifier" else "parent"    # a boolean's operand (issue 27)
+    parent = params.get(key) if isinstance(params, dict) else None
     new_target = names.get(target) if isinstance(target, str) else None
     new_parent = names.get(parent) if isinstance(parent, str) else None
     if new_target is None and new_parent is None:
@@ -153,7 +155,7 @@ def s_resolve(step, names):
     if new_target is not None:
         step["target"] = new_target
     if new_parent is not None:
-        step["params"] = dict(params, parent=new_parent)
+        step["params"] = dict(params, **{key: new_parent})
     return step
 
 

@@ -150,9 +150,11 @@ def s_builtin_modifier(obj, p, spec):
         mod.angle = s_float(p, spec, "angle")
         mod.screw_offset = s_float(p, spec, "screw_offset")
         mod.axis = bounds.value(p, spec, "axis")
-    if kind == "ARRAY" and other is not None:
+    if kind == "ARRAY" and other is not None:       # copies along the curve: as long as it, bent along it
         mod.fit_type = "FIT_CURVE"
         mod.curve = other
+        bend = obj.modifiers.new(name="Curve", type="CURVE")
+        bend.object = other
 
 
 def s_builtin_keyframe(obj, p, spec):
