@@ -1,5 +1,6 @@
 /* auth — the authenticated identity of a received envelope. */
 #include "auth.h"
+#include "roles.h"
 #include <string.h>
 
 bool bmq_auth_is (const bmq_envelope_t *env, const char *role)
@@ -19,9 +20,5 @@ bool bmq_auth_known (const bmq_envelope_t *env)
 
 bool bmq_auth_role_valid (const char *role)
 {
-    static const char *roles[] = { BMQ_ROLE_VIEWER, BMQ_ROLE_OPERATOR, BMQ_ROLE_REVIEWER,
-                                   BMQ_ROLE_ADMIN, BMQ_ROLE_SERVICE, "operator+reviewer" };
-    for (size_t i = 0; role && i < sizeof roles / sizeof roles[0]; i++)
-        if (!strcmp (role, roles[i])) return true;
-    return false;
+    return role && (bmq_role_parse (role) != BMQ_ROLE_NONE || !strcmp (role, BMQ_ROLE_SERVICE));
 }

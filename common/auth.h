@@ -20,10 +20,8 @@
 #include "codec.h"
 #include <stdbool.h>
 
-#define BMQ_ROLE_VIEWER   "viewer"
-#define BMQ_ROLE_OPERATOR "operator"
-#define BMQ_ROLE_REVIEWER "reviewer"
-#define BMQ_ROLE_ADMIN    "admin"
+/* The client roles are the one role model's (roles.h: bmq_role_t, bmq_role_name);
+ * a service key's role is this. */
 #define BMQ_ROLE_SERVICE  "service"
 
 /* auth_name starts with this (and auth_role is empty) when the connection's

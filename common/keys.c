@@ -17,14 +17,19 @@
 
 #define ERR(...) do { if (err && errlen) snprintf (err, errlen, __VA_ARGS__); } while (0)
 
-/* supervisor: the process `blendmq up` leaves behind to restart the others;
- * its key sends the service.restart audit records (roles.def) */
-const char *const bmq_keys_services[] = { "gateway", "planner", "validator", "executor", "audit", "supervisor", NULL };
+/* every row of the service registry has a key, `up`'s supervisor's included (its
+ * key sends the service.restart audit records: roles.def) */
+const char *const bmq_keys_services[] = {
+#define BMQ_SERVICE(NAME, ...) NAME,
+#include "service_registry.def"
+#undef BMQ_SERVICE
+    NULL
+};
 
 static const struct { const char *name, *role; } s_clients[] = {
     /* the page's key builds and confirms, as a person does, but does not administer (issue 24) */
-    { "cli", BMQ_ROLE_ADMIN }, { "web", "operator+reviewer" }, { "panel", BMQ_ROLE_ADMIN },
-    { "mcp", BMQ_ROLE_OPERATOR },
+    { "cli", "admin" }, { "web", "operator+reviewer" }, { "panel", "admin" },
+    { "mcp", "operator" },
 };
 
 bool bmq_keys_name_valid (const char *name)

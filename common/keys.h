@@ -16,8 +16,9 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-/* The five services and `up`'s supervisor, each with its own keypair (role
- * "service"). bmq_keys_init adds a missing one to an existing keys dir. */
+/* Every service of the registry (service_registry.def), `up`'s supervisor
+ * included, each with its own keypair (role "service"). bmq_keys_init adds a
+ * missing one to an existing keys dir. */
 extern const char *const bmq_keys_services[];     /* NULL-terminated */
 
 /* Create the keys dir if needed (0700), and every key that is missing: one per

@@ -5,6 +5,7 @@
 #include "bus.h"
 #include "config.h"
 #include "log.h"
+#include "service_registry.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -18,18 +19,59 @@ static const bmq_role_rule_t s_rules[] = {
     { NULL, BMQ_MSG_UNKNOWN, NULL, 0, 0, NULL }
 };
 
-static const struct { const char *name; unsigned bit; } s_roles[] = {
-    { "viewer", BMQ_R_VIEWER }, { "operator", BMQ_R_OPERATOR }, { "reviewer", BMQ_R_REVIEWER }, { "admin", BMQ_R_ADMIN },
+/* The one role model: every role, the bits it holds, and what it means as a least role. The first
+ * four hold one bit each (their names are how a rule's set is told: s_roles_text). */
+static const struct { const char *name; bmq_role_t role; unsigned bit; unsigned needs; } s_roles[] = {
+    { "viewer",   BMQ_ROLE_VIEWER,   BMQ_R_VIEWER,   BMQ_NEEDS_VIEWER },
+    { "operator", BMQ_ROLE_OPERATOR, BMQ_R_OPERATOR, BMQ_NEEDS_OPERATOR },
+    { "reviewer", BMQ_ROLE_REVIEWER, BMQ_R_REVIEWER, BMQ_NEEDS_REVIEWER },
+    { "admin",    BMQ_ROLE_ADMIN,    BMQ_R_ADMIN,    BMQ_NEEDS_ADMIN },
+    { "operator+reviewer", BMQ_ROLE_OPERATOR_REVIEWER, BMQ_R_OPERATOR | BMQ_R_REVIEWER, BMQ_NEEDS_ADMIN },   /* the page's `web` key */
 };
-#define N_ROLES (sizeof s_roles / sizeof s_roles[0])
+#define N_ROLES 4               /* the single-bit ones */
+#define N_MODEL (sizeof s_roles / sizeof s_roles[0])
+
+bmq_role_t bmq_role_parse (const char *name)
+{
+    for (size_t i = 0; name && i < N_MODEL; i++)
+        if (!strcmp (name, s_roles[i].name)) return s_roles[i].role;
+    return BMQ_ROLE_NONE;
+}
+
+const char *bmq_role_name (bmq_role_t role)
+{
+    for (size_t i = 0; i < N_MODEL; i++)
+        if (s_roles[i].role == role) return s_roles[i].name;
+    return "none";
+}
+
+unsigned bmq_role_bits (bmq_role_t role)
+{
+    for (size_t i = 0; i < N_MODEL; i++)
+        if (s_roles[i].role == role) return s_roles[i].bit;
+    return 0;
+}
+
+unsigned bmq_role_needs (bmq_role_t role)
+{
+    for (size_t i = 0; i < N_MODEL; i++)
+        if (s_roles[i].role == role) return s_roles[i].needs;
+    return 0;
+}
+
+bool bmq_role_allows (bmq_role_t have, bmq_role_t need)
+{
+    if (need == BMQ_ROLE_NONE) return true;
+    unsigned bits = bmq_role_bits (have);
+    if (need == BMQ_ROLE_OPERATOR_REVIEWER)          /* both of its bits, or admin */
+        return (bits & BMQ_R_ADMIN) || (bits & (BMQ_R_OPERATOR | BMQ_R_REVIEWER)) == (BMQ_R_OPERATOR | BMQ_R_REVIEWER);
+    return (bits & bmq_role_needs (need)) != 0;
+}
 
 
 unsigned bmq_roles_bit (const char *role)
 {
-    if (role && !strcmp (role, "operator+reviewer")) return BMQ_R_OPERATOR | BMQ_R_REVIEWER;     /* the page's `web` key */
-    for (size_t i = 0; role && i < N_ROLES; i++)
-        if (!strcmp (role, s_roles[i].name)) return s_roles[i].bit;
-    return 0;
+    return bmq_role_bits (bmq_role_parse (role));
 }
 
 bool bmq_roles_client_role (const char *role) { return bmq_roles_bit (role) != 0; }
@@ -92,18 +134,7 @@ int bmq_roles_principal (const bmq_envelope_t *env, bool curve, int flags, bmq_p
     return 0;
 }
 
-static bool s_in_list (const char *list, const char *name)
-{
-    size_t n = strlen (name);
-    for (const char *p = list; p && *p; ) {
-        while (*p == ' ') p++;
-        const char *end = strchr (p, ' ');
-        size_t len = end ? (size_t) (end - p) : strlen (p);
-        if (len && len == n && !strncmp (p, name, n)) return true;
-        p += len;
-    }
-    return false;
-}
+static bool s_in_list (const char *list, const char *name) { return bmq_service_listed (list, name); }
 
 static bool s_rule_matches (const bmq_role_rule_t *r, const char *to, bmq_msg_type_t type)
 {
@@ -143,8 +174,9 @@ int bmq_roles_allowed (const char *to, bmq_msg_type_t type, const char *command,
         return -1;
     }
     unsigned bit = bmq_roles_bit (who->role);
-    char roles[96];
+    char roles[96], services[256];
     s_roles_text (r->clients, roles, sizeof roles);
+    bmq_service_list_text (r->services, services, sizeof services);
     if (bit) {
         bmq_role_path_t path = who->via_gateway ? BMQ_PATH_VIA : BMQ_PATH_DIRECT;
         if ((r->clients & bit) && (r->path & path)) return 0;
@@ -153,7 +185,7 @@ int bmq_roles_allowed (const char *to, bmq_msg_type_t type, const char *command,
                  to, roles, who->via_gateway ? "client" : "key", who->name, who->role);
         else if (!r->clients)
             ERR ("forbidden: %s to %s is for the service key%s of %s only (%s '%s' is %s)", what, to,
-                 strchr (r->services, ' ') ? "s" : "", r->services, who->via_gateway ? "client" : "key", who->name, who->role);
+                 strchr (services, ' ') ? "s" : "", services, who->via_gateway ? "client" : "key", who->name, who->role);
         else
             ERR ("forbidden: %s to %s is accepted %s only (role %s)", what, to,
                  r->path == BMQ_PATH_VIA ? "through the gateway" : "from a client's own key", roles);
@@ -163,7 +195,7 @@ int bmq_roles_allowed (const char *to, bmq_msg_type_t type, const char *command,
         if (s_in_list (r->services, who->name)) return 0;
         if (*r->services)
             ERR ("forbidden: %s to %s is for the service key%s of %s only (key '%s' may not)", what, to,
-                 strchr (r->services, ' ') ? "s" : "", r->services, who->name);
+                 strchr (services, ' ') ? "s" : "", services, who->name);
         else if (r->path & BMQ_PATH_VIA)
             ERR ("forbidden: %s to %s needs role %s, carried by the gateway on behalf of a client (service key '%s' may not)",
                  what, to, roles, who->name);
@@ -217,8 +249,8 @@ json_t *bmq_roles_table_json (void)
         json_t *roles = json_array (), *services = json_array ();
         for (size_t i = 0; i < N_ROLES; i++)
             if (r->clients & s_roles[i].bit) json_array_append_new (roles, json_string (s_roles[i].name));
-        char list[128];
-        snprintf (list, sizeof list, "%s", r->services);
+        char list[256];
+        bmq_service_list_text (r->services, list, sizeof list);
         for (char *save = NULL, *t = strtok_r (list, " ", &save); t; t = strtok_r (NULL, " ", &save))
             json_array_append_new (services, json_string (t));
         json_array_append_new (rows, json_pack ("{s:s, s:s, s:s?, s:o, s:s, s:o}", "to", r->to,

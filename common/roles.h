@@ -30,12 +30,40 @@
 
 #define BMQ_ON_BEHALF_OF "on_behalf_of"
 
+/* ---- the one role model, for the bus and HTTP (issue 31) -------------------------
+ * Who may do what (issue 12). A key's role comes from its cert's metadata in
+ * the keys dir. viewer: watch, scene, audit; operator: viewer + chat, plans,
+ * script submit; reviewer: viewer + confirm scripts (a person); operator+reviewer:
+ * both (the page's `web` key: a person who builds and confirms, but does not
+ * administer); admin: everything. Operator and reviewer are separate: a model
+ * is not a person.
+ * A role holds bits (BMQ_R_*); a rule or a route names what it needs as the
+ * set of bits any one of which lets a holder in (BMQ_NEEDS_*, the CLIENTS of
+ * roles.def). HTTP routes and MCP tools name a least role (bmq_role_t): its
+ * BMQ_NEEDS_* set is bmq_role_needs (). */
 enum {
     BMQ_R_VIEWER   = 1,
     BMQ_R_OPERATOR = 2,
     BMQ_R_REVIEWER = 4,
     BMQ_R_ADMIN    = 8,
 };
+#define BMQ_NEEDS_VIEWER   (BMQ_R_VIEWER | BMQ_R_OPERATOR | BMQ_R_REVIEWER | BMQ_R_ADMIN)
+#define BMQ_NEEDS_OPERATOR (BMQ_R_OPERATOR | BMQ_R_ADMIN)
+#define BMQ_NEEDS_REVIEWER (BMQ_R_REVIEWER | BMQ_R_ADMIN)
+#define BMQ_NEEDS_ADMIN    (BMQ_R_ADMIN)
+
+typedef enum { BMQ_ROLE_NONE = 0, BMQ_ROLE_VIEWER, BMQ_ROLE_OPERATOR, BMQ_ROLE_REVIEWER, BMQ_ROLE_ADMIN,
+               BMQ_ROLE_OPERATOR_REVIEWER } bmq_role_t;
+
+bmq_role_t  bmq_role_parse (const char *name);            /* BMQ_ROLE_NONE when unknown */
+const char *bmq_role_name (bmq_role_t role);              /* "none" when unknown */
+/* The bits `role` holds (0: none). */
+unsigned    bmq_role_bits (bmq_role_t role);
+/* The BMQ_NEEDS_* set of a least role (0 for NONE: anyone, no key needed). */
+unsigned    bmq_role_needs (bmq_role_t role);
+/* `have` may do what needs `need`: need is NONE, or have holds a bit of its set
+ * (operator+reviewer as a need: both, or admin). The bus's rows decide the same way. */
+bool        bmq_role_allows (bmq_role_t have, bmq_role_t need);
 
 typedef enum { BMQ_PATH_DIRECT = 1, BMQ_PATH_VIA = 2, BMQ_PATH_BOTH = 3 } bmq_role_path_t;
 
@@ -60,7 +88,7 @@ typedef struct {
 /* check flags */
 #define BMQ_ROLES_TRUST_LOCAL 1
 
-/* A role name's bit (0 for "service" and anything unknown). */
+/* A role name's bits (bmq_role_bits; 0 for "service" and anything unknown). */
 unsigned bmq_roles_bit (const char *role);
 bool bmq_roles_client_role (const char *role);
 

@@ -28,24 +28,7 @@ static const struct { const char *name; bmq_mcp_tool_kind_t kind; } s_kinds[] = 
     { "generate", BMQ_TOOL_GENERATE },
 };
 
-static const char *s_roles[] = { "none", "viewer", "operator", "reviewer", "admin", "operator+reviewer" };
-
-bmq_role_t bmq_role_parse (const char *name)
-{
-    for (int i = 1; name && i <= BMQ_ROLE_OPERATOR_REVIEWER; i++)
-        if (!strcmp (name, s_roles[i])) return (bmq_role_t) i;
-    return BMQ_ROLE_NONE;
-}
-
-const char *bmq_role_name (bmq_role_t role) { return role >= 0 && role <= BMQ_ROLE_OPERATOR_REVIEWER ? s_roles[role] : "none"; }
-
-bool bmq_role_allows (bmq_role_t have, bmq_role_t need)
-{
-    if (have == BMQ_ROLE_NONE) return need == BMQ_ROLE_NONE;
-    if (have == BMQ_ROLE_ADMIN || need <= BMQ_ROLE_VIEWER) return true;
-    if (have == BMQ_ROLE_OPERATOR_REVIEWER) return need != BMQ_ROLE_ADMIN;    /* a person at the page: builds and confirms */
-    return have == need;                 /* operator and reviewer are separate: a model is not a person */
-}
+/* bmq_role_parse, bmq_role_name, bmq_role_allows: the one role model, common/roles.c */
 
 /* Replace every string "@key" by a copy of doc[key] (shared schema fragments). */
 static int s_resolve (json_t *node, const json_t *doc, char *err, size_t errlen)

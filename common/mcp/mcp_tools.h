@@ -12,6 +12,7 @@
 #define BMQ_MCP_TOOLS_H
 
 #include "codec.h"
+#include "roles.h"
 #include <jansson.h>
 #include <stdbool.h>
 
@@ -28,18 +29,7 @@ typedef enum {
     BMQ_TOOL_GENERATE                   /* generate_3d: asset.generate, then its import as import_asset (mcp_generate.c) */
 } bmq_mcp_tool_kind_t;
 
-/* Who may do what over HTTP and MCP (issue 12). A token's role comes from the
- * keys dir (the cert's metadata). viewer: watch, scene, audit; operator:
- * viewer + chat, plans, script submit; reviewer: viewer + confirm scripts (a
- * person); operator+reviewer: both (the page's `web` key: a person who
- * builds and confirms, but does not administer); admin: everything. */
-typedef enum { BMQ_ROLE_NONE = 0, BMQ_ROLE_VIEWER, BMQ_ROLE_OPERATOR, BMQ_ROLE_REVIEWER, BMQ_ROLE_ADMIN,
-               BMQ_ROLE_OPERATOR_REVIEWER } bmq_role_t;
-
-bmq_role_t  bmq_role_parse (const char *name);            /* BMQ_ROLE_NONE when unknown */
-const char *bmq_role_name (bmq_role_t role);
-/* `have` may do what needs `need`. */
-bool        bmq_role_allows (bmq_role_t have, bmq_role_t need);
+/* Who may do what over HTTP and MCP: the one role model, roles.h (bmq_role_t). */
 
 typedef struct {
     const char          *name;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install a built blendmq (deploy/build.sh) for systemd, as root:
-#   binaries   /usr/local/bin/blendmq, blendmq-{gateway,planner,validator,executor,audit}
+#   binaries   /usr/local/bin/blendmq, and blendmq-NAME for each unit blendmq-NAME[@].service here
+#              (the services of common/service_registry.def: ctest deploy.services)
 #   data       /usr/local/share/blendmq (BLENDMQ_DATA_DIR of every unit)
 #   units      /etc/systemd/system/blendmq-*.service, blendmq.target
 #   user       blendmq (sysusers.d), /etc/blendmq/keys 0700 and /var/lib/blendmq (tmpfiles.d)
@@ -11,7 +12,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 src="$(cd "$here/../.." && pwd)"
 bin="${BUILD_DIR:-$src/build}/bin"
 prefix="${PREFIX:-/usr/local}"
-for b in blendmq blendmq-gateway blendmq-planner blendmq-validator blendmq-executor blendmq-audit; do
+services="$(cd "$here" && ls blendmq-*.service | sed 's/^blendmq-//; s/@\{0,1\}\.service$//' | grep -vx blender)"
+for b in blendmq $(printf 'blendmq-%s ' $services); do
   [ -x "$bin/$b" ] || { echo "install.sh: $bin/$b missing: run deploy/build.sh first" >&2; exit 1; }
   install -D -m 0755 "$bin/$b" "$prefix/bin/$b"
 done

@@ -11,6 +11,7 @@
 #include "keys.h"
 #include "plan_seal.h"
 #include "service.h"
+#include "service_registry.h"
 
 #include <czmq.h>
 #include <arpa/inet.h>
@@ -200,16 +201,18 @@ static int s_free_port (void)
 
 static void s_ipc_endpoints (bmq_config_t *cfg, const char *run_dir)
 {
-    static const char *keys[][2] = {
-        { "gateway.endpoint", "gateway" }, { "gateway.events", "gateway-events" },
-        { "gateway.validator_broker", "validators" }, { "planner.endpoint", "planner" },
-        { "executor.endpoint", "executor" }, { "executor.events", "executor-events" },
-        { "audit.endpoint", "audit" },
-    };
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        char ep[1300];
-        snprintf (ep, sizeof ep, "ipc://%s/%s.sock", run_dir, keys[i][1]);
-        bmq_config_set (cfg, keys[i][0], ep);
+    size_t n;                   /* what each service binds: the registry's ENDPOINTS (service_registry.def) */
+    const bmq_service_t *svc = bmq_services (&n);
+    for (size_t i = 0; i < n; i++) {
+        char key[128], sock[64], ep[1300];
+        for (const char *p = svc[i].endpoints; *p; p += strspn (p, " ")) {
+            size_t len = strcspn (p, " ");
+            if (sscanf (p, "%127[^= ]=%63[^ ]", key, sock) == 2) {
+                snprintf (ep, sizeof ep, "ipc://%s/%s.sock", run_dir, sock);
+                bmq_config_set (cfg, key, ep);
+            }
+            p += len;
+        }
     }
     /* a private stack must not collide with another one's HTTP port either */
     if (!getenv ("BLENDMQ_GATEWAY_HTTP_PORT")) {

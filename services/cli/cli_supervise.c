@@ -28,6 +28,7 @@
  * starts anything the supervisor clears every BLENDMQ_SECTION_KEY variable
  * (cli_overrides.c): each process reads exactly the files `up` wrote. */
 #include "audit_client.h"
+#include "service_registry.h"
 #include "bus.h"
 #include "cli.h"
 #include "cli_supervisor.h"
@@ -167,6 +168,12 @@ static void s_on_exit (supervisor_t *sup, supervisor_child_t *c, int status)
     if (c->uptime_ms >= sup->stable_ms) c->failures = 0;     /* it had settled: this is a new incident */
     c->backoff_ms = s_backoff (sup, c->failures);
     c->failures++;
+    if (WIFEXITED (status) && WEXITSTATUS (status) == BMQ_EXIT_CONFIG) {   /* the same file fails the same way: no loop */
+        c->state = SUPERVISOR_STOPPED;
+        bmq_error ("%s (pid %d) cannot start: its configuration is not valid (logs/%s.log says why); not started again",
+                   c->name, (int) c->old_pid, c->name);
+        return;
+    }
     c->state = SUPERVISOR_RESTARTING;
     c->restart_at = now + c->backoff_ms;
     bmq_warn ("%s (pid %d) %s after %lld ms: starting it again in %lld ms", c->name, (int) c->old_pid, c->last_exit,
@@ -415,25 +422,30 @@ static int s_start_service (supervisor_t *sup, const char *name, const char *bin
     return -1;
 }
 
-/* The services, in `up`'s order: audit, planner, executor, gateway, the
- * executors of more Blenders (executor-K.yaml), the validators. */
+/* The services of the registry (service_registry.def), in its order: each ONE and
+ * the first of each PER_BLENDER (audit, planner, executor, gateway), then the
+ * PER_BLENDER ones of more Blenders (executor-K.yaml), then the POOLs (validator-N). */
 static int s_start_services (supervisor_t *sup, char *err, size_t errlen)
 {
     const bmq_cli_opts_t *opts = sup->opts;
     char cfgpath[1200], path[1200], name[32];
     snprintf (cfgpath, sizeof cfgpath, "%s/blendmq.yaml", opts->run_dir);
-    static const char *const services[] = { "audit", "planner", "executor", "gateway" };
-    for (int i = 0; i < 4; i++)
-        if (s_start_service (sup, services[i], services[i], cfgpath, err, errlen)) return -1;
-    for (int k = 2; !opts->no_blender && k <= opts->blenders; k++) {
-        snprintf (name, sizeof name, "executor-%d", k);
-        snprintf (path, sizeof path, "%s/executor-%d.yaml", opts->run_dir, k);
-        if (s_start_service (sup, name, "executor", path, err, errlen)) return -1;
-    }
-    for (int i = 1; i <= opts->validators; i++) {
-        snprintf (name, sizeof name, "validator-%d", i);
-        if (s_start_service (sup, name, "validator", cfgpath, err, errlen)) return -1;
-    }
+    size_t n;
+    const bmq_service_t *svc = bmq_services (&n);
+    for (size_t i = 0; i < n; i++)
+        if ((svc[i].instances == BMQ_SVC_ONE || svc[i].instances == BMQ_SVC_PER_BLENDER)
+            && s_start_service (sup, svc[i].name, svc[i].name, cfgpath, err, errlen)) return -1;
+    for (size_t i = 0; i < n; i++)
+        for (int k = 2; svc[i].instances == BMQ_SVC_PER_BLENDER && !opts->no_blender && k <= opts->blenders; k++) {
+            snprintf (name, sizeof name, "%s-%d", svc[i].name, k);
+            snprintf (path, sizeof path, "%s/%s-%d.yaml", opts->run_dir, svc[i].name, k);
+            if (s_start_service (sup, name, svc[i].name, path, err, errlen)) return -1;
+        }
+    for (size_t i = 0; i < n; i++)
+        for (int k = 1; svc[i].instances == BMQ_SVC_POOL && k <= opts->validators; k++) {
+            snprintf (name, sizeof name, "%s-%d", svc[i].name, k);
+            if (s_start_service (sup, name, svc[i].name, cfgpath, err, errlen)) return -1;
+        }
     return 0;
 }
 

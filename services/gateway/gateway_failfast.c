@@ -28,10 +28,21 @@ void bmq_gw_hand_to (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_req_wait_t waits)
     r->handed_ms = bmq_mono_ms ();
 }
 
+/* The service a request waits on, by its registry name (service_registry.def's WAIT column;
+ * the error code is NAME_unavailable). Blender is no service: its executor's link. */
 static const char *s_wait_name (bmq_req_wait_t waits)
 {
-    return waits == BMQ_WAIT_BLENDER ? "blender" : waits == BMQ_WAIT_PLANNER ? "planner" : waits == BMQ_WAIT_VALIDATORS ? "validator"
-         : waits == BMQ_WAIT_EXECUTOR ? "executor" : waits == BMQ_WAIT_AUDIT ? "audit" : "?";
+    switch (waits) {
+#define WAITS(X) case BMQ_WAIT_##X:
+#define NOWAIT   if (0)
+#define BMQ_SERVICE(NAME, ORDER, INSTANCES, ENDPOINTS, WAIT, HEALTH, DOC) WAIT return NAME;
+#include "service_registry.def"
+#undef BMQ_SERVICE
+#undef WAITS
+#undef NOWAIT
+    case BMQ_WAIT_BLENDER: return "blender";
+    default: return "?";
+    }
 }
 
 /* Is `waits` there to serve a request now? NULL, or why not ("restarted",

@@ -1,0 +1,97 @@
+#!/usr/bin/python3
+"""docs.howtos: the how-to pages in docs/ name files that exist, and the add-a-service page
+names every file a new service needs (issue 31).
+
+usage: check_howtos.py SRC REGISTRY_JSON CHECK_SERVICES_PY
+
+- every docs/howto-*.md has a "## Files to touch" list; each path in backticks there (and
+  under "## Derived") exists, NAME read as an existing service (planner);
+- a fake sixth service added to the registry makes check_services.py complain about deploy
+  files: each one is on docs/howto-add-service.md's list (NAME for the sixth's name);
+- a file the service page marks derived only holds no list of services of its own (a line,
+  not a comment, naming three or more of the registry's services)."""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+src, registry, checker = sys.argv[1], sys.argv[2], sys.argv[3]
+problems = []
+with open(registry) as f:
+    services = json.load(f)
+names = [s["name"] for s in services if s["instances"] != "key_only"]
+
+
+def section(text, title):
+    m = re.search(rf"^## {re.escape(title)}\s*\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    return m.group(1) if m else ""
+
+
+def paths(block):
+    out = []
+    for tok in re.findall(r"`([^`\s]+)`", block):
+        if "/" in tok and not tok.startswith("build/") and not re.search(r"[{}*$]", tok) and re.match(r"[\w./@-]+$", tok):
+            out.append(tok)
+    return out
+
+
+pages = sorted(glob.glob(os.path.join(src, "docs", "howto-*.md")))
+if len(pages) < 4:
+    problems.append(f"docs/: {len(pages)} how-to pages, want 4 (plan operation, service, route, link command)")
+listed = {}
+for page in pages:
+    rel = os.path.relpath(page, src)
+    text = open(page).read()
+    touch = section(text, "Files to touch")
+    if not touch:
+        problems.append(f"{rel}: no '## Files to touch' section")
+    listed[rel] = (paths(touch), paths(section(text, "Derived: nothing to edit")))
+    for p in listed[rel][0] + listed[rel][1]:
+        real = p.replace("NAME", "planner")
+        if not os.path.exists(os.path.join(src, real)):
+            problems.append(f"{rel}: names {p}, which does not exist ({real})")
+
+# the fake sixth service: what the deploy check asks for must be on the page
+page = "docs/howto-add-service.md"
+touch, derived = listed.get(page, ([], []))
+sixth = dict(name="sixth", order=max(s["order"] for s in services) + 1, instances="one",
+             endpoints="sixth.endpoint=sixth", waited=False, health="heartbeat")
+rows = [s for s in services if s["instances"] != "key_only"] + [sixth] + [s for s in services if s["instances"] == "key_only"]
+with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+    json.dump(rows, f)
+    fake = f.name
+run = subprocess.run(["/usr/bin/python3", checker, src, fake], capture_output=True, text=True)
+os.unlink(fake)
+if run.returncode == 0:
+    problems.append("check_services.py accepted a sixth service that has no deploy files")
+wanted = set()
+for line in run.stdout.splitlines():
+    m = re.match(r"deploy\.services: (deploy/[^:\s]+)", line)
+    if m:
+        wanted.add(m.group(1).replace("sixth", "NAME"))
+if not wanted:
+    problems.append("check_services.py named no file for the sixth service")
+for w in sorted(wanted):
+    if w not in touch:
+        problems.append(f"{page}: a new service needs {w} (deploy.services says so), not on its list")
+
+# derived only: no list of services of its own
+for p in derived:
+    if p in touch or os.path.isdir(os.path.join(src, p)):
+        continue
+    for i, line in enumerate(open(os.path.join(src, p)), 1):
+        s = line.strip()
+        if s.startswith(("#", "*", "/*", "//")):
+            continue
+        found = {n for n in names if re.search(rf"\b{re.escape(n)}\b", s)}
+        if len(found) >= 3:
+            problems.append(f"{p}:{i}: a list of services of its own ({', '.join(sorted(found))}); the registry is "
+                            "common/service_registry.def")
+
+for p in problems:
+    print("docs.howtos:", p)
+print(f"docs.howtos: {len(pages)} pages, {sum(len(a) + len(b) for a, b in listed.values())} files named, {len(problems)} problem(s)")
+sys.exit(1 if problems else 0)

@@ -1,0 +1,110 @@
+#!/usr/bin/python3
+"""deploy.services: the deploy files agree with the service registry (issue 31).
+
+usage: check_services.py SRC REGISTRY_JSON   (REGISTRY_JSON: `test_service_registry --json`'s output file)
+
+For every service of common/service_registry.def with a process of its own:
+  systemd     deploy/systemd/blendmq-NAME.service (a POOL: blendmq-NAME@.service) runs
+              /usr/local/bin/blendmq-NAME --config, is PartOf and WantedBy blendmq.target
+  Kubernetes  deploy/kubernetes/NAME.yaml, listed in kustomization.yaml, a Deployment or
+              StatefulSet blendmq-NAME whose container runs the image with args [NAME...];
+              each config key of its ENDPOINTS is in the cluster's blendmq.yaml, at a
+              blendmq-NAME host
+  container   the image copies every blendmq-* binary, the entrypoint runs blendmq-NAME
+              for any NAME (no list of its own)
+and no deploy file names a service the registry does not know (a unit, a manifest, an
+args: [X]). Prints every disagreement; exit 1 when there is one."""
+import json
+import os
+import re
+import sys
+
+src, registry = sys.argv[1], sys.argv[2]
+with open(registry) as f:
+    services = json.load(f)
+procs = [s for s in services if s["instances"] != "key_only"]
+names = {s["name"] for s in procs}
+EXTRA = {"blender"}            # the headless Blender: a unit and a container, no blendmq service
+problems = []
+
+
+def bad(msg):
+    problems.append(msg)
+
+
+def read(*parts):
+    path = os.path.join(src, *parts)
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError as e:
+        bad(f"{os.path.join(*parts)}: {e.strerror}")
+        return ""
+
+
+# ---- systemd -------------------------------------------------------------------------
+sysd = os.path.join(src, "deploy", "systemd")
+for s in procs:
+    unit = f"blendmq-{s['name']}{'@' if s['instances'] == 'pool' else ''}.service"
+    text = read("deploy", "systemd", unit)
+    if text:
+        if not re.search(rf"^ExecStart=/usr/local/bin/blendmq-{re.escape(s['name'])} --config ", text, re.M):
+            bad(f"deploy/systemd/{unit}: ExecStart does not run /usr/local/bin/blendmq-{s['name']} --config")
+        for key in ("PartOf", "WantedBy"):
+            if not re.search(rf"^{key}=.*\bblendmq\.target\b", text, re.M):
+                bad(f"deploy/systemd/{unit}: no {key}=blendmq.target")
+for f in sorted(os.listdir(sysd)):
+    m = re.fullmatch(r"blendmq-([a-z0-9_-]+?)@?\.service", f)
+    if m and m.group(1) not in names | EXTRA:
+        bad(f"deploy/systemd/{f}: no service {m.group(1)} in common/service_registry.def")
+
+# ---- Kubernetes ----------------------------------------------------------------------
+kust = read("deploy", "kubernetes", "kustomization.yaml")
+resources = re.findall(r"^\s*-\s*([\w.-]+\.yaml)\s*$", kust, re.M)
+cluster_cfg = read("deploy", "kubernetes", "blendmq.yaml")
+for s in procs:
+    name = s["name"]
+    text = read("deploy", "kubernetes", f"{name}.yaml")
+    if f"{name}.yaml" not in resources:
+        bad(f"deploy/kubernetes/kustomization.yaml: {name}.yaml is not among its resources")
+    if text:
+        if not re.search(rf"^kind:\s*(Deployment|StatefulSet)\s*$", text, re.M) or not re.search(rf"^\s*name:\s*blendmq-{name}\s*$", text, re.M):
+            bad(f"deploy/kubernetes/{name}.yaml: no Deployment or StatefulSet named blendmq-{name}")
+        if not re.search(rf"^\s*args:\s*\[{re.escape(name)}\b", text, re.M):
+            bad(f"deploy/kubernetes/{name}.yaml: no container with args: [{name}]")
+    for ep in s["endpoints"].split():
+        key = ep.split("=")[0]
+        section, field = key.split(".", 1)
+        m = re.search(rf"^{re.escape(section)}:\s*\n((?:[ \t]+.*\n|\s*\n)*)", cluster_cfg, re.M)
+        line = re.search(rf"^\s+{re.escape(field)}:\s*(\S+)", m.group(1), re.M) if m else None
+        if not line:
+            bad(f"deploy/kubernetes/blendmq.yaml: no {key} (service {name} binds it)")
+        elif f"blendmq-{name}" not in line.group(1):
+            bad(f"deploy/kubernetes/blendmq.yaml: {key} is {line.group(1)}, not at the blendmq-{name} host")
+for f in sorted(os.listdir(os.path.join(src, "deploy", "kubernetes"))):
+    if not f.endswith(".yaml"):
+        continue
+    text = read("deploy", "kubernetes", f)
+    for arg in re.findall(r"^\s*args:\s*\[([a-z0-9_-]+)", text, re.M):
+        if arg not in names | EXTRA:
+            bad(f"deploy/kubernetes/{f}: a container runs service {arg}, which common/service_registry.def does not know")
+    for n in re.findall(r"^kind:\s*(?:Deployment|StatefulSet)\s*\n(?:.*\n)*?\s*name:\s*blendmq-([a-z0-9_-]+)", text, re.M):
+        if n not in names | EXTRA:
+            bad(f"deploy/kubernetes/{f}: workload blendmq-{n} is no service of common/service_registry.def")
+
+# ---- container -----------------------------------------------------------------------
+cf = read("deploy", "container", "Containerfile")
+if not re.search(r"cp\s+build-image/bin/blendmq\s+build-image/bin/blendmq-\*\s", cf):
+    bad("deploy/container/Containerfile: does not copy every blendmq-* binary (cp build-image/bin/blendmq build-image/bin/blendmq-* ...)")
+ep = read("deploy", "container", "entrypoint.sh")
+if '"/usr/local/bin/blendmq-$what" --config "$config"' not in ep:
+    bad("deploy/container/entrypoint.sh: does not run blendmq-NAME --config for its first argument")
+for line in ep.splitlines():
+    listed = set(re.findall(r"\b([a-z]+)\b", line.split(")")[0])) if re.match(r"\s*[a-z|]+\)", line) else set()
+    if len(listed & names) >= 2:
+        bad(f"deploy/container/entrypoint.sh: a list of services of its own: {line.strip()}")
+
+for p in problems:
+    print("deploy.services:", p)
+print(f"deploy.services: {len(procs)} services, {len(problems)} disagreement(s)")
+sys.exit(1 if problems else 0)
