@@ -210,7 +210,7 @@ bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const bmq_mcp_
                 bmq_role_name (caller->role), sid, sha));
             return NULL;
         }
-        if (caller && caller->confirm_by_elicitation && (!caller->elicitation || !caller->can_ask)) {
+        if (caller && caller->confirm_by_elicitation && (!caller->elicitation || (!caller->can_ask && !caller->stateless))) {
             *response = bmq_mcp_response (id, bmq_mcp_result_error (
                 "%s: nothing was applied. A person must confirm a script, and this MCP client %s, so blendmq cannot ask its "
                 "user. " S_WHERE_TO_CONFIRM, tool->name,
@@ -273,6 +273,25 @@ bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const bmq_mcp_
         for (char *c = self->sha256; *c; c++) if (*c >= 'A' && *c <= 'F') *c = (char) (*c - 'A' + 'a');
         json_object_del (body, "sha256");
         self->phase = S_CONFIRM_LISTING;
+        self->stateless = caller && caller->stateless && !self->by_person;
+        if (self->stateless && json_object_get (params, "requestState")) {     /* the person answered: confirm or stop */
+            json_t *out = json_array ();
+            bmq_envelope_t *confirm = NULL;
+            if (bmq_mcp_call_confirm_resume (self, params, out, &confirm)) confirm = NULL;
+            json_decref (body);
+            if (!confirm) {
+                json_t *last = json_array_get (out, json_array_size (out) - 1);
+                *response = json_incref (last);
+                json_decref (out);
+                bmq_mcp_call_destroy (&self);
+                return NULL;
+            }
+            json_decref (out);
+            snprintf (self->cid, sizeof self->cid, "%s", confirm->cid);
+            self->sent = true;
+            *request = confirm;
+            return self;
+        }
     }
     bmq_envelope_t *env = bmq_envelope_new (type, NULL, body);
     snprintf (env->sender, sizeof env->sender, "mcp");

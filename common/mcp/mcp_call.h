@@ -33,6 +33,7 @@ typedef struct {
     bool        can_ask;        /* this transport can carry a request to the client now (an SSE answer, stdio) */
     bool        confirm_by_elicitation;     /* security.mcp_confirm: elicitation (else a person approves elsewhere) */
     const json_t *subscriptions;            /* URIs the session subscribed to (resources/subscribe), or NULL */
+    bool        stateless;                  /* 2026-07-28: no requests of ours; ask by input-required results */
 } bmq_mcp_caller_t;
 
 /* Start tools/call `params` ({name, arguments, _meta}) for request `id`.

@@ -57,6 +57,7 @@ struct bmq_mcp_call_t {
     char     shape_from[16];
     char     shape_prefix[260];
     json_t  *notify_uris;        /* the session's subscriptions: resources/updated when a plan commits */
+    bool     stateless;          /* 2026-07-28: questions go back as input-required results */
 };
 
 /* {jsonrpc, id, result} with result taken. */
@@ -86,6 +87,10 @@ bool bmq_mcp_call_feed_run (bmq_mcp_call_t *self, const bmq_envelope_t *env, jso
 json_t *bmq_mcp_generate_body (bmq_mcp_call_t *self, const json_t *args, char *err, size_t errlen);
 bool bmq_mcp_generate_feed (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t *out);
 bmq_envelope_t *bmq_mcp_generate_cancel (bmq_mcp_call_t *self);
+/* confirm_script called again (2026-07-28) with the person's answer to its input-required result
+ * (params: inputResponses, requestState): on to script.confirm (*request) when they said yes; -1 when
+ * the call is over (its result in out). */
+int bmq_mcp_call_confirm_resume (bmq_mcp_call_t *self, const json_t *params, json_t *out, bmq_envelope_t **request);
 /* confirm_script: an answer from the bus during the listing or the apply; true when the call is over. */
 bool bmq_mcp_call_feed_confirm (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t *out);
 /* confirm_script waiting for a person: time to ask again, or to answer "pending". True when over. */

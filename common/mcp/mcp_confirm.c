@@ -185,6 +185,64 @@ static char *s_elicit_message (bmq_mcp_call_t *self, const json_t *entry)
     return text;
 }
 
+/* The person's question (the sha256, the operators, the sandbox diff, the
+ * text): elicitation/create's params. */
+static json_t *s_question (const char *message)
+{
+    return json_pack ("{s:s, s:{s:s, s:{s:{s:s, s:s, s:s, s:b}}, s:[s]}}", "message", message ? message : "apply the script?",
+                      "requestedSchema", "type", "object", "properties", "confirm", "type", "boolean", "title", "Apply to the live scene",
+                      "description", "Yes: run this exact script (this sha256) in the live Blender scene.", "default", 0,
+                      "required", "confirm");
+}
+
+/* 2026-07-28: no request of ours on a response stream; the call ends with an
+ * input-required result asking the same question, the script's id and sha256
+ * signed into its requestState. The client asks its user and calls again. */
+static void s_ask_by_result (bmq_mcp_call_t *self, const char *message, json_t *out)
+{
+    json_t *rounds = json_pack ("[{s:{s:{s:s, s:o}}}]", "inputRequests", "confirm", "method", "elicitation/create", "params", s_question (message));
+    json_t *extra = json_pack ("{s:s, s:s}", "script_id", self->script_id, "sha256", self->sha256);
+    json_t *none = json_object (), *result = NULL;
+    char err[256];
+    bmq_mcp_client_caps_t caps = { .elicitation = true };
+    if (bmq_mcp_mrtr ("confirm_script", rounds, extra, none, caps, &result, err, sizeof err) != 1)
+        result = bmq_mcp_result_error ("%s: %s", self->tool->name, err);
+    bmq_mcp_call_log (self, out, 1, "asking the user to confirm script %s (sha256 %.12s…) by an input-required result", self->script_id, self->sha256);
+    bmq_mcp_call_finish (self, result, out);
+    json_decref (rounds);
+    json_decref (extra);
+    json_decref (none);
+}
+
+int bmq_mcp_call_confirm_resume (bmq_mcp_call_t *self, const json_t *params, json_t *out, bmq_envelope_t **request)
+{
+    json_t *rounds = json_pack ("[{s:{s:{s:s}}}]", "inputRequests", "confirm", "method", "elicitation/create");
+    json_t *step = NULL;
+    char err[256];
+    bmq_mcp_client_caps_t caps = { .elicitation = true };
+    int rc = bmq_mcp_mrtr ("confirm_script", rounds, NULL, params, caps, &step, err, sizeof err);
+    json_decref (rounds);
+    json_t *extra = json_object_get (step, "extra");
+    if (rc == 0 && (strcmp (json_string_value (json_object_get (extra, "script_id")) ? json_string_value (json_object_get (extra, "script_id")) : "", self->script_id)
+                    || strcmp (json_string_value (json_object_get (extra, "sha256")) ? json_string_value (json_object_get (extra, "sha256")) : "", self->sha256))) {
+        snprintf (err, sizeof err, "requestState was made for another script or sha256 than these arguments name");
+        rc = -1;
+    }
+    if (rc != 0) {
+        json_decref (step);
+        if (rc > 0) snprintf (err, sizeof err, "inputResponses.confirm (the user's answer to the question) is required with this requestState");
+        bmq_mcp_call_finish (self, bmq_mcp_result_error ("%s: nothing was applied: %s", self->tool->name, err), out);
+        return -1;
+    }
+    /* the person's answer, as if it had come back to our elicitation/create */
+    json_t *response = json_pack ("{s:O}", "result", json_object_get (json_object_get (step, "answers"), "confirm"));
+    self->phase = S_CONFIRM_ASKING;
+    bmq_mcp_call_answer (self, response, out, request);
+    json_decref (response);
+    json_decref (step);
+    return 0;
+}
+
 bool bmq_mcp_call_feed_confirm (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t *out)
 {
     if ((self->phase == S_CONFIRM_LISTING || self->phase == S_CONFIRM_WAITING) && env->type == bmq_msg_type_from_name ("script.listing")) {
@@ -223,6 +281,11 @@ bool bmq_mcp_call_feed_confirm (bmq_mcp_call_t *self, const bmq_envelope_t *env,
             return false;
         }
         char *message = s_elicit_message (self, entry);
+        if (self->stateless) {                           /* 2026-07-28: the question is the answer, as an input-required result */
+            s_ask_by_result (self, message, out);
+            free (message);
+            return true;
+        }
         char eid[BMQ_MAX_ID + 16];
         snprintf (eid, sizeof eid, "elicit-%s", self->cid);
         self->elicit_id = json_string (eid);

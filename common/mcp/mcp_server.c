@@ -206,7 +206,7 @@ static bmq_mcp_caller_t s_caller (const bmq_mcp_t *self, const bmq_mcp_session_t
 {
     return (bmq_mcp_caller_t) { .name = session->who[0] ? session->who : NULL, .role = session->role,
                                 .client = session->client, .elicitation = session->elicitation, .can_ask = session->can_ask,
-                                .confirm_by_elicitation = self->opts.confirm_by_elicitation };
+                                .confirm_by_elicitation = self->opts.confirm_by_elicitation, .stateless = session->stateless };
 }
 
 static json_t *s_subscriptions (const bmq_mcp_session_t *session)

@@ -15,6 +15,7 @@ typedef struct {
     const char *config_path;         /* --config */
     bool        json;                /* --json: machine-readable output */
     bool        ipc;                 /* up --ipc: endpoints as ipc:// sockets in run_dir */
+    bool        no_start;            /* mcp --no-start: do not start a stack when none runs */
     bool        keep_partial;        /* chat, plan run: keep a failed plan's work instead of rolling back */
     bool        no_blender;          /* up --no-blender: connect to a Blender you run */
     const char *out_dir;             /* demo --out */

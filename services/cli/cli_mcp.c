@@ -23,6 +23,11 @@
  * notifications/initialized, and sends on what got "Session not found" or
  * could not connect (neither reached a gateway, so nothing runs twice).
  *
+ * With no stack in the run dir (no supervisor, no gateway) it starts one first,
+ * as `blendmq up` would (its output goes to stderr, stdout stays MCP's), so
+ * the one-line config of an MCP client just works; --no-start answers an
+ * error instead. Two clients starting at once share one stack (a lock file).
+ *
  * BLENDMQ_MCP_URL overrides the endpoint (else the running stack's, as
  * `blendmq status` finds it); BLENDMQ_MCP_TOKEN_NAME the key's name (mcp). */
 #include "cli.h"
@@ -31,9 +36,13 @@
 #include <czmq.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -456,9 +465,58 @@ static void s_on_line (char *text, size_t len)
     json_decref (msg);
 }
 
+static bool s_pid_alive (const char *run_dir, const char *name)
+{
+    char path[1300];
+    snprintf (path, sizeof path, "%s/pids/%s.pid", run_dir, name);
+    FILE *f = fopen (path, "r");
+    int pid = 0;
+    if (f) { if (fscanf (f, "%d", &pid) != 1) pid = 0; fclose (f); }
+    return pid > 1 && (kill (pid, 0) == 0 || errno == EPERM);
+}
+
+/* No stack runs in the run dir: start one the way `blendmq up` does (a child
+ * running `up`, its stdout sent to stderr). One starter at a time: a second
+ * client waits on the lock, then finds the stack up. 0, or -1 (said why). */
+static int s_start_stack (const bmq_cli_opts_t *opts)
+{
+    if (opts->no_start || opts->config_path || opts->keys_dir || (getenv ("BLENDMQ_MCP_URL") && *getenv ("BLENDMQ_MCP_URL")))
+        return 0;
+    if (mkdir (opts->run_dir, 0700) && errno != EEXIST) {
+        fprintf (stderr, "blendmq mcp: cannot create the run dir %s: %s\n", opts->run_dir, strerror (errno));
+        return -1;
+    }
+    char lock_path[1300];
+    snprintf (lock_path, sizeof lock_path, "%s/mcp-start.lock", opts->run_dir);
+    int lock = open (lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (lock >= 0) flock (lock, LOCK_EX);
+    int rc = 0;
+    if (!s_pid_alive (opts->run_dir, "supervisor") && !s_pid_alive (opts->run_dir, "gateway")) {
+        fprintf (stderr, "blendmq mcp: no blendmq stack in %s: starting one (`blendmq up`; `blendmq mcp --no-start` does not)\n",
+                 opts->run_dir);
+        pid_t pid = fork ();
+        if (pid == 0) {
+            int null = open ("/dev/null", O_RDONLY);         /* stdin is the client's: not for the stack */
+            if (null >= 0) dup2 (null, STDIN_FILENO);
+            dup2 (STDERR_FILENO, STDOUT_FILENO);            /* stdout is the MCP channel */
+            execl ("/proc/self/exe", "blendmq", "--run-dir", opts->run_dir, "up", (char *) NULL);
+            _exit (127);
+        }
+        int status = 0;
+        if (pid < 0 || waitpid (pid, &status, 0) < 0 || !WIFEXITED (status) || WEXITSTATUS (status)) {
+            fprintf (stderr, "blendmq mcp: `blendmq up` failed (logs in %s/logs)\n", opts->run_dir);
+            rc = -1;
+        }
+        else fprintf (stderr, "blendmq mcp: the stack in %s is up (`blendmq --run-dir %s down` stops it)\n", opts->run_dir, opts->run_dir);
+    }
+    if (lock >= 0) close (lock);                            /* and its lock */
+    return rc;
+}
+
 int bmq_cli_mcp (const bmq_cli_opts_t *opts)
 {
     signal (SIGPIPE, SIG_IGN);
+    if (s_start_stack (opts)) return 1;
     bmq_config_t *cfg = bmq_cli_config (opts);
     if (!cfg) return 2;
     const char *name = getenv ("BLENDMQ_MCP_TOKEN_NAME") && *getenv ("BLENDMQ_MCP_TOKEN_NAME") ? getenv ("BLENDMQ_MCP_TOKEN_NAME") : "mcp";

@@ -129,6 +129,7 @@ int main (int argc, char **argv)
         else if (!strcmp (a, "--ipc")) opts.ipc = true;
         else if (!strcmp (a, "--no-blender")) opts.no_blender = true;
         else if (!strcmp (a, "--keep-partial")) opts.keep_partial = true;
+        else if (!strcmp (a, "--no-start")) opts.no_start = true;
         else if (!strcmp (a, "--confirm")) opts.confirm = true;
         else if (!strcmp (a, "--open")) opts.open_browser = true;
         else if (a[0] == '-' && a[1] == '-') { fprintf (stderr, "blendmq: unknown option %s (try --help)\n", a); return 2; }

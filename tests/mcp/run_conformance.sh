@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # MCP with clients nobody here wrote, against a real stack and headless Blender:
 #  1. the official conformance suite (@modelcontextprotocol/conformance, Node 22)
-#     against the gateway's Streamable HTTP endpoint, every scenario that applies
-#     to a server offering tools and logging (the tools-call scenarios use the
-#     suite's test_* tools, which the stack offers only with gateway.mcp_test_tools);
+#     against the gateway's Streamable HTTP endpoint: every scenario revisions
+#     2025-11-25 and 2026-07-28 require (the suite's test_* tools, resources and
+#     prompts are offered only with gateway.mcp_test_tools, as here);
 #  2. the official TypeScript SDK client (@modelcontextprotocol/sdk) over stdio
-#     (`blendmq mcp`) and over HTTP, listing and calling blendmq's tools.
+#     (`blendmq mcp`) and over HTTP, listing and calling blendmq's tools, reading
+#     and subscribing to the scene, completing names, getting a prompt;
+#  3. `blendmq mcp` from a clean run dir starts a stack; two clients share it.
 # usage: run_conformance.sh BIN_DIR WORK_DIR
 # npm packages (tests/mcp/package-lock.json) are installed once into
 # WORK_DIR/npm and reused while the lock file is unchanged.
@@ -28,6 +30,14 @@ cp "$here/sdk_client.mjs" "$here/auth_proxy.mjs" "$work/npm/"
 node="$work/npm/node_modules/.bin/node"
 conformance="$work/npm/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 "$node" --version | grep -q '^v22\.' || { echo "expected Node 22 from the node package" >&2; exit 1; }
+
+cp "$here/mcp_autostart.mjs" "$work/npm/"
+# `blendmq mcp` with no stack: starts one (two clients at once share it); --no-start does not
+auto_dir="$(mktemp -d /tmp/bmq-mcp-auto-XXXXXX)"
+rmdir "$auto_dir"
+if timeout 300 "$node" "$work/npm/mcp_autostart.mjs" "$bin/blendmq" "$auto_dir"; then auto_ok=1; else auto_ok=0; fi
+"$bin/blendmq" --run-dir "$auto_dir" down >/dev/null 2>&1
+rm -rf "$auto_dir"
 
 run_dir="$(mktemp -d /tmp/bmq-mcp-XXXXXX)"
 stop() {
@@ -61,15 +71,20 @@ stop_proxy() { kill "$proxy_pid" 2>/dev/null; rm -f "$proxy_out"; }
 trap 'stop_proxy; stop' EXIT
 
 passed=0; failed=0
-scenarios=(server-initialize ping logging-set-level tools-list dns-rebinding-protection server-sse-multiple-streams
-           json-schema-2020-12 tools-call-simple-text tools-call-image tools-call-audio tools-call-embedded-resource
-           tools-call-mixed-content tools-call-error tools-call-with-logging tools-call-with-progress)
-for s in "${scenarios[@]}"; do
-  if out="$(timeout 120 "$node" "$conformance" server --url "$proxied" --scenario "$s" 2>&1)"; then
-    echo "ok   conformance $s"; passed=$((passed + 1))
+if [ "$auto_ok" = 1 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+# Every scenario a revision requires, frozen at its release (--requirements): 2025-11-25 (sessions,
+# initialize) and 2026-07-28 (no sessions: server/discover, per-request _meta, input-required results).
+# The suite exits non-zero when a scored scenario fails; extension and pending scenarios it runs too
+# (tasks-*, http-custom-header-server-validation) are listed but do not count (see its summary).
+for rev in 2025-11-25 2026-07-28; do
+  out_dir="$work/conformance-$rev"
+  rm -rf "$out_dir"
+  if out="$(timeout 600 "$node" "$conformance" server --url "$proxied" --requirements "$rev" -o "$out_dir" 2>&1)"; then
+    echo "ok   conformance --requirements $rev"; passed=$((passed + 1))
   else
-    echo "FAIL conformance $s"; echo "$out" | tail -n 20; failed=$((failed + 1))
+    echo "FAIL conformance --requirements $rev"; failed=$((failed + 1))
   fi
+  echo "$out" | sed -n '/=== SUMMARY/,$p'
 done
 
 for mode in stdio http; do

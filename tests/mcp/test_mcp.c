@@ -935,6 +935,79 @@ static void test_conformance_fixtures (void **state)
     bmq_mcp_destroy (&mcp);
 }
 
+/* 2026-07-28 and security.mcp_confirm: elicitation: confirm_script asks the
+ * person through an input-required result (the sha256 and the script shown),
+ * the script's id and sha256 signed into its requestState; the second call
+ * with the answer sends script.confirm; a changed state applies nothing. */
+static void test_confirm_by_input_required_result (void **state)
+{
+    char err[256];
+    bmq_mcp_options_t eo = { .request_timeout_ms = 5000, .confirm_by_elicitation = true };
+    bmq_mcp_t *mcp = bmq_mcp_new (&eo, err, sizeof err);
+    assert_non_null (mcp);
+    const char *sha = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+    const char *meta = "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                       "\"io.modelcontextprotocol/clientCapabilities\":{\"elicitation\":{}}}";
+    char text[2048];
+    snprintf (text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"confirm_script\","
+              "\"arguments\":{\"script_id\":\"abc\",\"sha256\":\"%s\"},%s}}", sha, meta);
+    json_t *msg = json_loads (text, 0, NULL), *error = NULL;
+    bmq_mcp_session_t s;
+    bmq_mcp_session_init (&s);
+    assert_int_equal (bmq_mcp_stateless_open (&s, msg, "2026-07-28", &error), 0);
+    snprintf (s.who, sizeof s.who, "desk");
+    s.role = BMQ_ROLE_OPERATOR_REVIEWER;
+    bmq_mcp_outcome_t out;
+    bmq_mcp_handle (mcp, &s, msg, &out);
+    json_decref (msg);
+    assert_non_null (out.call);
+    assert_string_equal (bmq_msg_type_name (out.request->type), "script.list");
+    json_t *sent = json_array ();
+    char listing[512];
+    snprintf (listing, sizeof listing, "{\"scripts\":[{\"script_id\":\"abc\",\"sha256\":\"%s\",\"ok\":true,\"applied\":false,"
+              "\"lines\":1,\"script\":\"import bpy\"}]}", sha);
+    bmq_envelope_t *env = bmq_envelope_reply (out.request, bmq_msg_type_from_name ("script.listing"), json_loads (listing, 0, NULL));
+    assert_true (bmq_mcp_call_feed (out.call, env, sent));
+    bmq_envelope_destroy (&env);
+    json_t *result = s_result (sent);
+    assert_string_equal (json_string_value (json_object_get (result, "resultType")), "input_required");
+    json_t *ask = json_object_get (json_object_get (result, "inputRequests"), "confirm");
+    assert_string_equal (json_string_value (json_object_get (ask, "method")), "elicitation/create");
+    const char *question = json_string_value (json_object_get (json_object_get (ask, "params"), "message"));
+    assert_non_null (strstr (question, sha));
+    assert_non_null (strstr (question, "import bpy"));
+    char *state_text = strdup (json_string_value (json_object_get (result, "requestState")));
+    json_decref (sent);
+    bmq_envelope_destroy (&out.request);
+    bmq_mcp_call_destroy (&out.call);
+    for (int round = 0; round < 3; round++) {       /* 0: tampered state, 1: declined, 2: accepted */
+        char *st = strdup (state_text);
+        if (round == 0) st[strlen (st) - 1] = st[strlen (st) - 1] == '0' ? '1' : '0';
+        snprintf (text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"confirm_script\","
+                  "\"arguments\":{\"script_id\":\"abc\",\"sha256\":\"%s\"},\"requestState\":\"%s\",\"inputResponses\":{\"confirm\":"
+                  "{\"action\":\"%s\",\"content\":{\"confirm\":true}}},%s}}", sha, st, round == 1 ? "decline" : "accept", meta);
+        free (st);
+        msg = json_loads (text, 0, NULL);
+        bmq_mcp_handle (mcp, &s, msg, &out);
+        json_decref (msg);
+        if (round < 2) {
+            assert_null (out.call);
+            assert_null (out.request);
+            assert_true (json_is_true (json_object_get (json_object_get (out.response, "result"), "isError")));
+            json_decref (out.response);
+            continue;
+        }
+        assert_non_null (out.call);
+        assert_int_equal (out.request->type, BMQ_MSG_SCRIPT_CONFIRM);
+        assert_string_equal (json_string_value (json_object_get (out.request->body, "sha256")), sha);
+        assert_string_equal (json_string_value (json_object_get (out.request->body, "channel")), "mcp-elicitation");
+        bmq_envelope_destroy (&out.request);
+        bmq_mcp_call_destroy (&out.call);
+    }
+    free (state_text);
+    bmq_mcp_destroy (&mcp);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -952,6 +1025,7 @@ int main (void)
         cmocka_unit_test (test_resources),
         cmocka_unit_test (test_prompts_and_completion),
         cmocka_unit_test (test_conformance_fixtures),
+        cmocka_unit_test (test_confirm_by_input_required_result),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }
