@@ -556,6 +556,29 @@ R("room_divider", "structure", ["room divider", "folding screen", "partition", "
   [box("room_divider_panels", 1.5, 0.04, 1.7, c=BEIGE, main=True), box("room_divider_feet", 1.5, 0.3, 0.03, c=DARKWOOD)])
 
 
+# the room staples, compact (they were hand-written with 25-40 steps a copy; a room needs many of them)
+R("bed", "bed", ["bed", "double bed", "cama", "bett", "letto"], "A double bed with a headboard, mattress, pillows and a blanket",
+  [box("bed_frame", 1.6, 2.1, 0.3, c=WOOD), box("bed_mattress", 1.52, 2.0, 0.22, y=-0.02, z=0.3, c=WHITE),
+   box("bed_blanket", 1.56, 1.4, 0.05, y=-0.32, z=0.5, c=(0.35, 0.45, 0.65), main=True),
+   box("bed_headboard", 1.6, 0.08, 1.0, y=1.01, c=WOOD), box("bed_pillow", 1.2, 0.4, 0.12, y=0.72, z=0.52, c=WHITE)])
+R("nightstand", "storage", ["nightstand", "night stand", "bedside table", "night table", "bedside cabinet", "table de chevet", "table de nuit", "chevet",
+                            "mesita de noche", "mesilla", "mesa de noche", "mesa de cabeceira", "criado mudo", "comodino", "nachttisch"],
+  "A wooden bedside table with a drawer", casegood("nightstand", 0.45, 0.4, 0.57, plinth=0.1))
+R("wardrobe", "storage", ["wardrobe", "closet", "armoire", "cupboard", "clothes cupboard", "garde robe", "penderie", "armario", "ropero", "guarda roupa",
+                          "guardarropa", "roupeiro", "armadio", "kleiderschrank", "schrank"], "A tall two-door wardrobe",
+  casegood("wardrobe", 1.2, 0.6, 2.0, front="doors"), holds=True)
+R("sofa", "seating", ["sofa", "couch", "settee", "canape", "divan", "divano", "sofá"], "A three-seat sofa with arms and a backrest",
+  seat("sofa", 2.0, 0.9, 0.45, 0.85, arms=0.2, c=(0.45, 0.5, 0.6)), seat_=True)
+R("bookshelf", "storage", ["bookshelf", "bookcase", "book shelf", "shelf", "shelves", "etagere", "bibliotheque", "estanteria", "libreria", "buecherregal",
+                           "bücherregal", "regal"], "A bookshelf: two sides, a back and four boards",
+  [box("shelf_side_left", 0.03, 0.3, 1.8, x=-0.485, c=WOOD, main=True), box("shelf_side_right", 0.03, 0.3, 1.8, x=0.485, c=WOOD, main=True),
+   box("shelf_back", 0.94, 0.02, 1.8, y=0.14, c=(0.45, 0.29, 0.16), main=True), box("shelf_board_1", 0.94, 0.28, 0.03, y=-0.01, c=WOOD, main=True),
+   box("shelf_board_2", 0.94, 0.28, 0.03, y=-0.01, z=0.6, c=WOOD, main=True), box("shelf_board_3", 0.94, 0.28, 0.03, y=-0.01, z=1.2, c=WOOD, main=True),
+   box("shelf_board_4", 0.94, 0.3, 0.03, z=1.77, c=WOOD, main=True)], holds=True)
+R("vase", "decor", ["vase", "flower vase", "vase of flowers", "jarron", "florero", "vaso de flores", "jarra de flores", "vaso", "blumenvase"],
+  "A round vase with flowers", [sph("vase_body", 0.07, c=(0.2, 0.35, 0.7), sz=1.3, main=True, rough=0.2), sph("vase_flowers", 0.07, z=0.17, c=(0.9, 0.35, 0.45))],
+  place="surface", front="none")
+
 # ---- writing ------------------------------------------------------------------------------
 
 OPS = {"cube": "bpy.ops.mesh.primitive_cube_add", "cylinder": "bpy.ops.mesh.primitive_cylinder_add",

@@ -87,6 +87,8 @@ static const s_vocab_t s_vocab[] = {
     { "opposite of", BMQ_W_REL, BMQ_REL_FACING }, { "across from", BMQ_W_REL, BMQ_REL_FACING }, { "facing towards", BMQ_W_REL, BMQ_REL_FACING },
     { "facing toward", BMQ_W_REL, BMQ_REL_FACING }, { "turned towards", BMQ_W_REL, BMQ_REL_FACING }, { "looking at", BMQ_W_REL, BMQ_REL_FACING },
     { "pointed at", BMQ_W_REL, BMQ_REL_FACING }, { "face a", BMQ_W_REL, BMQ_REL_FACING },
+    { "faces", BMQ_W_REL, BMQ_REL_FACING }, { "face", BMQ_W_REL, BMQ_REL_FACING },
+    { "is facing", BMQ_W_REL, BMQ_REL_FACING }, { "sits opposite", BMQ_W_REL, BMQ_REL_FACING },
     { "on both sides of", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "on either side of", BMQ_W_REL, BMQ_REL_NEXT_TO },
     { "either side of", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "both sides of", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "flanking", BMQ_W_REL, BMQ_REL_NEXT_TO },
     { "at both sides of", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "on the sides of", BMQ_W_REL, BMQ_REL_NEXT_TO }, { "at the side of", BMQ_W_REL, BMQ_REL_NEXT_TO },
