@@ -511,7 +511,9 @@ static json_t *s_image_result (const bmq_envelope_t *env)
     char text[256];
     snprintf (text, sizeof text, "preview %lldx%lld, %zu bytes PNG", (long long) json_integer_value (json_object_get (result, "width")),
               (long long) json_integer_value (json_object_get (result, "height")), env->blob_len);
-    json_t *r = json_pack ("{s:[{s:s, s:s, s:s}, o]}", "content", "type", "image", "mimeType", "image/png", "data", b64, bmq_mcp_text (text));
+    json_t *r = json_pack ("{s:[{s:s, s:s, s:s}, o], s:{s:I, s:I, s:I}}", "content", "type", "image", "mimeType", "image/png", "data", b64,
+                           bmq_mcp_text (text), "structuredContent", "width", (json_int_t) json_integer_value (json_object_get (result, "width")),
+                           "height", (json_int_t) json_integer_value (json_object_get (result, "height")), "bytes", (json_int_t) env->blob_len);
     free (b64);
     return r;
 }

@@ -129,8 +129,9 @@ json_t *bmq_mcp_look_result (const bmq_envelope_t *env)
     char *b64 = malloc (b64len);
     sodium_bin2base64 (b64, b64len, env->blob, env->blob_len, sodium_base64_VARIANT_ORIGINAL);
     char *text = s_stats_text (result, env->blob_len);
-    json_t *r = json_pack ("{s:[{s:s, s:s, s:s}, o]}", "content", "type", "image", "mimeType", "image/png", "data", b64,
-                           bmq_mcp_text (text));
+    json_t *r = json_pack ("{s:[{s:s, s:s, s:s}, o], s:{s:I, s:O?, s:O?}}", "content", "type", "image", "mimeType", "image/png", "data", b64,
+                           bmq_mcp_text (text), "structuredContent", "count", (json_int_t) s_int (result, "count"),
+                           "totals", json_object_get (result, "totals"), "objects", json_object_get (result, "objects"));
     free (text);
     free (b64);
     return r;

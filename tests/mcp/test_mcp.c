@@ -47,6 +47,8 @@ static void test_tool_list (void **state)
         json_t *t = json_array_get (list, i);
         assert_string_equal (json_string_value (json_object_get (t, "name")), want[i]);
         assert_true (json_is_object (json_object_get (t, "inputSchema")));
+        assert_true (json_is_object (json_object_get (t, "outputSchema")));       /* every tool: structured results (issue 25) */
+        assert_true (bmq_mcp_tools_find (tools, want[i])->structured);
         assert_null (json_object_get (t, "_kind"));
     }
     /* the script service (script.request / script.confirm) is in this build */
@@ -56,7 +58,7 @@ static void test_tool_list (void **state)
     assert_null (bmq_mcp_tools_find (tools, "nope"));
     size_t bytes = bmq_mcp_tools_list_bytes (tools);
     fprintf (stderr, "tools/list: %zu tools, %zu bytes (about %zu tokens at 4 bytes each)\n", json_array_size (list), bytes, bytes / 4);
-    assert_true (bytes < 7200);                      /* 6000 until `look`, search_assets, import_asset and generate_3d (issue 16) came */
+    assert_true (bytes < 8000);     /* 6000 until look, search_assets, import_asset, generate_3d (issue 16); 8000 with an outputSchema on every tool (issue 25) */
     char err[256];
     bmq_mcp_tools_t *with_tests = bmq_mcp_tools_new (true, err, sizeof err);
     assert_non_null (bmq_mcp_tools_find (with_tests, "test_tool_with_progress"));
@@ -437,6 +439,7 @@ static void test_cancel_and_image (void **state)
     json_t *image = json_array_get (json_object_get (s_result (out), "content"), 0);
     assert_string_equal (json_string_value (json_object_get (image, "type")), "image");
     assert_string_equal (json_string_value (json_object_get (image, "data")), "iVBORw0KGgo=");
+    assert_true (json_is_integer (json_object_get (json_object_get (s_result (out), "structuredContent"), "width")));
     bmq_envelope_destroy (&reply);
     bmq_envelope_destroy (&req);
     bmq_mcp_call_destroy (&call);
@@ -494,6 +497,9 @@ static void test_look (void **state)
     assert_non_null (strstr (text, "- odd (MESH): 4 vertices, 0 faces, 0 non-manifold edges, 0 loose parts, bounds ?..?"));
     assert_non_null (strstr (text, "totals: 3 objects (2 with geometry), 12 vertices, 7 faces, 4 non-manifold edges, 2 loose parts"));
     assert_null (json_object_get (s_result (out), "isError"));
+    json_t *structured = json_object_get (s_result (out), "structuredContent");         /* its outputSchema: count required */
+    assert_int_equal (json_integer_value (json_object_get (structured, "count")), 3);
+    assert_int_equal (json_integer_value (json_object_get (json_object_get (structured, "totals"), "loose_parts")), 2);
     bmq_envelope_destroy (&reply);
     bmq_envelope_destroy (&req);
     bmq_mcp_call_destroy (&call);
