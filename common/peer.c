@@ -16,6 +16,7 @@ struct bmq_peer_t {
     int64_t  last_heard;       /* 0: never */
     int64_t  created;
     char    *state;
+    char     blender[33];      /* an executor's Blender version, from its heartbeats ("" when none) */
     char     instance[BMQ_INSTANCE_LEN + 1];   /* the process answering, from its heartbeats */
     unsigned generation;       /* times the instance changed: the peer restarted */
     zsock_t *monitor;          /* the socket's DISCONNECTED events (NULL when they cannot be had) */
@@ -127,6 +128,8 @@ bool bmq_peer_heard (bmq_peer_t *self, const bmq_envelope_t *env)
     if (env->type != BMQ_MSG_HEARTBEAT) return false;
     const char *state = bmq_body_str (env, "state");
     if (state) { free (self->state); self->state = strdup (state); }
+    const char *blender = bmq_body_str (env, "blender");       /* declared at most 32 bytes */
+    snprintf (self->blender, sizeof self->blender, "%s", blender && strlen (blender) < sizeof self->blender ? blender : "");
     const char *instance = bmq_body_str (env, "instance");
     if (instance && strlen (instance) == BMQ_INSTANCE_LEN && strcmp (instance, self->instance)) {
         if (self->instance[0]) self->generation++;
@@ -156,11 +159,14 @@ int bmq_peer_interval (const bmq_peer_t *self) { return self->interval_ms; }
 
 json_t *bmq_peer_status (const bmq_peer_t *self)
 {
-    return json_pack ("{s:s, s:s, s:b, s:I, s:s, s:s, s:I}", "name", self->name, "endpoint", self->endpoint,
+    json_t *status = json_pack ("{s:s, s:s, s:b, s:I, s:s, s:s, s:I}", "name", self->name, "endpoint", self->endpoint,
                       "alive", bmq_peer_alive (self),
                       "last_heard_ms", (json_int_t) (self->last_heard ? bmq_mono_ms () - self->last_heard : -1),
                       "state", bmq_peer_alive (self) ? self->state : "unreachable",
                       "instance", self->instance, "restarts_seen", (json_int_t) self->generation);
+    if (status && self->blender[0] && bmq_peer_alive (self))      /* an executor's Blender (issue 30) */
+        json_object_set_new (status, "blender_version", json_string (self->blender));
+    return status;
 }
 
 int bmq_peer_send (bmq_peer_t *self, const bmq_envelope_t *env)

@@ -214,8 +214,11 @@ static int s_on_status (const bmq_envelope_t *env, void *arg)
             printf ("%-10s TAMPERED  (%s; blendmq audit verify)%s%s\n", name, state, *extra ? "  " : "", extra);
             all = false;
         }
-        else
-            printf ("%-10s %s  (%s)%s%s\n", name, alive ? "ok" : "DOWN", state ? state : "", *extra ? "  " : "", extra);
+        else {      /* an executor names its Blender's version (issue 30; --json: blender_version) */
+            const char *bv = json_string_value (json_object_get (s, "blender_version"));
+            printf ("%-10s %s  (%s%s%s)%s%s\n", name, alive ? "ok" : "DOWN", state ? state : "", bv ? ", Blender " : "",
+                    bv ? bv : "", *extra ? "  " : "", extra);
+        }
     }
     if (!st->json && st->sup) s_print_rest (st->sup, shown);
     json_decref (shown);

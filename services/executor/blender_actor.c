@@ -28,7 +28,8 @@ static void s_state (s_actor_t *self, bool connected, const char *detail)
     if (self->connected == connected && self->hung == hung) return;
     self->connected = connected;
     self->hung = hung;
-    zstr_sendx (self->pipe, "STATE", connected ? "connected" : hung ? "hung" : "disconnected", detail, NULL);
+    zstr_sendx (self->pipe, "STATE", connected ? "connected" : hung ? "hung" : "disconnected", detail,
+                connected ? bmq_blender_link_blender_version (self->link) : "", NULL);     /* + its version */
 }
 
 static void s_lost (s_actor_t *self, const char *why);

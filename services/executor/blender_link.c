@@ -36,6 +36,7 @@ struct bmq_blender_link_t {
     bool    plain_remote;   /* a non-loopback TCP peer is allowed (no encryption: see the header) */
     bool    timed_out;      /* the last connect failed for silence (a hung Blender), not a refusal */
     bool    sealed;         /* after hello: every frame carries its MAC (handshake.session) */
+    char    blender[24];    /* the version the last hello reply named ("4.3.2"), or "" (issue 30) */
     unsigned char session[crypto_auth_hmacsha256_KEYBYTES];
     uint64_t sent, received;    /* frame sequence numbers, per direction */
 };
@@ -97,6 +98,7 @@ void bmq_blender_link_destroy (bmq_blender_link_t **self_p)
 bool bmq_blender_link_connected (const bmq_blender_link_t *self) { return self->fd >= 0; }
 bool bmq_blender_link_timed_out (const bmq_blender_link_t *self) { return self->timed_out; }
 const json_t *bmq_blender_link_hello_report (const bmq_blender_link_t *self) { return self->hello; }
+const char *bmq_blender_link_blender_version (const bmq_blender_link_t *self) { return self->blender; }
 
 /* Set once the process is stopping: every wait on any link ends within
  * S_ABORT_SLICE_MS as if the connection had dropped, so a stopping executor
@@ -490,6 +492,9 @@ static int s_handshake (bmq_blender_link_t *self, int timeout_ms, char *err, siz
               && sodium_memcmp (got, expect, sizeof got) == 0;
     if (ok) {
         s_take_hello_report (self, json_object_get (reply, "result"));
+        const char *v = json_string_value (json_object_get (json_object_get (reply, "result"), "blender"));
+        size_t vlen = v ? strspn (v, "0123456789.") : 0;
+        snprintf (self->blender, sizeof self->blender, "%s", v && vlen == strlen (v) && vlen < sizeof self->blender ? v : "");
         /* from here every frame both ways carries a MAC under the session key */
         crypto_auth_hmacsha256_state st;
         crypto_auth_hmacsha256_init (&st, (const unsigned char *) self->token, strlen (self->token));

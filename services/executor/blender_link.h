@@ -84,6 +84,10 @@ bool bmq_blender_link_timed_out (const bmq_blender_link_t *self);
  * left out, unknown fields dropped. Borrowed; NULL when the last connect did
  * not succeed or the reply had nothing to report. */
 const json_t *bmq_blender_link_hello_report (const bmq_blender_link_t *self);
+
+/* The Blender version the last hello reply named ("4.3.2": digits and dots only), or "" when it
+ * named none (issue 30: status shows it; scripts are checked against that version's RNA). */
+const char *bmq_blender_link_blender_version (const bmq_blender_link_t *self);
 void bmq_blender_link_close (bmq_blender_link_t *self);
 /* Send one command and wait up to timeout_ms for its reply. args is borrowed
  * (may be NULL). On OK *reply_out is the whole reply (caller decrefs; check

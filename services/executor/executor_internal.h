@@ -50,6 +50,7 @@ typedef struct executor_t {
     bool           busy;              /* blender busy: silent for more than two heartbeats (issue 23) */
     int64_t        busy_since_wall;   /* its wall-clock start, written to blender.busy_file */
     char           blender_detail[256];
+    char           blender_version[24];   /* the connected Blender's ("4.3.2"; its hello), "" when none (issue 30) */
     int            step_timeout, command_timeout;
     int64_t        plans_run;
     char           recorded[RECORDED_MAX][REPORT_ID_LEN + 1];   /* report ids already in the audit trail */

@@ -14,6 +14,7 @@
 #include "assets_http.h"
 #include "blender_actor.h"
 #include "blender_link.h"
+#include "blender_rna.h"
 #include "log.h"
 #include "peer.h"
 #include "progress_stamp.h"
@@ -122,14 +123,19 @@ static void s_on_actor (executor_t *ex)
     if (kind && (!strcmp (kind, "ALIVE") || !strcmp (kind, "PROGRESS") || !strcmp (kind, "RESULT")))
         ex->heard_ms = bmq_mono_ms ();          /* Blender spoke: not busy */
     if (kind && !strcmp (kind, "STATE")) {
-        char *state = zmsg_popstr (msg), *detail = zmsg_popstr (msg);
+        char *state = zmsg_popstr (msg), *detail = zmsg_popstr (msg), *version = zmsg_popstr (msg);
         ex->blender_up = state && !strcmp (state, "connected");
+        /* which Blender (issue 30): status shows it, scripts are checked against its recorded RNA */
+        snprintf (ex->blender_version, sizeof ex->blender_version, "%s",
+                  ex->blender_up && bmq_blender_version_valid (version) ? version : "");
+        if (ex->scripts) bmq_script_jobs_set_blender (ex->scripts, ex->blender_version);
+        free (version);
         bool hung = state && !strcmp (state, "hung");
         if (hung && !ex->blender_hung && !ex->waiting) ex->heard_ms = bmq_mono_ms () - ex->interval;   /* the ping's wait */
         if (ex->blender_up) ex->heard_ms = bmq_mono_ms ();
         ex->blender_hung = hung;
         snprintf (ex->blender_detail, sizeof ex->blender_detail, "%s", detail ? detail : "");
-        if (ex->blender_up) bmq_info ("Blender connected");
+        if (ex->blender_up) bmq_info ("Blender %s connected", *ex->blender_version ? ex->blender_version : "(version unknown)");
         else bmq_warn ("Blender disconnected: %s", ex->blender_detail);
         bmq_audit_record (ex->audit, NULL, "blender.state", json_pack ("{s:s, s:s}", "state", state ? state : "?",
                                                                        "detail", ex->blender_detail));
@@ -254,7 +260,12 @@ static void s_on_request (executor_t *ex)
     executor_heard (ex, rid, env->type == BMQ_MSG_HEARTBEAT);
     /* the gateway for a client of the right role; planner and validators for RNA (roles.def) */
     if (bmq_roles_refused (ex->router, rid, env, "executor", bmq_roles_curve (ex->cfg), 0, ex->audit)) { }
-    else if (bmq_answer_heartbeat (ex->router, rid, env, "executor", s_state (ex))) { }
+    else if (env->type == BMQ_MSG_HEARTBEAT) {     /* bmq_answer_heartbeat's, with its Blender's version */
+        bmq_envelope_t *hb = bmq_envelope_reply (env, BMQ_MSG_HEARTBEAT,
+            json_pack ("{s:s, s:s, s:s}", "service", "executor", "state", s_state (ex), "instance", bmq_instance_id ()));
+        if (*ex->blender_version) json_object_set_new (hb->body, "blender", json_string (ex->blender_version));
+        bmq_bus_send_and_destroy (ex->router, rid, &hb);
+    }
     else if (env->type == BMQ_MSG_EXECUTE_REQUEST) reply = s_accept_plan (ex, env, rid);
     else if (env->type == BMQ_MSG_CANCEL_REQUEST) s_cancel (ex, env);
     else if (env->type == BMQ_MSG_INSPECT_REQUEST) reply = s_accept_inspect (ex, env, rid);
@@ -279,8 +290,8 @@ static void s_on_request (executor_t *ex)
     }
     else if (env->type == BMQ_MSG_STATUS_REQUEST)
         reply = bmq_envelope_reply (env, BMQ_MSG_STATUS_REPLY,
-            json_pack ("{s:s, s:s, s:{s:b, s:b, s:I, s:s, s:s, s:I, s:s}, s:I, s:s?, s:I}", "service", "executor", "state", s_state (ex),
-                       "blender", "connected", ex->blender_up, "busy", ex->busy,
+            json_pack ("{s:s, s:s, s:{s:b, s:b, s:s, s:I, s:s, s:s, s:I, s:s}, s:I, s:s?, s:I}", "service", "executor", "state", s_state (ex),
+                       "blender", "connected", ex->blender_up, "busy", ex->busy, "version", ex->blender_version,
                        "busy_ms", (json_int_t) (ex->busy ? bmq_now_ms () - ex->busy_since_wall : 0), "detail", ex->blender_detail,
                        "host", bmq_config_str (ex->cfg, "blender.host"), "port", (json_int_t) bmq_config_int (ex->cfg, "blender.port"),
                        "socket", bmq_config_str (ex->cfg, "blender.socket"),

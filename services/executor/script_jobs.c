@@ -1,6 +1,7 @@
 /* script_jobs — sandbox runs and confirmed live runs of BPY scripts (see script_jobs.h). */
 #include "script_jobs.h"
 #include "blender_link.h"
+#include "blender_rna.h"
 #include "bus.h"
 #include "log.h"
 #include "progress_stamp.h"
@@ -57,6 +58,7 @@ typedef struct {
     json_t *after_ids;                  /* the sandbox's after-state of what it changed: live names what differs */
     bool    ok, applied;
     char    verdict[32];
+    char    blender[24];                /* the Blender version it was sandboxed for (issue 30) */
 } s_entry_t;
 
 struct bmq_script_jobs_t {
@@ -71,6 +73,7 @@ struct bmq_script_jobs_t {
     int          sandbox_warm;          /* executor.sandbox_warm: read by the worker when it makes its pool */
     const char  *name;                  /* this executor (executor.name): seals must be for it */
     bmq_seal_guard_t *seals;            /* the executor's replay guard (borrowed) */
+    char         blender[24];           /* the live Blender's version, "" while none is connected */
 };
 
 /* A fresh script id: 128 random bits as 32 lowercase hex chars. Never taken from a client,
@@ -282,6 +285,11 @@ void bmq_script_jobs_set_seals (bmq_script_jobs_t *self, const char *name, bmq_s
     self->seals = guard;
 }
 
+void bmq_script_jobs_set_blender (bmq_script_jobs_t *self, const char *version)
+{
+    snprintf (self->blender, sizeof self->blender, "%s", bmq_blender_version_valid (version) ? version : "");
+}
+
 void bmq_script_jobs_set_timeout (bmq_script_jobs_t *self, int timeout_ms)
 {
     if (timeout_ms > 0) self->timeout_ms = timeout_ms;
@@ -367,6 +375,15 @@ static bmq_envelope_t *s_on_script (bmq_script_jobs_t *self, const bmq_envelope_
         return bmq_envelope_reply (req, BMQ_MSG_SCRIPT_REPLY, json_pack ("{s:s, s:s, s:s++}", "script_id", script_id,
             "status", "rejected", "message", "the script does not carry a valid validator seal (", why, "); nothing was run"));
     }
+    /* the validator's operators against the RNA recorded for this very Blender (issue 30) */
+    char rna_why[700];
+    if (bmq_blender_rna_check (self->blender, json_object_get (verdict, "operator_list"), rna_why, sizeof rna_why) < 0) {
+        bmq_audit_record (self->audit, script_id, "script.sandbox",
+                          json_pack ("{s:s, s:s, s:s, s:s, s:s, s:s}", "script_id", script_id, "script_sha256", sha, "status", "refused",
+                                     "request_cid", req->cid, "blender", self->blender, "reason", rna_why));
+        return bmq_envelope_reply (req, BMQ_MSG_SCRIPT_REPLY, json_pack ("{s:s, s:s, s:s+}", "script_id", script_id,
+            "status", "refused", "message", rna_why, "; nothing was run"));
+    }
     if (zhashx_lookup (self->pending, req->cid) || zhashx_size (self->pending) >= STORE_MAX)
         return bmq_envelope_error (req, "busy", "too many scripts in progress");
     s_run_t *run = calloc (1, sizeof *run);
@@ -417,7 +434,9 @@ static bmq_envelope_t *s_on_confirm (bmq_script_jobs_t *self, const bmq_envelope
                     : !s_sha_arg (given, sha) ? "sha256 must be 64 hexadecimal digits (the script's sha256); nothing was run"
                     : strcmp (sha, e->sha) ? "the script's sha256 differs from the one confirmed: what you reviewed is not what would run"
                     : !e->ok ? "the script did not run clean in the sandbox; it cannot be applied"
-                    : e->applied ? "the script was already applied; sandbox it again to apply it again" : NULL;
+                    : e->applied ? "the script was already applied; sandbox it again to apply it again"
+                    : strcmp (e->blender, self->blender) ? "the script was sandboxed on another Blender than the one now "
+                      "connected (or none is): sandbox it again on this one; nothing was run" : NULL;
     if (!why && zhashx_lookup (self->pending, req->cid)) why = "this confirmation is already in progress";
     if (why) {
         const char *id = id_ok ? script_id : req->cid;
@@ -573,6 +592,7 @@ void bmq_script_jobs_on_worker (bmq_script_jobs_t *self)
     snprintf (e->sha, sizeof e->sha, "%s", run->sha);
     snprintf (e->scene_sha, sizeof e->scene_sha, "%s", scene ? scene : "");
     snprintf (e->verdict, sizeof e->verdict, "%s", verdict);
+    snprintf (e->blender, sizeof e->blender, "%s", self->blender);
     const char *fpb = json_string_value (json_object_get (r, "before_fingerprint"));
     const char *fpa = json_string_value (json_object_get (r, "after_fingerprint"));
     if (!fpb || !s_sha_arg (fpb, e->fp_before)) e->fp_before[0] = 0;

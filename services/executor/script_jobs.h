@@ -53,6 +53,11 @@ void bmq_script_jobs_set_sandbox_warm (bmq_script_jobs_t *self, int warm);
 /* Seals must be for executor `name` (kept, not copied) and are remembered in
  * `guard` (borrowed) so none is used twice (issue 12). */
 void bmq_script_jobs_set_seals (bmq_script_jobs_t *self, const char *name, bmq_seal_guard_t *guard);
+
+/* The live Blender's version ("4.3.2", from its hello; "" while none is connected). A script is
+ * sandboxed and applied only for a Blender whose RNA is recorded (blender_rna.h), checked
+ * against that version's table, and applied only on the version it was sandboxed for (issue 30). */
+void bmq_script_jobs_set_blender (bmq_script_jobs_t *self, const char *version);
 /* The link timeout for one of our Blender commands: timeout_ms + 15 s for run_script (the
  * add-on's own limit answers first), 0 for anything else (the caller's default). */
 int bmq_script_jobs_link_timeout (const bmq_script_jobs_t *self, const bmq_job_t *job);

@@ -13,6 +13,21 @@ Met so far, and where each is handled:
 - Action.fcurves gone in 5.x (layered actions): action_fcurves below.
 - Principled BSDF inputs renamed in 4.x (Transmission -> Transmission Weight, Emission ->
   Emission Color): principled_input below (steps.py's object.material).
+- The OBJ importer: import_scene.obj is gone in 4.x, wm.obj_import (3.2+) everywhere:
+  asset_import.py's feature check (hasattr(bpy.ops.wm, "obj_import")).
+- Context overrides: bpy.context.temp_override (3.2+), never the old dict override (removed in
+  4.0): transaction.py's s_window_override, render.py's viewport_screenshot.
+- Render engines: look and render_preview use BLENDER_WORKBENCH, the one id every version shares
+  (EEVEE's id changed in 4.2 and again in 5.0).
+- Which Blender: the hello reply names its version (server.py); the executor shows it in status
+  and checks scripts against proto/script_rna_blender_<version>.json (services/executor/
+  blender_rna.c), refusing a Blender with no record. A script is compiled by the Python of the
+  Blender that runs it (script_exec.prepare, in the sandbox and live: 3.11, 3.13, 3.14).
+- Outside the add-on: 4.x needs libEGL for its first Workbench render, numpy for glTF, 5.x the
+  extensions add-on's imports (deploy/blender-roots.sh's PACKAGES); Mesa's shader cache off in
+  the sandbox (blender_root.c / sandbox_bwrap.c).
+Each is exercised on 3.4, 4.3 and 5.2 by txn.compat and txn.commands_<version> (every link
+command once per version).
 """
 
 PRINCIPLED_INPUTS = {"transmission": ("Transmission Weight", "Transmission"),
