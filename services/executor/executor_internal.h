@@ -44,6 +44,7 @@ typedef struct executor_t {
     bool           pipeline;          /* executor.pipeline: plans go as run_plan chunks (issue 14) */
     atomic_bool    link_cancel;       /* the streaming run_plan should stop (read by the Blender actor) */
     bool           blender_up;
+    bool           blender_state_known;   /* the link reported once (before: "blender connecting") */
     bool           blender_hung;      /* the actor's last failure was silence: Blender accepted and said nothing */
     int64_t        heard_ms;          /* monotonic: when Blender last answered or sent progress */
     bool           was_waiting;       /* ex->waiting at the last loop pass: a call started since */

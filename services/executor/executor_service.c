@@ -125,6 +125,7 @@ static void s_on_actor (executor_t *ex)
     if (kind && !strcmp (kind, "STATE")) {
         char *state = zmsg_popstr (msg), *detail = zmsg_popstr (msg), *version = zmsg_popstr (msg);
         ex->blender_up = state && !strcmp (state, "connected");
+        ex->blender_state_known = true;
         /* which Blender (issue 30): status shows it, scripts are checked against its recorded RNA */
         snprintf (ex->blender_version, sizeof ex->blender_version, "%s",
                   ex->blender_up && bmq_blender_version_valid (version) ? version : "");

@@ -174,7 +174,7 @@ bmq_req_wait_t bmq_gw_missing (bmq_gw_t *gw, const bmq_envelope_t *env, int exec
      * and the executor queues the work behind it; a Blender that stays busy past
      * blender.hang_kill_ms is restarted, and what waited is answered then. */
     if (blender && bmq_peer_alive (ep) && strcmp (state, "blender connected") && strcmp (state, "blender busy")
-        && strcmp (state, "unknown")) {
+        && strcmp (state, "blender connecting") && strcmp (state, "unknown")) {
         snprintf (why, len, "Blender is not connected to the executor: %s", state);
         return BMQ_WAIT_BLENDER;
     }
