@@ -24,7 +24,10 @@
 static const char *s_state (const executor_t *ex)
 {
     if (ex->busy) return "blender busy";
-    return ex->blender_up ? "blender connected" : "blender disconnected (reconnecting)";
+    if (ex->blender_up) return "blender connected";
+    /* a new executor's first connection is not a lost Blender: the gateway lets work through
+     * (the call connects, or answers why not) instead of refusing it as blender_unavailable */
+    return ex->blender_state_known ? "blender disconnected (reconnecting)" : "blender connecting";
 }
 
 /* Busy (issue 23): a call outstanding with nothing from Blender (no answer,
