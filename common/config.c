@@ -3,6 +3,7 @@
 #include "yaml_json.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,34 +17,57 @@ struct bmq_config_t {
 
 #define ERR(...) do { if (err) snprintf (err, errlen, __VA_ARGS__); } while (0)
 
-/* Merge `over` into `base` for keys that exist in `base`, section by section. */
-static int s_merge (json_t *base, json_t *over, const char *where, char *err, size_t errlen)
+/* One more problem line in err (problems are counted even when err is full). */
+static void s_problem (char *err, size_t errlen, int *problems, const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
+static void s_problem (char *err, size_t errlen, int *problems, const char *fmt, ...)
 {
-    if (json_is_null (over)) return 0;      /* an empty file */
-    if (!json_is_object (over)) { ERR ("%s: expected a mapping", where); return -1; }
+    (*problems)++;
+    if (!err || !errlen) return;
+    size_t used = strlen (err);
+    if (used + 2 >= errlen) return;
+    if (used) err[used++] = '\n';
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (err + used, errlen - used, fmt, ap);
+    va_end (ap);
+}
+
+/* Merge `over` into `base` for keys that exist in `base`, section by section;
+ * every key `base` lacks is a problem, said at its line and column in `path`.
+ * The values' types, choices and ranges are checked afterwards, against the
+ * declaration (config_check.c). */
+static void s_merge (json_t *base, json_t *over, const char *where, const char *path, char *err, size_t errlen, int *problems)
+{
+    if (json_is_null (over)) return;        /* an empty file, or an empty section */
+    size_t line = 0, col = 0;
+    if (!json_is_object (over)) {
+        if (strcmp (where, path)) bmq_config_mark (path, where, false, &line, &col);
+        if (line) s_problem (err, errlen, problems, "%s:%zu:%zu: %s: expected a mapping", path, line, col, where);
+        else s_problem (err, errlen, problems, "%s: expected a mapping", where);
+        return;
+    }
     const char *key;
     json_t *value;
     json_object_foreach (over, key, value) {
+        char name[300];
+        if (!strcmp (where, path)) snprintf (name, sizeof name, "%s", key);
+        else snprintf (name, sizeof name, "%s.%s", where, key);
         json_t *cur = json_object_get (base, key);
-        if (!cur) { ERR ("%s: unknown key '%s'", where, key); return -1; }
-        if (json_is_object (cur) && json_object_size (cur) == 0) {
-            /* an empty mapping in the defaults is a free-form map (e.g. gateway.executors) */
-            if (!json_is_object (value)) { ERR ("%s.%s: expected a mapping", where, key); return -1; }
-            json_object_set (base, key, value);
+        if (!cur) {
+            bmq_config_mark (path, name, true, &line, &col);
+            if (line) s_problem (err, errlen, problems, "%s:%zu:%zu: unknown key '%s'", path, line, col, name);
+            else s_problem (err, errlen, problems, "%s: unknown key '%s'", path, name);
+            continue;
+        }
+        if (json_is_object (cur) && json_object_size (cur) == 0 && strchr (name, '.')) {
+            json_object_set (base, key, value);     /* a free-form map (e.g. gateway.executors): checked as declared */
             continue;
         }
         if (json_is_object (cur)) {
-            char sub[256];
-            snprintf (sub, sizeof sub, "%s.%s", where, key);
-            if (s_merge (cur, value, sub, err, errlen)) return -1;
+            s_merge (cur, value, name, path, err, errlen, problems);
             continue;
         }
-        bool same = json_typeof (cur) == json_typeof (value)
-                 || (json_is_number (cur) && json_is_integer (value))
-                 || (json_is_boolean (cur) && json_is_boolean (value));
-        if (!same && json_is_string (cur) && json_is_number (value)) same = true;
-        if (!same) { ERR ("%s.%s: wrong type", where, key); return -1; }
-        if (json_is_string (cur) && json_is_number (value)) {
+        if (json_is_string (cur) && json_is_number (value)) {      /* port: 7700 for a string key is "7700" */
             char num[64];
             if (json_is_integer (value)) snprintf (num, sizeof num, "%lld", (long long) json_integer_value (value));
             else snprintf (num, sizeof num, "%g", json_real_value (value));
@@ -52,7 +76,6 @@ static int s_merge (json_t *base, json_t *over, const char *where, char *err, si
         else
             json_object_set (base, key, value);
     }
-    return 0;
 }
 
 static json_t *s_lookup (const json_t *root, const char *key)
@@ -95,14 +118,20 @@ bmq_config_t *bmq_config_load (const char *path, char *err, size_t errlen)
     char inner[512];
     json_t *root = bmq_yaml_parse (bmq_config_defaults, bmq_config_defaults_len, inner, sizeof inner);
     if (!root) { ERR ("built-in defaults: %s", inner); return NULL; }
+    int problems = 0;
+    if (err && errlen) err[0] = 0;
     if (path && *path) {
         json_t *file = bmq_yaml_load_file (path, inner, sizeof inner);
         if (!file) { ERR ("%s", inner); json_decref (root); return NULL; }
-        int rc = s_merge (root, file, path, err, errlen);
+        s_merge (root, file, path, path, err, errlen, &problems);
         json_decref (file);
-        if (rc) { json_decref (root); return NULL; }
     }
     s_apply_env (root);
+    size_t used = err ? strlen (err) : 0;
+    problems += bmq_config_check_tree (root, path && *path ? path : NULL, err ? err + used + (used ? 1 : 0) : NULL,
+                                       err && errlen > used + 1 ? errlen - used - 1 : 0);
+    if (err && used && errlen > used + 1 && err[used + 1]) err[used] = '\n';        /* the two lists joined */
+    if (problems) { json_decref (root); return NULL; }
     bmq_config_t *self = calloc (1, sizeof *self);
     if (!self) { json_decref (root); return NULL; }
     self->root = root;
@@ -117,14 +146,30 @@ void bmq_config_destroy (bmq_config_t **self_p)
     *self_p = NULL;
 }
 
+/* A typed read of a key common/config_keys.def does not declare is a bug in
+ * the code (a typo reads "" or 0 silently): fatal in test builds. */
+static void s_declared (const char *key)
+{
+#ifdef BMQ_STRICT_FIELDS
+    if (!bmq_config_key (key)) {
+        fprintf (stderr, "blendmq: configuration key '%s' is read but not declared in common/config_keys.def\n", key);
+        abort ();
+    }
+#else
+    (void) key;
+#endif
+}
+
 const char *bmq_config_str (const bmq_config_t *self, const char *key)
 {
+    s_declared (key);
     const char *s = json_string_value (s_lookup (self->root, key));
     return s ? s : "";
 }
 
 int64_t bmq_config_int (const bmq_config_t *self, const char *key)
 {
+    s_declared (key);
     json_t *v = s_lookup (self->root, key);
     return json_is_number (v) ? (int64_t) json_number_value (v) : 0;
 }
@@ -136,6 +181,7 @@ json_t *bmq_config_json (const bmq_config_t *self, const char *key)
 
 bool bmq_config_bool (const bmq_config_t *self, const char *key)
 {
+    s_declared (key);
     return json_is_true (s_lookup (self->root, key));
 }
 

@@ -85,11 +85,11 @@ bmq_config_t *bmq_service_start (int argc, char **argv, const char *name, const 
             return NULL;
         }
     }
-    char err[512];
+    char err[4096];
     bmq_config_t *cfg = bmq_config_load (config_path, err, sizeof err);
     if (!cfg) {
-        fprintf (stderr, "blendmq-%s: %s\n", name, err);
-        *exit_code = 2;
+        fprintf (stderr, "blendmq-%s: configuration problem (not started):\n%s\n", name, err);
+        *exit_code = BMQ_EXIT_CONFIG;       /* a supervisor does not start it again: the same file fails the same way */
         return NULL;
     }
     if (!json) json = !strcmp (bmq_config_str (cfg, "log.format"), "json");

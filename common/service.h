@@ -10,7 +10,7 @@
 #include <stdbool.h>
 
 /* Returns the loaded config, or NULL when the process should exit now with
- * *exit_code (0 after --help, 2 on a usage or config error). */
+ * *exit_code (0 after --help, 2 on a usage error, BMQ_EXIT_CONFIG (78) on a configuration one). */
 bmq_config_t *bmq_service_start (int argc, char **argv, const char *name, const char *summary,
                                  int *exit_code);
 

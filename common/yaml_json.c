@@ -119,8 +119,13 @@ json_t *bmq_yaml_parse (const char *text, size_t len, char *err, size_t errlen)
     while (!done && ok) {
         yaml_event_t ev;
         if (!yaml_parser_parse (&parser, &ev)) {
-            s_seterr (err, errlen, "YAML syntax error at line %zu column %zu: %s",
-                      parser.problem_mark.line + 1, parser.problem_mark.column + 1, parser.problem);
+            if (err && errlen && parser.context)       /* an unclosed quote is where it opened, not where the file ends */
+                snprintf (err, errlen, "YAML syntax error at line %zu column %zu: %s %s (at line %zu column %zu)",
+                          parser.context_mark.line + 1, parser.context_mark.column + 1, parser.problem ? parser.problem : "?",
+                          parser.context, parser.problem_mark.line + 1, parser.problem_mark.column + 1);
+            else
+                s_seterr (err, errlen, "YAML syntax error at line %zu column %zu: %s",
+                          parser.problem_mark.line + 1, parser.problem_mark.column + 1, parser.problem);
             ok = 0;
             break;
         }

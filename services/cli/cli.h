@@ -34,6 +34,8 @@ typedef struct {
     const char *keys_dir;            /* --keys-dir DIR (default security.keys_dir, else run_dir/keys) */
     const char *role;                /* keys add-client --role ROLE */
     bool        open_browser;        /* web --open: xdg-open the page */
+    bool        all_mine;            /* cancel --all-mine: every plan of this key in progress */
+    bool        all;                 /* audit list --all: internal records too (look-ups, heartbeats of services) */
     const char *angles;              /* scene look --angles N (checked by cli_look.c) */
     const char *asset_type;          /* assets --type model|hdri|texture */
     const char *resolution;          /* assets import --resolution 1k|2k|4k|8k */
@@ -124,6 +126,31 @@ int bmq_cli_converse (bmq_config_t *cfg, bmq_envelope_t *req, bmq_cli_handler_fn
 typedef int (bmq_cli_tick_fn) (bmq_peer_t *gw, const char *cid, void *state);
 int bmq_cli_converse_ticking (bmq_config_t *cfg, bmq_envelope_t *req, bmq_cli_handler_fn *handler,
                               bmq_cli_tick_fn *tick, void *state);
+/* The same, where Ctrl-C means stop (cli_cancel.c): the first SIGINT sends
+ * cancel.request on the story and waits for its end (exit 130 once it ended
+ * cancelled), a second one leaves at once saying how to cancel it later.
+ * `what` names the thing in messages ("plan", "script"). */
+int bmq_cli_converse_cancellable (bmq_config_t *cfg, bmq_envelope_t *req, bmq_cli_handler_fn *handler, void *state,
+                                  const char *what);
+/* bmq_cli_ask where Ctrl-C means stop; *code is the conversation's exit code (130: left after a second Ctrl-C). */
+bmq_envelope_t *bmq_cli_ask_cancellable (bmq_config_t *cfg, bmq_envelope_t *req, bmq_msg_type_t want, const char *what, int *code);
+/* cli_usage.c: the full help text; is `cmd` a command; an unknown command
+ * (cmd NULL, sub the word) or subcommand said in one line with the closest
+ * one, then the short usage (returns 2); an empty or oversized prompt (2 with
+ * a message, else 0). */
+const char *bmq_cli_usage_text (void);
+bool bmq_cli_command_known (const char *cmd);
+int  bmq_cli_unknown_command (const char *cmd, const char *sub);
+int  bmq_cli_prompt_refused (const char *prompt, const char *cmd);
+/* `config check [FILE]` (cli_config.c); a configuration's problems (err of
+ * bmq_config_load, one a line) on stderr, counted, `after` saying what it meant. */
+int  bmq_cli_config_command (const bmq_cli_opts_t *opts, int nwords, const char **words);
+void bmq_cli_say_config_problems (const char *err, const char *after);
+/* Processes the supervisor of run_dir stopped for a configuration reason
+ * (exit BMQ_EXIT_CONFIG), each said with its log's report: how many. */
+int  bmq_cli_config_refusal (const char *run_dir);
+/* `cancel PLAN_ID | --all-mine` (cli_cancel.c). */
+int bmq_cli_cancel (const bmq_cli_opts_t *opts, const char *plan_id);
 /* One status.request to the gateway; NULL when it does not answer. */
 json_t *bmq_cli_fetch_status (bmq_config_t *cfg);
 /* `script list`: the scripts the sandbox has seen (pending ones can be applied). */

@@ -4,7 +4,12 @@
 #include "peer.h"
 #include "yaml_json.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -15,18 +20,90 @@
 #define CONTINUE BMQ_CLI_CONTINUE
 typedef bmq_cli_handler_fn s_handler_fn;
 
+/* Does anything listen at a local ZeroMQ endpoint? A loopback tcp:// port
+ * refuses at once, an ipc:// path is missing or refuses: false. Any other
+ * host, or an endpoint we cannot read: true (no guessing). */
+static bool s_listening (const char *endpoint)
+{
+    int fd = -1, rc = 0;
+    if (!strncmp (endpoint, "ipc://", 6)) {
+        struct sockaddr_un un = { .sun_family = AF_UNIX };
+        if (strlen (endpoint + 6) >= sizeof un.sun_path) return true;
+        snprintf (un.sun_path, sizeof un.sun_path, "%s", endpoint + 6);
+        if ((fd = socket (AF_UNIX, SOCK_STREAM, 0)) < 0) return true;
+        rc = connect (fd, (struct sockaddr *) &un, sizeof un);
+    }
+    else if (!strncmp (endpoint, "tcp://127.0.0.1:", 16) || !strncmp (endpoint, "tcp://localhost:", 16)) {
+        struct sockaddr_in in = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+        int port = atoi (endpoint + 16);
+        if (port <= 0 || port > 65535) return true;
+        in.sin_port = htons ((uint16_t) port);
+        if ((fd = socket (AF_INET, SOCK_STREAM, 0)) < 0) return true;
+        rc = connect (fd, (struct sockaddr *) &in, sizeof in);
+    }
+    else return true;
+    bool refused = rc != 0 && (errno == ECONNREFUSED || errno == ENOENT);
+    close (fd);
+    return !refused;
+}
+
+static bool s_pid_alive (const char *run_dir, const char *name)
+{
+    char path[1200];
+    snprintf (path, sizeof path, "%s/pids/%s.pid", run_dir, name);
+    FILE *f = fopen (path, "r");
+    int pid = 0;
+    if (f) { if (fscanf (f, "%d", &pid) != 1) pid = 0; fclose (f); }
+    return pid > 1 && (kill (pid, 0) == 0 || errno == EPERM);
+}
+
+/* Before talking to the run dir's stack: is there one, and does it run?
+ * Said at once, from its files, pid files and sockets (issue 29). Not when
+ * --config or --keys-dir names another stack. 0 / -1 (said why). */
+static int s_stack_here (const bmq_cli_opts_t *opts, const bmq_config_t *cfg, const char *config_file)
+{
+    if (opts->config_path || opts->keys_dir) return 0;
+    if (!config_file) {
+        fprintf (stderr, "blendmq: no blendmq stack in %s: start one with `blendmq up`\n", opts->run_dir);
+        return -1;
+    }
+    const char *endpoint = bmq_config_str (cfg, "gateway.endpoint");
+    if (!s_listening (endpoint) && !s_pid_alive (opts->run_dir, "supervisor")) {
+        fprintf (stderr, "blendmq: the blendmq stack in %s is stopped (no gateway at %s): start it with `blendmq up`\n",
+                 opts->run_dir, endpoint);
+        return -1;
+    }
+    return 0;
+}
+
+/* A key that `keys revoke` took away is said by name (its files are gone). */
+static int s_key_revoked (const char *keys_dir, const char *name)
+{
+    char cert[1300], revoked[1300];
+    snprintf (cert, sizeof cert, "%s/%s.cert", keys_dir, name);
+    snprintf (revoked, sizeof revoked, "%s/revoked/%s.cert", keys_dir, name);
+    if (zsys_file_exists (cert) || !zsys_file_exists (revoked)) return 0;
+    fprintf (stderr, "blendmq: key %s was revoked (`blendmq keys list` shows the keys; a new one:"
+                     " `blendmq keys add-client NAME --role ROLE`)\n", name);
+    return -1;
+}
+
 bmq_config_t *bmq_cli_config (const bmq_cli_opts_t *opts)
 {
-    char path[1200], err[512];
+    char path[1200], err[4096];
     const char *use = opts->config_path;
     if (!use) {
         snprintf (path, sizeof path, "%s/blendmq.yaml", opts->run_dir);
         if (zsys_file_exists (path)) use = path;
     }
     bmq_config_t *cfg = bmq_config_load (use, err, sizeof err);
-    if (!cfg) { fprintf (stderr, "blendmq: %s\n", err); return NULL; }
+    if (!cfg) { bmq_cli_say_config_problems (err, NULL); return NULL; }
     char keys[1100];
     bmq_config_set (cfg, "security.keys_dir", bmq_cli_keys_dir (opts, cfg, keys, sizeof keys));
+    if (s_key_revoked (keys, opts->key_name ? opts->key_name : "cli") || s_stack_here (opts, cfg, use)) {
+        bmq_config_destroy (&cfg);
+        return NULL;
+    }
     if (bmq_bus_security_init (cfg, opts->key_name ? opts->key_name : "cli", err, sizeof err)) {
         fprintf (stderr, "blendmq: %s\n", err);
         bmq_config_destroy (&cfg);
@@ -79,7 +156,7 @@ int bmq_cli_converse_ticking (bmq_config_t *cfg, bmq_envelope_t *req, s_handler_
                          " its story is in `blendmq audit show %s`\n", (long long) (interval * (bmq_config_int (cfg, "heartbeat.liveness") + 1)),
                          endpoint, cid, cid);
             else
-                fprintf (stderr, "blendmq: no answer from the gateway at %s (is the stack up? try `blendmq status`)\n", endpoint);
+                fprintf (stderr, "blendmq: no answer from the gateway at %s (`blendmq up` starts a stack)\n", endpoint);
             code = 2;
         }
         if (bmq_peer_alive (gw)) heard_once = true;
@@ -252,10 +329,10 @@ int bmq_cli_chat (const bmq_cli_opts_t *opts, const char *prompt, char *recipe_o
     bmq_config_t *cfg = bmq_cli_config (opts);
     if (!cfg) return 2;
     s_run_state_t st = { .json = opts->json, .recipe_out = recipe_out, .recipe_len = recipe_len };
-    int code = bmq_cli_converse (cfg, bmq_envelope_new (BMQ_MSG_CHAT_REQUEST, NULL,
+    int code = bmq_cli_converse_cancellable (cfg, bmq_envelope_new (BMQ_MSG_CHAT_REQUEST, NULL,
                                                   json_pack ("{s:s, s:b, s:s?}", "prompt", prompt, "keep_partial", opts->keep_partial,
                                                              "target", opts->target)),
-                           s_on_run, &st);
+                           s_on_run, &st, "plan");
     bmq_config_destroy (&cfg);
     return code;
 }
@@ -280,10 +357,10 @@ int bmq_cli_run (const bmq_cli_opts_t *opts, json_t *plan, bool validate)
     bmq_config_t *cfg = bmq_cli_config (opts);
     if (!cfg) { json_decref (plan); return 2; }
     s_run_state_t st = { .json = opts->json, .validate_only = validate };
-    int code = bmq_cli_converse (cfg, bmq_envelope_new (validate ? BMQ_MSG_VALIDATE_REQUEST : BMQ_MSG_RUN_REQUEST, NULL,
-                                                  json_pack ("{s:o, s:b, s:s?}", "plan", plan, "keep_partial", opts->keep_partial,
-                                                             "target", opts->target)),
-                           s_on_run, &st);
+    bmq_envelope_t *req = bmq_envelope_new (validate ? BMQ_MSG_VALIDATE_REQUEST : BMQ_MSG_RUN_REQUEST, NULL,
+                                            json_pack ("{s:o, s:b, s:s?}", "plan", plan, "keep_partial", opts->keep_partial,
+                                                       "target", opts->target));
+    int code = validate ? bmq_cli_converse (cfg, req, s_on_run, &st) : bmq_cli_converse_cancellable (cfg, req, s_on_run, &st, "plan");
     bmq_config_destroy (&cfg);
     return code;
 }
@@ -379,5 +456,13 @@ bmq_envelope_t *bmq_cli_ask (bmq_config_t *cfg, bmq_envelope_t *req, bmq_msg_typ
 {
     s_ask_state_t st = { .want = want };
     bmq_cli_converse (cfg, req, s_keep_answer, &st);
+    return st.answer;
+}
+
+bmq_envelope_t *bmq_cli_ask_cancellable (bmq_config_t *cfg, bmq_envelope_t *req, bmq_msg_type_t want, const char *what, int *code)
+{
+    s_ask_state_t st = { .want = want };
+    int rc = bmq_cli_converse_cancellable (cfg, req, s_keep_answer, &st, what);
+    if (code) *code = rc;
     return st.answer;
 }

@@ -70,12 +70,15 @@ int bmq_cli_keys (const bmq_cli_opts_t *opts, int nwords, const char **words)
                     free (line);
                 }
             }
-            else json_array_foreach (list, i, k)
-                printf ("%-16s %-9s %s%s%s\n", json_string_value (json_object_get (k, "name")),
-                        json_string_value (json_object_get (k, "role")),
-                        json_string_value (json_object_get (k, "public_key")),
-                        json_is_true (json_object_get (k, "trusted")) ? "" : "  (not trusted)",
-                        json_is_true (json_object_get (k, "token")) ? "  token" : "");
+            else {
+                printf ("%-16s %-9s %-7s %-5s %s\n", "NAME", "ROLE", "TRUSTED", "TOKEN", "PUBLIC KEY");
+                json_array_foreach (list, i, k)
+                    printf ("%-16s %-9s %-7s %-5s %s\n", json_string_value (json_object_get (k, "name")),
+                            json_string_value (json_object_get (k, "role")),
+                            json_is_true (json_object_get (k, "trusted")) ? "yes" : "no",
+                            json_is_true (json_object_get (k, "token")) ? "yes" : "no",
+                            json_string_value (json_object_get (k, "public_key")));
+            }
             json_decref (list);
             rc = 0;
         }

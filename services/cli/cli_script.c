@@ -169,7 +169,9 @@ int bmq_cli_script (const bmq_cli_opts_t *opts, const char *action, const char *
     bmq_config_t *cfg = bmq_cli_config (opts);
     if (!cfg) { json_decref (body); return 2; }
     bmq_envelope_t *req = bmq_envelope_new (apply ? BMQ_MSG_SCRIPT_CONFIRM : BMQ_MSG_SCRIPT_REQUEST, NULL, body);
-    int code = s_finish (s_ask (cfg, req), opts->json, !strcmp (action, "validate"));
+    int code = 0;
+    bmq_envelope_t *answer = apply ? bmq_cli_ask_cancellable (cfg, req, BMQ_MSG_SCRIPT_REPLY, "script", &code) : s_ask (cfg, req);
+    code = !answer && code == 130 ? 130 : s_finish (answer, opts->json, !strcmp (action, "validate"));
     bmq_config_destroy (&cfg);
     return code;
 }

@@ -279,11 +279,12 @@ static int s_more_blenders (const bmq_cli_opts_t *opts, bmq_config_t *cfg)
 }
 
 /* Poll the gateway until every service is alive (and Blender connected). */
-static int s_wait_healthy (bmq_config_t *cfg, bool want_blender)
+static int s_wait_healthy (bmq_config_t *cfg, bool want_blender, const char *run_dir)
 {
     int64_t deadline = bmq_mono_ms () + HEALTH_TIMEOUT_MS;
     char last[512] = "no answer from the gateway";
     while (bmq_mono_ms () < deadline && !zsys_interrupted) {
+        if (bmq_cli_config_refusal (run_dir)) return -1;       /* not restarted: no use waiting (issue 29) */
         json_t *st = bmq_cli_fetch_status (cfg);
         bool ok = st != NULL;
         size_t i;
@@ -325,10 +326,10 @@ static bool s_already_running (const bmq_cli_opts_t *opts)
  * security started. NULL with a message on stderr (*code: the exit code). */
 static bmq_config_t *s_prepare (const bmq_cli_opts_t *opts, int *code)
 {
-    char path[1300], err[512];
+    char path[1300], err[8192];
     *code = 2;
     bmq_config_t *cfg = bmq_config_load (opts->config_path, err, sizeof err);
-    if (!cfg) { fprintf (stderr, "blendmq: %s\n", err); return NULL; }
+    if (!cfg) { bmq_cli_say_config_problems (err, "nothing was started"); return NULL; }
     if (opts->ipc) {
         /* a private stack keeps everything it writes in its run dir */
         s_ipc_endpoints (cfg, opts->run_dir);
@@ -418,7 +419,7 @@ int bmq_cli_up (bmq_cli_opts_t *opts)
         bmq_cli_down (opts);
         return 1;
     }
-    int rc = s_wait_healthy (cfg, !opts->no_blender);
+    int rc = s_wait_healthy (cfg, !opts->no_blender, opts->run_dir);
     if (rc == 0 && !opts->json) {
         char where[1500];
         s_blender_where (cfg, where, sizeof where);

@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 
-static void s_usage (FILE *out)
+const char *bmq_cli_usage_text (void)
 {
-    fprintf (out,
+    return
         "usage: blendmq [--run-dir DIR] [--config FILE] [--json] COMMAND ...\n\n"
         "  up [--ipc] [--no-blender] [--validators N] [--blenders N]\n"
         "                          start the five services and a headless Blender; returns when all are healthy;\n"
@@ -62,6 +62,12 @@ static void s_usage (FILE *out)
         "                          (default assets.hyper3d_deadline_s), 130 cancelled\n"
         "  audit list [--since T] [--plan ID] [--kind K] [--limit N] | audit show CID | audit export [--format jsonl] | audit verify\n"
         "                          the audit trail: recent records, one story in order, or everything as JSON lines\n"
+        "  cancel PLAN_ID | --all-mine\n"
+        "                          stop a plan in progress (after its current step; what it did is rolled back);\n"
+        "                          --all-mine: every plan of this client key (Ctrl-C on chat, plan run and script\n"
+        "                          apply does the same for their own plan; Ctrl-C twice leaves without waiting)\n"
+        "  config check [FILE]     check a configuration (default: the run dir's, else the built-in one): every key,\n"
+        "                          type, choice and range, YAML syntax at its line and column; exit 0 valid, 1 not\n"
         "  keys init               make the deployment's keys in the keys dir (one per service; clients cli, web,\n"
         "                          panel: admin, mcp: operator, each with an HTTP token); keeps existing ones\n"
         "  keys add-client NAME --role viewer|operator|reviewer|admin\n"
@@ -71,7 +77,12 @@ static void s_usage (FILE *out)
         "                          (--keys-dir DIR, default security.keys_dir, else RUN_DIR/keys;\n"
         "                          --key NAME: talk to the stack with another client key than cli)\n\n"
         "The run directory (default $BLENDMQ_RUN_DIR, else $XDG_RUNTIME_DIR/blendmq or /tmp/blendmq-UID)\n"
-        "holds the running stack's configuration, logs, keys and pids.\n");
+        "holds the running stack's configuration, logs, keys and pids.\n";
+}
+
+static void s_usage (FILE *out)
+{
+    fputs (bmq_cli_usage_text (), out);
 }
 
 static void s_default_run_dir (char *buf, size_t len)
@@ -132,6 +143,8 @@ int main (int argc, char **argv)
         else if (!strcmp (a, "--no-start")) opts.no_start = true;
         else if (!strcmp (a, "--confirm")) opts.confirm = true;
         else if (!strcmp (a, "--open")) opts.open_browser = true;
+        else if (!strcmp (a, "--all-mine")) opts.all_mine = true;
+        else if (!strcmp (a, "--all")) opts.all = true;
         else if (a[0] == '-' && a[1] == '-') { fprintf (stderr, "blendmq: unknown option %s (try --help)\n", a); return 2; }
         else if (nwords < 4) words[nwords++] = a;
         else { fprintf (stderr, "blendmq: too many arguments\n"); return 2; }
@@ -139,11 +152,12 @@ int main (int argc, char **argv)
     if (opts.validators < 1 || opts.validators > 64) { fprintf (stderr, "blendmq: --validators must be 1..64\n"); return 2; }
     if (opts.blenders < 1 || opts.blenders > 8) { fprintf (stderr, "blendmq: --blenders must be 1..8\n"); return 2; }
     if (!nwords) { s_usage (stderr); return 2; }
+    const char *cmd = words[0];
+    if (!bmq_cli_command_known (cmd)) return bmq_cli_unknown_command (NULL, cmd);
     bmq_log_init ("blendmq", false, getenv ("BLENDMQ_DEBUG") ? BMQ_LOG_DEBUG : BMQ_LOG_WARN);
     bmq_envelope_set_sender ("cli");
     zsys_init ();
     zsys_set_logstream (NULL);
-    const char *cmd = words[0];
     if (!strcmp (cmd, "mcp") && !opts.key_name) opts.key_name = "mcp";
     if (!strcmp (cmd, "keys")) return bmq_cli_keys (&opts, nwords - 1, words + 1);
     if (!strcmp (cmd, "up") && nwords == 1) return bmq_cli_up (&opts);
@@ -155,8 +169,16 @@ int main (int argc, char **argv)
     if (!strcmp (cmd, "web") && nwords == 1) return bmq_cli_web (&opts);
     if (!strcmp (cmd, "capabilities") && nwords == 1) return bmq_cli_capabilities (&opts);
     if (!strcmp (cmd, "inspect") && nwords == 2) return bmq_cli_inspect (&opts, words[1]);
-    if (!strcmp (cmd, "chat") && nwords == 2) return bmq_cli_chat (&opts, words[1], NULL, 0);
-    if (!strcmp (cmd, "demo") && nwords == 2) return bmq_cli_demo (&opts, words[1]);
+    if (!strcmp (cmd, "chat") && nwords <= 2) {
+        int bad = bmq_cli_prompt_refused (nwords == 2 ? words[1] : NULL, "chat");
+        return bad ? bad : bmq_cli_chat (&opts, words[1], NULL, 0);
+    }
+    if (!strcmp (cmd, "cancel") && nwords <= 2) return bmq_cli_cancel (&opts, nwords == 2 ? words[1] : NULL);
+    if (!strcmp (cmd, "config")) return bmq_cli_config_command (&opts, nwords - 1, words + 1);
+    if (!strcmp (cmd, "demo") && nwords <= 2) {
+        int bad = bmq_cli_prompt_refused (nwords == 2 ? words[1] : NULL, "demo");
+        return bad ? bad : bmq_cli_demo (&opts, words[1]);
+    }
     if (!strcmp (cmd, "plan") && nwords == 3 && (!strcmp (words[1], "validate") || !strcmp (words[1], "run")))
         return bmq_cli_plan (&opts, words[1], words[2]);
     if (!strcmp (cmd, "audit") && nwords >= 2) return bmq_cli_audit (&opts, nwords - 1, words + 1);
@@ -176,6 +198,5 @@ int main (int argc, char **argv)
         if (!strcmp (what, "render") && nwords == 3)
             return bmq_cli_scene (&opts, "render_preview", json_pack ("{s:i, s:i}", "width", 640, "height", 480), words[2]);
     }
-    s_usage (stderr);
-    return 2;
+    return bmq_cli_unknown_command (cmd, nwords > 1 ? words[1] : NULL);
 }

@@ -96,10 +96,38 @@ static json_t *s_status (bmq_gw_t *gw)
  * plan being run is the executor's to stop (after its current step, rolled
  * back); the gateway asks it in a story of its own, so an executor that
  * cannot cancel answers nothing this request would take for its end. */
+static void s_cancel_one (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env, const bmq_principal_t *who);
+
+/* cancel.request on a story of its own (`blendmq cancel PLAN_ID | --all-mine`):
+ * the plans it names are stopped as their own story's cancel would, and
+ * cancel.reply says which (issue 29). */
+static bmq_envelope_t *s_cancel_named (bmq_gw_t *gw, const bmq_envelope_t *env, const bmq_principal_t *who)
+{
+    const char *plan_id = bmq_body_str (env, "plan_id");
+    bool mine = json_is_true (json_object_get (env->body, "all_mine"));
+    json_t *cancelled = json_array ();
+    zlistx_t *hits = zlistx_new ();
+    for (bmq_gw_request_t *r = zhashx_first (gw->requests); r; r = zhashx_next (gw->requests))
+        if ((r->kind == BMQ_REQ_CHAT || r->kind == BMQ_REQ_RUN || r->kind == BMQ_REQ_SCRIPT_LIVE || r->kind == BMQ_REQ_GENERATE)
+            && ((plan_id && r->plan_id[0] && !strcmp (r->plan_id, plan_id)) || (mine && !strcmp (r->client_name, who->name))))
+            zlistx_add_end (hits, r);
+    for (bmq_gw_request_t *r = zlistx_first (hits); r; r = zlistx_next (hits)) {
+        json_array_append_new (cancelled, json_pack ("{s:s, s:s}", "plan_id", r->plan_id[0] ? r->plan_id : r->cid,
+                                                     "state", bmq_gw_request_state_name (r->state)));
+        s_cancel_one (gw, r, env, who);     /* may end (and free) r: the list is walked no further than it */
+    }
+    zlistx_destroy (&hits);
+    return bmq_envelope_reply (env, BMQ_MSG_CANCEL_REPLY, json_pack ("{s:o}", "cancelled", cancelled));
+}
+
 static void s_cancel (bmq_gw_t *gw, const bmq_envelope_t *env, const bmq_principal_t *who)
 {
     bmq_gw_request_t *r = zhashx_lookup (gw->requests, env->cid);
-    if (!r) return;
+    if (r) s_cancel_one (gw, r, env, who);
+}
+
+static void s_cancel_one (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env, const bmq_principal_t *who)
+{
     bmq_audit_record (gw->audit, r->cid, "request.cancel", json_pack ("{s:s, s:s, s:s, s:s, s:s}", "plan_id", r->plan_id,
                       "state", bmq_gw_request_state_name (r->state), "client", env->sender, "name", who->name, "role", who->role));
     if (r->kind == BMQ_REQ_GENERATE) {         /* a generation: the executor stops it and answers asset.generated */
@@ -175,6 +203,9 @@ static void s_on_client (bmq_gw_t *gw, zsock_t *sock)
     bool start = bmq_gw_request_starts (env->type, &kind);      /* gateway_request.def routes */
     if (bmq_answer_heartbeat (sock, rid, env, "gateway", "ok")) { }
     else if (env->type == BMQ_MSG_STATUS_REQUEST) reply = bmq_envelope_reply (env, BMQ_MSG_STATUS_REPLY, s_status (gw));
+    else if (env->type == BMQ_MSG_CANCEL_REQUEST && !zhashx_lookup (gw->requests, env->cid)
+             && (bmq_body_str (env, "plan_id") || json_is_true (json_object_get (env->body, "all_mine"))))
+        reply = s_cancel_named (gw, env, &who);
     else if (env->type == BMQ_MSG_CANCEL_REQUEST) s_cancel (gw, env, &who);
     else if (!start) reply = bmq_envelope_error (env, "unsupported", "the gateway does not accept %s", bmq_msg_type_name (env->type));
     else if (env->type == BMQ_MSG_ASSET_CANCEL && zhashx_lookup (gw->requests, env->cid))

@@ -513,7 +513,7 @@ static void test_bad_settings_refuse_to_start (void **state)
         size_t n = fread (out, 1, sizeof out - 1, f);
         out[n] = 0;
         int st = pclose (f);
-        assert_int_equal (WEXITSTATUS (st), 1);
+        assert_int_equal (WEXITSTATUS (st), i == 1 ? BMQ_EXIT_CONFIG : 1);     /* an undeclared choice: config.c refuses it first */
         if (!strstr (out, cases[i][1])) fail_msg ("'%s' lacks '%s'", out, cases[i][1]);
     }
     char cmd[1024];

@@ -1,0 +1,213 @@
+#!/usr/bin/python3
+"""cli.stop (issue 29): Ctrl-C means stop, in a real stack (`up --ipc`, a
+confined headless Blender).
+
+  1. `plan run` of 40 spheres, one SIGINT once step 3 ran: it prints that it
+     cancels the plan, waits for the end, exits 130; the plan ended
+     "cancelled"; the scene's objects (each one's name, type, location,
+     rotation, scale, dimensions, materials) and its fingerprint equal those
+     before the run.
+  2. the same with `chat`: a SIGINT while the plan runs.
+  3. two SIGINTs: it leaves at once (exit 130) saying the plan may still be
+     running and the exact `blendmq cancel PLAN_ID` that stops it; the plan is
+     still rolled back (the scene after equals the scene before).
+  4. `blendmq cancel --all-mine` from another process stops a running plan
+     (exit 0, "cancelling plan p-… (executing)"), the plan's own client is told
+     "cancelled"; `cancel --all-mine` and `cancel NO-SUCH` with nothing running
+     exit 1 with their messages.
+  5. after `down`, `status` says at once the stack is stopped (exit 2, under
+     a second); a process stopped for its configuration is not restarted:
+     a planner whose file turned bad exits once (78) and stays down.
+
+Usage: test_cli_stop.py BIN_DIR. Exit 77 without Blender or bubblewrap."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = os.path.join(sys.argv[1], "blendmq")
+blender = os.environ.get("BLENDMQ_BLENDER", "blender")
+if not shutil.which(blender):
+    print("skipped: no Blender")
+    sys.exit(77)
+if subprocess.run(["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "/bin/true"],
+                  capture_output=True).returncode != 0:
+    print("skipped: bubblewrap cannot run here")
+    sys.exit(77)
+
+work = tempfile.mkdtemp(prefix="bmq-stop-")
+R = os.path.join(work, "run")
+os.mkdir(R, 0o700)
+env = {k: v for k, v in os.environ.items() if not k.startswith("BLENDMQ_")}
+if "BLENDMQ_BLENDER" in os.environ:
+    env["BLENDMQ_BLENDER"] = os.environ["BLENDMQ_BLENDER"]
+failures = []
+
+
+def cli(*args, timeout=120):
+    p = subprocess.run([BIN, "--run-dir", R] + list(args), capture_output=True, text=True, env=env, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check(name, ok, detail=""):
+    print(("ok    " if ok else "FAIL  ") + name + (f": {detail}" if detail else ""))
+    if not ok:
+        failures.append(name)
+
+
+def scene():
+    rc, out, err = cli("scene")
+    assert rc == 0, err
+    objects = json.loads(out)["objects"]
+    rounded = json.loads(json.dumps(objects), parse_float=lambda s: round(float(s), 4))
+    rc, digest, err = cli("scene", "fingerprint")
+    return sorted(rounded, key=lambda o: o["name"]), digest.strip()
+
+
+def start(*args):
+    out = open(os.path.join(work, "out.txt"), "w+")
+    err = open(os.path.join(work, "err.txt"), "w+")
+    p = subprocess.Popen([BIN, "--run-dir", R] + list(args), stdout=out, stderr=err, env=env)
+    return p, out, err
+
+
+def wait_for_step(p, out, n, limit=60):
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and p.poll() is None:
+        out.seek(0)
+        if f"step {n}/" in out.read():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def ended(p, out, err, limit=120):
+    try:
+        rc = p.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rc = p.wait()
+    out.seek(0)
+    err.seek(0)
+    return rc, out.read(), err.read()
+
+
+try:
+    rc, out, err = cli("up", "--ipc", "--validators", "1", timeout=180)
+    if rc != 0:
+        print(f"FAIL  up: exit {rc}\n{out}{err}")
+        sys.exit(1)
+    plan = os.path.join(work, "spheres.json")
+    with open(plan, "w") as f:
+        json.dump([{"operation": "bpy.ops.mesh.primitive_uv_sphere_add",
+                    "params": {"segments": 64, "ring_count": 32, "location": [i * 3, 5, 0]}} for i in range(40)], f)
+    cli("scene", "reset")
+    rc, out, err = cli("chat", "a red ball")
+    check("a scene to keep (chat 'a red ball')", rc == 0, out.strip().splitlines()[-1] if out.strip() else err)
+    before = scene()
+
+    # 1. plan run, one Ctrl-C
+    p, out, err = start("plan", "run", plan)
+    ran = wait_for_step(p, out, 3)
+    p.send_signal(signal.SIGINT)
+    rc, o, e = ended(p, out, err)
+    check("plan run: step 3 reached before Ctrl-C", ran, o[-200:])
+    check("plan run + Ctrl-C: exit 130", rc == 130, f"exit {rc}")
+    check("plan run + Ctrl-C: says it cancels the plan", "blendmq: cancelling plan p-" in e and "(Ctrl-C again: leave without waiting)" in e, e.strip())
+    check("plan run + Ctrl-C: the plan ended cancelled", "\ncancelled: " in "\n" + o and "rolled back: removed" in o, o.strip().splitlines()[-1] if o.strip() else "")
+    after = scene()
+    check("plan run + Ctrl-C: the scene's objects equal those before", after[0] == before[0],
+          f"{len(before[0])} objects before, {len(after[0])} after")
+    check("plan run + Ctrl-C: the scene's fingerprint equals the one before", after[1] == before[1], f"{before[1][:12]} / {after[1][:12]}")
+
+    # 2. chat, one Ctrl-C while its plan runs
+    p, out, err = start("chat", "a snowman")
+    ran = wait_for_step(p, out, 2)
+    p.send_signal(signal.SIGINT)
+    rc, o, e = ended(p, out, err)
+    after = scene()
+    if not ran:
+        print(f"note  chat ended before its second step was seen: {o[-200:]!r}")
+    check("chat + Ctrl-C: exit 130", rc == 130 or not ran, f"exit {rc}")
+    check("chat + Ctrl-C: the scene's objects equal those before", after[0] == before[0] or not ran,
+          f"{len(before[0])} objects before, {len(after[0])} after")
+
+    # 3. two Ctrl-Cs: leave at once, say how to cancel
+    p, out, err = start("plan", "run", plan)
+    ran = wait_for_step(p, out, 3)
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    rc, o, e = ended(p, out, err)
+    took = time.monotonic() - t0
+    check("two Ctrl-Cs: exit 130 at once", rc == 130 and took < 3, f"exit {rc} after {took:.2f} s")
+    line = [l for l in e.splitlines() if l.startswith("blendmq: left without waiting")]
+    pid = line[0].split("plan ")[1].split(" ")[0] if line else ""
+    check("two Ctrl-Cs: says the plan may still run and how to cancel it",
+          bool(line) and line[0] == f"blendmq: left without waiting: plan {pid} may still be running; cancel it with `blendmq cancel {pid}`",
+          line[0] if line else e.strip())
+    for _ in range(100):                        # the first Ctrl-C's cancel still stops it
+        after = scene()
+        if after[0] == before[0]:
+            break
+        time.sleep(0.2)
+    check("two Ctrl-Cs: the plan was still rolled back", after[0] == before[0], f"{len(after[0])} objects")
+
+    # 4. blendmq cancel
+    p, out, err = start("plan", "run", plan)
+    ran = wait_for_step(p, out, 3)
+    rc, co, ce = cli("cancel", "--all-mine")
+    r2, o, e = ended(p, out, err)
+    check("cancel --all-mine: exit 0, names the plan", rc == 0 and co.startswith("cancelling plan p-") and "(executing)" in co, (co + ce).strip())
+    check("cancel --all-mine: the run ends cancelled", r2 == 1 and "\ncancelled: " in "\n" + o, f"exit {r2}: {o.strip().splitlines()[-1] if o.strip() else e}")
+    rc, co, ce = cli("cancel", "--all-mine")
+    check("cancel --all-mine, nothing running: exit 1", rc == 1 and ce.strip() == "blendmq: none of your plans is in progress", ce.strip())
+    rc, co, ce = cli("cancel", "p-nosuch")
+    check("cancel p-nosuch: exit 1", rc == 1 and ce.strip() == "blendmq: no plan p-nosuch is in progress (it ended, or never started)", ce.strip())
+    after = scene()
+    check("after every cancel: the scene equals the one before", after[0] == before[0], f"{len(after[0])} objects")
+
+    # 5a. a process stopped for its configuration is not restarted
+    cfg = os.path.join(R, "blendmq.yaml")
+    good = open(cfg).read()
+    with open(cfg, "a") as f:
+        f.write("\nbogus:\n  key: 1\n")
+    pidfile = os.path.join(R, "pids", "planner.pid")
+    old = int(open(pidfile).read().strip())
+    os.kill(old, signal.SIGKILL)
+    state = None
+    for _ in range(100):
+        time.sleep(0.1)
+        try:
+            doc = json.load(open(os.path.join(R, "supervisor.json")))
+        except (OSError, ValueError):
+            continue
+        planner = [c for c in doc["children"] if c["name"] == "planner"]
+        if planner and planner[0]["last_exit"] == "exited with code 78":
+            state = planner[0]
+            time.sleep(1.5)         # a restart loop would have started it again by now (200 ms back-off)
+            state = [c for c in json.load(open(os.path.join(R, "supervisor.json")))["children"] if c["name"] == "planner"][0]
+            break
+    with open(cfg, "w") as f:
+        f.write(good)
+    check("a planner whose configuration went bad: exit 78, not started again",
+          state is not None and state["state"] == "stopped" and state["restarts"] == 1, json.dumps(state))
+finally:
+    rc, _, _ = cli("down", timeout=60)
+    t0 = time.monotonic()
+    rc, o, e = cli("status")
+    took = time.monotonic() - t0
+    check("after down: status says at once that the stack is stopped",
+          rc == 2 and e.strip() == f"blendmq: the blendmq stack in {R} is stopped (no gateway at ipc://{R}/gateway.sock): start it with `blendmq up`"
+          and took < 1.0, f"exit {rc} in {took * 1000:.0f} ms: {e.strip()}")
+    shutil.rmtree(work, ignore_errors=True)
+
+if failures:
+    print(f"{len(failures)} failure(s): {', '.join(failures)}")
+    sys.exit(1)
+print("Ctrl-C and cancel stop plans; the scene is as it was")
