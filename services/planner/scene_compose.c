@@ -288,6 +288,14 @@ int bmq_scene_compose (const bmq_recipe_book_t *book, const bmq_palette_t *palet
         return -1;
     }
     bmq_room_defaults (book, &c->req);                 /* "a bedroom": its usual furniture */
+    for (size_t p = 0; p < c->req.count; p++)
+        if (c->req.part[p].clamped != 0) {             /* nothing silent: "a red ball at 1000000 0 0" */
+            char text[240];
+            const double *at = c->req.part[p].position;
+            snprintf (text, sizeof text, "the %s was asked at %g m, past the ±1000 m the planner places things in: it stands at "
+                      "(%g, %g, %g)", c->req.part[p].name, c->req.part[p].clamped, at[0], at[1], at[2]);
+            json_array_append_new (c->notes, json_string (text));
+        }
     if (c->req.count == 0) { s_free (c); free (c); return 1; }
     c->in_room = c->req.room.kind != BMQ_ROOM_NONE;
     c->door = c->window = true;

@@ -770,6 +770,7 @@ static size_t s_room_pass (s_layout_t *L, s_room_t *R, s_cluster_t *groups, cons
         s_obst_add (L, R, lo, hi);
     }
     double outside = R->W / 2 + 0.5;
+    size_t misplaced = 0;                               /* not where it should go: a bigger room may fix that */
     for (size_t o = 0; o < ng && !L->oom; o++) {
         size_t g = order[o].g;
         s_cluster_t *c = &groups[g];
@@ -797,6 +798,7 @@ static size_t s_room_pass (s_layout_t *L, s_room_t *R, s_cluster_t *groups, cons
             for (int w = 0; w < 4 && !ok; w++)
                 if ((ok = s_try_wall (L, R, c, walls[w], 0))) wall_of[g] = walls[w];
             if (!ok) ok = s_try_floor (L, R, c, 0, 0);
+            misplaced += ok && spot != BMQ_SPOT_CENTER;
         }
         if (wall_of[g] > 0) along[g] = wall_of[g] == 1 || wall_of[g] == 4 ? (c->lo[0] + c->hi[0]) / 2 : (c->lo[1] + c->hi[1]) / 2;
         char text[300], name[72];
@@ -830,7 +832,7 @@ static size_t s_room_pass (s_layout_t *L, s_room_t *R, s_cluster_t *groups, cons
             s_obst_add (L, R, lo, hi);
         }
     }
-    return room->outside;
+    return room->outside * 1000 + misplaced;
 }
 
 /* Every group into the room; see scene_layout.h. */
@@ -881,7 +883,11 @@ static void s_room (s_layout_t *L, s_cluster_t *groups, size_t ng)
         json_t *notes = json_array ();
         if (!notes) { L->oom = true; break; }
         size_t out = s_room_pass (L, &R, groups, order, ng, wall_of, along, group_of, base_z, notes);
-        if (out == 0 || room->sized || attempt >= 6) { json_array_extend (L->notes, notes); json_decref (notes); break; }
+        if (out == 0 || room->sized || attempt >= 6 || (out < 1000 && attempt >= 3)) {
+            json_array_extend (L->notes, notes);
+            json_decref (notes);
+            break;
+        }
         json_decref (notes);
         R.W = ceil (R.W * 1.12 * 10) / 10;
         R.D = ceil (R.D * 1.12 * 10) / 10;

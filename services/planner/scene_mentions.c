@@ -50,7 +50,14 @@ void bmq_scene_find_mentions (const bmq_recipe_book_t *book, const bmq_tokens_t 
         }
         if (!best) continue;
         const bmq_token_t *head = &k->t[i + best_len - 1];
-        mention[i] = (bmq_mention_t) { best, best_score, best_len, strcmp (head->text, head->single) != 0 };
+        bool plural = strcmp (head->text, head->single) != 0;
+        size_t j;
+        json_t *kw;
+        json_array_foreach (json_object_get (best, "keywords"), j, kw) {     /* "chest of drawers", "curtains": one thing */
+            const char *w = json_string_value (kw), *sp = w ? strrchr (w, ' ') : NULL;
+            if (w && !strcmp (sp ? sp + 1 : w, head->text)) plural = false;
+        }
+        mention[i] = (bmq_mention_t) { best, best_score, best_len, plural };
         i += best_len - 1;
     }
 }

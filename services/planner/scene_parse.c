@@ -56,6 +56,7 @@ typedef struct {
     size_t               ngroup;
     bool                 room_just;                                  /* a room word was the last thing named */
     bool                 neg_more;                                   /* "no desk or chair": the negation goes on */
+    double               clamped_value;                              /* a coordinate past S_MAX_OFFSET (0: none) */
 } s_parse_t;
 
 /* ---- pieces of a phrase --------------------------------------------------------------- */
@@ -95,7 +96,7 @@ static bool s_coordinate (const s_parse_t *p, size_t j)
 }
 
 /* "at 3 0 0", "at (3, 0, -2)", "at x=3 y=2", "à 1 2 0", "en 1 2 3": tokens used, 0 if none. */
-static size_t s_position (const s_parse_t *p, size_t i, double v[3])
+static size_t s_position (s_parse_t *p, size_t i, double v[3])
 {
     static const char *lead[] = { "at", "a", "en", "em", "position", "located", "placed", "positioned" };
     bool is_lead = false;
@@ -116,6 +117,7 @@ static size_t s_position (const s_parse_t *p, size_t i, double v[3])
         if (!s_number (p, j)) break;
         double x = p->k.t[j].value;
         v[slot] = x < -S_MAX_OFFSET ? -S_MAX_OFFSET : x > S_MAX_OFFSET ? S_MAX_OFFSET : x;
+        if (v[slot] != x) p->clamped_value = x;
         got++;
         j++;
     }
@@ -196,6 +198,13 @@ static void s_rel_finish (s_parse_t *p, bool ok)
 {
     s_relation_t *r = &p->rel;
     int b = r->nobj > 1 ? r->obj[1] : -1;
+    if (r->active && ok && (r->kind == BMQ_REL_OF || r->kind == BMQ_REL_WEARING)) {     /* the second goes in / on the first */
+        if (r->subject >= 0 && r->obj[0] >= 0 && r->subject != r->obj[0]
+            && s_relate (p, r->obj[0], r->kind == BMQ_REL_OF ? BMQ_REL_INSIDE : BMQ_REL_ON, r->subject, -1, false))
+            for (size_t t = 0; t < r->n; t++) p->used[r->toks[t]] = true;
+        memset (r, 0, sizeof *r);
+        return;
+    }
     if (r->active && ok && s_relate (p, r->subject, r->kind, r->obj[0], b, false)) {
         for (size_t t = 0; t < r->n; t++) p->used[r->toks[t]] = true;
         for (size_t g = 0; g < r->ngroup; g++)          /* "two bottles and a cake on a table": the bottles too */
@@ -228,6 +237,7 @@ static void s_with_end (s_parse_t *p)
 
 static void s_relation_word (s_parse_t *p, bmq_rel_t kind, size_t i, size_t n)
 {
+    if (kind == BMQ_REL_OF && !(p->post && p->last >= 0)) { p->weak[i] = n == 1; p->post = false; return; }
     s_rel_settle (p, false);
     s_with_end (p);
     p->post = false;
@@ -256,6 +266,7 @@ static void s_relation_word (s_parse_t *p, bmq_rel_t kind, size_t i, size_t n)
         if (p->last >= 0 && to >= 0 && s_relate (p, p->last, BMQ_REL_ON, to, -1, false)) {
             if (!p->req->part[p->last].count_given || p->req->part[p->last].count == 1) p->req->part[p->last].count = p->req->part[to].count;
             s_use (p, i, n);
+            if (p->with_n) { p->with_applied = true; s_with_end (p); }      /* "…, with a lamp on each": the "with" too */
         }
         return;
     }
@@ -455,9 +466,11 @@ static size_t s_step (s_parse_t *p, size_t i)
     double v[3], value;
     size_t n;
     if ((n = s_dims (p, i))) return n;
+    p->clamped_value = 0;
     if ((n = s_position (p, i, v))) {
         int to = p->last;                   /* the phrase of this clause, even after words in between */
         if (to >= 0 && !p->req->part[to].has_position && p->req->part[to].relation == BMQ_REL_NONE) {
+            if (p->clamped_value != 0) p->req->part[to].clamped = p->clamped_value;
             p->req->part[to].has_position = true;
             memcpy (p->req->part[to].position, v, sizeof v);
             p->pos_tok[to][0] = i;
@@ -647,6 +660,6 @@ const char *bmq_scene_rel_name (bmq_rel_t rel)
 {
     static const char *name[] = { "none", "on", "next_to", "in_front_of", "behind", "left_of", "right_of", "between",
                                   "around", "with", "on", "under", "above", "inside", "facing", "long_side", "short_side",
-                                  "next_to", "on" };
+                                  "next_to", "on", "inside", "on" };
     return (size_t) rel < sizeof name / sizeof *name ? name[rel] : "none";
 }

@@ -64,6 +64,7 @@ typedef struct {
     bmq_spot_t spot;                /* where in a room ("against the wall"); NONE: the recipe's usual place */
     int    wall;                    /* 0 any, 1 back, 2 left, 3 right, 4 front */
     int    material;                /* -1, or a bmq_material index ("a leather sofa") */
+    double clamped;                 /* a coordinate asked past ±1000 m (then moved to the bound, with a note); 0: none */
 } bmq_scene_part_t;
 
 #define BMQ_SCENE_MAX_NEGATED 16

@@ -27,7 +27,9 @@ typedef enum {
     BMQ_REL_BETWEEN, BMQ_REL_AROUND, BMQ_REL_WITH, BMQ_REL_ON_IT,
     BMQ_REL_UNDER, BMQ_REL_ABOVE, BMQ_REL_INSIDE, BMQ_REL_FACING, BMQ_REL_LONG_SIDE, BMQ_REL_SHORT_SIDE,
     BMQ_REL_EACH_SIDE,              /* parse only: "two chairs on each side of": next to, the count per side */
-    BMQ_REL_ON_EACH                 /* parse only: "with a lamp on each": on, one per copy */
+    BMQ_REL_ON_EACH,                /* parse only: "with a lamp on each": on, one per copy */
+    BMQ_REL_OF,                     /* parse only: "a bowl of apples": the apples inside (or on) the bowl */
+    BMQ_REL_WEARING                 /* parse only: "a snowman wearing a hat": the hat on the snowman */
 } bmq_rel_t;
 
 /* Where in a room something goes when the prompt says so ("against the wall",

@@ -113,12 +113,14 @@ def entry(rng, idx):
     ca = rng.choice(COLOURS) if rng.random() < 0.5 else None
     add(a, 1, ca)
     anchor_phrase = one(rng, a, ca)
-    s = rng.choice(["%s stands against the back wall.", "There is %s against the wall.", "%s is the centre of the room."
-                    if a in ("table", "round_table", "kitchen_island") else "%s stands against the wall."])
+    s = rng.choice(["%s is the centre of the room.", "%s stands in the middle of the room."] if a in ("table", "round_table") else
+                   ["%s stands against the back wall.", "There is %s against the wall.", "%s stands against the wall."])
     s = s % anchor_phrase
     text.append(s[0].upper() + s[1:])
     if "against" in s:
         spots.append([a, "wall"])
+    if "centre" in s or "middle" in s:
+        spots.append([a, "center"])
     # flanking / around
     f = R["flank"]
     if f == "chair" and a in ("table", "round_table"):
