@@ -404,9 +404,9 @@ void executor_watch_generations (executor_t *ex)
     }
 }
 
-void executor_generate_destroy (executor_t *ex)
+void executor_generate_destroy (executor_gen_t **self_p, executor_t *ex)
 {
-    executor_gen_t *self = ex->gen;
+    executor_gen_t *self = self_p ? *self_p : NULL;
     if (!self) return;
     for (s_job_t *job = zlistx_first (self->jobs); job; job = zlistx_next (self->jobs)) atomic_store (&job->stop, true);
     for (s_job_t *job = zlistx_first (self->jobs); job; job = zlistx_next (self->jobs)) {
@@ -417,5 +417,5 @@ void executor_generate_destroy (executor_t *ex)
     zlistx_destroy (&self->jobs);
     zsock_destroy (&self->events);
     free (self);
-    ex->gen = NULL;
+    *self_p = NULL;
 }

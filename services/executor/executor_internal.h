@@ -122,8 +122,9 @@ void executor_generate_cancel (executor_t *ex, const bmq_envelope_t *req, zframe
 void executor_on_generate (executor_t *ex);
 /* Stop the jobs whose requester went silent (called every loop). */
 void executor_watch_generations (executor_t *ex);
-/* Stopping: every job stopped and answered "cancelled" (pull the HTTP abort first). */
-void executor_generate_destroy (executor_t *ex);
+/* Stopping: every job of *self_p (ex->gen) stopped and answered "cancelled" through ex (pull the
+ * HTTP abort first); *self_p is NULL after, and a second call does nothing. */
+void executor_generate_destroy (executor_gen_t **self_p, executor_t *ex);
 /* executor_pipeline.c: send the job's next run_plan chunk (from job->step). */
 void executor_send_chunk (executor_t *ex, bmq_job_t *job);
 /* Stopping: a streaming plan is cancelled in Blender (rolled back there),

@@ -460,7 +460,7 @@ int bmq_executor_service_run (bmq_config_t *cfg)
         bmq_assets_http_abort_all ();   /* and a search or download in flight (within a second) */
         zactor_destroy (&ex.blender);
         zactor_destroy (&ex.assets);
-        executor_generate_destroy (&ex);    /* its jobs answered "cancelled" */
+        executor_generate_destroy (&ex.gen, &ex);    /* its jobs answered "cancelled" */
         bmq_script_jobs_destroy (&ex.scripts);
         bmq_audit_flush (ex.audit, 1000);
         code = 0;
