@@ -246,11 +246,11 @@ bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const bmq_mcp_
             }
             self->run = json_deep_copy (args);          /* the arguments fill the question in */
         }
-        json_decref (no_args);
         if (!json_array_size (json_object_get (tool->def, "_script")) && !json_object_get (tool->def, "_ask")) {
-            *response = bmq_mcp_response (id, json_deep_copy (json_object_get (tool->def, "_result")));
+            *response = bmq_mcp_response (id, bmq_mcp_fill (json_object_get (tool->def, "_result"), args, NULL));
             bmq_mcp_call_destroy (&self);
         }
+        json_decref (no_args);
         return self;
     }
     char err[512] = "";

@@ -32,6 +32,7 @@ struct bmq_mcp_t {
     bmq_mcp_options_t opts;
     bmq_mcp_tools_t  *tools;
     bmq_mcp_surface_t *surface;
+    bmq_mcp_tasks_t  *tasks;
 };
 
 bmq_mcp_t *bmq_mcp_new (const bmq_mcp_options_t *opts, char *err, size_t errlen)
@@ -44,6 +45,7 @@ bmq_mcp_t *bmq_mcp_new (const bmq_mcp_options_t *opts, char *err, size_t errlen)
     self->opts = *opts;
     self->tools = tools;
     self->surface = surface;
+    self->tasks = bmq_mcp_tasks_new ();
     return self;
 }
 
@@ -52,6 +54,7 @@ void bmq_mcp_destroy (bmq_mcp_t **self_p)
     if (!self_p || !*self_p) return;
     bmq_mcp_tools_destroy (&(*self_p)->tools);
     bmq_mcp_surface_destroy (&(*self_p)->surface);
+    bmq_mcp_tasks_destroy (&(*self_p)->tasks);
     free (*self_p);
     *self_p = NULL;
 }
@@ -133,6 +136,7 @@ static json_t *s_discover (const json_t *id)
     json_t *caps = s_capabilities ();
     json_object_del (caps, "logging");                 /* per-request log levels; logging/setLevel is gone */
     json_object_set_new (json_object_get (caps, "resources"), "subscribe", json_false ());
+    json_object_set_new (caps, "extensions", json_pack ("{s:{}}", BMQ_MCP_TASKS_EXTENSION));
     return s_result (id, json_pack ("{s:o, s:o, s:{s:s, s:s, s:s}, s:s, s:{s:{s:s, s:s}}, s:i, s:s}", "supportedVersions", versions,
                                     "capabilities", caps, "serverInfo", "name", "blendmq", "title",
                                     "blendmq: build in Blender from validated plans", "version", "0.1.0",
@@ -183,6 +187,7 @@ int bmq_mcp_stateless_open (bmq_mcp_session_t *session, const json_t *msg, const
     session->elicitation = json_is_object (json_object_get (caps, "elicitation"));
     session->sampling = json_is_object (json_object_get (caps, "sampling"));
     session->roots = json_is_object (json_object_get (caps, "roots"));
+    session->tasks = json_is_object (json_object_get (json_object_get (caps, "extensions"), BMQ_MCP_TASKS_EXTENSION));
     json_t *info = json_object_get (meta, META_CLIENT);
     snprintf (session->client, sizeof session->client, "%.60s %.30s",
               json_string_value (json_object_get (info, "name")) ? json_string_value (json_object_get (info, "name")) : "?",
@@ -216,13 +221,40 @@ static json_t *s_subscriptions (const bmq_mcp_session_t *session)
     return uris;
 }
 
+/* -32021: this needs the client to declare the tasks extension. */
+static json_t *s_needs_tasks (const json_t *id)
+{
+    json_t *e = bmq_mcp_error (id, -32021, "Missing required client capability: the " BMQ_MCP_TASKS_EXTENSION " extension");
+    json_object_set_new (json_object_get (e, "error"), "data",
+                         json_pack ("{s:{s:{s:{}}}}", "requiredCapabilities", "extensions", BMQ_MCP_TASKS_EXTENSION));
+    return e;
+}
+
+/* A test tool run as a task when the client declared the extension
+ * (optional support runs at once otherwise; required support refuses). */
+static json_t *s_task_call (bmq_mcp_t *self, const bmq_mcp_tool_t *tool, const bmq_mcp_session_t *session, const json_t *id,
+                            const json_t *vars)
+{
+    json_t *spec = json_object_get (tool->def, "_task");
+    const char *support = json_string_value (json_object_get (spec, "support"));
+    if (session->tasks) return s_result (id, bmq_mcp_tasks_create (self->tasks, session->who, spec, vars));
+    if (support && !strcmp (support, "required")) return s_needs_tasks (id);
+    json_t *error = json_object_get (spec, "error");
+    if (error) return bmq_mcp_error (id, (int) json_integer_value (json_object_get (error, "code")),
+                                     json_string_value (json_object_get (error, "message")));
+    if (json_object_size (json_object_get (spec, "ask")))
+        return bmq_mcp_error (id, -32021, "this tool asks the client while it runs: declare the " BMQ_MCP_TASKS_EXTENSION " extension");
+    return s_result (id, bmq_mcp_fill (json_object_get (spec, "result"), vars, NULL));
+}
+
 static bmq_mcp_client_caps_t s_caps (const bmq_mcp_session_t *session)
 {
     return (bmq_mcp_client_caps_t) { .elicitation = session->elicitation, .sampling = session->sampling, .roots = session->roots };
 }
 
 /* A test tool that asks the client (_rounds; _ask without a session), answered by input-required results. */
-static json_t *s_ask_by_result (const bmq_mcp_tool_t *tool, const bmq_mcp_session_t *session, const json_t *id, const json_t *params)
+static json_t *s_ask_by_result (bmq_mcp_t *self, const bmq_mcp_tool_t *tool, const bmq_mcp_session_t *session, const json_t *id,
+                                const json_t *params)
 {
     json_t *rounds = json_incref (json_object_get (tool->def, "_rounds"));
     if (!rounds) rounds = json_pack ("[{s:{s:O}}]", "inputRequests", "answer", json_object_get (tool->def, "_ask"));
@@ -233,6 +265,12 @@ static json_t *s_ask_by_result (const bmq_mcp_tool_t *tool, const bmq_mcp_sessio
     if (rc < 0) return bmq_mcp_error (id, -32602, err);
     if (rc > 0) return s_result (id, step);
     json_t *vars = bmq_mcp_mrtr_vars (json_object_get (step, "answers"));
+    if (json_object_get (tool->def, "_task")) {           /* answered: on as a task (MRTR, then Tasks) */
+        json_t *r = s_task_call (self, tool, session, id, vars);
+        json_decref (vars);
+        json_decref (step);
+        return r;
+    }
     json_t *said = bmq_mcp_fill (json_object_get (tool->def, "_answer"), vars, NULL);
     json_t *r = s_result (id, json_pack ("{s:[{s:s, s:O}]}", "content", "type", "text", "text", said));
     json_decref (said);
@@ -342,6 +380,13 @@ void bmq_mcp_handle (bmq_mcp_t *self, bmq_mcp_session_t *session, const json_t *
         out->response = bmq_mcp_error (id, -32601, text);
     }
     else if (!strcmp (method, "server/discover")) out->response = s_discover (id);
+    else if (!strcmp (method, "tasks/get") || !strcmp (method, "tasks/update") || !strcmp (method, "tasks/cancel")) {
+        if (!session->tasks) { out->response = s_needs_tasks (id); return; }
+        int code = 0;
+        char err[200];
+        json_t *r = bmq_mcp_tasks_request (self->tasks, session->who, method, params, &code, err, sizeof err);
+        out->response = r ? s_result (id, r) : bmq_mcp_error (id, code, err);
+    }
     else if (!strcmp (method, "initialize")) out->response = s_initialize (session, id, params);
     else if (!strcmp (method, "ping")) out->response = s_result (id, json_object ());
     else if (!strcmp (method, "tools/list"))
@@ -367,7 +412,12 @@ void bmq_mcp_handle (bmq_mcp_t *self, bmq_mcp_session_t *session, const json_t *
         }
         if (tool && tool->kind == BMQ_TOOL_TEST && (json_object_get (tool->def, "_rounds")
                                                     || (session->stateless && json_object_get (tool->def, "_ask")))) {
-            out->response = s_ask_by_result (tool, session, id, params);
+            out->response = s_ask_by_result (self, tool, session, id, params);
+            return;
+        }
+        if (tool && tool->kind == BMQ_TOOL_TEST && json_object_get (tool->def, "_task")) {
+            json_t *args = json_object_get (params, "arguments");
+            out->response = s_task_call (self, tool, session, id, json_is_object (args) ? args : NULL);
             return;
         }
         json_t *subscriptions = s_subscriptions (session);

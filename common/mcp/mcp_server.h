@@ -42,6 +42,7 @@ typedef struct {
     bool stateless;             /* 2026-07-28: this one request, described by its own _meta (no session) */
     bool sampling;              /* the client declared capabilities.sampling */
     bool roots;                 /* … and roots */
+    bool tasks;                 /* … and the io.modelcontextprotocol/tasks extension (2026-07-28) */
     char subscribed[BMQ_MCP_MAX_SUBSCRIPTIONS][256];    /* resources/subscribe: URIs told of a committed plan */
     int  subscriptions;
 } bmq_mcp_session_t;

@@ -78,4 +78,20 @@ int bmq_mcp_mrtr (const char *subject, const json_t *rounds, const json_t *extra
 /* The answers as text variables for bmq_mcp_fill (elicited content, sampled text, else JSON). */
 json_t *bmq_mcp_mrtr_vars (const json_t *answers);
 
+/* ---- tasks (mcp_tasks.c, the io.modelcontextprotocol/tasks extension) ---- */
+
+#define BMQ_MCP_TASKS_EXTENSION "io.modelcontextprotocol/tasks"
+
+typedef struct bmq_mcp_tasks_t bmq_mcp_tasks_t;
+
+bmq_mcp_tasks_t *bmq_mcp_tasks_new (void);
+void bmq_mcp_tasks_destroy (bmq_mcp_tasks_t **self_p);
+/* A task of `owner` (a token name) doing what `spec` (a tool's _task) says,
+ * `vars` filling its result: the CreateTaskResult (new). Thread-safe. */
+json_t *bmq_mcp_tasks_create (bmq_mcp_tasks_t *self, const char *owner, const json_t *spec, const json_t *vars);
+/* tasks/get, tasks/update, tasks/cancel params of `owner`: the result (new),
+ * or NULL with *code (-32602: unknown task, bad params) and err. Thread-safe. */
+json_t *bmq_mcp_tasks_request (bmq_mcp_tasks_t *self, const char *owner, const char *method, const json_t *params, int *code,
+                               char *err, size_t errlen);
+
 #endif

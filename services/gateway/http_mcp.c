@@ -343,7 +343,8 @@ static enum MHD_Result s_post_stateless (bmq_http_mcp_t *self, bmq_http_req_t *r
     const char *name = NULL;
     if (method && (!strcmp (method, "tools/call") || !strcmp (method, "prompts/get"))) name = json_string_value (json_object_get (params, "name"));
     else if (method && !strcmp (method, "resources/read")) name = json_string_value (json_object_get (params, "uri"));
-    else if (method && !strncmp (method, "tasks/", 6)) name = json_string_value (json_object_get (params, "taskId"));
+    else if (method && (!strcmp (method, "tasks/get") || !strcmp (method, "tasks/update") || !strcmp (method, "tasks/cancel")))
+        name = json_string_value (json_object_get (params, "taskId"));
     json_t *error = NULL;
     int status = 0;
     if (!bmq_mcp_is_request (msg)) {                    /* notifications and answers need a session */
