@@ -200,7 +200,14 @@ static void s_assets (bmq_offline_t *self, const char *prompt, json_t *body, cha
 int bmq_offline_plan (bmq_offline_t *self, const char *prompt, json_t **body, char **note,
                       char *code, size_t codelen, char *message, size_t msglen)
 {
-    int rc = bmq_scene_compose (self->book, self->palette, self->described, prompt, body, note, code, codelen, message, msglen);
+    return bmq_offline_plan_in (self, prompt, NULL, body, note, code, codelen, message, msglen);
+}
+
+int bmq_offline_plan_in (bmq_offline_t *self, const char *prompt, const json_t *scene_boxes, json_t **body, char **note,
+                         char *code, size_t codelen, char *message, size_t msglen)
+{
+    int rc = bmq_scene_compose_in (self->book, self->palette, self->described, prompt, scene_boxes, body, note, code, codelen,
+                                   message, msglen);
     if (rc == 0) s_assets (self, prompt, *body, note);
     if (rc <= 0) return rc;
     json_t *near = bmq_recipe_book_suggest (self->book, prompt, 3);         /* no recipe named at all */

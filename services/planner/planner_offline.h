@@ -33,6 +33,11 @@ json_t *bmq_offline_list (bmq_offline_t *self);
 int bmq_offline_plan (bmq_offline_t *self, const char *prompt, json_t **body, char **note,
                       char *code, size_t codelen, char *message, size_t msglen);
 
+/* The same, placed clear of what the scene holds (scene_compose.h: scene_boxes,
+ * [{name, min, max}], as a plan.request may carry them; NULL: nothing known). */
+int bmq_offline_plan_in (bmq_offline_t *self, const char *prompt, const json_t *scene_boxes, json_t **body, char **note,
+                         char *code, size_t codelen, char *message, size_t msglen);
+
 /* save_recipe: the plan must pass the palette. 0 / -1 with err. */
 int bmq_offline_save (bmq_offline_t *self, const char *name, size_t name_len, const char *description,
                       const json_t *keywords, const json_t *plan, char *path_out, size_t path_len, char *err, size_t errlen);

@@ -77,7 +77,7 @@ static bmq_envelope_t *s_error (const char *cid, const char *code, const char *m
 
 /* 0 with a reply sent; -1 when there is no recipe (code, message set). */
 static int s_offline (s_planner_t *p, zframe_t *rid, const char *cid, const char *prompt, const char *fallback_from,
-                      char *code, size_t codelen, char *message, size_t msglen)
+                      const json_t *scene_boxes, char *code, size_t codelen, char *message, size_t msglen)
 {
     char err[512];
     int r = bmq_offline_refresh (p->offline, err, sizeof err);
@@ -85,7 +85,7 @@ static int s_offline (s_planner_t *p, zframe_t *rid, const char *cid, const char
     else if (r < 0) bmq_warn ("recipes not reloaded, keeping the previous ones: %s", err);
     json_t *body = NULL;
     char *note = NULL;
-    if (bmq_offline_plan (p->offline, prompt, &body, &note, code, codelen, message, msglen)) {
+    if (bmq_offline_plan_in (p->offline, prompt, scene_boxes, &body, &note, code, codelen, message, msglen)) {
         bmq_audit_record (p->audit, cid, "plan.none", json_pack ("{s:s, s:s}", "prompt", prompt, "message", message));
         return -1;
     }
@@ -172,7 +172,7 @@ static void s_job_done (s_planner_t *p, bmq_plan_job_t *job)
         snprintf (note, sizeof note, "%s could not plan this (%s); trying the offline recipes",
                   bmq_dialogue_backend_title (p->set.backend), r->code);
         s_note (p, rid, cid, note);
-        if (s_offline (p, rid, cid, bmq_plan_job_prompt (job), p->set.backend, code, sizeof code, message, sizeof message) == 0)
+        if (s_offline (p, rid, cid, bmq_plan_job_prompt (job), p->set.backend, NULL, code, sizeof code, message, sizeof message) == 0)
             return;
     }
     bmq_envelope_t *err = s_error (cid, r->code, r->message);
@@ -253,7 +253,8 @@ static void s_on_plan_request (s_planner_t *p, const bmq_envelope_t *req, zframe
     if (!strcmp (p->set.backend, "offline")) {
         char code[32], message[1024];
         if (script) reply = bmq_envelope_error (req, "unsupported", "script mode needs an LLM backend (planner.backend)");
-        else if (s_offline (p, rid, req->cid, prompt, NULL, code, sizeof code, message, sizeof message))
+        else if (s_offline (p, rid, req->cid, prompt, NULL, json_object_get (req->body, "scene_boxes"), code, sizeof code, message,
+                            sizeof message))
             reply = bmq_envelope_error (req, code, "%s", message);
     }
     else if (zlistx_size (p->jobs) >= (size_t) p->set.max_concurrent)

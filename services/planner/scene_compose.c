@@ -28,6 +28,8 @@ typedef struct {
     bool           in_room;                         /* a room around it all (a room named, a spot, a hung thing) */
     bool           door, window;                    /* the room's usual door and window */
     bmq_layout_room_t room;
+    const json_t  *scene_boxes;                     /* what the scene holds (NULL: nothing known) */
+    double         shift;                           /* how far along +X the work moved to clear it */
 } s_compose_t;
 
 static void s_free (s_compose_t *c)
@@ -217,6 +219,50 @@ static int s_limits (s_compose_t *c, const bmq_palette_t *palette, const char *p
     return -1;
 }
 
+/* Move the whole composition along +X until its footprint is clear of what the scene holds (issue 29). */
+static void s_clear_of_scene (s_compose_t *c, bmq_box_t *scene)
+{
+    size_t n = json_array_size (c->scene_boxes), used = 0;
+    for (size_t p = 0; p < c->req.count; p++)
+        if (c->req.part[p].has_position) return;        /* placed where asked: not moved */
+    double shift = 0;
+    for (int round = 0; round < 64; round++) {          /* each clash pushes it past that box */
+        bool clash = false;
+        used = 0;
+        for (size_t i = 0; i < n && i < 4096; i++) {
+            json_t *b = json_array_get (c->scene_boxes, i), *lo = json_object_get (b, "min"), *hi = json_object_get (b, "max");
+            if (!json_is_array (lo) || !json_is_array (hi) || json_array_size (lo) != 3 || json_array_size (hi) != 3) continue;
+            double l[2], h[2];
+            bool ok = true;
+            for (int a = 0; a < 2; a++) {
+                ok = ok && json_is_number (json_array_get (lo, (size_t) a)) && json_is_number (json_array_get (hi, (size_t) a));
+                l[a] = json_number_value (json_array_get (lo, (size_t) a));
+                h[a] = json_number_value (json_array_get (hi, (size_t) a));
+                ok = ok && isfinite (l[a]) && isfinite (h[a]) && fabs (l[a]) < 1e5 && fabs (h[a]) < 1e5 && l[a] <= h[a];
+            }
+            if (!ok) continue;
+            used++;
+            if (scene->min[0] + shift < h[0] + 0.5 && l[0] < scene->max[0] + shift + 0.5 && scene->min[1] < h[1] + 0.5 && l[1] < scene->max[1] + 0.5) {
+                shift = h[0] + 0.5 - scene->min[0];
+                clash = true;
+            }
+        }
+        if (!clash) break;
+    }
+    if (shift <= 0) return;
+    shift = ceil (shift * 100) / 100;
+    for (size_t p = 0; p < c->req.count; p++)
+        for (size_t k = 0; k < (size_t) c->req.part[p].count; k++) c->place[p][k].pos[0] += shift;
+    c->room.origin_x = shift;
+    scene->min[0] += shift;
+    scene->max[0] += shift;
+    c->shift = shift;
+    char text[240];
+    snprintf (text, sizeof text, "placed beside what the scene already holds (%zu object%s): moved %.2f m along +X, from x = %.2f to %.2f m",
+              used, used == 1 ? "" : "s", shift, scene->min[0], scene->max[0]);
+    json_array_append_new (c->notes, json_string (text));
+}
+
 static int s_build (s_compose_t *c, const bmq_palette_t *palette, const json_t *described, json_t *plan, size_t *copies)
 {
     bmq_layout_part_t parts[BMQ_SCENE_MAX_PARTS];
@@ -239,6 +285,11 @@ static int s_build (s_compose_t *c, const bmq_palette_t *palette, const json_t *
     bmq_box_t scene;
     if (bmq_layout (parts, c->req.count, c->place, &scene, c->notes, c->in_room ? &c->room : NULL)) return -1;
     bmq_layout_check (parts, c->req.count, c->place, c->in_room ? &c->room : NULL, c->notes);
+    if (c->in_room) {                                   /* the room's walls belong to the footprint */
+        scene.min[0] = fmin (scene.min[0], -c->room.width / 2 - 0.1); scene.max[0] = fmax (scene.max[0], c->room.width / 2 + 0.1);
+        scene.min[1] = fmin (scene.min[1], -c->room.depth / 2 - 0.1); scene.max[1] = fmax (scene.max[1], c->room.depth / 2 + 0.1);
+    }
+    s_clear_of_scene (c, &scene);
     json_t *used = json_object ();
     int max_len = bmq_palette_max_name_len (palette);
     char (*roots)[80] = calloc (*copies + 1, sizeof *roots);
@@ -248,10 +299,8 @@ static int s_build (s_compose_t *c, const bmq_palette_t *palette, const json_t *
             if (!bmq_instance_name (used, c->req.part[p].name, max_len, roots[r], sizeof roots[r])) rc = -1;
     if (rc == 0 && c->in_room) {                        /* the room first: its floor and walls */
         if (bmq_room_append (plan, used, max_len, &c->room, c->door, c->window) < 0) rc = -1;
-        double W = c->room.width / 2 + 0.1, D = c->room.depth / 2 + 0.1;
-        scene.min[0] = fmin (scene.min[0], -W); scene.max[0] = fmax (scene.max[0], W);
-        scene.min[1] = fmin (scene.min[1], -D); scene.max[1] = fmax (scene.max[1], D);
-        scene.min[2] = fmin (scene.min[2], -0.1); scene.max[2] = fmax (scene.max[2], BMQ_ROOM_WALL_H);
+        scene.min[2] = fmin (scene.min[2], -0.1);
+        scene.max[2] = fmax (scene.max[2], BMQ_ROOM_WALL_H);
     }
     for (size_t p = 0, r = 0; rc == 0 && p < c->req.count; p++) {
         bmq_box_t b;
@@ -277,7 +326,15 @@ int bmq_scene_compose (const bmq_recipe_book_t *book, const bmq_palette_t *palet
                        const char *prompt, json_t **body, char **note, char *code, size_t codelen, char *message,
                        size_t msglen)
 {
+    return bmq_scene_compose_in (book, palette, described, prompt, NULL, body, note, code, codelen, message, msglen);
+}
+
+int bmq_scene_compose_in (const bmq_recipe_book_t *book, const bmq_palette_t *palette, const json_t *described,
+                          const char *prompt, const json_t *scene_boxes, json_t **body, char **note, char *code, size_t codelen,
+                          char *message, size_t msglen)
+{
     s_compose_t *c = calloc (1, sizeof *c);
+    if (c) c->scene_boxes = json_is_array (scene_boxes) ? scene_boxes : NULL;
     *body = NULL;
     *note = NULL;
     if (!c || !(c->notes = json_array ()) || bmq_scene_parse (book, prompt, &c->req)) {
@@ -355,6 +412,7 @@ int bmq_scene_compose (const bmq_recipe_book_t *book, const bmq_palette_t *palet
                                                        bmq_room_name (c->req.room.kind ? c->req.room.kind : BMQ_ROOM_GENERIC),
                                                        "width", c->room.width, "depth", c->room.depth, "door", c->door, "window",
                                                        c->window, "door_x", c->room.door_x, "window_y", c->room.window_y));
+    if (c->shift > 0) json_object_set_new (*body, "placed_at", json_pack ("{s:f, s:s}", "shift_x", c->shift, "why", "clear of the scene"));
     if (json_array_size (c->notes)) json_object_set (*body, "notes", c->notes);
     char text[1400] = "";
     bmq_recipe_mods_t m;

@@ -36,6 +36,16 @@ int bmq_scene_compose (const bmq_recipe_book_t *book, const bmq_palette_t *palet
                        const char *prompt, json_t **body, char **note, char *code, size_t codelen, char *message,
                        size_t msglen);
 
+/* The same, with what the scene already holds: scene_boxes is NULL or
+ * [{name, min: [x, y, z], max: [x, y, z]}, ...] (world boxes; at most 4096
+ * read, malformed entries skipped). A composition none of whose parts has a
+ * position is then moved along +X until its footprint is clear of every box
+ * (0.5 m apart), standing on the ground, and a note says where it went
+ * ("build a snowman" twice: the second beside the first). */
+int bmq_scene_compose_in (const bmq_recipe_book_t *book, const bmq_palette_t *palette, const json_t *described,
+                          const char *prompt, const json_t *scene_boxes, json_t **body, char **note, char *code, size_t codelen,
+                          char *message, size_t msglen);
+
 /* "table ×1, chair ×2 next to table" for a body's parts (as the CLI prints it). */
 void bmq_scene_parts_text (const json_t *parts, char *out, size_t outlen);
 

@@ -92,6 +92,7 @@ typedef struct {
     double door_x;                  /* out: the door's centre along the back wall (y = d/2), 0.9 m wide */
     double window_y;                /* out: the window's centre along the left wall (x = -w/2), 1.2 m wide, 0.9–2.2 m up */
     size_t outside;                 /* out: copies that found no room inside */
+    double origin_x;                /* where the room's centre ends up along X (moved clear of the scene) */
 } bmq_layout_room_t;
 
 /* Where a copy goes: its recipe's origin to pos, turned by theta about Z. */

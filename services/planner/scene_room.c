@@ -97,10 +97,10 @@ int bmq_room_append (json_t *plan, json_t *used, int max_len, const bmq_layout_r
 {
     char root[80];
     if (!bmq_instance_name (used, "room", max_len, root, sizeof root)) return -1;
-    double W = room->width, D = room->depth, H = BMQ_ROOM_WALL_H, h = BMQ_ROOM_LOW_H, t = 0.1;
+    double W = room->width, D = room->depth, H = BMQ_ROOM_WALL_H, h = BMQ_ROOM_LOW_H, t = 0.1, ox = room->origin_x;
     json_array_append_new (plan, json_pack ("{s:s, s:s, s:{s:s, s:f, s:[f, f, f], s:[f, f, f]}}", "operation",
                                             "bpy.ops.object.empty_add", "name", root, "params", "type", "PLAIN_AXES", "radius",
-                                            round (fmax (W, D) / 2 * 1e3) / 1e3, "location", 0.0, 0.0, 0.0, "rotation", 0.0, 0.0, 0.0));
+                                            round (fmax (W, D) / 2 * 1e3) / 1e3, "location", ox, 0.0, 0.0, "rotation", 0.0, 0.0, 0.0));
     static const double floor_c[3] = { 0.62, 0.5, 0.36 }, wall_c[3] = { 0.88, 0.86, 0.82 }, door_c[3] = { 0.45, 0.3, 0.18 },
                         glass_c[3] = { 0.65, 0.82, 0.92 };
     int n = 1, rc = 0;
@@ -115,7 +115,8 @@ int bmq_room_append (json_t *plan, json_t *used, int max_len, const bmq_layout_r
     };
     for (size_t i = 0; i < sizeof piece / sizeof *piece && rc >= 0; i++) {
         if ((i == 5 && !door) || (i == 6 && !window)) continue;
-        rc = s_piece (plan, used, max_len, root, piece[i].name, piece[i].at, piece[i].size, piece[i].rgb, piece[i].rough);
+        double at[3] = { piece[i].at[0] + ox, piece[i].at[1], piece[i].at[2] };
+        rc = s_piece (plan, used, max_len, root, piece[i].name, at, piece[i].size, piece[i].rgb, piece[i].rough);
         n += rc;
     }
     return rc < 0 ? -1 : n;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "compose_check.h"
+#include "scene_compose.h"
 #include "plan_validator.h"
 #include "recipe_bounds.h"
 #include "recipe_params.h"
@@ -356,6 +357,104 @@ static void test_bounds (void **state)
     bmq_bounds_destroy (&table);
 }
 
+
+/* Issue 26 and 29: rooms, the new relations and words, nothing silent, new work clear of the scene. */
+static json_t *s_compose (const char *prompt, const json_t *scene)
+{
+    json_t *body = NULL;
+    char *note = NULL, code[64], message[1024];
+    int rc = bmq_scene_compose_in (s_env.book, s_env.palette, s_env.described, prompt, scene, &body, &note, code, sizeof code, message,
+                                   sizeof message);
+    free (note);
+    if (rc != 0) fail_msg ("'%s': %d %s: %s", prompt, rc, code, message);
+    return body;
+}
+
+static bool s_note_has (const json_t *body, const char *text)
+{
+    size_t i;
+    json_t *n;
+    json_array_foreach (json_object_get (body, "notes"), i, n)
+        if (strstr (json_string_value (n), text)) return true;
+    return false;
+}
+
+static const json_t *s_part_named (const json_t *body, const char *recipe)
+{
+    size_t i;
+    json_t *p;
+    json_array_foreach (json_object_get (body, "parts"), i, p)
+        if (!strcmp (json_string_value (json_object_get (p, "recipe")), recipe)) return p;
+    return NULL;
+}
+
+static void test_rooms_and_words (void **state)
+{
+    (void) state;
+    /* a room: floor and walls, compound names, flanking, negation, everything inside the walls */
+    json_t *b = s_compose ("A bedroom with a bed against the wall, two nightstands on both sides of the bed, a TV stand, a sofa chair "
+                           "and no wardrobe.", NULL);
+    json_t *plan = json_object_get (b, "plan"), *room = json_object_get (b, "room");
+    assert_non_null (room);
+    assert_string_equal (json_string_value (json_object_get (room, "kind")), "bedroom");
+    assert_non_null (s_step_named (plan, "room_floor"));
+    assert_non_null (s_step_named (plan, "room_wall_back"));
+    assert_non_null (s_part_named (b, "tv_stand"));
+    assert_null (s_part_named (b, "tv"));                   /* "TV stand" is one object */
+    assert_non_null (s_part_named (b, "armchair"));         /* "sofa chair" too */
+    assert_null (s_part_named (b, "chair"));
+    assert_null (s_part_named (b, "wardrobe"));             /* "no wardrobe" */
+    assert_int_equal (json_integer_value (json_object_get (s_part_named (b, "nightstand"), "count")), 2);
+    double W = json_number_value (json_object_get (room, "width")) / 2, D = json_number_value (json_object_get (room, "depth")) / 2;
+    json_t *bed = s_step_named (plan, "bed"), *n1 = s_step_named (plan, "nightstand"), *n2 = s_step_named (plan, "nightstand.001");
+    assert_true (fabs (s_at (bed, "location", 0)) <= W && fabs (s_at (bed, "location", 1)) <= D);
+    /* flanking: the two nightstands on opposite sides of the bed, in its own frame */
+    double th = s_at (bed, "rotation", 2), ux = -sin (th), uy = cos (th);      /* the bed's right-left axis turned */
+    double r1 = (s_at (n1, "location", 0) - s_at (bed, "location", 0)) * cos (th) + (s_at (n1, "location", 1) - s_at (bed, "location", 1)) * sin (th);
+    double r2 = (s_at (n2, "location", 0) - s_at (bed, "location", 0)) * cos (th) + (s_at (n2, "location", 1) - s_at (bed, "location", 1)) * sin (th);
+    (void) ux; (void) uy;
+    assert_true (r1 * r2 < 0);
+    assert_int_equal (json_array_size (json_object_get (b, "not_understood")), 0);
+    json_decref (b);
+
+    /* nothing silent: a colour is the object's, a clamp is said, joints build or are reported */
+    b = s_compose ("a red ball at 1000000 0 0", NULL);
+    json_t *mat = NULL, *step;
+    size_t i;
+    json_array_foreach (json_object_get (b, "plan"), i, step)
+        if (!strcmp (json_string_value (json_object_get (step, "operation")), "object.material")
+            && !strcmp (json_string_value (json_object_get (step, "target")), "ball_body"))
+            mat = step;
+    assert_non_null (mat);
+    assert_true (json_number_value (json_array_get (json_object_get (json_object_get (mat, "params"), "color"), 0)) > 0.7);
+    assert_true (json_number_value (json_array_get (json_object_get (json_object_get (mat, "params"), "color"), 1)) < 0.2);
+    assert_true (s_note_has (b, "past the ±1000 m"));
+    json_decref (b);
+    b = s_compose ("a bookshelf full of books", NULL);
+    assert_string_equal (json_string_value (json_object_get (json_object_get (s_part_named (b, "book"), "relation"), "type")), "inside");
+    json_decref (b);
+    b = s_compose ("a snowman wearing a hat", NULL);
+    assert_int_equal (json_array_size (json_object_get (b, "not_understood")), 1);     /* no hat recipe: "wearing a hat" reported */
+    json_decref (b);
+    b = s_compose ("a leather sofa", NULL);
+    assert_string_equal (json_string_value (json_object_get (s_part_named (b, "sofa"), "material")), "leather");
+    json_decref (b);
+
+    /* new work goes where there is room: a second snowman beside the first, said so */
+    json_t *first = s_compose ("build a snowman", NULL);
+    json_t *scene = json_pack ("[{s:s, s:[f, f, f], s:[f, f, f]}]", "name", "snowman", "min", -0.5, -0.5, 0.0, "max", 0.5, 0.5, 1.7);
+    json_t *second = s_compose ("build a snowman", scene);
+    json_t *root1 = s_step_named (json_object_get (first, "plan"), "snowman"), *root2 = s_step_named (json_object_get (second, "plan"), "snowman");
+    assert_true (s_at (root2, "location", 0) > s_at (root1, "location", 0) + 1.0);
+    assert_true (s_note_has (second, "beside what the scene already holds"));
+    json_t *third = s_compose ("build a snowman at 0 0 0", scene);                  /* asked for a place: left there */
+    assert_true (fabs (s_at (s_step_named (json_object_get (third, "plan"), "snowman"), "location", 0)) < 0.3);
+    json_decref (first);
+    json_decref (second);
+    json_decref (third);
+    json_decref (scene);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -366,6 +465,7 @@ int main (void)
         cmocka_unit_test (test_single_recipe),
         cmocka_unit_test (test_hostile),
         cmocka_unit_test (test_bounds),
+        cmocka_unit_test (test_rooms_and_words),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }
