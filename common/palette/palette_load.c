@@ -1,6 +1,7 @@
 /* palette_load — load a palette file and check it hard: unknown keys and
  * types, bounds, defaults, enum items, operation names, limits. */
 #include "palette_internal.h"
+#include "palette_rna.h"
 #include "yaml_json.h"
 
 #include <math.h>
@@ -201,11 +202,16 @@ static int s_op_load (bmq_palette_op_t *op, const char *name, const json_t *spec
     json_t *v;
     json_object_foreach ((json_t *) spec, key, v)
         if (strcmp (key, "description") && strcmp (key, "creates") && strcmp (key, "acts_on")
-            && strcmp (key, "deletes") && strcmp (key, "cost") && strcmp (key, "params") && strcmp (key, "path"))
+            && strcmp (key, "deletes") && strcmp (key, "cost") && strcmp (key, "params") && strcmp (key, "path")
+            && strcmp (key, "rna"))
             return palette_fail (err, errlen, "operation '%s': unknown key '%.32s' (known: description, creates,"
-                           " acts_on, deletes, cost, params, path)", name, key);
+                           " acts_on, deletes, cost, params, path, rna)", name, key);
     v = json_object_get (spec, "path");
     if (v && !json_is_true (v)) return palette_fail (err, errlen, "operation '%s': path must be true when given", name);
+    v = json_object_get (spec, "rna");
+    if (v && (!json_is_true (json_object_get (spec, "path")) || !bmq_palette_rna_property_ok (json_string_value (v))))
+        return palette_fail (err, errlen, "operation '%s': rna is for paths only: Struct.property (an RNA struct and one"
+                             " of its lower-case properties, none denied)", name);
     v = json_object_get (spec, "description");
     if (v && !json_is_string (v)) return palette_fail (err, errlen, "operation '%s': description must be a string", name);
     if (v && !(op->description = strdup (json_string_value (v)))) return palette_fail (err, errlen, "out of memory");

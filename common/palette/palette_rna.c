@@ -1,5 +1,6 @@
 /* palette_rna — merge Blender's RNA into the curated palette; rules in palette_rna.h. */
 #include "palette_rna.h"
+#include "palette_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -29,6 +30,26 @@ static void s_note (s_ctx_t *ctx, const char *level, const char *param, const ch
 bool bmq_palette_rna_wanted (const char *operation)
 {
     return operation && !strncmp (operation, "bpy.ops.", 8);
+}
+
+bool bmq_palette_rna_property_ok (const char *s)
+{
+    const char *dot = s ? strchr (s, '.') : NULL;
+    if (!dot || dot == s || strlen (s) > 120 || !(*s >= 'A' && *s <= 'Z')) return false;
+    for (const char *c = s; c < dot; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_')) return false;
+    char probe[160];
+    snprintf (probe, sizeof probe, "object.%s", dot + 1);      /* the path rules: lower-case, one segment, not denied */
+    return !strchr (dot + 1, '.') && palette_path_name_ok (probe);
+}
+
+const char *bmq_palette_rna_ask (const char *name, const json_t *spec, char *buf, size_t len)
+{
+    if (bmq_palette_rna_wanted (name)) { snprintf (buf, len, "%s", name); return buf; }
+    const char *rna = json_string_value (json_object_get (spec, "rna"));
+    if (!json_is_true (json_object_get (spec, "path")) || !rna) return NULL;
+    snprintf (buf, len, "bpy.types.%s", rna);
+    return buf;
 }
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -321,11 +342,18 @@ json_t *bmq_palette_rna_merge (const json_t *curated, const json_t *rna, json_t 
     void *tmp;
     json_object_foreach_safe (ops, tmp, name, spec) {
         s_ctx_t ctx = { notes, name };
-        if (!bmq_palette_rna_wanted (name)) continue;          /* builtins: no RNA */
-        json_t *r = json_object_get (rna, name);
+        char ask[200];
+        if (!bmq_palette_rna_ask (name, spec, ask, sizeof ask)) continue;   /* builtins: no RNA */
+        json_t *r = json_object_get (rna, ask);
         if (!r) continue;                                       /* not asked or no answer: unchecked */
+        bool path = strcmp (ask, name) != 0;
         if (json_is_null (r)) {
-            s_note (&ctx, "warn", NULL, "dropped: the running Blender has no such operator");
+            s_note (&ctx, "warn", NULL, path ? "dropped: the running Blender has no property %s" : "dropped: the running"
+                    " Blender has no such operator", ask + 10);
+            json_object_del (ops, name);
+        }
+        else if (path && json_is_true (json_object_get (r, "readonly"))) {
+            s_note (&ctx, "warn", NULL, "dropped: %s is read-only in the running Blender", ask + 10);
             json_object_del (ops, name);
         }
         else if (!json_is_object (r) || !json_is_object (spec) || s_merge_op (&ctx, spec, r))

@@ -39,6 +39,20 @@
 /* True when `operation` is a Blender operator name (bpy.ops.*), i.e. has RNA. */
 bool bmq_palette_rna_wanted (const char *operation);
 
+/* Property paths (issue 27): a path operation with `rna: Struct.prop` is asked
+ * of Blender as "bpy.types.Struct.prop"; the add-on's rna_info answers it like
+ * an operator with one parameter, "value" (the property), plus "readonly".
+ * The merge treats that parameter like an operator's (types, hard limits,
+ * enum items, max_len) and drops the path when Blender lacks the property or
+ * holds it read-only. */
+/* The name to ask Blender for operation `name` with palette entry `spec`
+ * (its own name for bpy.ops.*, bpy.types.Struct.prop for a path with rna),
+ * written into buf; NULL when it has no RNA to ask for. */
+const char *bmq_palette_rna_ask (const char *name, const json_t *spec, char *buf, size_t len);
+/* Whether s is Struct.property (letters/digits/_ struct, lower-case
+ * property, not denied). */
+bool bmq_palette_rna_property_ok (const char *s);
+
 /* Merge. `curated`: the palette document as palette.yaml parses ({version,
  * limits, operations}); `rna`: operation → rna_info result, or null when the
  * running Blender lacks it. Returns a new document of the same shape (load it

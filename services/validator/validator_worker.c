@@ -113,8 +113,9 @@ static void s_rna_start (s_worker_t *w, bmq_config_t *cfg)
     json_t *ops = json_array ();
     const char *name;
     json_t *v;
-    json_object_foreach (json_object_get (w->doc, "operations"), name, v)
-        if (bmq_palette_rna_wanted (name)) json_array_append_new (ops, json_string (name));
+    char ask[200];
+    json_object_foreach (json_object_get (w->doc, "operations"), name, v)      /* operators, and paths' properties */
+        if (bmq_palette_rna_ask (name, v, ask, sizeof ask)) json_array_append_new (ops, json_string (ask));
     w->rna = bmq_inspect_new (bmq_config_str (cfg, "gateway.endpoint"), ops, NULL);
     s_rna_status (w, w->rna ? "pending" : "none", w->rna ? "asking Blender's RNA through the gateway" : "nothing to check");
     json_decref (ops);
@@ -145,10 +146,10 @@ static void s_rna_merge (s_worker_t *w)
     }
     const char *name, *blender = NULL;
     json_t *v;
-    json_object_foreach ((json_t *) result, name, v) {
+    json_object_foreach ((json_t *) result, name, v)
         if (!blender) blender = json_string_value (json_object_get (v, "blender"));
+    json_object_foreach (json_object_get (w->doc, "operations"), name, v)    /* operators and paths alike */
         if (palette && !bmq_palette_has (palette, name)) json_array_append_new (dropped, json_string (name));
-    }
     if (palette) {
         bmq_info ("palette checked against Blender %s: %zu operations (%zu dropped), %zu warnings, %zu notes",
                   blender ? blender : "?", bmq_palette_count (palette), json_array_size (dropped),

@@ -211,6 +211,7 @@ static void test_new_operations_bounds (void **state)
         { "mesh.extrude", "{\"offset\": [0, 0, 1]}", "{\"offset\": [0, 0, 1001]}", "above the maximum" },
         { "mesh.extrude", "{\"distance\": 0.5}", "{\"distance\": \"far\"}", "expected a number" },
         { "mesh.loop_cut", "{\"cuts\": 3, \"edge\": 4}", "{\"cuts\": 33}", "above the maximum 32" },
+        { "mesh.translate", "{\"offset\": [0.1, 0, 0]}", "{}", "required parameter 'offset'" },
         { "bpy.ops.mesh.inset", "{\"thickness\": 0.1, \"depth\": 0.02}", "{\"thickness\": -1}", "below the minimum" },
         { "bpy.ops.mesh.bevel", "{\"offset\": 0.1, \"segments\": 4, \"affect\": \"VERTICES\"}", "{\"offset\": 0.1, \"segments\": 17}", "above the maximum 16" },
         { "bpy.ops.mesh.subdivide", "{\"number_cuts\": 2}", "{\"number_cuts\": 11}", "above the maximum 10" },
@@ -290,6 +291,72 @@ static void test_compact_capabilities_affordable (void **state)
     json_decref (doc);
 }
 
+/* The merge with Blender's RNA narrows a path (issue 27): bounds to the
+ * property's hard limits, enum items to Blender's; a property Blender lacks or
+ * holds read-only drops the path. */
+static void test_paths_merge_with_rna (void **state)
+{
+    json_error_t jerr;
+    json_t *doc = json_loads ("{\"version\": 1, \"operations\": {"
+        "\"bpy.ops.mesh.primitive_cube_add\": {\"creates\": \"object\"},"
+        "\"object.data.bevel_resolution\": {\"path\": true, \"rna\": \"Curve.bevel_resolution\", \"acts_on\": \"object\","
+        "  \"params\": {\"value\": {\"type\": \"int\", \"min\": -5, \"max\": 100, \"required\": true}}},"
+        "\"object.data.align_x\": {\"path\": true, \"rna\": \"TextCurve.align_x\", \"acts_on\": \"object\","
+        "  \"params\": {\"value\": {\"type\": \"enum\", \"items\": [\"LEFT\", \"MIDDLE\"], \"required\": true}}},"
+        "\"object.type_name\": {\"path\": true, \"rna\": \"Object.type\", \"acts_on\": \"object\","
+        "  \"params\": {\"value\": {\"type\": \"string\", \"max_len\": 8, \"required\": true}}},"
+        "\"object.gone\": {\"path\": true, \"rna\": \"Object.gone\", \"acts_on\": \"object\","
+        "  \"params\": {\"value\": {\"type\": \"bool\", \"required\": true}}},"
+        "\"object.hide_render\": {\"path\": true, \"acts_on\": \"object\","
+        "  \"params\": {\"value\": {\"type\": \"bool\", \"required\": true}}}}}", 0, &jerr);
+    assert_non_null (doc);
+    json_t *rna = json_loads ("{"
+        "\"bpy.types.Curve.bevel_resolution\": {\"name\": \"bpy.types.Curve.bevel_resolution\", \"readonly\": false,"
+        "  \"params\": [{\"identifier\": \"value\", \"type\": \"INT\", \"array_length\": 0, \"min\": 0, \"max\": 32}]},"
+        "\"bpy.types.TextCurve.align_x\": {\"name\": \"x\", \"readonly\": false, \"params\": [{\"identifier\": \"value\","
+        "  \"type\": \"ENUM\", \"enum_flag\": false, \"enum_items\": [{\"identifier\": \"LEFT\"}, {\"identifier\": \"CENTER\"}]}]},"
+        "\"bpy.types.Object.type\": {\"name\": \"x\", \"readonly\": true, \"params\": [{\"identifier\": \"value\", \"type\": \"STRING\"}]},"
+        "\"bpy.types.Object.gone\": null}", 0, &jerr);
+    assert_non_null (rna);
+    json_t *notes = json_array ();
+    json_t *merged = bmq_palette_rna_merge (doc, rna, notes);
+    char err[512];
+    bmq_palette_t *p = bmq_palette_from_json (merged, err, sizeof err);
+    if (!p) fail_msg ("%s", err);
+    assert_true (bmq_palette_has (p, "object.data.bevel_resolution"));
+    assert_true (bmq_palette_has (p, "object.data.align_x"));
+    assert_true (bmq_palette_has (p, "object.hide_render"));          /* no rna key: left curated */
+    assert_false (bmq_palette_has (p, "object.type_name"));           /* read-only */
+    assert_false (bmq_palette_has (p, "object.gone"));                /* Blender lacks it */
+    json_t *ops = json_object_get (merged, "operations");
+    json_t *v = json_object_get (json_object_get (json_object_get (ops, "object.data.bevel_resolution"), "params"), "value");
+    assert_int_equal (json_integer_value (json_object_get (v, "min")), 0);
+    assert_int_equal (json_integer_value (json_object_get (v, "max")), 32);
+    v = json_object_get (json_object_get (json_object_get (ops, "object.data.align_x"), "params"), "value");
+    assert_int_equal (json_array_size (json_object_get (v, "items")), 1);
+    char *text = json_dumps (notes, JSON_COMPACT);
+    assert_non_null (strstr (text, "read-only"));
+    assert_non_null (strstr (text, "no property Object.gone"));
+    free (text);
+    /* the merged path still resolves in all its forms, within the narrowed bounds */
+    bmq_palette_t *keep = s_palette;
+    s_palette = p;
+    s_accepted (ONE ("object.data.bevel_resolution.add", "{\"value\": 32}"));
+    s_refused (ONE ("object.data.bevel_resolution", "{\"value\": 33}"), "above the maximum 32");
+    s_refused (ONE ("object.data.bevel_resolution.add", "{\"value\": 33}"), "above the maximum 32");
+    s_refused (ONE ("object.data.align_x", "{\"value\": \"MIDDLE\"}"), "is not one of");
+    s_palette = keep;
+    bmq_palette_destroy (&p);
+    json_decref (merged);
+    json_decref (notes);
+    json_decref (rna);
+    json_decref (doc);
+    /* the rna key is for paths only, and names a property the path rules allow */
+    s_load_fails ("\"bpy.ops.mesh.x_y\": {\"rna\": \"Mesh.x\", \"acts_on\": \"object\"}", "rna is for paths only");
+    s_load_fails ("\"object.x_y\": {\"path\": true, \"rna\": \"Image.filepath\", \"acts_on\": \"object\", " VALUE "}", "rna is for paths only");
+    s_load_fails ("\"object.x_y\": {\"path\": true, \"rna\": \"object.x\", \"acts_on\": \"object\", " VALUE "}", "rna is for paths only");
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -299,6 +366,7 @@ int main (void)
         cmocka_unit_test (test_palette_refuses_bad_paths),
         cmocka_unit_test (test_new_operations_bounds),
         cmocka_unit_test (test_compact_capabilities_affordable),
+        cmocka_unit_test (test_paths_merge_with_rna),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }

@@ -1,10 +1,12 @@
 """rna — operator descriptions from Blender's RNA (rna_info), for the validator's palette and
 inspect_tool. Read-only: nothing is run."""
 import math
+import re
 import struct
 
 import bpy
 
+from . import prop_paths
 from .args import CommandError, s_num
 from .steps import BUILTINS, OP_RE
 
@@ -61,12 +63,39 @@ def s_rna_param(p):
     return out
 
 
+PROP_RE = re.compile(r"^bpy\.types\.([A-Z][A-Za-z0-9_]{0,63})\.([a-z_][a-z0-9_]{0,63})$")
+
+
+def s_rna_property(name):
+    """A property path's last property (issue 27), asked as bpy.types.Struct.prop: answered like an
+    operator with one parameter, "value", plus readonly."""
+    m = PROP_RE.match(name)
+    if m is None:
+        raise CommandError("unknown property %s: expected bpy.types.Struct.property" % name[:120])
+    why = prop_paths.s_denied(m.group(2))
+    if why:
+        raise CommandError("property %s refused: %s" % (name[:120], why))
+    struct = getattr(bpy.types, m.group(1), None)
+    rna = getattr(struct, "bl_rna", None)
+    prop = rna.properties.get(m.group(2)) if rna is not None and not m.group(1).startswith("_") else None
+    if prop is None:
+        raise CommandError("unknown property %s: Blender %s has no such property"
+                           % (name, bpy.app.version_string.split(" ")[0]))
+    param = s_rna_param(prop)
+    param["identifier"] = "value"
+    return {"name": name, "identifier": rna.identifier + "." + prop.identifier, "label": prop.name,
+            "description": prop.description, "blender": bpy.app.version_string.split(" ")[0],
+            "readonly": bool(prop.is_readonly), "params": [param]}
+
+
 def cmd_rna_info(args):
     """One operator's description from Blender's RNA: bpy.ops.X.Y.get_rna_type() (3.4 has no
     bpy.types.X_OT_y for most operators). Read-only: nothing is run."""
     operation = args.get("operation")
     if not isinstance(operation, str) or not operation or len(operation) > 200:
         raise CommandError("rna_info: operation must be a name like bpy.ops.mesh.primitive_cube_add")
+    if operation.startswith("bpy.types."):
+        return s_rna_property(operation), None
     if operation in BUILTINS:
         raise CommandError("%s is a blendmq builtin step (run by the add-on), not a Blender operator: it has"
                            " no RNA; its parameters are in the capability palette" % operation)
