@@ -278,7 +278,18 @@ static int s_on_run (const bmq_envelope_t *env, void *arg)
         bool ok = json_is_true (json_object_get (env->body, "accepted"));
         json_t *errors = json_object_get (env->body, "errors");
         if (st->validate_only) {
-            char *text = json_dumps (env->body, JSON_INDENT (2) | JSON_SORT_KEYS);
+            /* people count steps from 1, as `plan run`, progress, the page and the panel do; the
+             * validator's index (from 0, -1 for the whole plan) stays the wire's: a whole-plan
+             * problem has no step at all here (issue 29) */
+            json_t *shown = json_deep_copy (env->body), *e;
+            size_t i;
+            json_array_foreach (json_object_get (shown, "errors"), i, e) {
+                json_int_t step = json_integer_value (json_object_get (e, "step"));
+                if (!json_is_integer (json_object_get (e, "step")) || step < 0) json_object_del (e, "step");
+                else json_object_set_new (e, "step", json_integer (step + 1));
+            }
+            char *text = json_dumps (shown, JSON_INDENT (2) | JSON_SORT_KEYS);
+            json_decref (shown);
             printf ("%s\n", text);
             free (text);
             return ok ? 0 : 1;

@@ -105,6 +105,19 @@ try:
     with open(plan, "w") as f:
         json.dump([{"operation": "bpy.ops.mesh.primitive_uv_sphere_add",
                     "params": {"segments": 64, "ring_count": 32, "location": [i * 3, 5, 0]}} for i in range(40)], f)
+    # one numbering: validation errors count steps from 1; a whole-plan problem has no step
+    bad = os.path.join(work, "bad-step.json")
+    with open(bad, "w") as f:
+        json.dump([{"operation": "bpy.ops.mesh.primitive_cube_add"}, {"operation": "bpy.ops.wm.quit_blender"}], f)
+    rc, out, err = cli("plan", "validate", bad)
+    errors = json.loads(out)["errors"] if rc == 1 and out.strip() else []
+    check("plan validate: the second step's error is step 2", rc == 1 and errors and errors[0].get("step") == 2, out.strip()[:300])
+    with open(bad, "w") as f:
+        json.dump([{"operation": "bpy.ops.mesh.primitive_cube_add"}] * 201, f)
+    rc, out, err = cli("plan", "validate", bad)
+    errors = json.loads(out)["errors"] if rc == 1 and out.strip() else []
+    check("plan validate: a whole-plan error has no step", rc == 1 and errors and all("step" not in e for e in errors)
+          and all(e.get("step", 1) >= 1 for e in errors), out.strip()[:300])
     cli("scene", "reset")
     rc, out, err = cli("chat", "a red ball")
     check("a scene to keep (chat 'a red ball')", rc == 0, out.strip().splitlines()[-1] if out.strip() else err)
