@@ -58,6 +58,8 @@ static void s_add (s_args_t *a, const char *s)
     a->argv[a->argc] = NULL;
 }
 
+static void s_add_copy (void *ctx, const char *arg) { s_add (ctx, arg); }
+
 static void s_add3 (s_args_t *a, const char *flag, const char *x, const char *y)
 {
     s_add (a, flag);
@@ -68,9 +70,6 @@ static void s_add3 (s_args_t *a, const char *flag, const char *x, const char *y)
 int bmq_blender_confine_argv (const bmq_blender_confine_t *c, const char *const blender_args[],
                               char *argv[BMQ_CONFINE_MAX_ARGS], char *err, size_t errlen)
 {
-    static const char *etc[] = { "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
-                                 "/etc/fonts", "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
-                                 "/etc/mime.types", "/etc/OpenCL", "/etc/glvnd", NULL };   /* the sandbox's list */
     char bwrap[1024], blender[1024], real[PATH_MAX], path[1200], fd[16];
     argv[0] = NULL;
     if (!s_which (c->bwrap, bwrap, sizeof bwrap)) {
@@ -83,7 +82,7 @@ int bmq_blender_confine_argv (const bmq_blender_confine_t *c, const char *const 
         return -1;
     }
     /* a Blender in a root of its own (blender_root.h, issue 30): that root's /usr and /etc */
-    char root[512], from[1200];
+    char root[512];
     bool rooted = bmq_blender_root (c->blender, root, sizeof root);
     struct stat st;
     if (stat (c->token_file, &st) || stat (c->state_dir, &st) || !S_ISDIR (st.st_mode)) {
@@ -93,29 +92,7 @@ int bmq_blender_confine_argv (const bmq_blender_confine_t *c, const char *const 
     }
     s_args_t a = { .argv = argv };
     s_add (&a, bwrap);
-    s_add (&a, "--unshare-all");
-    s_add (&a, "--die-with-parent");
-    s_add (&a, "--new-session");
-    s_add3 (&a, "--cap-drop", "ALL", NULL);
-    s_add (&a, "--clearenv");
-    s_add3 (&a, "--setenv", "HOME", "/home/blender");
-    s_add3 (&a, "--setenv", "PATH", "/usr/bin");
-    s_add3 (&a, "--setenv", "LANG", "C.UTF-8");
-    s_add3 (&a, "--setenv", "TMPDIR", "/tmp");
-    s_add3 (&a, "--setenv", "PYTHONHASHSEED", "0");   /* str hashes as in the sandbox (issue 23) */
-    s_add3 (&a, "--setenv", "MESA_SHADER_CACHE_DISABLE", "true");     /* no shader cache in HOME */
-    snprintf (from, sizeof from, "%s/usr", rooted ? root : "");
-    s_add3 (&a, "--ro-bind", from, "/usr");
-    s_add3 (&a, "--symlink", "usr/bin", "/bin");
-    s_add3 (&a, "--symlink", "usr/sbin", "/sbin");
-    s_add3 (&a, "--symlink", "usr/lib", "/lib");
-    s_add3 (&a, "--symlink", "usr/lib64", "/lib64");
-    for (const char **e = etc; *e; e++) {
-        snprintf (from, sizeof from, "%s%s", rooted ? root : "", *e);
-        s_add3 (&a, "--ro-bind-try", from, *e);
-    }
-    s_add3 (&a, "--proc", "/proc", NULL);
-    s_add3 (&a, "--dev", "/dev", NULL);
+    bmq_bwrap_common_flags (s_add_copy, &a, rooted ? root : NULL, "/home/blender");
     s_add3 (&a, "--tmpfs", "/tmp", NULL);
     s_add3 (&a, "--tmpfs", "/home", NULL);
     s_add3 (&a, "--dir", "/home/blender", NULL);

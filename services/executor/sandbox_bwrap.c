@@ -80,7 +80,7 @@ void bmq_sandbox_limits_defaults (bmq_sandbox_limits_t *l)
 typedef struct {
     const char *argv[S_MAX_ARGS];
     int argc;
-    char store[4096];
+    char store[8192];
     size_t used;
 } s_args_t;
 
@@ -101,40 +101,47 @@ static const char *s_keep (s_args_t *a, const char *fmt, const char *x)
     return dst;
 }
 
-/* The isolation flags shared by the real run and the probe. */
-static void s_isolation (s_args_t *a, const bmq_sandbox_limits_t *l)
+/* The isolation both Blenders share: the sandbox's and the confined live one
+ * (blender_confine.c) are made of the same flags, so they cannot drift apart. */
+void bmq_bwrap_common_flags (bmq_bwrap_add_fn add, void *ctx, const char *root, const char *home)
 {
     static const char *etc[] = { "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
                                  "/etc/fonts", "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
                                  "/etc/mime.types", "/etc/OpenCL", "/etc/glvnd", NULL };
-    s_add (a, l->bwrap);
-    s_add (a, "--unshare-all");
-    s_add (a, "--die-with-parent");
-    s_add (a, "--new-session");
-    s_add (a, "--cap-drop"); s_add (a, "ALL");
-    s_add (a, "--clearenv");
-    s_add (a, "--setenv"); s_add (a, "HOME"); s_add (a, "/home/sb");
-    s_add (a, "--setenv"); s_add (a, "PATH"); s_add (a, "/usr/bin");
-    s_add (a, "--setenv"); s_add (a, "LANG"); s_add (a, "C.UTF-8");
-    s_add (a, "--setenv"); s_add (a, "TMPDIR"); s_add (a, "/tmp");
-    /* str hashes the same in every sandbox run: the order of a set of strings is no coin (issue 23) */
-    s_add (a, "--setenv"); s_add (a, "PYTHONHASHSEED"); s_add (a, "0");
-    /* Mesa would keep a shader cache in $HOME: a file the script did not write (issue 30) */
-    s_add (a, "--setenv"); s_add (a, "MESA_SHADER_CACHE_DISABLE"); s_add (a, "true");
-    s_add (a, "--setenv"); s_add (a, "MESA_GLSL_CACHE_DISABLE"); s_add (a, "true");
+    static const char *flags[] = {
+        "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",
+        "--setenv", "PATH", "/usr/bin", "--setenv", "LANG", "C.UTF-8", "--setenv", "TMPDIR", "/tmp",
+        /* str hashes the same in every run: the order of a set of strings is no coin (issue 23) */
+        "--setenv", "PYTHONHASHSEED", "0",
+        /* Mesa would keep a shader cache in $HOME: a file the script did not write (issue 30) */
+        "--setenv", "MESA_SHADER_CACHE_DISABLE", "true", "--setenv", "MESA_GLSL_CACHE_DISABLE", "true", NULL };
+    char from[1100];
+    for (const char **f = flags; *f; f++) add (ctx, *f);
+    add (ctx, "--setenv"); add (ctx, "HOME"); add (ctx, home);
     /* /usr and /etc: the Blender's own root when it has one (blender_root.h), else the host's */
-    s_add (a, "--ro-bind"); s_add (a, l->root[0] ? s_keep (a, "%s/usr", l->root) : "/usr"); s_add (a, "/usr");
-    s_add (a, "--symlink"); s_add (a, "usr/bin"); s_add (a, "/bin");
-    s_add (a, "--symlink"); s_add (a, "usr/sbin"); s_add (a, "/sbin");
-    s_add (a, "--symlink"); s_add (a, "usr/lib"); s_add (a, "/lib");
-    s_add (a, "--symlink"); s_add (a, "usr/lib64"); s_add (a, "/lib64");
+    snprintf (from, sizeof from, "%s/usr", root ? root : "");
+    add (ctx, "--ro-bind"); add (ctx, from); add (ctx, "/usr");
+    static const char *links[] = { "usr/bin", "/bin", "usr/sbin", "/sbin", "usr/lib", "/lib", "usr/lib64", "/lib64", NULL };
+    for (const char **l = links; *l; l += 2) { add (ctx, "--symlink"); add (ctx, l[0]); add (ctx, l[1]); }
     for (const char **e = etc; *e; e++) {
-        char from[1100];
-        snprintf (from, sizeof from, "%s%s", l->root, *e);
-        s_add (a, "--ro-bind-try"); s_add (a, l->root[0] ? s_keep (a, "%s", from) : *e); s_add (a, *e);
+        snprintf (from, sizeof from, "%s%s", root ? root : "", *e);
+        add (ctx, "--ro-bind-try"); add (ctx, from); add (ctx, *e);
     }
-    s_add (a, "--proc"); s_add (a, "/proc");
-    s_add (a, "--dev"); s_add (a, "/dev");
+    add (ctx, "--proc"); add (ctx, "/proc");
+    add (ctx, "--dev"); add (ctx, "/dev");
+}
+
+static void s_add_kept (void *ctx, const char *arg)
+{
+    s_args_t *a = ctx;
+    s_add (a, s_keep (a, "%s", arg));
+}
+
+/* The isolation flags shared by the real run and the probe. */
+static void s_isolation (s_args_t *a, const bmq_sandbox_limits_t *l)
+{
+    s_add (a, l->bwrap);
+    bmq_bwrap_common_flags (s_add_kept, a, l->root, "/home/sb");
     s_add (a, "--tmpfs"); s_add (a, "/home");
     s_add (a, "--seccomp"); s_add (a, "4");         /* s_spawn puts the filter there */
 }

@@ -98,4 +98,11 @@ int bmq_sandbox_probe (bmq_sandbox_limits_t *l, bool *drop_root, char *err, size
  * the calling process: the sandbox's child and the confined live Blender set the same ones. */
 void bmq_sandbox_set_rlimits (int memory_mb, int file_mb, int processes);
 
+/* The bubblewrap flags the sandbox and the confined live Blender share: namespaces, no
+ * capabilities, a fixed environment (HOME=home), /usr and the few /etc files (from `root`, a
+ * Blender's own root, when not NULL or ""), /proc and /dev. `add` gets each argument in order
+ * (it copies what it keeps). */
+typedef void (*bmq_bwrap_add_fn) (void *ctx, const char *arg);
+void bmq_bwrap_common_flags (bmq_bwrap_add_fn add, void *ctx, const char *root, const char *home);
+
 #endif
