@@ -153,6 +153,17 @@ refused(base + [step('object.modifiers["a\\"b"].width', {"value": 0.1}, "r")], "
 cmd_reset_scene({})
 call("run_plan", {"plan_id": "seed", "steps": [step("bpy.ops.mesh.primitive_cube_add", {"size": 1}, name="keep")]})
 FAIL = step("object.location", {"value": [1, 1, 1]}, "no-such-object")
+
+
+def s_state():
+    """What the groups change, read directly (not through the fingerprint)."""
+    sc, k = bpy.context.scene, obj("keep")
+    world = tuple(round(c, 5) for c in sc.world.color) if sc.world else None
+    return (sc.frame_start, sc.frame_end, world, len(bpy.data.worlds), len(bpy.data.materials), len(bpy.data.actions),
+            len(bpy.data.meshes), len(bpy.data.curves),
+            tuple(round(c, 5) for c in k.location), tuple(round(c, 5) for c in k.scale),
+            tuple(round(c, 5) for c in k.rotation_euler), len(k.data.vertices), [m.type for m in k.modifiers],
+            k.animation_data is not None and k.animation_data.action is not None, len(k.material_slots), k.mode)
 GROUPS = {
     "paths": [step("object.location.z.add", {"value": 2}, "keep"), step("object.scale", {"value": [2, 1, 1]}, "keep"),
               step("scene.frame_end", {"value": 77}), step("scene.world.color.r", {"value": 0.9})],
@@ -244,6 +255,7 @@ for group, steps in GROUPS.items():
     call("run_plan", {"plan_id": "seed%d" % N[0], "steps": [step("bpy.ops.mesh.primitive_cube_add", {"size": 1}, name="keep")]})
     before_fp = fingerprint.compute(props=False)["digest"]
     before_names = sorted(bpy.data.objects.keys())
+    before_state = s_state()
     res = run(steps + [FAIL])
     rb = res.get("rollback") or {}
     expect(res.get("status") == "failed" and rb.get("exact") is True, "%s: a later failure rolls it back exactly (%s)"
@@ -251,6 +263,7 @@ for group, steps in GROUPS.items():
     expect(fingerprint.compute(props=False)["digest"] == before_fp and sorted(bpy.data.objects.keys()) == before_names,
            "%s: the scene is as before" % group)
     expect(all(o.mode == "OBJECT" for o in bpy.data.objects), "%s: object mode after the rollback" % group)
+    expect(s_state() == before_state, "%s: every value it changed is back (%s)" % (group, s_state()))
 
 # ---- edit steps refused out of bounds by the add-on too
 refused(base + [step("bpy.ops.mesh.subdivide", {"number_cuts": 50}, "r")], "subdivide with 50 cuts", "number_cuts")
