@@ -9,7 +9,7 @@ For every service of common/service_registry.def with a process of its own:
   Kubernetes  deploy/kubernetes/NAME.yaml, listed in kustomization.yaml, a Deployment or
               StatefulSet blendmq-NAME whose container runs the image with args [NAME...];
               each config key of its ENDPOINTS is in the cluster's blendmq.yaml, at a
-              blendmq-NAME host
+              blendmq-NAME host; README.md's loop makes its key Secret
   container   the image copies every blendmq-* binary, the entrypoint runs blendmq-NAME
               for any NAME (no list of its own)
 and no deploy file names a service the registry does not know (a unit, a manifest, an
@@ -91,6 +91,14 @@ for f in sorted(os.listdir(os.path.join(src, "deploy", "kubernetes"))):
     for n in re.findall(r"^kind:\s*(?:Deployment|StatefulSet)\s*\n(?:.*\n)*?\s*name:\s*blendmq-([a-z0-9_-]+)", text, re.M):
         if n not in names | EXTRA:
             bad(f"deploy/kubernetes/{f}: workload blendmq-{n} is no service of common/service_registry.def")
+
+readme = read("deploy", "kubernetes", "README.md")
+m = re.search(r"^for s in ([a-z0-9_ -]+); do\s*\n\s*kubectl .*blendmq-key-\$s", readme, re.M)
+if not m:
+    bad("deploy/kubernetes/README.md: no loop making each service's key Secret (for s in ...; do kubectl ... blendmq-key-$s)")
+elif set(m.group(1).split()) != names:
+    bad(f"deploy/kubernetes/README.md: the key Secrets are made for {' '.join(sorted(set(m.group(1).split())))}, "
+        f"the registry has {' '.join(sorted(names))}")
 
 # ---- container -----------------------------------------------------------------------
 cf = read("deploy", "container", "Containerfile")
