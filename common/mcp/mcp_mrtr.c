@@ -146,7 +146,7 @@ json_t *bmq_mcp_mrtr_vars (const json_t *answers)
         }
         if (json_is_string (said)) json_object_set (vars, key, said);
         else {
-            char *text = json_dumps (v, JSON_COMPACT);
+            char *text = json_dumps (said ? said : v, JSON_COMPACT | JSON_ENCODE_ANY);
             json_object_set_new (vars, key, json_string (text ? text : "?"));
             free (text);
         }

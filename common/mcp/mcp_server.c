@@ -60,6 +60,14 @@ void bmq_mcp_destroy (bmq_mcp_t **self_p)
 }
 
 const bmq_mcp_tools_t *bmq_mcp_tools (const bmq_mcp_t *self) { return self->tools; }
+bmq_mcp_tasks_t *bmq_mcp_tasks (bmq_mcp_t *self) { return self->tasks; }
+
+/* Long work a client may follow as a task: plans, chat, imports, generations, sandboxed scripts. */
+static bool s_long_running (const bmq_mcp_tool_t *tool)
+{
+    return tool && (tool->kind == BMQ_TOOL_EXECUTE || tool->kind == BMQ_TOOL_CHAT || tool->kind == BMQ_TOOL_IMPORT
+                    || tool->kind == BMQ_TOOL_GENERATE || (tool->request_name && !strcmp (tool->request_name, "script.request")));
+}
 
 void bmq_mcp_session_init (bmq_mcp_session_t *session)
 {
@@ -423,8 +431,17 @@ void bmq_mcp_handle (bmq_mcp_t *self, bmq_mcp_session_t *session, const json_t *
         json_t *subscriptions = s_subscriptions (session);
         bmq_mcp_caller_t caller = s_caller (self, session);
         caller.subscriptions = subscriptions;
-        out->call = bmq_mcp_call_start (self->tools, &caller, id, params, session->log_level, self->opts.request_timeout_ms,
-                                        &out->response, &out->request);
+        json_t *task_params = NULL;
+        if (session->tasks && s_long_running (tool)) {        /* its steps become the task's statusMessage */
+            task_params = json_deep_copy (params);
+            json_t *meta = json_object_get (task_params, "_meta");
+            if (!json_is_object (meta)) json_object_set_new (task_params, "_meta", meta = json_object ());
+            if (!json_object_get (meta, "progressToken")) json_object_set_new (meta, "progressToken", json_string ("task"));
+        }
+        out->call = bmq_mcp_call_start (self->tools, &caller, id, task_params ? task_params : params, session->log_level,
+                                        self->opts.request_timeout_ms, &out->response, &out->request);
+        out->as_task = out->call && task_params;
+        json_decref (task_params);
         json_decref (subscriptions);
     }
     else {

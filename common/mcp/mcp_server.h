@@ -53,6 +53,7 @@ typedef struct {
     bmq_mcp_call_t *call;       /* a tools/call now running: drive it (owned by the caller) */
     bmq_envelope_t *request;    /* send this to the gateway for `call` (owned by the caller) */
     json_t         *cancel_id;  /* notifications/cancelled: the request id to stop (owned) */
+    bool            as_task;    /* run `call` as a task (bmq_mcp_tasks_start): answer its CreateTaskResult now */
     json_t         *answer;     /* a response from the client to a request of ours (elicitation): route it to
                                    the call that awaits its id (bmq_mcp_call_awaits, _answer) (owned) */
 } bmq_mcp_outcome_t;
@@ -62,6 +63,8 @@ typedef struct bmq_mcp_t bmq_mcp_t;
 bmq_mcp_t *bmq_mcp_new (const bmq_mcp_options_t *opts, char *err, size_t errlen);
 void bmq_mcp_destroy (bmq_mcp_t **self_p);
 const bmq_mcp_tools_t *bmq_mcp_tools (const bmq_mcp_t *self);
+/* The tasks of 2026-07-28 clients that declared the tasks extension (mcp_surface.h). */
+struct bmq_mcp_tasks_t *bmq_mcp_tasks (bmq_mcp_t *self);
 
 void bmq_mcp_session_init (bmq_mcp_session_t *session);
 /* Handle one parsed JSON-RPC message (a request, notification or response).

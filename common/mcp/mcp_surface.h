@@ -89,6 +89,15 @@ void bmq_mcp_tasks_destroy (bmq_mcp_tasks_t **self_p);
 /* A task of `owner` (a token name) doing what `spec` (a tool's _task) says,
  * `vars` filling its result: the CreateTaskResult (new). Thread-safe. */
 json_t *bmq_mcp_tasks_create (bmq_mcp_tasks_t *self, const char *owner, const json_t *spec, const json_t *vars);
+/* A task for a tool call the transport runs (execute_plan, chat…): working
+ * until settled with the call's JSON-RPC response (a result: completed; an
+ * error: failed) unless cancelled first. The CreateTaskResult (new); its id in id. */
+json_t *bmq_mcp_tasks_start (bmq_mcp_tasks_t *self, const char *owner, char *id, size_t idlen);
+void bmq_mcp_tasks_settle (bmq_mcp_tasks_t *self, const char *id, const json_t *response);
+/* The call's last step, as the task's statusMessage. */
+void bmq_mcp_tasks_note (bmq_mcp_tasks_t *self, const char *id, const char *message);
+/* tasks/cancel came (or the task is gone): stop the call. */
+bool bmq_mcp_tasks_cancelled (bmq_mcp_tasks_t *self, const char *id);
 /* tasks/get, tasks/update, tasks/cancel params of `owner`: the result (new),
  * or NULL with *code (-32602: unknown task, bad params) and err. Thread-safe. */
 json_t *bmq_mcp_tasks_request (bmq_mcp_tasks_t *self, const char *owner, const char *method, const json_t *params, int *code,

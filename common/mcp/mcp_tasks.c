@@ -32,6 +32,8 @@ typedef struct {
     json_t  *spec, *vars;           /* the tool's _task; what fills its result (arguments, answers) */
     json_t  *pending;               /* inputRequests not answered yet */
     json_t  *result, *error;
+    char     message[256];          /* statusMessage: the last step the call reported */
+    bool     external;              /* a tool call the transport runs: ends when settled */
 } s_task_t;
 
 struct bmq_mcp_tasks_t {
@@ -100,7 +102,7 @@ static void s_set (s_task_t *t, const char *status)
 /* Time passed: a working task whose time came ends (under the lock). */
 static void s_advance (s_task_t *t)
 {
-    if (strcmp (t->status, "working") || bmq_mono_ms () < t->due) return;
+    if (t->external || strcmp (t->status, "working") || bmq_mono_ms () < t->due) return;
     json_t *error = json_object_get (t->spec, "error");
     if (error) {
         t->error = json_deep_copy (error);
@@ -119,6 +121,7 @@ static json_t *s_envelope (const s_task_t *t, bool detailed)
     s_iso (t->updated, updated, sizeof updated);
     json_t *r = json_pack ("{s:s, s:s, s:s, s:s, s:i, s:i}", "taskId", t->id, "status", t->status, "createdAt", created,
                            "lastUpdatedAt", updated, "ttlMs", TASK_TTL_MS, "pollIntervalMs", TASK_POLL_MS);
+    if (t->message[0]) json_object_set_new (r, "statusMessage", json_string (t->message));
     if (!detailed) return r;
     if (t->result) json_object_set (r, "result", t->result);
     if (t->error) json_object_set (r, "error", t->error);
@@ -140,6 +143,61 @@ static s_task_t *s_find (bmq_mcp_tasks_t *self, const char *owner, const char *i
         if (id && !strcmp (t->id, id) && !strcmp (t->owner, owner)) return t;
     }
     return NULL;
+}
+
+json_t *bmq_mcp_tasks_start (bmq_mcp_tasks_t *self, const char *owner, char *id, size_t idlen)
+{
+    json_t *spec = json_pack ("{s:s}", "support", "optional");
+    json_t *r = bmq_mcp_tasks_create (self, owner, spec, NULL);
+    json_decref (spec);
+    snprintf (id, idlen, "%s", json_string_value (json_object_get (r, "taskId")));
+    pthread_mutex_lock (&self->lock);
+    for (size_t i = 0; i < self->count; i++)
+        if (!strcmp (self->tasks[i]->id, id)) self->tasks[i]->external = true;
+    pthread_mutex_unlock (&self->lock);
+    return r;
+}
+
+static s_task_t *s_by_id (bmq_mcp_tasks_t *self, const char *id)
+{
+    for (size_t i = 0; i < self->count; i++)
+        if (!strcmp (self->tasks[i]->id, id)) return self->tasks[i];
+    return NULL;
+}
+
+void bmq_mcp_tasks_note (bmq_mcp_tasks_t *self, const char *id, const char *message)
+{
+    pthread_mutex_lock (&self->lock);
+    s_task_t *t = s_by_id (self, id);
+    if (t && !s_terminal (t) && message) {
+        snprintf (t->message, sizeof t->message, "%s", message);
+        t->updated = s_wall_ms ();
+    }
+    pthread_mutex_unlock (&self->lock);
+}
+
+void bmq_mcp_tasks_settle (bmq_mcp_tasks_t *self, const char *id, const json_t *response)
+{
+    pthread_mutex_lock (&self->lock);
+    s_task_t *t = s_by_id (self, id);
+    if (t && !s_terminal (t)) {                     /* a cancelled task stays cancelled */
+        json_t *result = json_object_get (response, "result"), *error = json_object_get (response, "error");
+        if (result) { t->result = json_deep_copy (result); s_set (t, "completed"); }
+        else {
+            t->error = error ? json_deep_copy (error) : json_pack ("{s:i, s:s}", "code", -32603, "message", "the call ended without a result");
+            s_set (t, "failed");
+        }
+    }
+    pthread_mutex_unlock (&self->lock);
+}
+
+bool bmq_mcp_tasks_cancelled (bmq_mcp_tasks_t *self, const char *id)
+{
+    pthread_mutex_lock (&self->lock);
+    s_task_t *t = s_by_id (self, id);
+    bool cancelled = !t || !strcmp (t->status, "cancelled");
+    pthread_mutex_unlock (&self->lock);
+    return cancelled;
 }
 
 json_t *bmq_mcp_tasks_create (bmq_mcp_tasks_t *self, const char *owner, const json_t *spec, const json_t *vars)

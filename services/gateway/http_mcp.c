@@ -4,6 +4,7 @@
 #include "http_metrics.h"
 #include "log.h"
 #include "mcp_server.h"
+#include "mcp_surface.h"
 
 #include <czmq.h>
 #include <pthread.h>
@@ -29,6 +30,7 @@ typedef struct {
 
 struct bmq_http_mcp_t {
     bmq_mcp_t       *mcp;
+    atomic_int       task_threads;       /* calls running as tasks, each on a thread of its own */
     int              per_token;          /* sessions one token may hold (http.mcp_sessions_per_token) */
     pthread_mutex_t  lock;               /* sessions and their streams lists */
     zhashx_t        *sessions;           /* id → s_session_t* */
@@ -81,6 +83,8 @@ void bmq_http_mcp_destroy (bmq_http_mcp_t **self_p)
 {
     if (!self_p || !*self_p) return;
     bmq_http_mcp_t *self = *self_p;
+    /* the server stops first: task threads see it within a slice and end */
+    for (int i = 0; i < 400 && atomic_load (&self->task_threads) > 0; i++) zclock_sleep (25);
     zhashx_destroy (&self->sessions);
     pthread_mutex_destroy (&self->lock);
     bmq_mcp_destroy (&self->mcp);
@@ -322,6 +326,83 @@ static enum MHD_Result s_run_call (bmq_http_mcp_t *self, bmq_http_req_t *req, s_
     return rc;
 }
 
+/* ---- a call run as a task (2026-07-28, the tasks extension) ---------------------------- */
+
+typedef struct {
+    s_stream_t     *st;
+    bmq_envelope_t *request;
+    char            endpoint[256];
+    char            task_id[33];
+} s_task_run_t;
+
+/* Drive the call to its end on its own line to the gateway; its steps become
+ * the task's statusMessage, its response the task's result. tasks/cancel stops it. */
+static void *s_task_thread (void *arg)
+{
+    s_task_run_t *run = arg;
+    s_stream_t *st = run->st;
+    bmq_http_mcp_t *self = st->owner;
+    bmq_mcp_tasks_t *tasks = bmq_mcp_tasks (self->mcp);
+    st->bus = bmq_http_bus_new (run->endpoint);
+    if (!st->bus || bmq_http_bus_send (st->bus, run->request)) bmq_mcp_call_fail (st->call, "the gateway is not reachable", st->out);
+    bmq_envelope_destroy (&run->request);
+    for (;;) {
+        size_t i;
+        json_t *m;
+        json_array_foreach (st->out, i, m) {
+            const char *method = json_string_value (json_object_get (m, "method"));
+            const char *note = json_string_value (json_object_get (json_object_get (m, "params"), "message"));
+            if (method && !strcmp (method, "notifications/progress") && note) bmq_mcp_tasks_note (tasks, run->task_id, note);
+            else if (!method && json_object_get (m, "id")) bmq_mcp_tasks_settle (tasks, run->task_id, m);
+        }
+        json_array_clear (st->out);
+        if (st->over) break;
+        if (bmq_mcp_tasks_cancelled (tasks, run->task_id)) atomic_store (&st->cancelled, true);
+        s_step (st);
+    }
+    bmq_http_bus_destroy (&st->bus);
+    s_stream_free (st);
+    free (run);
+    atomic_fetch_sub (&self->task_threads, 1);
+    return NULL;
+}
+
+/* The caller holds the lock; the session is the request's (ephemeral). */
+static enum MHD_Result s_run_task (bmq_http_mcp_t *self, bmq_http_req_t *req, s_session_t *session, bmq_mcp_outcome_t *out)
+{
+    s_stream_t *st = calloc (1, sizeof *st);
+    st->owner = self;
+    st->server = req->server;
+    st->call = out->call;
+    st->out = json_array ();
+    st->last_write = bmq_mono_ms ();
+    st->stateless = true;
+    snprintf (st->session_id, sizeof st->session_id, "%s", session->id);
+    zlistx_add_end (session->streams, st);
+    s_task_run_t *run = calloc (1, sizeof *run);
+    run->st = st;
+    run->request = out->request;
+    out->request = NULL;
+    snprintf (run->endpoint, sizeof run->endpoint, "%s", req->gateway ? req->gateway : "");
+    json_t *created = bmq_mcp_tasks_start (bmq_mcp_tasks (self->mcp), session->state.who, run->task_id, sizeof run->task_id);
+    pthread_mutex_unlock (&self->lock);
+    json_t *response = json_pack ("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", bmq_mcp_call_id (st->call), "result", created);
+    atomic_fetch_add (&self->task_threads, 1);
+    pthread_t thread;
+    pthread_attr_t attr;
+    pthread_attr_init (&attr);
+    pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create (&thread, &attr, s_task_thread, run)) {
+        atomic_fetch_sub (&self->task_threads, 1);
+        bmq_mcp_tasks_settle (bmq_mcp_tasks (self->mcp), run->task_id, NULL);
+        bmq_envelope_destroy (&run->request);
+        s_stream_free (st);
+        free (run);
+    }
+    pthread_attr_destroy (&attr);
+    return s_reply_message (req, 200, response, NULL);
+}
+
 /* ---- POST / GET / DELETE -------------------------------------------------------------- */
 
 /* A header value without the optional whitespace around it (RFC 9110 5.5) equals want. */
@@ -381,6 +462,7 @@ static enum MHD_Result s_post_stateless (bmq_http_mcp_t *self, bmq_http_req_t *r
     json_decref (msg);
     json_decref (out.answer);
     json_decref (out.cancel_id);
+    if (out.call && out.as_task) return s_run_task (self, req, session, &out);
     if (out.call) return s_run_call (self, req, session, &out, accept && strcasestr (accept, "text/event-stream"));
     zhashx_delete (self->sessions, session->id);
     pthread_mutex_unlock (&self->lock);

@@ -98,5 +98,12 @@ for mode in stdio http; do
   fi
 done
 
+# blendmq's long tools as tasks (2026-07-28, the tasks extension): no SDK speaks it yet, plain HTTP does
+if (cd "$work/npm" && BLENDMQ_TOKEN="$(cat "$token_file")" timeout 400 "$node" "$here/tasks_client.mjs" "$url"); then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -3,6 +3,7 @@
  * tool calls fed with the gateway's answers (progress, logs, results,
  * rejections, errors, deadlines, cancellation, images). */
 #include "mcp_server.h"
+#include "mcp_surface.h"
 
 #include <stdlib.h>
 
@@ -799,15 +800,15 @@ static void test_resources (void **state)
         if (round == 0) {
             assert_string_equal (json_string_value (json_object_get (n, "method")), "notifications/resources/updated");
             assert_string_equal (json_string_value (json_object_get (json_object_get (n, "params"), "uri")), "blendmq://scene");
-            json_decref (s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"resources/unsubscribe\",\"params\":{\"uri\":\"blendmq://scene\"}}", &out));
-            assert_int_equal (s.subscriptions, 0);
         }
         else assert_null (n && json_object_get (n, "method") ? strstr (json_string_value (json_object_get (n, "method")), "resources") : NULL);
         json_decref (sent);
-        json_t *last = NULL;
-        (void) last;
         bmq_envelope_destroy (&out.request);
         bmq_mcp_call_destroy (&out.call);
+        if (round == 0) {
+            json_decref (s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"resources/unsubscribe\",\"params\":{\"uri\":\"blendmq://scene\"}}", &out));
+            assert_int_equal (s.subscriptions, 0);
+        }
     }
     /* SEP-2164: a 2026-07-28 session hears -32602 for an unknown resource */
     snprintf (s.version, sizeof s.version, "2026-07-28");
@@ -1014,6 +1015,114 @@ static void test_confirm_by_input_required_result (void **state)
     bmq_mcp_destroy (&mcp);
 }
 
+/* The tasks extension: fixture tasks through the server (created, polled,
+ * asking, updated, cancelled, a token's own), and a task the transport runs. */
+static void test_tasks (void **state)
+{
+    char err[256];
+    bmq_mcp_options_t o = { .test_tools = true, .request_timeout_ms = 1000 };
+    bmq_mcp_t *mcp = bmq_mcp_new (&o, err, sizeof err);
+    bmq_mcp_session_t s, other;
+    bmq_mcp_session_init (&s);
+    snprintf (s.version, sizeof s.version, "2026-07-28");
+    s.stateless = s.tasks = true;
+    snprintf (s.who, sizeof s.who, "mcp");
+    s.role = BMQ_ROLE_OPERATOR;
+    other = s;
+    snprintf (other.who, sizeof other.who, "someone");
+    bmq_mcp_outcome_t out;
+    json_t *r = s_rpc (mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"slow_compute\",\"arguments\":{\"seconds\":0,\"label\":\"x\"}}}", &out);
+    json_t *created = json_object_get (r, "result");
+    assert_string_equal (json_string_value (json_object_get (created, "resultType")), "task");
+    assert_non_null (json_object_get (created, "createdAt"));
+    assert_null (json_object_get (created, "result"));
+    char get[300], id[40];
+    snprintf (id, sizeof id, "%s", json_string_value (json_object_get (created, "taskId")));
+    json_decref (r);
+    snprintf (get, sizeof get, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tasks/get\",\"params\":{\"taskId\":\"%s\"}}", id);
+    r = s_rpc (mcp, &s, get, &out);
+    assert_string_equal (json_string_value (json_object_get (json_object_get (r, "result"), "status")), "completed");
+    char *dump = json_dumps (r, 0);
+    assert_non_null (strstr (dump, "Computed x in 0 s"));
+    free (dump);
+    json_decref (r);
+    r = s_rpc (mcp, &other, get, &out);                               /* another token's task: not found */
+    assert_int_equal (s_error_code (r), -32602);
+    json_decref (r);
+    s.tasks = false;                                                  /* not declared: -32021 */
+    r = s_rpc (mcp, &s, get, &out);
+    assert_int_equal (s_error_code (r), -32021);
+    json_decref (r);
+    r = s_rpc (mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"failing_job\"}}", &out);
+    assert_int_equal (s_error_code (r), -32021);                      /* task support required */
+    json_decref (r);
+    s.tasks = true;
+    /* a task that asks the client: input_required, then tasks/update, then completed */
+    r = s_rpc (mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"confirm_delete\",\"arguments\":{}}}", &out);
+    snprintf (id, sizeof id, "%s", json_string_value (json_object_get (json_object_get (r, "result"), "taskId")));
+    json_decref (r);
+    snprintf (get, sizeof get, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tasks/get\",\"params\":{\"taskId\":\"%s\"}}", id);
+    r = s_rpc (mcp, &s, get, &out);
+    assert_string_equal (json_string_value (json_object_get (json_object_get (r, "result"), "status")), "input_required");
+    assert_non_null (json_object_get (json_object_get (json_object_get (r, "result"), "inputRequests"), "confirm"));
+    json_decref (r);
+    char update[400];
+    snprintf (update, sizeof update, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tasks/update\",\"params\":{\"taskId\":\"%s\","
+              "\"inputResponses\":{\"confirm\":{\"action\":\"accept\",\"content\":{\"confirm\":true}}}}}", id);
+    r = s_rpc (mcp, &s, update, &out);
+    assert_int_equal (json_object_size (json_object_get (r, "result")), 0);     /* an ack */
+    json_decref (r);
+    r = s_rpc (mcp, &s, get, &out);
+    dump = json_dumps (r, 0);
+    assert_non_null (strstr (dump, "\"completed\""));
+    assert_non_null (strstr (dump, "Deleted: true"));
+    free (dump);
+    json_decref (r);
+    /* cancel: an ack; the status says cancelled; again: the same ack */
+    r = s_rpc (mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"slow_compute\",\"arguments\":{\"seconds\":60}}}", &out);
+    snprintf (id, sizeof id, "%s", json_string_value (json_object_get (json_object_get (r, "result"), "taskId")));
+    json_decref (r);
+    for (int i = 0; i < 2; i++) {
+        snprintf (get, sizeof get, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tasks/cancel\",\"params\":{\"taskId\":\"%s\"}}", id);
+        r = s_rpc (mcp, &s, get, &out);
+        assert_int_equal (json_object_size (json_object_get (r, "result")), 0);
+        json_decref (r);
+    }
+    snprintf (get, sizeof get, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tasks/get\",\"params\":{\"taskId\":\"%s\"}}", id);
+    r = s_rpc (mcp, &s, get, &out);
+    assert_string_equal (json_string_value (json_object_get (json_object_get (r, "result"), "status")), "cancelled");
+    json_decref (r);
+    /* execute_plan from a client with the extension: the transport runs it as a task */
+    s_rpc (mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/call\",\"params\":{\"name\":\"execute_plan\",\"arguments\":"
+                    "{\"plan\":[{\"operation\":\"a\"}]}}}", &out);
+    assert_true (out.as_task);
+    assert_non_null (out.call);
+    bmq_mcp_tasks_t *tasks = bmq_mcp_tasks (mcp);
+    char tid[40];
+    json_t *start = bmq_mcp_tasks_start (tasks, "mcp", tid, sizeof tid);
+    json_decref (start);
+    json_t *sent = json_array ();
+    assert_false (s_feed (out.call, out.request, BMQ_MSG_PROGRESS, "{\"plan_id\":\"p\",\"step\":1,\"total\":1,\"status\":\"ok\",\"event\":\"step\","
+                                                                   "\"operation\":\"a\",\"duration_ms\":1.0}", sent));
+    json_t *progress = json_array_get (sent, 0);                         /* its steps: the task's statusMessage */
+    bmq_mcp_tasks_note (tasks, tid, json_string_value (json_object_get (json_object_get (progress, "params"), "message")));
+    assert_true (s_feed (out.call, out.request, BMQ_MSG_EXECUTE_RESULT, "{\"plan_id\":\"p\",\"status\":\"done\",\"steps_done\":1,\"steps_total\":1}", sent));
+    bmq_mcp_tasks_settle (tasks, tid, json_array_get (sent, json_array_size (sent) - 1));
+    assert_false (bmq_mcp_tasks_cancelled (tasks, tid));
+    json_t *params = json_pack ("{s:s}", "taskId", tid);
+    int code = 0;
+    json_t *got = bmq_mcp_tasks_request (tasks, "mcp", "tasks/get", params, &code, err, sizeof err);
+    assert_string_equal (json_string_value (json_object_get (got, "status")), "completed");
+    assert_string_equal (json_string_value (json_object_get (json_object_get (json_object_get (got, "result"), "structuredContent"), "status")), "done");
+    assert_non_null (strstr (json_string_value (json_object_get (got, "statusMessage")), "step 1/1"));
+    json_decref (got);
+    json_decref (params);
+    json_decref (sent);
+    bmq_envelope_destroy (&out.request);
+    bmq_mcp_call_destroy (&out.call);
+    bmq_mcp_destroy (&mcp);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -1032,6 +1141,7 @@ int main (void)
         cmocka_unit_test (test_prompts_and_completion),
         cmocka_unit_test (test_conformance_fixtures),
         cmocka_unit_test (test_confirm_by_input_required_result),
+        cmocka_unit_test (test_tasks),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }
