@@ -151,6 +151,9 @@ void bmq_cli_say_config_problems (const char *err, const char *after);
 int  bmq_cli_config_refusal (const char *run_dir);
 /* `cancel PLAN_ID | --all-mine` (cli_cancel.c). */
 int bmq_cli_cancel (const bmq_cli_opts_t *opts, const char *plan_id);
+/* An error answer on stderr: "blendmq: PREFIXcode: message", the code said once
+ * even when the message starts with it. */
+void bmq_cli_say_error (const bmq_envelope_t *env, const char *prefix);
 /* One status.request to the gateway; NULL when it does not answer. */
 json_t *bmq_cli_fetch_status (bmq_config_t *cfg);
 /* `script list`: the scripts the sandbox has seen (pending ones can be applied). */

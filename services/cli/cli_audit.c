@@ -14,7 +14,8 @@
 
 #define LIST_DEFAULT     100
 #define PAGE             500
-#define QUERY_TIMEOUT_MS 30000     /* a page is one indexed read: far less, even on a busy service */
+#define QUERY_TIMEOUT_MS 30000
+#define PEOPLE_SCAN_MAX  20000     /* records looked at to find the latest people's ones */     /* a page is one indexed read: far less, even on a busy service */
 
 typedef struct {
     bmq_peer_t *peer;
@@ -90,7 +91,7 @@ static json_t *s_ask (s_conn_t *c, json_t *query, int *code)
             if (env && !bmq_peer_heard (c->peer, env) && !strcmp (env->cid, cid)) {
                 if (env->type == BMQ_MSG_AUDIT_RESULT) { result = json_incref (env->body); *code = 0; }
                 else if (env->type == BMQ_MSG_ERROR) {
-                    fprintf (stderr, "blendmq: audit: %s: %s\n", bmq_body_str (env, "code"), bmq_body_str (env, "message"));
+                    bmq_cli_say_error (env, "audit: ");
                     *code = 1;
                 }
             }
@@ -160,17 +161,74 @@ static int s_walk (s_conn_t *c, const json_t *filter, const char *order, int max
 
 /* ---- printing --------------------------------------------------------------------- */
 
+/* JSON as jansson writes it compactly, but each real in its shortest form that
+ * reads back the same (0.8, not 0.80000000000000004) (issue 29). */
+static void s_dump (const json_t *v, FILE *out)
+{
+    if (json_is_real (v)) {
+        double d = json_real_value (v);
+        char num[40];
+        for (int p = 1; p <= 17; p++) {
+            snprintf (num, sizeof num, "%.*g", p, d);
+            if (strtod (num, NULL) == d) break;
+        }
+        if (!strpbrk (num, ".eEn")) strcat (num, ".0");       /* still a real when read back */
+        fputs (num, out);
+    }
+    else if (json_is_object (v)) {
+        const char *key;
+        json_t *item;
+        bool first = true;
+        fputc ('{', out);
+        json_object_foreach ((json_t *) v, key, item) {
+            json_t *k = json_string (key);
+            char *text = json_dumps (k, JSON_ENCODE_ANY);
+            fprintf (out, "%s%s:", first ? "" : ",", text ? text : "\"?\"");
+            free (text);
+            json_decref (k);
+            s_dump (item, out);
+            first = false;
+        }
+        fputc ('}', out);
+    }
+    else if (json_is_array (v)) {
+        size_t i;
+        json_t *item;
+        fputc ('[', out);
+        json_array_foreach (v, i, item) { if (i) fputc (',', out); s_dump (item, out); }
+        fputc (']', out);
+    }
+    else {
+        char *text = json_dumps (v, JSON_ENCODE_ANY | JSON_COMPACT);
+        fputs (text ? text : "null", out);
+        free (text);
+    }
+}
+
+/* s_dump into a string (caller frees), NULL on failure. */
+static char *s_dumps (const json_t *v)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream (&text, &len);
+    if (!out) return NULL;
+    s_dump (v, out);
+    fclose (out);
+    return text;
+}
+
 static void s_print_json (const json_t *rec, void *state)
 {
-    char *text = json_dumps (rec, JSON_COMPACT);
-    printf ("%s\n", text);
+    (void) state;
+    char *text = s_dumps (rec);
+    printf ("%s\n", text ? text : "{}");
     free (text);
 }
 
 /* The data as one line, cut at `width` characters. */
 static void s_data_line (const json_t *rec, int width, char *buf, size_t len)
 {
-    char *text = json_dumps (json_object_get (rec, "data"), JSON_COMPACT);
+    char *text = s_dumps (json_object_get (rec, "data"));
     if (!text) { snprintf (buf, len, "?"); return; }
     if ((int) strlen (text) > width) snprintf (buf, len, "%.*s…", width, text);
     else snprintf (buf, len, "%s", text);
@@ -202,6 +260,50 @@ static void s_collect (const json_t *rec, void *state)
 
 /* ---- the actions --------------------------------------------------------------------- */
 
+/* A story a service started (a look-up: inspect, capabilities, the palette's
+ * RNA...), not a person: its "request" record names a service identity. */
+static bool s_service_request (const json_t *rec)
+{
+    const char *kind = json_string_value (json_object_get (rec, "kind"));
+    const json_t *identity = json_object_get (json_object_get (rec, "data"), "identity");
+    const char *role = json_string_value (json_object_get (identity, "role"));
+    return kind && !strcmp (kind, "request") && role && !strcmp (role, "service");
+}
+
+/* list without --all (and without --kind or --plan, which ask for exactly
+ * those): people's requests and what happened to them, the latest N; the
+ * stories services started among themselves are left out, and counted. */
+static int s_list_people (s_conn_t *c, const bmq_cli_opts_t *opts, const json_t *filter, int max)
+{
+    s_print_fn *print = opts->json ? s_print_json : s_print_line;
+    bool more;
+    json_t *window = json_array ();
+    int scan = max ? (max * 20 < PEOPLE_SCAN_MAX ? max * 20 : PEOPLE_SCAN_MAX) : 0;
+    int code = s_walk (c, filter, "desc", scan, s_collect, window, &more);
+    json_t *internal = json_object ();         /* cids of service-started stories in the window */
+    size_t i;
+    json_t *rec;
+    json_array_foreach (window, i, rec)
+        if (s_service_request (rec)) json_object_set_new (internal, json_string_value (json_object_get (rec, "cid")) ?: "", json_true ());
+    json_t *shown = json_array ();
+    size_t hidden = 0;
+    json_array_foreach (window, i, rec) {
+        const char *cid = json_string_value (json_object_get (rec, "cid"));
+        if (cid && json_object_get (internal, cid)) { hidden++; continue; }
+        if (!max || (int) json_array_size (shown) < max) json_array_append (shown, rec);
+    }
+    for (i = json_array_size (shown); i-- > 0;) print (json_array_get (shown, i), NULL);
+    if (!code && !opts->json) {
+        if (hidden) fprintf (stderr, "(%zu record(s) of look-ups services made among themselves left out: --all shows them)\n", hidden);
+        if (more || (max && json_array_size (shown) == (size_t) max))
+            fprintf (stderr, "(the latest %d records; --limit N or --since T for others, --limit 0 for all)\n", max);
+    }
+    json_decref (shown);
+    json_decref (internal);
+    json_decref (window);
+    return code;
+}
+
 /* list: the latest N matching records (default 100), printed oldest first;
  * --limit 0 prints them all, streaming. */
 static int s_list (s_conn_t *c, const bmq_cli_opts_t *opts, const json_t *filter)
@@ -209,6 +311,7 @@ static int s_list (s_conn_t *c, const bmq_cli_opts_t *opts, const json_t *filter
     int max = opts->limit < 0 ? LIST_DEFAULT : opts->limit;
     s_print_fn *print = opts->json ? s_print_json : s_print_line;
     bool more;
+    if (!opts->all && !opts->kind && !opts->plan) return s_list_people (c, opts, filter, max);
     if (max == 0) return s_walk (c, filter, "asc", 0, print, NULL, &more);
     json_t *latest = json_array ();
     int code = s_walk (c, filter, "desc", max, s_collect, latest, &more);
@@ -288,7 +391,7 @@ int bmq_cli_audit (const bmq_cli_opts_t *opts, int nwords, const char **words)
     bool export = !strcmp (action, "export") && nwords == 1;
     bool verify = !strcmp (action, "verify") && nwords == 1;
     if (!list && !show && !export && !verify) {
-        fprintf (stderr, "usage: blendmq audit list [--since T] [--plan ID] [--kind K] [--limit N]\n"
+        fprintf (stderr, "usage: blendmq audit list [--all] [--since T] [--plan ID] [--kind K] [--limit N]\n"
                          "       blendmq audit show CORRELATION_ID\n"
                          "       blendmq audit export [--format jsonl] [--since T] [--plan ID] [--kind K]\n"
                          "       blendmq audit verify   (exit 1 naming the first record edited, deleted or cut off)\n");

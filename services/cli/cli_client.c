@@ -88,6 +88,16 @@ static int s_key_revoked (const char *keys_dir, const char *name)
     return -1;
 }
 
+void bmq_cli_say_error (const bmq_envelope_t *env, const char *prefix)
+{
+    const char *code = bmq_body_str (env, "code"), *message = bmq_body_str (env, "message");
+    if (!code) code = "error";
+    if (!message) message = "?";
+    size_t n = strlen (code);
+    if (!strncmp (message, code, n) && message[n] == ':') message += n + 1 + (message[n + 1] == ' ');  /* not "forbidden: forbidden:" */
+    fprintf (stderr, "blendmq: %s%s: %s\n", prefix ? prefix : "", code, message);
+}
+
 bmq_config_t *bmq_cli_config (const bmq_cli_opts_t *opts)
 {
     char path[1200], err[4096];
@@ -328,7 +338,7 @@ static int s_on_run (const bmq_envelope_t *env, void *arg)
         return status && !strcmp (status, "done") ? 0 : 1;
     }
     case BMQ_MSG_ERROR:
-        if (!st->json) fprintf (stderr, "blendmq: %s: %s\n", bmq_body_str (env, "code"), bmq_body_str (env, "message"));
+        if (!st->json) bmq_cli_say_error (env, "");
         return 1;
     default:
         return CONTINUE;
@@ -395,7 +405,7 @@ static int s_on_scene (const bmq_envelope_t *env, void *arg)
 {
     s_scene_state_t *st = arg;
     if (env->type == BMQ_MSG_ERROR) {
-        fprintf (stderr, "blendmq: %s: %s\n", bmq_body_str (env, "code"), bmq_body_str (env, "message"));
+        bmq_cli_say_error (env, "");
         return 1;
     }
     if (env->type != BMQ_MSG_SCENE_REPLY) return CONTINUE;
@@ -404,6 +414,8 @@ static int s_on_scene (const bmq_envelope_t *env, void *arg)
             fprintf (stderr, "blendmq: cannot write %s (%zu bytes received)\n", st->path, env->blob_len);
             return 1;
         }
+        if (st->json) printf ("{\"path\": \"%s\", \"bytes\": %zu}\n", st->path, env->blob_len);   /* said, not silent (issue 29) */
+        else printf ("wrote %s (%zu bytes)\n", st->path, env->blob_len);
         return 0;
     }
     const json_t *result = json_object_get (env->body, "result");

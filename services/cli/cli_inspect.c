@@ -36,7 +36,7 @@ static int s_finish (bmq_envelope_t *answer, bmq_msg_type_t expected, const char
         code = s_print (json_object_get (answer->body, key), json);
     else if (answer->type == BMQ_MSG_ERROR) {
         if (json) s_print (answer->body, true);
-        else fprintf (stderr, "blendmq: %s: %s\n", bmq_body_str (answer, "code"), bmq_body_str (answer, "message"));
+        else bmq_cli_say_error (answer, "");
         code = 1;
     }
     else {

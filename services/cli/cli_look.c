@@ -120,7 +120,7 @@ int bmq_cli_scene_look (const bmq_cli_opts_t *opts, const char *path)
     int code = 0;
     json_t *result = json_object_get (answer->body, "result");
     if (answer->type == BMQ_MSG_ERROR) {
-        fprintf (stderr, "blendmq: %s: %s\n", bmq_body_str (answer, "code"), bmq_body_str (answer, "message"));
+        bmq_cli_say_error (answer, "");
         code = 1;
     }
     else if (!json_is_object (result) || answer->blob_len < 8 || memcmp (answer->blob, "\x89PNG\r\n\x1a\n", 8)) {

@@ -87,7 +87,7 @@ static int s_finish (bmq_envelope_t *answer, bool json, bool verdict_only)
     }
     else {
         if (json) s_print (answer->body, true);
-        else fprintf (stderr, "blendmq: %s: %s\n", bmq_body_str (answer, "code"), bmq_body_str (answer, "message"));
+        else bmq_cli_say_error (answer, "");
         code = 2;
     }
     bmq_envelope_destroy (&answer);
@@ -115,7 +115,7 @@ static int s_show_entry (const bmq_cli_opts_t *opts, const char *id)
     json_array_foreach (json_object_get (answer->body, "scripts"), i, x)         /* an older executor lists them all */
         if (!e && !strcmp (json_string_value (json_object_get (x, "script_id")) ?: "", id)) e = x;
     if (answer->type == BMQ_MSG_ERROR) {
-        fprintf (stderr, "blendmq: %s: %s\n", bmq_body_str (answer, "code"), bmq_body_str (answer, "message"));
+        bmq_cli_say_error (answer, "");
         code = 2;
     }
     else if (!e) {
@@ -186,7 +186,7 @@ int bmq_cli_script_list (const bmq_cli_opts_t *opts)
     if (!answer) return 2;
     int code = 0;
     if (answer->type == BMQ_MSG_ERROR) {
-        fprintf (stderr, "blendmq: %s: %s\n", bmq_body_str (answer, "code"), bmq_body_str (answer, "message"));
+        bmq_cli_say_error (answer, "");
         code = 1;
     }
     else if (opts->json) {

@@ -40,8 +40,10 @@ void bmq_gw_to_client (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t *env)
 
 void bmq_gw_done (bmq_gw_t *gw, bmq_gw_request_t *r, const char *outcome)
 {
+    /* a plan id only where there is a plan: a look-up (inspect, capabilities, scene...) has none (issue 29) */
+    bool plan = r->kind == BMQ_REQ_CHAT || r->kind == BMQ_REQ_RUN || r->kind == BMQ_REQ_VALIDATE || r->kind == BMQ_REQ_SCRIPT_LIVE;
     bmq_audit_record (gw->audit, r->cid, "request.end",
-                      json_pack ("{s:s, s:s, s:f}", "outcome", outcome, "plan_id", r->plan_id,
+                      json_pack ("{s:s, s:s?, s:f}", "outcome", outcome, "plan_id", plan ? r->plan_id : NULL,
                                  "duration_ms", (bmq_mono_us () - r->accepted_us) / 1000.0));
     zhashx_delete (gw->requests, r->cid);
 }

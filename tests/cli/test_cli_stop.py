@@ -185,6 +185,37 @@ try:
     after = scene()
     check("after every cancel: the scene equals the one before", after[0] == before[0], f"{len(after[0])} objects")
 
+    # the audit for people: look-ups services made among themselves are left out unless --all;
+    # numbers in their shortest form; an error's code said once
+    rc, out, err = cli("audit", "list", "--limit", "0")
+    rc1, out1, _ = cli("audit", "list", "--json", "--limit", "0")
+    out += out1
+    rc2, out2, _ = cli("audit", "list", "--all", "--json", "--limit", "0")
+    check("audit list: people's requests, no look-ups", rc == 0 and "inspect.request" not in out and "chat.request" in out
+          and "left out: --all shows them" in err, err.strip().splitlines()[-1] if err.strip() else "")
+    check("audit list --all: the look-ups too", rc2 == 0 and "inspect.request" in out2, f"{len(out2.splitlines())} lines")
+    rc, out, err = cli("audit", "list", "--json", "--kind", "plan.proposed")
+    check("audit list: reals in their shortest form", rc == 0 and "0.8," in out and "0.80000000000000004" not in out, out[:200])
+    rc, out, err = cli("audit", "list", "--all", "--json", "--kind", "request.end", "--limit", "0")
+    ends = [json.loads(l) for l in out.splitlines() if l.strip()]
+    lookups = [e for e in ends if e.get("data", {}).get("plan_id") is None]
+    check("audit: a look-up's request.end carries no plan id", rc == 0 and len(lookups) > 0 and all("plan_id" not in e or e["plan_id"] is None for e in lookups),
+          f"{len(lookups)} of {len(ends)} request.end records without a plan id")
+    cli("keys", "add-client", "viewer1", "--role", "viewer")
+    rc, out, err = cli("--key", "viewer1", "chat", "a ball")
+    check("a refused request: its code said once", rc != 0 and err.startswith("blendmq: forbidden: ") and "forbidden: forbidden" not in err, err.strip())
+
+    # small things: scene save and render say what they wrote; web --open without a browser fails
+    blend, png = os.path.join(work, "s.blend"), os.path.join(work, "s.png")
+    rc, out, err = cli("scene", "save", blend)
+    check("scene save: says what it wrote", rc == 0 and out.startswith(f"wrote {blend} (") and os.path.getsize(blend) > 0, (out + err).strip())
+    rc, out, err = cli("scene", "render", png)
+    check("scene render: says what it wrote", rc == 0 and out.startswith(f"wrote {png} (") and os.path.getsize(png) > 0, (out + err).strip())
+    env["BROWSER"] = "/bin/false"
+    rc, out, err = cli("web", "--open")
+    del env["BROWSER"]
+    check("web --open with no browser: exit 1", rc == 1 and "could not open a browser" in err, f"exit {rc}: {err.strip()}")
+
     # 5a. a process stopped for its configuration is not restarted
     cfg = os.path.join(R, "blendmq.yaml")
     good = open(cfg).read()
