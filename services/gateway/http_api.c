@@ -65,7 +65,8 @@ static enum MHD_Result s_gateway_error (bmq_http_req_t *req, const bmq_envelope_
         { "interrupted", 503, "blender_unavailable" }, { "blender_unavailable", 503, "blender_unavailable" },
         { "planner_unavailable", 503, "planner_unavailable" }, { "validator_unavailable", 503, "validator_unavailable" },
         { "executor_unavailable", 503, "executor_unavailable" }, { "audit_unavailable", 503, "audit_unavailable" },
-        { "validator_failed", 502, "validator_failed" }, { "unknown_tool", 404, "unknown_tool" }, { NULL, 502, "gateway_error" },
+        { "validator_failed", 502, "validator_failed" }, { "unknown_tool", 404, "unknown_tool" },
+        { "no_match", 422, "no_match" }, { NULL, 502, "gateway_error" },
     };
     const char *code = env ? bmq_body_str (env, "code") : NULL;
     if (!env) return bmq_http_reply_error (req, 504, "gateway_timeout", "no answer from the gateway in time");

@@ -110,6 +110,7 @@ static enum MHD_Result s_error (bmq_http_req_t *req, const bmq_envelope_t *env)
     else if (!strcmp (code, "forbidden")) status = 403;
     else if (!strcmp (code, "bad_request") || !strcmp (code, "bad_message")) status = 400;
     else if (!strcmp (code, "unsupported")) status = 501;
+    else if (!strcmp (code, "no_match")) status = 422;         /* the planner understood nothing: the prompt's, not the gateway's (issue 29) */
     return bmq_http_reply_error (req, status, code, "%s", message);
 }
 

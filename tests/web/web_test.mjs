@@ -117,8 +117,20 @@ async function prompt(browser) {
   const bar = page.locator('progress');
   check(await bar.getAttribute('value') === await bar.getAttribute('max'), 'the progress bar is full');
   check(/offline recipe 'chair'/.test(await page.locator('.notes ol').innerText()), 'the planner\'s note is shown');
+  // issue 29: the Prompt screen shows the result's picture, and says sizes and relations as the CLI does
+  const pic = page.getByRole('img', { name: /Preview render of the live scene after plan/ });
+  await pic.waitFor({ timeout: 20000 });
+  check(await pic.evaluate(i => i.complete && i.naturalWidth === 640), 'the Prompt screen shows the result\'s picture (640×480)');
   await axe(page, 'the prompt screen after a plan');
   await shot(page, 'prompt');
+  // a prompt nothing matches: answered 422 no_match (not 502), and the previous plan is no longer shown under it
+  const noMatch = await page.evaluate(() => fetch('/api/web/chat', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ prompt: 'qwxzv plorble' }) }).then(r => r.status));
+  check(noMatch === 422, `a prompt nothing matches is HTTP 422, not 502 (${noMatch})`);
+  await page.getByLabel('What should Blender build?').fill('qwxzv plorble');
+  await page.getByRole('button', { name: 'Build' }).click();
+  await page.getByRole('alert').filter({ hasText: /no recipe|no_match/ }).first().waitFor({ timeout: 15000 });
+  check(await page.locator('section.plan').count() === 0, 'the refusal shows alone: the previous plan is no longer under it');
   await screen(page, 'scene', 'Scene');
   const img = page.getByRole('img', { name: /Preview render of the live scene/ });
   await img.waitFor({ timeout: 20000 });
@@ -126,7 +138,7 @@ async function prompt(browser) {
   await page.getByRole('cell', { name: 'chair_seat', exact: true }).waitFor();
   check(true, 'the object list shows the chair\'s parts');
   await shot(page, 'scene');
-  check(!log.console.length, `no console errors (${log.console.join(' | ')})`);
+  check(!log.console.some(l => !/status of 422/.test(l)), `no console errors but the no_match asked for above (${log.console.join(' | ')})`);
 }
 
 async function rollback(browser) {
@@ -260,6 +272,17 @@ async function load(browser) {
     if (hash === 'status') await page.getByRole('cell', { name: 'planner', exact: true }).waitFor();
     if (hash === 'scripts') await page.getByRole('heading', { name: /Scripts waiting for a reviewer/ }).waitFor();
     await axe(page, `the ${title} screen`);
+    // issue 29: nothing is wider than the 1,280 px window (tables wrap or scroll inside their card)
+    const wide = await page.evaluate(() => {
+      const out = [];
+      if (document.documentElement.scrollWidth > window.innerWidth) out.push(`the page (${document.documentElement.scrollWidth} px)`);
+      for (const t of document.querySelectorAll('table')) {
+        const r = t.getBoundingClientRect();
+        if (r.right > window.innerWidth + 0.5) out.push(`table.${t.className || '?'} (right edge at ${Math.round(r.right)} px)`);
+      }
+      return out;
+    });
+    check(!wide.length, `${title}: nothing overflows a 1,280 px window${wide.length ? ` (${wide.join(', ')})` : ''}`);
     await shot(page, `load-${hash}`);
   }
   const pool = await page.locator('dl.facts').first().innerText();

@@ -135,6 +135,53 @@ export async function loadPlan(id) {
   return null;
 }
 
+// One understood part in the CLI's words: "chair ×1 (red, 2×) in a row left of table" (issue 29).
+const RELATION_WORDS = { next_to: 'next to', in_front_of: 'in front of', left_of: 'left of', right_of: 'right of' };
+export function understood(p) {
+  const colour = p.colour, size = typeof p.size === 'number' ? `${Number(p.size.toPrecision(3))}×` : null;
+  let text = `${p.recipe || '?'} ×${p.count ?? 1}`;
+  if (colour || size) text += ` (${[colour, size].filter(Boolean).join(', ')})`;
+  if (p.arrangement) text += ` in a ${p.arrangement}`;
+  const rel = p.relation;
+  if (rel && rel.type && rel.to) {
+    text += ` ${RELATION_WORDS[rel.type] || rel.type} ${rel.to}`;
+    if (rel.and) text += ` and ${rel.and}`;
+    else if (rel.type === 'between') text += 's';
+  }
+  return text;
+}
+
+// The result's picture on the Prompt screen: a preview render of the live scene once the plan ended.
+export function ResultPicture({ plan }) {
+  const [pic, setPic] = useState({ id: null, url: null, error: null });
+  const ended = isEnded(plan);
+  useEffect(() => {
+    if (!ended || pic.id === plan.id) return undefined;
+    let gone = false;
+    api('GET', '/api/web/preview.png?width=640&height=480', undefined, { blob: true }).then(r => {
+      if (gone) return;
+      setPic(old => {
+        if (old.url) URL.revokeObjectURL(old.url);
+        return r.ok ? { id: plan.id, url: URL.createObjectURL(r.data), error: null } : { id: plan.id, url: null, error: r.error };
+      });
+    });
+    return () => { gone = true; };
+  }, [plan.id, ended]);
+  if (!ended) return null;
+  return (
+    <section class="card" aria-labelledby={`pic-${plan.id}`}>
+      <h3 id={`pic-${plan.id}`}>The result</h3>
+      <ErrorNote error={pic.error} context="preview" />
+      {pic.url ? (
+        <figure class="preview result-picture">
+          <img src={pic.url} width="640" height="480" alt={`Preview render of the live scene after plan ${plan.id}`} />
+          <figcaption>The live scene after plan {plan.id} (Workbench, 640×480).</figcaption>
+        </figure>
+      ) : !pic.error && <p class="muted">Rendering…</p>}
+    </section>
+  );
+}
+
 // A plan as it happens: planner notes, verdict, progress, steps, the end or the failure and its rollback.
 export function PlanView({ plan, who }) {
   const [cancelError, setCancelError] = useState(null);
@@ -161,7 +208,7 @@ export function PlanView({ plan, who }) {
       {plan.prompt && <p>Prompt: “{plan.prompt}”</p>}
       {plan.title && <p>plan {plan.id}: {plan.title}, {plan.planned.length} steps ({plan.source || '?'} planner)</p>}
       {plan.parts && plan.parts.length > 0 && (
-        <p>understood: {plan.parts.map(p => `${p.recipe || '?'} ×${p.count ?? 1}${p.colour ? ` (${p.colour})` : ''}`).join(', ')}
+        <p>understood: {plan.parts.map(understood).join(', ')}
           {plan.notUnderstood && plan.notUnderstood.length > 0 && `; not understood: ${plan.notUnderstood.map(s => `'${s}'`).join(', ')}`}</p>
       )}
       {(plan.notes.length > 0 || plan.state === 'planning') && (

@@ -3,7 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { canOperate } from '../api.js';
 import { startChat } from '../live.js';
 import { endLine, getPlan, recentPlans, useStore } from '../store.js';
-import { ErrorNote, PlanView, StateBadge, loadPlan } from '../ui.jsx';
+import { ErrorNote, PlanView, ResultPicture, StateBadge, loadPlan } from '../ui.jsx';
 
 export function PromptScreen({ who, arg, go }) {
   useStore();
@@ -23,7 +23,7 @@ export function PromptScreen({ who, arg, go }) {
     setError(null);
     const r = await startChat(prompt, keep);
     setBusy(false);
-    if (r.error) setError(r.error);
+    if (r.error) { setError(r.error); if (current) go('prompt', false); }    // the refusal alone, not an older plan under it
     else go(`prompt/${r.plan_id}`, false);
   }
   function onKey(e) {                      // Enter builds, Shift+Enter is a new line
@@ -48,6 +48,7 @@ export function PromptScreen({ who, arg, go }) {
       </form>
       <ErrorNote error={error} />
       {plan && <PlanView plan={plan} who={who} />}
+      {plan && <ResultPicture plan={plan} />}
       {others.length > 0 && (
         <section class="card" aria-labelledby="activity">
           <h3 id="activity">Recent plans on this gateway</h3>
