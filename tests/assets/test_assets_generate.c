@@ -82,7 +82,7 @@ static int g_setup (void **state)
 static int g_teardown (void **state)
 {
     g_t *g = *state;
-    executor_generate_destroy (&g->ex);
+    executor_generate_destroy (&g->ex.gen, &g->ex);
     zframe_destroy (&g->rid);
     zsock_destroy (&g->dealer);
     zsock_destroy (&g->sub);
@@ -350,7 +350,7 @@ static void test_refusals_and_stop (void **state)
     assert_int_equal (answer->type, BMQ_MSG_ERROR);
     fx_assert_says (bmq_body_str (answer, "message"), "hyper3d", "API key", "HYPER3D_API_KEY", NULL);
     bmq_envelope_destroy (&answer);
-    executor_generate_destroy (&g->ex);
+    executor_generate_destroy (&g->ex.gen, &g->ex);
     assert_int_equal (fake_h3_total (g->fake), 0);
 
     bmq_config_set (g->ex.cfg, "assets.hyper3d_api_key", "gen-test-key");
@@ -381,7 +381,7 @@ static void test_refusals_and_stop (void **state)
     bmq_envelope_destroy (&answer);
     /* stopping the executor: every running job answered "cancelled", promptly */
     int64_t t0 = bmq_mono_ms ();
-    executor_generate_destroy (&g->ex);
+    executor_generate_destroy (&g->ex.gen, &g->ex);
     assert_true (bmq_mono_ms () - t0 < 3000);
     int ended = 0;
     zsock_set_rcvtimeo (g->dealer, 1000);
