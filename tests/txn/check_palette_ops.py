@@ -265,6 +265,83 @@ for group, steps in GROUPS.items():
     expect(all(o.mode == "OBJECT" for o in bpy.data.objects), "%s: object mode after the rollback" % group)
     expect(s_state() == before_state, "%s: every value it changed is back (%s)" % (group, s_state()))
 
+# ---- a seeded property test, as txn.rollback's: random plans of the new kinds of step, each
+# ending with a failing step, must leave the scene exactly as it was (fingerprint and values)
+import os          # noqa: E402
+import random      # noqa: E402
+SEED = int(os.environ.get("BMQ_SEED", "0") or 0) or int(time.time())
+print("palette_ops property test seed: %d (replay with BMQ_SEED=%d)" % (SEED, SEED))
+rng = random.Random(SEED)
+
+
+def random_step(k, meshes, curves, texts):
+    kind = rng.randrange(14)
+    t = rng.choice(meshes)
+    if kind == 0:
+        return step("bpy.ops.mesh.primitive_cube_add", {"size": round(rng.uniform(0.2, 2), 3)}, name="m%d" % k)
+    if kind == 1:
+        return step(rng.choice(["object.location.x.add", "object.location.z", "object.active.location.y.set"]),
+                    {"value": round(rng.uniform(-5, 5), 3)}, t)
+    if kind == 2:
+        return step(rng.choice(["object.scale.mul", "object.scale"]), {"value": [round(rng.uniform(0.5, 2), 3)] * 3}, t)
+    if kind == 3:
+        return step(rng.choice(["scene.frame_end", "scene.frame_start", "scene.render.resolution_x"]),
+                    {"value": rng.randint(16, 400)})
+    if kind == 4:
+        return step("scene.world.color", {"value": [round(rng.random(), 3) for _ in range(3)]})
+    if kind == 5:
+        return step("bpy.ops.mesh.select_all", {"action": rng.choice(["SELECT", "INVERT"])}, t)
+    if kind == 6:
+        return rng.choice([step("mesh.extrude", {"offset": [0, 0, round(rng.uniform(-1, 1), 3)]}, t),
+                           step("bpy.ops.mesh.inset", {"thickness": 0.05}, t),
+                           step("bpy.ops.mesh.subdivide", {"number_cuts": rng.randint(1, 2)}, t),
+                           step("bpy.ops.mesh.bevel", {"offset": 0.02, "segments": rng.randint(1, 3)}, t),
+                           step("mesh.loop_cut", {"cuts": rng.randint(1, 3), "edge": rng.randint(0, 5)}, t),
+                           step("bpy.ops.object.mode_set", {"mode": rng.choice(["EDIT", "OBJECT"])}, t)])
+    if kind == 7 and len(meshes) > 1:
+        a, b = rng.sample(meshes, 2)
+        return step("object.modifier", {"type": "BOOLEAN", "object": b, "operation": rng.choice(["DIFFERENCE", "UNION"])}, a)
+    if kind == 8:
+        return step("object.modifier", {"type": rng.choice(["SCREW", "MIRROR", "BEVEL"]), "steps": rng.randint(3, 20)}, t)
+    if kind == 9:
+        return step(rng.choice(["bpy.ops.curve.primitive_bezier_curve_add", "bpy.ops.curve.primitive_bezier_circle_add"]),
+                    {"radius": round(rng.uniform(0.2, 2), 3)}, name="cv%d" % k)
+    if kind == 10 and curves:
+        return step(rng.choice(["object.data.bevel_depth", "object.data.extrude"]), {"value": round(rng.uniform(0, 0.2), 3)},
+                    rng.choice(curves))
+    if kind == 11:
+        return step("bpy.ops.object.text_add", {"radius": 1.0}, name="tx%d" % k)
+    if kind == 12 and texts:
+        return step("object.data.body", {"value": rng.choice(["A", "hello", "24/7"])}, rng.choice(texts))
+    return step("object.keyframe_insert", {"data_path": rng.choice(["location", "rotation_euler", "scale"]),
+                                           "frame": rng.randint(1, 100), "interpolation": "LINEAR"}, t)
+
+
+call("reset_scene", {})
+call("run_plan", {"plan_id": "prop-seed", "steps": [step("bpy.ops.mesh.primitive_cube_add", {"size": 1}, name="keep")]})
+base_fp, base_state, base_names = fingerprint.compute(props=False)["digest"], s_state(), sorted(bpy.data.objects.keys())
+changed = 0
+PLANS = 40
+for i in range(PLANS):
+    meshes, curves, texts, steps = ["keep"], [], [], []
+    for k in range(rng.randint(1, 7)):
+        st = random_step(k, meshes, curves, texts)
+        steps.append(st)
+        name = st.get("name", "")
+        (meshes if name.startswith("m") else curves if name.startswith("cv") else texts if name else []).append(name)
+    steps.append(FAIL)
+    res = run(steps)
+    changed += 1 if res.get("steps_done", 0) > 0 else 0
+    ok = res.get("status") == "failed" and (res.get("rollback") or {}).get("exact") is True \
+        and fingerprint.compute(props=False)["digest"] == base_fp and s_state() == base_state \
+        and sorted(bpy.data.objects.keys()) == base_names and all(o.mode == "OBJECT" for o in bpy.data.objects)
+    if not ok:
+        expect(False, "random plan %d (seed %d) left the scene changed: %s / %s" % (i, SEED, steps, res))
+        call("reset_scene", {})
+        call("run_plan", {"plan_id": "prop-reseed%d" % i, "steps": [step("bpy.ops.mesh.primitive_cube_add", {"size": 1}, name="keep")]})
+        base_fp, base_state = fingerprint.compute(props=False)["digest"], s_state()
+expect(changed > PLANS // 2, "most random plans changed the scene before failing (%d of %d)" % (changed, PLANS))
+
 # ---- edit steps refused out of bounds by the add-on too
 refused(base + [step("bpy.ops.mesh.subdivide", {"number_cuts": 50}, "r")], "subdivide with 50 cuts", "number_cuts")
 refused(base + [step("bpy.ops.mesh.spin", {"steps": 12, "angle": 1.0}, "r")], "spin without an axis", "axis")
