@@ -185,6 +185,28 @@ try:
     after = scene()
     check("after every cancel: the scene equals the one before", after[0] == before[0], f"{len(after[0])} objects")
 
+    # the add-on panel's Cancel: the same request its operator sends, from inside Blender
+    long_plan = os.path.join(work, "long.json")
+    with open(long_plan, "w") as f:
+        json.dump([{"operation": "bpy.ops.mesh.primitive_uv_sphere_add",
+                    "params": {"segments": 64, "ring_count": 32, "location": [i * 3, 9, 0]}} for i in range(200)], f)
+    p, out, err = start("plan", "run", long_plan)
+    wait_for_step(p, out, 3)
+    rc, starts, _ = cli("audit", "list", "--all", "--json", "--kind", "plan.start", "--limit", "1")
+    plan_id = json.loads(starts.splitlines()[-1]).get("plan_id") if rc == 0 and starts.strip() else None
+    rc, web, _ = cli("web")
+    base = web.strip().split("/?token=")[0]
+    addon = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "services", "executor", "addon")
+    b = subprocess.run([blender, "-b", "--factory-startup", "--python", os.path.join(os.path.dirname(os.path.abspath(__file__)), "panel_cancel.py"),
+                        "--", addon, base, os.path.join(R, "keys", "panel.token"), plan_id or "none"],
+                       capture_output=True, text=True, timeout=120)
+    said = [l for l in b.stdout.splitlines() if l.startswith("PANEL: ")]
+    r2, o, e = ended(p, out, err)
+    check("the panel's Cancel: the gateway takes it", bool(said) and said[0] == f"PANEL: cancelling plan {plan_id}: it stops after its current step and is rolled back",
+          said[0] if said else b.stdout[-300:] + b.stderr[-300:])
+    check("the panel's Cancel: the plan ends cancelled, rolled back", r2 == 1 and "\ncancelled: " in "\n" + o and scene()[0] == before[0],
+          o.strip().splitlines()[-1] if o.strip() else e)
+
     # the audit for people: look-ups services made among themselves are left out unless --all;
     # numbers in their shortest form; an error's code said once
     rc, out, err = cli("audit", "list", "--limit", "0")

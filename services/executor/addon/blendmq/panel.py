@@ -2,7 +2,7 @@
 
   Blender link     listening or not, the executor connected or not, the plan running;
     Settings       host, port, token (hidden unless asked; new / copy), start with Blender
-  Prompt           the gateway's address, a prompt box and Send, the plan's live progress
+  Prompt           the gateway's address, a prompt box and Send, the plan's live progress and Cancel
   Pending scripts  sandboxed scripts from GET /api/scripts, each with "Apply to live"
 
 Drawing only reads module state (gui.SERVICE, gateway_client.PROMPT); operators change it."""
@@ -92,6 +92,50 @@ class BLENDMQ_OT_send_prompt(bpy.types.Operator):
         s = settings.current()
         ui.progress = 0.0
         gateway_client.send(s.gateway_url, s.gateway_token, ui.prompt.strip())
+        return {"FINISHED"}
+
+
+CANCEL = {"plan_id": "", "message": ""}      # the last Cancel asked: its plan and how the gateway answered
+
+
+def s_cancel_request(base, token, plan_id):
+    """POST /api/plans/{id}/cancel (a daemon thread: the UI never waits on the network). The plan
+    stops after its current step and what it did is rolled back; its progress says when."""
+    import json
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+    url = "%s/api/plans/%s/cancel" % (base.rstrip("/"), urllib.parse.quote(plan_id, safe=""))
+    headers = {"Accept": "application/json", "Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = "Bearer " + token
+    req = urllib.request.Request(url, data=b"{}", headers=headers, method="POST")
+    try:
+        with gateway_client.s_opener().open(req, timeout=10) as resp:
+            body = json.loads(resp.read(65536).decode("utf-8"))
+        CANCEL["message"] = "cancelling plan %s: it stops after its current step and is rolled back" % body.get("plan_id", plan_id)
+    except Exception as e:      # said in the panel, never raised into Blender's UI thread
+        CANCEL["message"] = "cancel: " + gateway_client.s_error_text(e, base)
+
+
+class BLENDMQ_OT_cancel_plan(bpy.types.Operator):
+    bl_idname = "blendmq.cancel_plan"
+    bl_label = "Cancel"
+    bl_description = ("Stop the plan the prompt started: it stops after its current step and what it did is "
+                      "rolled back (as `blendmq cancel PLAN_ID`)")
+
+    @classmethod
+    def poll(cls, context):
+        p = gateway_client.PROMPT
+        return p is not None and p.active and bool(p.plan_id)
+
+    def execute(self, context):
+        import threading
+        s = settings.current()
+        plan_id = gateway_client.PROMPT.plan_id
+        CANCEL.update(plan_id=plan_id, message="cancelling plan %s…" % plan_id)
+        threading.Thread(target=s_cancel_request, args=(s.gateway_url, s.gateway_token, plan_id),
+                         name="blendmq-cancel", daemon=True).start()
         return {"FINISHED"}
 
 
@@ -246,6 +290,10 @@ class VIEW3D_PT_blendmq_prompt(s_Sidebar, bpy.types.Panel):
         box.label(text=p.state, icon="TIME" if p.active else ("CHECKMARK" if p.state == "done" else "ERROR"))
         if p.plan_id:
             box.label(text="plan " + p.plan_id, icon="BLANK1")
+        if p.active and p.plan_id:
+            box.operator("blendmq.cancel_plan", icon="CANCEL")
+        if CANCEL["plan_id"] and CANCEL["plan_id"] == p.plan_id and CANCEL["message"]:
+            s_wrapped(box, CANCEL["message"], s_chars(context), icon="INFO")
         if p.total:
             box.prop(ui, "progress", text="%d/%d steps" % (p.done_steps(), p.total), slider=True)
         for step in p.recent_steps():
@@ -283,7 +331,8 @@ class VIEW3D_PT_blendmq_scripts(s_Sidebar, bpy.types.Panel):
 
 
 CLASSES = (BLENDMQ_PG_ui, BLENDMQ_OT_server_start, BLENDMQ_OT_server_stop, BLENDMQ_OT_token_new,
-           BLENDMQ_OT_token_copy, BLENDMQ_OT_send_prompt, BLENDMQ_OT_scripts_refresh, BLENDMQ_OT_script_apply,
+           BLENDMQ_OT_token_copy, BLENDMQ_OT_send_prompt, BLENDMQ_OT_cancel_plan, BLENDMQ_OT_scripts_refresh,
+           BLENDMQ_OT_script_apply,
            VIEW3D_PT_blendmq, VIEW3D_PT_blendmq_settings,
            VIEW3D_PT_blendmq_prompt, VIEW3D_PT_blendmq_scripts)
 
