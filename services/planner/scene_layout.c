@@ -32,8 +32,9 @@ typedef struct {
     int       *wall_anchor;         /* in a room: the hung part this one stands under (-1: none) */
     json_t    *notes;
     bool       oom;
-    double     min_gap;
-    bmq_layout_room_t *room;        /* NULL: no room */             /* s_side's least gap (facing: 1.2 m) */
+    double     min_gap;             /* s_side's least gap (facing: 1.2 m) */
+    int        back_side;           /* s_side: the anchor's back side, to line backs up (-1: centred) */
+    bmq_layout_room_t *room;        /* NULL: no room */
 } s_layout_t;
 
 /* A part's box in recipe coordinates; a plan with nothing solid stands in as a 10 cm cube on the ground. */
@@ -172,12 +173,17 @@ static void s_side (s_layout_t *L, s_cluster_t *out, s_cluster_t *cs, size_t n, 
     }
     g = fmax (g, L->min_gap);
     double edge = side == 0 ? out->hi[0] : side == 1 ? -out->lo[0] : side == 2 ? -out->lo[1] : out->hi[1];
+    int back = L->back_side;                    /* beside something with a back: backs in line (nightstands by a bed's head) */
+    bool align = n == 1 && back >= 0 && (back < 2 ? 0 : 1) == along;
     for (size_t i = 0; i < n; i++) {
         double t = ((double) i - (double) (n - 1) / 2) * (len + g);
         double near = side == 0 ? cs[i].lo[0] : side == 1 ? -cs[i].hi[0] : side == 2 ? -cs[i].hi[1] : cs[i].lo[1];
         double shift = edge + g - near;         /* along u */
         double mid = (cs[i].lo[along] + cs[i].hi[along]) / 2;
-        s_move (L, &cs[i], ux * shift + (along == 0 ? t - mid : 0), uy * shift + (along == 1 ? t - mid : 0), 0);
+        double slide = t - mid;
+        if (align) slide = back == 0 ? out->hi[0] - cs[i].hi[0] : back == 1 ? out->lo[0] - cs[i].lo[0]
+                         : back == 3 ? out->hi[1] - cs[i].hi[1] : out->lo[1] - cs[i].lo[1];
+        s_move (L, &cs[i], ux * shift + (along == 0 ? slide : 0), uy * shift + (along == 1 ? slide : 0), 0);
     }
     for (size_t i = 0; i < n; i++) s_merge (L, out, &cs[i]);
 }
@@ -437,14 +443,31 @@ static int s_build (s_layout_t *L, int p, size_t k, s_cluster_t *out, int depth)
             double ea = a == 0 ? out->hi[0] : a == 1 ? -out->lo[0] : a == 2 ? -out->lo[1] : out->hi[1];
             double eo = o == 0 ? out->hi[0] : o == 1 ? -out->lo[0] : o == 2 ? -out->lo[1] : out->hi[1];
             if (r == BMQ_REL_NEXT_TO && eo < ea - S_EPS) { int t = a; a = o; o = t; }
+            double own_a = a == 0 ? b->max[0] + in->pos[0] : a == 1 ? -(b->min[0] + in->pos[0]) : a == 2 ? -(b->min[1] + in->pos[1]) : b->max[1] + in->pos[1];
+            double own_o = o == 0 ? b->max[0] + in->pos[0] : o == 1 ? -(b->min[0] + in->pos[0]) : o == 2 ? -(b->min[1] + in->pos[1]) : b->max[1] + in->pos[1];
+            if (r == BMQ_REL_NEXT_TO && fmin (ea - own_a, eo - own_o) > 0.3 && n == 1) {
+                /* both sides taken (nightstands by a bed): next to it means at its front, turned to it */
+                int front = s_turn_side (2, q);
+                double ef = front == 0 ? out->hi[0] : front == 1 ? -out->lo[0] : front == 2 ? -out->lo[1] : out->hi[1];
+                double own_f = front == 0 ? b->max[0] + in->pos[0] : front == 1 ? -(b->min[0] + in->pos[0])
+                             : front == 2 ? -(b->min[1] + in->pos[1]) : b->max[1] + in->pos[1];
+                if (ef - own_f < 0.3) {
+                    s_side (L, out, cs, 1, front);
+                    free (js);
+                    free (cs);
+                    continue;
+                }
+            }
             s_cluster_t *other = calloc (n + 1, sizeof *other);
             if (!other) { free (js); free (cs); L->oom = true; return -1; }
             for (size_t i = 0; i < n; i++) {
                 if (i % 2) other[nl++] = cs[i];
                 else cs[nr++] = cs[i];
             }
+            if (r == BMQ_REL_NEXT_TO && !isnan (L->parts[p].front)) L->back_side = s_turn_side (3, q);
             s_side (L, out, cs, nr, a);
             s_side (L, out, other, nl, o);
+            L->back_side = -1;
             free (other);
         }
         else if (r == BMQ_REL_FACING) {
@@ -452,7 +475,11 @@ static int s_build (s_layout_t *L, int p, size_t k, s_cluster_t *out, int depth)
             s_side (L, out, cs, n, s_turn_side (2, q));
             L->min_gap = 0;
         }
-        else s_side (L, out, cs, n, s_turn_side (r == BMQ_REL_RIGHT_OF ? 0 : r == BMQ_REL_LEFT_OF ? 1 : r == BMQ_REL_IN_FRONT ? 2 : 3, q));
+        else {
+            if ((r == BMQ_REL_RIGHT_OF || r == BMQ_REL_LEFT_OF) && !isnan (L->parts[p].front)) L->back_side = s_turn_side (3, q);
+            s_side (L, out, cs, n, s_turn_side (r == BMQ_REL_RIGHT_OF ? 0 : r == BMQ_REL_LEFT_OF ? 1 : r == BMQ_REL_IN_FRONT ? 2 : 3, q));
+            L->back_side = -1;
+        }
         free (js);
         free (cs);
     }
@@ -904,7 +931,7 @@ done:
 int bmq_layout (const bmq_layout_part_t *parts, size_t n, bmq_placement_t **place, bmq_box_t *scene, json_t *notes,
                 bmq_layout_room_t *room)
 {
-    s_layout_t L = { .parts = parts, .np = n, .notes = notes ? json_incref (notes) : json_array (), .room = room };
+    s_layout_t L = { .parts = parts, .np = n, .notes = notes ? json_incref (notes) : json_array (), .room = room, .back_side = -1 };
     size_t total = 0;
     for (size_t p = 0; p < n; p++) total += parts[p].count;
     L.inst = calloc (total + 1, sizeof *L.inst);
