@@ -96,6 +96,9 @@ def cmd_rna_info(args):
         raise CommandError("rna_info: operation must be a name like bpy.ops.mesh.primitive_cube_add")
     if operation.startswith("bpy.types."):
         return s_rna_property(operation), None
+    if (operation.startswith("object.") or operation.startswith("scene.")) and operation not in BUILTINS:
+        raise CommandError("%s is a property path (set by the add-on on Blender's RNA), not an operator: its value's"
+                           " type and bounds are in the capability palette" % operation[:120])
     if operation in BUILTINS:
         raise CommandError("%s is a blendmq builtin step (run by the add-on), not a Blender operator: it has"
                            " no RNA; its parameters are in the capability palette" % operation)
