@@ -59,10 +59,24 @@ static bool s_pid_alive (const char *run_dir, const char *name)
 
 /* Before talking to the run dir's stack: is there one, and does it run?
  * Said at once, from its files, pid files and sockets (issue 29). Not when
- * --config or --keys-dir names another stack. 0 / -1 (said why). */
+ * --config, --keys-dir or the environment (BLENDMQ_*_ENDPOINT,
+ * BLENDMQ_SECURITY_KEYS_DIR) names another stack. 0 / -1 (said why). */
+/* Does the environment name a stack (an endpoint, a keys dir: BLENDMQ_AUDIT_ENDPOINT...)? */
+static bool s_env_names_stack (void)
+{
+    extern char **environ;
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp (*e, "BLENDMQ_", 8)) continue;
+        const char *eq = strchr (*e, '=');
+        size_t n = eq ? (size_t) (eq - *e) : strlen (*e);
+        if ((n > 9 && !strncmp (*e + n - 9, "_ENDPOINT", 9)) || !strncmp (*e, "BLENDMQ_SECURITY_KEYS_DIR=", 26)) return true;
+    }
+    return false;
+}
+
 static int s_stack_here (const bmq_cli_opts_t *opts, const bmq_config_t *cfg, const char *config_file)
 {
-    if (opts->config_path || opts->keys_dir) return 0;
+    if (opts->config_path || opts->keys_dir || s_env_names_stack ()) return 0;
     if (!config_file) {
         fprintf (stderr, "blendmq: no blendmq stack in %s: start one with `blendmq up`\n", opts->run_dir);
         return -1;
