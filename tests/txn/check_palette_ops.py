@@ -211,7 +211,12 @@ GROUPS = {
         step("object.keyframe_insert", {"data_path": "rotation_euler", "frame": 1, "index": 2, "interpolation": "LINEAR"}, "keep"),
         step("object.rotation_euler.z", {"value": 6.2832}, "keep"),
         step("object.keyframe_insert", {"data_path": "rotation_euler", "frame": 100, "index": 2,
-                                        "interpolation": "LINEAR", "extrapolation": "LINEAR"}, "keep")],
+                                        "interpolation": "LINEAR", "extrapolation": "LINEAR"}, "keep"),
+        step("bpy.ops.object.light_add", {"type": "POINT"}, name="flicker"),
+        step("object.data.energy", {"value": 10}, "flicker"),
+        step("object.keyframe_insert", {"data_path": "data.energy", "frame": 1, "interpolation": "LINEAR"}, "flicker"),
+        step("object.data.energy", {"value": 100}, "flicker"),
+        step("object.keyframe_insert", {"data_path": "data.energy", "frame": 10, "interpolation": "CONSTANT"}, "flicker")],
 }
 for group, steps in GROUPS.items():
     before_fp = fingerprint.compute(props=False)["digest"]
@@ -250,6 +255,9 @@ for group, steps in GROUPS.items():
                and fcs[0].keyframe_points[0].interpolation == "LINEAR", "two linear keys on rotation z, linear extrapolation")
         bpy.context.scene.frame_set(50)
         expect(abs(obj("keep").rotation_euler.z - math.pi) < 0.05, "half way through it has turned half a turn")
+        bpy.context.scene.frame_set(5)
+        expect(abs(obj("flicker").data.energy - 50) < 0.5, "a light's energy is keyed on its data (%g at frame 5)"
+               % obj("flicker").data.energy)
         bpy.context.scene.frame_set(1)
     call("reset_scene", {})
     call("run_plan", {"plan_id": "seed%d" % N[0], "steps": [step("bpy.ops.mesh.primitive_cube_add", {"size": 1}, name="keep")]})
@@ -347,6 +355,10 @@ refused(base + [step("bpy.ops.mesh.subdivide", {"number_cuts": 50}, "r")], "subd
 refused(base + [step("bpy.ops.mesh.spin", {"steps": 12, "angle": 1.0}, "r")], "spin without an axis", "axis")
 refused(base + [step("bpy.ops.object.mode_set", {"mode": "SCULPT"}, "r")], "mode_set to SCULPT", "mode")
 refused(base + [step("object.modifier", {"type": "BOOLEAN"}, "r")], "a boolean without an object", "needs object")
+refused(base + [step("object.keyframe_insert", {"data_path": "data.energy", "frame": 1}, "r")], "a light key on a mesh",
+        "has no energy")
+refused(base + [step("object.keyframe_insert", {"data_path": "hide_render", "frame": 1, "index": 1}, "r")],
+        "a component of a bool", "no components")
 refused(base + [step("object.material", {"color": [1, 1, 1], "emission_strength": 5000}, "r")], "emission over 1000",
         "emission_strength")
 expect(transaction.TXN.current is None, "no transaction left open")

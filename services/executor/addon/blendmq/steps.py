@@ -157,18 +157,26 @@ def s_builtin_modifier(obj, p, spec):
         bend.object = other
 
 
+KEYABLE = ("location", "rotation_euler", "scale", "hide_render", "hide_viewport", "data.energy", "data.color", "data.lens")
+
+
 def s_builtin_keyframe(obj, p, spec):
     """Keyframe a property of the object as it is now, at a frame (issue 27)."""
     where = "object.keyframe_insert"
     path, frame, index = bounds.value(p, spec, "data_path"), s_int(p, spec, "frame"), s_int(p, spec, "index")
-    if path not in ("location", "rotation_euler", "scale", "hide_render", "hide_viewport"):
+    if path not in KEYABLE:
         raise CommandError("%s: data_path %s is not keyable here" % (where, str(path)[:60]))
-    if index >= 0 and path.startswith("hide_"):
+    owner = obj
+    if path.startswith("data."):        # a light's or camera's own property: keyed on its data
+        owner, path = obj.data, path[len("data."):]
+        if owner is None or owner.bl_rna.properties.get(path) is None or isinstance(owner, bpy.types.Mesh):
+            raise CommandError("%s: %s (a %s) has no %s" % (where, obj.name, obj.type, path))
+    if index >= 0 and not getattr(owner.bl_rna.properties[path], "array_length", 0):
         raise CommandError("%s: %s has no components" % (where, path))
-    if not obj.keyframe_insert(data_path=path, index=index, frame=frame):
+    if not owner.keyframe_insert(data_path=path, index=index, frame=frame):
         raise CommandError("%s: Blender made no keyframe for %s at frame %d" % (where, path, frame))
     interp, extrap = bounds.value(p, spec, "interpolation"), bounds.value(p, spec, "extrapolation")
-    action = obj.animation_data.action if obj.animation_data is not None else None
+    action = owner.animation_data.action if owner.animation_data is not None else None
     for fc in compat.action_fcurves(action) if action is not None else ():
         if fc.data_path != path or (index >= 0 and fc.array_index != index):
             continue
