@@ -256,6 +256,7 @@ class s_Plan:
     def rollback(self):
         """Back to the snapshot. {removed, restored, fingerprint, exact, ms}: removed the
         objects the plan made, restored those from before it touched or deleted."""
+        s_ensure_object_mode()      # an edit step left edit mode on: its own undo stack is not the plan's (issue 27)
         now = set(bpy.data.objects.keys())
         removed = sorted(now - self.objects)
         restored = sorted((self.objects - now) | (self.touched & self.objects))
