@@ -24,7 +24,8 @@
  * could not connect (neither reached a gateway, so nothing runs twice).
  *
  * With no stack in the run dir (no supervisor, no gateway) it starts one first,
- * as `blendmq up` would (its output goes to stderr, stdout stays MCP's), so
+ * as `blendmq up` would (with --ipc and --no-blender when given; its output
+ * goes to stderr, stdout stays MCP's), so
  * the one-line config of an MCP client just works; --no-start answers an
  * error instead. Two clients starting at once share one stack (a lock file).
  *
@@ -499,7 +500,13 @@ static int s_start_stack (const bmq_cli_opts_t *opts)
             int null = open ("/dev/null", O_RDONLY);         /* stdin is the client's: not for the stack */
             if (null >= 0) dup2 (null, STDIN_FILENO);
             dup2 (STDERR_FILENO, STDOUT_FILENO);            /* stdout is the MCP channel */
-            execl ("/proc/self/exe", "blendmq", "--run-dir", opts->run_dir, "up", (char *) NULL);
+            const char *argv[8] = { "blendmq", "--run-dir", opts->run_dir };
+            int n = 3;
+            if (opts->ipc) argv[n++] = "--ipc";                 /* `blendmq --ipc mcp`: as `up --ipc` */
+            if (opts->no_blender) argv[n++] = "--no-blender";
+            argv[n++] = "up";
+            argv[n] = NULL;
+            execv ("/proc/self/exe", (char *const *) argv);
             _exit (127);
         }
         int status = 0;

@@ -16,7 +16,10 @@ function check(name, ok, detail) {
 // One stdio client: initialize, initialized, tools/list; resolves with what it saw.
 function client(extra = []) {
   return new Promise((resolve) => {
-    const p = spawn(bin, ["--run-dir", runDir, "mcp", ...extra], { stdio: ["pipe", "pipe", "pipe"] });
+    // --ipc: the stack it starts uses sockets in the run dir (no fixed TCP ports: other stacks may run here);
+    // BLENDMQ_GATEWAY_HTTP_PORT=0 (inherited by the stack): HTTP on a free port
+    const p = spawn(bin, ["--run-dir", runDir, "--ipc", "mcp", ...extra],
+                    { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, BLENDMQ_GATEWAY_HTTP_PORT: "0" } });
     let out = "", err = "", tools = null, stdoutClean = true;
     const timer = setTimeout(() => p.kill("SIGTERM"), 240000);
     p.stderr.on("data", (d) => { err += d; });
