@@ -3,6 +3,7 @@
  * range; each problem at the line and column of the file that set it. */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -205,7 +206,11 @@ int bmq_config_check_tree (const json_t *root, const char *path, char *err, size
             }
             if (!s_bad (k, value, why, sizeof why)) continue;
             if (path) bmq_config_mark (path, name, false, &line, &col);
-            if (line) s_say (err, errlen, &used, &problems, "%s:%zu:%zu: %s: %s", path, line, col, name, why);
+            char var[320];          /* an environment override is where the value came from when it is set */
+            int n = snprintf (var, sizeof var, "BLENDMQ_%s_%s", section, key);
+            for (int i = 0; i < n && i < (int) sizeof var; i++) var[i] = var[i] == '.' ? '_' : (char) toupper ((unsigned char) var[i]);
+            if (getenv (var)) s_say (err, errlen, &used, &problems, "%s (from %s): %s", name, var, why);
+            else if (line) s_say (err, errlen, &used, &problems, "%s:%zu:%zu: %s: %s", path, line, col, name, why);
             else s_say (err, errlen, &used, &problems, "%s: %s", name, why);
         }
     }

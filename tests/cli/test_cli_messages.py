@@ -154,8 +154,17 @@ try:
     with open(good, "w") as f:
         f.write("planner:\n  backend: offline\nheartbeat:\n  liveness: 5\n")
     expect("config check: valid", ["config", "check", good], 0, None, stdout=f"{good}: valid (109 keys declared)\n")
-    expect("config check: environment", ["config", "check", good], 1, "blendmq: 1 configuration problem:",
-           env={"BLENDMQ_PLANNER_BACKEND": "offlin"})
+    rc, out, err, _ = run(["config", "check", good], env={"BLENDMQ_PLANNER_BACKEND": "offlin"})
+    want = "blendmq: 1 configuration problem:\n  planner.backend (from BLENDMQ_PLANNER_BACKEND): 'offlin' is not one of auto, offline, gemini, openai\n"
+    if rc != 1 or err != want:
+        failures.append("config check: environment")
+        print(f"FAIL  config check with BLENDMQ_PLANNER_BACKEND=offlin: exit {rc}: {err!r}")
+    else:
+        print("ok    config check: an environment override is named as where the value came from")
+    envup = os.path.join(work, "envup")
+    os.mkdir(envup, 0o700)
+    expect("up with BLENDMQ_PLANNER_BACKEND=offlin", ["--run-dir", envup, "up", "--ipc"], 2,
+           "blendmq: 1 configuration problem; nothing was started:", env={"BLENDMQ_PLANNER_BACKEND": "offlin"}, max_s=2)
 
     upd = os.path.join(work, "up")
     os.mkdir(upd, 0o700)
