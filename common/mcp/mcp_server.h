@@ -83,6 +83,12 @@ int bmq_mcp_stateless_open (bmq_mcp_session_t *session, const json_t *msg, const
 /* 2026-07-28: a response's result says what it is (resultType "complete"
  * unless it says otherwise: "input_required", "task"). */
 void bmq_mcp_stateless_result (json_t *msg);
+/* SEP-2243: each tool parameter marked "x-mcp-header" that the tools/call
+ * `msg` carries must be repeated in its Mcp-Param-<Name> header (as is, or
+ * =?base64?…?=), as `header` (the transport's lookup) finds it. 0, or -1
+ * with err (answer -32020, HTTP 400). (mcp_param_headers.c) */
+int bmq_mcp_param_headers_check (const bmq_mcp_t *mcp, const json_t *msg, const char *(*header) (void *ctx, const char *name),
+                                 void *ctx, char *err, size_t errlen);
 /* The revision a stateless request names (its _meta), or NULL. */
 const char *bmq_mcp_request_version (const json_t *msg);
 

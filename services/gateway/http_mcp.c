@@ -415,6 +415,8 @@ static bool s_header_is (const char *value, const char *want)
     return n == strlen (want) && !strncmp (value, want, n);
 }
 
+static const char *s_req_header (void *req, const char *name) { return bmq_http_req_header (req, name); }
+
 /* 2026-07-28 (SEP-2575): one request, no session; who asks is in its _meta.
  * Mcp-Method and Mcp-Name must say what the body says (SEP-2243). */
 static enum MHD_Result s_post_stateless (bmq_http_mcp_t *self, bmq_http_req_t *req, json_t *msg, const char *version, const char *accept)
@@ -436,6 +438,11 @@ static enum MHD_Result s_post_stateless (bmq_http_mcp_t *self, bmq_http_req_t *r
         || (name && !s_header_is (bmq_http_req_header (req, "Mcp-Name"), name))) {
         error = bmq_mcp_error (id, -32020, name ? "Header mismatch: Mcp-Method and Mcp-Name must repeat the body's method and name"
                                                 : "Header mismatch: Mcp-Method must repeat the body's method");
+        status = 400;
+    }
+    char why[300];
+    if (!error && bmq_mcp_param_headers_check (self->mcp, msg, s_req_header, req, why, sizeof why)) {
+        error = bmq_mcp_error (id, -32020, why);
         status = 400;
     }
     bmq_mcp_session_t state;

@@ -1123,6 +1123,45 @@ static void test_tasks (void **state)
     bmq_mcp_destroy (&mcp);
 }
 
+/* SEP-2243: a parameter marked x-mcp-header must be repeated in its
+ * Mcp-Param-<Name> header, as is or as strict =?base64?…?=. */
+static const char *s_one_header;
+static const char *s_lookup (void *ctx, const char *name)
+{
+    (void) ctx;
+    return !strcmp (name, "Mcp-Param-Region") ? s_one_header : NULL;
+}
+
+static void test_param_headers (void **state)
+{
+    char err[300];
+    bmq_mcp_options_t o = { .test_tools = true, .request_timeout_ms = 1000 };
+    bmq_mcp_t *mcp = bmq_mcp_new (&o, err, sizeof err);
+    static const struct { const char *body, *header; int rc; } cases[] = {
+        { "Hello", "Hello", 0 }, { "Hello", "  Hello ", 0 }, { "Hello", "=?base64?SGVsbG8=?=", 0 },
+        { "Hello", "=?base64?SGVsbG8?=", -1 },              /* padding missing */
+        { "Hello", "=?base64?SGVs!!!bG8=?=", -1 },          /* not the alphabet */
+        { "SGVsbG8=", "SGVsbG8=", 0 },                       /* no wrapper: literal */
+        { "=?base64?SGVsbG8=", "=?base64?SGVsbG8=", 0 },     /* no ?= suffix: literal */
+        { "Hello", NULL, -1 },                               /* missing */
+        { "Hello", "Bye", -1 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        json_t *msg = json_pack ("{s:s, s:i, s:s, s:{s:s, s:{s:s}}}", "jsonrpc", "2.0", "id", 1, "method", "tools/call",
+                                 "params", "name", "test_region", "arguments", "region", cases[i].body);
+        s_one_header = cases[i].header;
+        int rc = bmq_mcp_param_headers_check (mcp, msg, s_lookup, NULL, err, sizeof err);
+        if (rc != cases[i].rc) fprintf (stderr, "case %zu: %s / %s: %d (%s)\n", i, cases[i].body, cases[i].header, rc, err);
+        assert_int_equal (rc, cases[i].rc);
+        json_decref (msg);
+    }
+    json_t *other = json_pack ("{s:s, s:i, s:s, s:{s:s}}", "jsonrpc", "2.0", "id", 1, "method", "tools/call", "params", "name", "test_simple_text");
+    s_one_header = NULL;
+    assert_int_equal (bmq_mcp_param_headers_check (mcp, other, s_lookup, NULL, err, sizeof err), 0);     /* no such parameter */
+    json_decref (other);
+    bmq_mcp_destroy (&mcp);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -1142,6 +1181,7 @@ int main (void)
         cmocka_unit_test (test_conformance_fixtures),
         cmocka_unit_test (test_confirm_by_input_required_result),
         cmocka_unit_test (test_tasks),
+        cmocka_unit_test (test_param_headers),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }
