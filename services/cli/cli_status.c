@@ -239,6 +239,8 @@ int bmq_cli_status (const bmq_cli_opts_t *opts)
     int code = bmq_cli_converse (cfg, bmq_envelope_new (BMQ_MSG_STATUS_REQUEST, NULL, NULL), s_on_status, &st);
     /* no gateway to ask (it may be restarting): say what the supervisor knows */
     if (code == 2 && st.sup && !st.json) s_print_rest (st.sup, NULL);
+    /* a process the supervisor stopped for its configuration: its own words, not a silent "down" (issue 29) */
+    if (!st.json && bmq_cli_config_refusal (opts->run_dir) && code == 0) code = 1;
     json_decref (st.sup);
     bmq_config_destroy (&cfg);
     return code;

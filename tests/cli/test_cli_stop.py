@@ -261,8 +261,12 @@ try:
             break
     with open(cfg, "w") as f:
         f.write(good)
+    rc, out, err = cli("status")
     check("a planner whose configuration went bad: exit 78, not started again",
           state is not None and state["state"] == "stopped" and state["restarts"] == 1, json.dumps(state))
+    check("status says why the planner is stopped, in its own words",
+          rc != 0 and "blendmq: planner cannot start: its configuration is not valid (not started again):" in err
+          and "unknown key 'bogus'" in err, err.strip()[-400:])
 finally:
     rc, _, _ = cli("down", timeout=60)
     t0 = time.monotonic()
