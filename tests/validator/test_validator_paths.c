@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -357,6 +358,67 @@ static void test_paths_merge_with_rna (void **state)
     s_load_fails ("\"object.x_y\": {\"path\": true, \"rna\": \"object.x\", \"acts_on\": \"object\", " VALUE "}", "rna is for paths only");
 }
 
+/* Hostile input: random names of path characters through the resolver (run
+ * under ASan by deploy/test.sh): always a verdict, never a read or write out
+ * of bounds, and a resolved path always names a template. */
+static void test_random_names (void **state)
+{
+    static const char alphabet[] = "object.scene.active.location.data.modifiers[]\"'0123456789xyzwrgba_._set.add.mul.__AZ\\";
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+    char name[300], reason[320];
+    size_t resolved = 0;
+    for (int k = 0; k < 50000; k++) {
+        rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+        size_t len = (size_t) (rng % 260), prefix = (rng >> 20) % 3;
+        const char *head = prefix == 0 ? "object." : prefix == 1 ? "scene." : "object.active.";
+        size_t h = strlen (head);
+        memcpy (name, head, h);
+        for (size_t i = h; i < len; i++) {
+            rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+            name[i] = alphabet[rng % (sizeof alphabet - 1)];
+        }
+        size_t n = len > h ? len : h;
+        bmq_palette_path_t path;
+        int rc = bmq_palette_path_resolve (s_palette, name, n, &path, reason, sizeof reason);
+        assert_true (rc == 1 || rc == -1);
+        if (rc == 1) {
+            assert_true (bmq_palette_op_is_path (path.op) && path.value != NULL);
+            resolved++;
+        }
+        else assert_true (strlen (reason) > 0);
+    }
+    /* valid names with one to three characters changed, cut or doubled */
+    static const char *seeds[] = { "object.location.z.add", "object.active.scale.x.mul", "scene.world.color.r",
+                                   "object.modifiers[\"Bevel\"].width.set", "object.data.body", "scene.render.fps.add", NULL };
+    for (int k = 0; k < 50000; k++) {
+        rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+        const char *seed = seeds[rng % 6];
+        size_t n = strlen (seed);
+        memcpy (name, seed, n);
+        for (int m = 0; m < 1 + (int) ((rng >> 8) % 3); m++) {
+            rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+            size_t at = (size_t) (rng >> 16) % n;
+            switch ((rng >> 40) % 3) {
+            case 0: name[at] = alphabet[(rng >> 24) % (sizeof alphabet - 1)]; break;
+            case 1: n = at > 6 ? at : n; break;
+            default: if (n < 250) { memmove (name + at + 1, name + at, n - at); n++; } break;
+            }
+        }
+        bmq_palette_path_t path;
+        int rc = bmq_palette_path_resolve (s_palette, name, n, &path, reason, sizeof reason);
+        assert_true (rc >= -1 && rc <= 1);
+        if (rc == 1) { assert_true (bmq_palette_op_is_path (path.op) && path.value != NULL); resolved++; }
+    }
+    /* and some that must resolve */
+    static const char *good[] = { "object.location.x", "object.active.scale.mul", "scene.world.color.g.add",
+                                  "object.modifiers[\"A b-c.d\"].width.mul", "object.modifiers[12].angle", NULL };
+    for (const char **g = good; *g; g++) {
+        bmq_palette_path_t path;
+        assert_int_equal (bmq_palette_path_resolve (s_palette, *g, strlen (*g), &path, reason, sizeof reason), 1);
+    }
+    printf ("%zu of 100000 random and mutated names resolved\n", resolved);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -367,6 +429,7 @@ int main (void)
         cmocka_unit_test (test_new_operations_bounds),
         cmocka_unit_test (test_compact_capabilities_affordable),
         cmocka_unit_test (test_paths_merge_with_rna),
+        cmocka_unit_test (test_random_names),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }
