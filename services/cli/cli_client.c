@@ -428,7 +428,13 @@ static int s_on_scene (const bmq_envelope_t *env, void *arg)
             fprintf (stderr, "blendmq: cannot write %s (%zu bytes received)\n", st->path, env->blob_len);
             return 1;
         }
-        if (st->json) printf ("{\"path\": \"%s\", \"bytes\": %zu}\n", st->path, env->blob_len);   /* said, not silent (issue 29) */
+        if (st->json) {                     /* said, not silent (issue 29) */
+            json_t *said = json_pack ("{s:s, s:I}", "path", st->path, "bytes", (json_int_t) env->blob_len);
+            char *text = said ? json_dumps (said, JSON_COMPACT) : NULL;
+            printf ("%s\n", text ? text : "{}");
+            free (text);
+            json_decref (said);
+        }
         else printf ("wrote %s (%zu bytes)\n", st->path, env->blob_len);
         return 0;
     }
