@@ -164,11 +164,47 @@ static void test_seed_plans_run (void **state)
     json_decref (box);
 }
 
+/* The offline planner's new recipes (issue 27) through chat: each plan uses the new operations, is
+ * accepted by the merged palette and runs to its end in Blender. */
+static void test_recipes_by_chat (void **state)
+{
+    static const struct { const char *prompt, *needs; } cases[] = {
+        { "a spinning fan", "object.keyframe_insert" },
+        { "a chess pawn", "bpy.ops.mesh.spin" },
+        { "a shop sign", "object.data.body" },
+        { "a ceramic mug", "object.modifier" },
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        int code;
+        char args[256];
+        json_decref (e2e_blendmq_json (s_dir, "scene reset", &code));
+        snprintf (args, sizeof args, "chat '%s'", cases[k].prompt);
+        json_t *lines = e2e_blendmq_json (s_dir, args, &code);
+        const json_t *plan = NULL, *result = NULL;
+        size_t i;
+        json_t *l;
+        json_array_foreach (lines, i, l) {
+            const char *type = json_string_value (json_object_get (l, "type"));
+            if (type && !strcmp (type, "chat.planned")) plan = json_object_get (json_object_get (l, "body"), "plan");
+            if (type && !strcmp (type, "execute.result")) result = json_object_get (l, "body");
+        }
+        char *text = plan ? json_dumps (plan, JSON_COMPACT) : NULL;
+        if (code != 0 || !text || !strstr (text, cases[k].needs)
+            || strcmp (json_string_value (json_object_get (result, "status")), "done"))
+            fail_msg ("'%s': exit %d, plan %.300s, result %s", cases[k].prompt, code, text ? text : "none",
+                      result ? json_string_value (json_object_get (result, "status")) : "none");
+        printf ("'%s': %zu steps, done\n", cases[k].prompt, json_array_size (plan));
+        free (text);
+        json_decref (lines);
+    }
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_capabilities),
         cmocka_unit_test (test_seed_plans_run),
+        cmocka_unit_test (test_recipes_by_chat),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }
