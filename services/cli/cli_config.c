@@ -3,16 +3,59 @@
  * starting anything: every key, type, choice and range, and YAML syntax, each
  * problem at its line and column ("FILE:LINE:COL: section.key: why").
  * FILE: the argument, else --config, else RUN_DIR/blendmq.yaml, else the
- * built-in defaults. Exit 0 valid, 1 not, 2 usage. */
+ * built-in defaults. Exit 0 valid, 1 not, 2 usage. `config keys`: every key as
+ * common/config_keys.def declares it (a Markdown table; --json: a line each). */
 #include "cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_PROBLEMS_TEXT 16384
 
+/* A Markdown table cell: its own '|' escaped. */
+static void s_cell (const char *text)
+{
+    for (const char *p = text; *p; p++) {
+        if (*p == '|') putchar ('\\');
+        putchar (*p);
+    }
+}
+
+/* `config keys`: the declaration as a Markdown table (--json: one object a line). */
+static int s_keys (const bmq_cli_opts_t *opts)
+{
+    static const char *const types[] = { "string", "integer", "bool", "choice", "mapping" };   /* bmq_config_type_t */
+    size_t count;
+    const bmq_config_key_t *keys = bmq_config_keys (&count);
+    if (!opts->json) printf ("| key | type | default | allowed | what it is |\n|---|---|---|---|---|\n");
+    for (size_t i = 0; i < count; i++) {
+        const bmq_config_key_t *k = &keys[i];
+        char allowed[300] = "";
+        if (k->type == BMQ_CONFIG_INT) snprintf (allowed, sizeof allowed, "%lld..%lld", (long long) k->min, (long long) k->max);
+        else if (k->type == BMQ_CONFIG_ENUM) snprintf (allowed, sizeof allowed, "%s", k->choices);
+        if (opts->json) {
+            json_t *line = json_pack ("{s:s, s:s, s:s, s:s, s:s}", "key", k->name, "type", types[k->type], "default", k->def,
+                                      "allowed", allowed, "doc", k->doc);
+            char *text = line ? json_dumps (line, JSON_COMPACT) : NULL;
+            printf ("%s\n", text ? text : "{}");
+            free (text);
+            json_decref (line);
+        }
+        else {
+            printf ("| `%s` | %s | `%s` | ", k->name, types[k->type], k->def);
+            s_cell (allowed);
+            printf (" | ");
+            s_cell (k->doc);
+            printf (" |\n");
+        }
+    }
+    return 0;
+}
+
 int bmq_cli_config_command (const bmq_cli_opts_t *opts, int nwords, const char **words)
 {
+    if (nwords == 1 && !strcmp (words[0], "keys")) return s_keys (opts);
     if (nwords < 1 || strcmp (words[0], "check") || nwords > 2)
         return bmq_cli_unknown_command ("config", nwords ? words[0] : NULL);
     char path[1200];

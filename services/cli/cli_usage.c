@@ -23,7 +23,7 @@ static const char *const *s_subcommands (const char *cmd)
     static const char *const audit[] = { "list", "show", "export", "verify", NULL };
     static const char *const assets[] = { "search", "import", "generate", NULL };
     static const char *const keys[] = { "init", "add-client", "revoke", "list", NULL };
-    static const char *const config[] = { "check", NULL };
+    static const char *const config[] = { "check", "keys", NULL };
     return !strcmp (cmd, "plan") ? plan : !strcmp (cmd, "script") ? script : !strcmp (cmd, "scene") ? scene
          : !strcmp (cmd, "audit") ? audit : !strcmp (cmd, "assets") ? assets : !strcmp (cmd, "keys") ? keys
          : !strcmp (cmd, "config") ? config : NULL;

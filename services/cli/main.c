@@ -69,6 +69,7 @@ const char *bmq_cli_usage_text (void)
         "                          apply does the same for their own plan; Ctrl-C twice leaves without waiting)\n"
         "  config check [FILE]     check a configuration (default: the run dir's, else the built-in one): every key,\n"
         "                          type, choice and range, YAML syntax at its line and column; exit 0 valid, 1 not\n"
+        "  config keys             every configuration key: type, default, allowed values, what it is (--json)\n"
         "  keys init               make the deployment's keys in the keys dir (one per service; clients cli, web,\n"
         "                          panel: admin, mcp: operator, each with an HTTP token); keeps existing ones\n"
         "  keys add-client NAME --role viewer|operator|reviewer|admin\n"

@@ -13,6 +13,7 @@ answer and exit code, with no stack running:
     starts nothing.
 
 Usage: test_cli_messages.py BIN_DIR"""
+import json
 import os
 import shutil
 import subprocess
@@ -165,6 +166,15 @@ try:
     os.mkdir(envup, 0o700)
     expect("up with BLENDMQ_PLANNER_BACKEND=offlin", ["--run-dir", envup, "up", "--ipc"], 2,
            "blendmq: 1 configuration problem; nothing was started:", env={"BLENDMQ_PLANNER_BACKEND": "offlin"}, max_s=2)
+
+    rc, out, err, _ = run(["--json", "config", "keys"])
+    keys = [json.loads(l) for l in out.splitlines() if l.strip()] if rc == 0 else []
+    backend = [k for k in keys if k["key"] == "planner.backend"]
+    if len(keys) != 109 or not backend or backend[0]["allowed"] != "auto|offline|gemini|openai" or backend[0]["default"] != "auto":
+        failures.append("config keys")
+        print(f"FAIL  config keys: {len(keys)} keys, planner.backend {backend}")
+    else:
+        print("ok    config keys: 109 keys from the declaration (planner.backend: choice auto|offline|gemini|openai, default auto)")
 
     upd = os.path.join(work, "up")
     os.mkdir(upd, 0o700)
