@@ -71,8 +71,9 @@ u="${user%%:*}"
 [ -n "$u" ] && [ "$u" != root ] && [ "$u" != 0 ] && ok || fail "runtime stage does not switch to a non-root USER ('$user')"
 grep -qE '^ENTRYPOINT \["/usr/local/bin/blendmq-entrypoint"\]' <<<"$runtime" && ok || fail "no ENTRYPOINT"
 sh -n "$ep" && ok || fail "entrypoint.sh does not parse"
-for s in gateway planner validator executor audit blender; do
-  grep -qE "(^|[ |])$s([ |)])" "$ep" && ok || fail "entrypoint does not know $s"
-done
+# every service of common/service_registry.def: blendmq-NAME for any NAME (deploy.services checks
+# the image copies each binary), and Blender
+grep -qF '"/usr/local/bin/blendmq-$what" --config "$config"' "$ep" && ok || fail "entrypoint does not run blendmq-NAME for its first argument"
+grep -qE '(^|[ |])blender([ |)])' "$ep" && ok || fail "entrypoint does not know blender"
 echo "$checks passed, $fails failed"
 [ $fails -eq 0 ] && [ $checks -gt 40 ]
