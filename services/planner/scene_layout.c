@@ -602,7 +602,8 @@ static void s_settle_relations (s_layout_t *L)
                 json_array_append_new (L->notes, json_string (text));
             }
         }
-        if (L->room && L->parts[a].place == BMQ_PLACE_WALL && L->parts[x].place != BMQ_PLACE_WALL) {
+        if (L->room && L->parts[a].place == BMQ_PLACE_WALL && L->parts[x].place != BMQ_PLACE_WALL && L->rel[x] != BMQ_REL_FACING
+            && L->rel[x] != BMQ_REL_IN_FRONT) {
             L->wall_anchor[x] = a;                  /* "a desk under the window": against that wall, under it */
             L->rel[x] = BMQ_REL_NONE;
         }
@@ -1052,7 +1053,8 @@ size_t bmq_layout_check (const bmq_layout_part_t *parts, size_t n, bmq_placement
                 bool within = cx >= a.min[0] - 1e-3 && cx <= a.max[0] + 1e-3 && cy >= a.min[1] - 1e-3 && cy <= a.max[1] + 1e-3;
                 s_frame (&parts[ap], at, &a, &b, &f, &r);
                 bool apart = s_apart (&a, &b, &gap);
-                if (parts[ap].place == BMQ_PLACE_WALL && parts[p].place != BMQ_PLACE_WALL) {    /* under / by a hung thing */
+                if (parts[ap].place == BMQ_PLACE_WALL && parts[p].place != BMQ_PLACE_WALL && part->relation != BMQ_REL_FACING
+                    && part->relation != BMQ_REL_IN_FRONT) {    /* under / by a hung thing */
                     bool x_in = cx >= a.min[0] - 0.3 && cx <= a.max[0] + 0.3, y_in = cy >= a.min[1] - 0.3 && cy <= a.max[1] + 0.3;
                     within = (x_in && fabs (cy - (a.min[1] + a.max[1]) / 2) < 1.5) || (y_in && fabs (cx - (a.min[0] + a.max[0]) / 2) < 1.5);
                     if (part->relation == BMQ_REL_UNDER && (!within || b.max[2] > a.min[2] + 0.02)) why = "is not under";

@@ -638,7 +638,11 @@ int bmq_scene_parse (const bmq_recipe_book_t *book, const char *prompt, bmq_scen
     s_pend_reset (p);
     bmq_scene_find_mentions (book, &p->k, p->mention);
     for (size_t i = 0; i < p->k.n; ) {
-        if (p->mention[i].recipe) { s_mention (p, i); i += p->mention[i].len; }
+        bmq_word_kind_t kind;
+        double value;
+        size_t n = p->mention[i].recipe ? bmq_vocab_match (&p->k, i, &kind, &value) : 0;
+        bool room_words = n > p->mention[i].len && (kind == BMQ_W_ROOM || kind == BMQ_W_SPOT);     /* "home office" is a room */
+        if (p->mention[i].recipe && !room_words) { s_mention (p, i); i += p->mention[i].len; }
         else i += s_step (p, i);
     }
     s_end_clause (p, true);
