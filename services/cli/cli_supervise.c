@@ -168,6 +168,12 @@ static void s_on_exit (supervisor_t *sup, supervisor_child_t *c, int status)
     if (c->uptime_ms >= sup->stable_ms) c->failures = 0;     /* it had settled: this is a new incident */
     c->backoff_ms = s_backoff (sup, c->failures);
     c->failures++;
+    if (WIFEXITED (status) && WEXITSTATUS (status) == BMQ_EXIT_CONFIG) {   /* the same file fails the same way: no loop */
+        c->state = SUPERVISOR_STOPPED;
+        bmq_error ("%s (pid %d) cannot start: its configuration is not valid (logs/%s.log says why); not started again",
+                   c->name, (int) c->old_pid, c->name);
+        return;
+    }
     c->state = SUPERVISOR_RESTARTING;
     c->restart_at = now + c->backoff_ms;
     bmq_warn ("%s (pid %d) %s after %lld ms: starting it again in %lld ms", c->name, (int) c->old_pid, c->last_exit,
