@@ -1,7 +1,8 @@
 /* bench soak (issue 17): a private stack under mixed load for MINUTES; does
  * anything grow or drift?
  *
- *   bench_soak [MINUTES]        (default $SOAK_MINUTES, else 10; a fraction is fine)
+ *   bench_soak [MINUTES [WARMUP_S]]  (default $SOAK_MINUTES, else 10; a fraction is fine;
+ *                                     warm-up default 20 s, 1..600: ctest's smoke run uses 2)
  *   deploy/bench.sh soak [MINUTES]
  *
  * Load, from one process, each lane one client with one request in flight and
@@ -17,7 +18,7 @@
  * pid files: gateway, planner, validators, executor, audit, blender) is
  * sampled: VmRSS (/proc/PID/status) and open fds (/proc/PID/fd); again at the
  * end (and every TREND_S between, for the trend: rss_mb_every_30s).
- * Latency is send → final answer, over every lane; p99 over the requests
+ * Latency is send → final answer (CLOCK_MONOTONIC, here), over every lane; p99 over the requests
  * started in the first and in the last minute of the measured run (half of it
  * each when the run is shorter than two minutes).
  *
@@ -32,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WARMUP_S        20
+static int WARMUP_S = 20;
 #define WINDOW_S        60
 #define TREND_S         30          /* RSS is also sampled this often: a plateau or a slope */
 #define DRAIN_S         3           /* after the run: answers and events still in flight */
@@ -303,7 +304,11 @@ int main (int argc, char **argv)
 {
     const char *arg = argc > 1 ? argv[1] : getenv ("SOAK_MINUTES");
     double minutes = arg && *arg ? strtod (arg, NULL) : 10;
-    if (!(minutes > 0 && minutes <= 24 * 60)) { fprintf (stderr, "usage: bench_soak [MINUTES]   (0 < MINUTES <= 1440)\n"); return 2; }
+    if (argc > 2) WARMUP_S = atoi (argv[2]);
+    if (!(minutes > 0 && minutes <= 24 * 60) || WARMUP_S < 1 || WARMUP_S > 600) {
+        fprintf (stderr, "usage: bench_soak [MINUTES [WARMUP_S]]   (0 < MINUTES <= 1440, 1 <= WARMUP_S <= 600)\n");
+        return 2;
+    }
     double run_s = minutes * 60, window_s = run_s >= 2 * WINDOW_S ? WINDOW_S : run_s / 2;
     bmq_envelope_set_sender ("bench");
     bench_stack_t st;

@@ -65,8 +65,33 @@ double bench_percentile (double *v, size_t n, double p)
 double bench_now_us (void)
 {
     struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+double bench_wall_us (void)
+{
+    struct timespec ts;
     clock_gettime (CLOCK_REALTIME, &ts);
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+void bench_skip (const char *bench, const char *why)
+{
+    fprintf (stderr, "bench %s: skipped: %s\n", bench, why);
+    exit (BENCH_SKIP);
+}
+
+int bench_arg_int (int argc, char **argv, int i, int dflt, int min, int max, const char *usage)
+{
+    if (argc <= i) return dflt;
+    char *end = NULL;
+    long v = strtol (argv[i], &end, 10);
+    if (!*argv[i] || *end || v < min || v > max) {
+        fprintf (stderr, "usage: %s (argument %d: %d..%d)\n", usage, i, min, max);
+        exit (2);
+    }
+    return (int) v;
 }
 
 json_t *bench_request (zsock_t *gw, bmq_envelope_t *req, double *first_step_us, int timeout_ms)
@@ -100,6 +125,48 @@ json_t *bench_cube_plan (int n)
     for (int i = 0; i < n; i++)
         json_array_append_new (plan, json_pack ("{s:s, s:{s:[f,f,f]}}", "operation", "bpy.ops.mesh.primitive_cube_add",
                                                 "params", "location", (double) i, 0.0, 0.0));
+    return plan;
+}
+
+json_t *bench_setup_plan (int n, const char *prefix, double y)
+{
+    json_t *plan = json_array ();
+    char name[64];
+    for (int i = 0; i < n; i++) {
+        snprintf (name, sizeof name, "%.40s_%d", prefix, i);
+        json_array_append_new (plan, json_pack ("{s:s, s:s, s:{s:[f,f,f]}}", "operation", "bpy.ops.mesh.primitive_cube_add",
+                                                "name", name, "params", "location", (double) i, y, 0.0));
+    }
+    return plan;
+}
+
+json_t *bench_existing_plan (int n, const char *prefix, int objects)
+{
+    json_t *plan = json_array ();
+    char name[64];
+    for (int i = 0; i < n; i++) {
+        snprintf (name, sizeof name, "%.40s_%d", prefix, i % (objects > 0 ? objects : 1));
+        json_array_append_new (plan, json_pack ("{s:s, s:s, s:{s:[f,f,f]}}", "operation", "object.location",
+                                                "target", name, "params", "value", (double) i, 4.0, 0.0));
+    }
+    return plan;
+}
+
+json_t *bench_mixed_existing_plan (int n, const char *new_prefix, const char *existing_prefix)
+{
+    json_t *plan = json_array ();
+    char name[64];
+    for (int i = 0; i < n; i++) {
+        if (i % 2 == 0) {
+            snprintf (name, sizeof name, "%.40s_%d", new_prefix, i / 2);
+            json_array_append_new (plan, json_pack ("{s:s, s:s, s:{s:[f,f,f]}}", "operation", "bpy.ops.mesh.primitive_cube_add",
+                                                    "name", name, "params", "location", (double) i, 0.0, 0.0));
+        } else {
+            snprintf (name, sizeof name, "%.40s_%d", existing_prefix, i / 2);
+            json_array_append_new (plan, json_pack ("{s:s, s:s, s:{s:[f,f,f]}}", "operation", "object.location",
+                                                    "target", name, "params", "value", (double) i, 2.0, 0.0));
+        }
+    }
     return plan;
 }
 

@@ -17,8 +17,9 @@ int main (int argc, char **argv)
     if (n <= 0) { fprintf (stderr, "bench_compose: cannot find its own folder\n"); return 2; }
     self[n] = 0;
     snprintf (tool, sizeof tool, "%s/compose_tool", dirname (self));
+    /* bench_compose [N]: a sample of N rooms (ctest's bench.compose smoke run), else all of them */
     char *args[] = { (char *) BMQ_PYTHON, (char *) BMQ_SOURCE_DIR_ROOMS "/room_bench.py", (char *) "--compose-tool", tool, (char *) "--json",
-                     NULL };
+                     argc > 1 ? (char *) "--sample" : NULL, argc > 1 ? argv[1] : NULL, NULL };
     execv (BMQ_PYTHON, args);
     perror ("bench_compose: python3");
     (void) argv;

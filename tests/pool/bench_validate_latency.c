@@ -1,6 +1,8 @@
 /* bench validate_latency — time from submitting a 50-step plan to the broker
  * until its verdict is back, one request at a time, with the stack's default
  * pool of two validators (real processes, a real audit service).
+ * Timed (CLOCK_MONOTONIC): from just before bmq_broker_submit to the arrival
+ * of that request's validate.reply; any other answer (an error) fails it.
  *
  *   bench_validate_latency [requests]       (default 3000, after 200 warm-up)
  * Prints JSON lines: p50_ms, p99_ms (and max_ms). */
@@ -12,12 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct { char cid[BMQ_MAX_ID + 1]; bool done; } wait_t;
+typedef struct { char cid[BMQ_MAX_ID + 1]; bool done, verdict; } wait_t;
 
 static void s_on_reply (bmq_envelope_t *reply, void *arg)
 {
     wait_t *w = arg;
-    if (!strcmp (reply->cid, w->cid)) w->done = true;
+    if (!strcmp (reply->cid, w->cid)) {
+        w->done = true;
+        w->verdict = reply->type == BMQ_MSG_VALIDATE_REPLY;
+        if (!w->verdict) fprintf (stderr, "bench validate_latency: an error, not a verdict: %s\n", bmq_body_str (reply, "message"));
+    }
     bmq_envelope_destroy (&reply);
 }
 
@@ -48,12 +54,13 @@ int main (int argc, char **argv)
     for (int i = -200; i < n; i++) {
         bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_VALIDATE_REQUEST, NULL, json_pack ("{s:O}", "plan", plans[(i + 200) % 16]));
         bmq_roles_set_on_behalf_of (req->body, "cli", "admin");   /* as the gateway forwards a client's request */
-        wait_t w = { "", false };
+        wait_t w = { "", false, false };
         snprintf (w.cid, sizeof w.cid, "%s", req->cid);
         double t0 = bmq_mono_us ();
         bmq_broker_submit (pool->broker, &req);
         pool_drive (pool, 5000, s_on_reply, s_done, &w);
         if (!w.done) { fprintf (stderr, "no verdict within 5 s\n"); return 1; }
+        if (!w.verdict) return 1;
         if (i >= 0) ms[i] = (bmq_mono_us () - t0) / 1000.0;
     }
     qsort (ms, (size_t) n, sizeof *ms, s_cmp);

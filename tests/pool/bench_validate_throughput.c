@@ -3,7 +3,13 @@
  * worker and with two: the gateway's broker in this process, real
  * blendmq-validator processes, a real blendmq-audit taking their records.
  *
- *   bench_validate_throughput [seconds per run]     (default 3)
+ * Timed (CLOCK_MONOTONIC): a fixed window after a warm-up; the figure counts
+ * the steps of the plans whose validate.reply (a verdict, accepted or
+ * rejected) came back in it. Any other reply (the broker's own
+ * validator_unavailable / validator_failed, forbidden, any error) is not a
+ * verdict: it is counted apart and fails the bench.
+ *
+ *   bench_validate_throughput [seconds per run]     (default 3, 0.2..60)
  * Prints JSON lines: steps_per_s_1_worker, steps_per_s_2_workers, and
  * steps_per_s_in_process (bmq_plan_validate alone, same corpus, no bus). */
 #include "plan_validator.h"
@@ -19,7 +25,8 @@
 
 typedef struct {
     json_t  *corpus;
-    size_t   next, in_flight, steps_done, plans_done, rejected;
+    size_t   next, in_flight, steps_done, plans_done, rejected, errors;
+    char     last_error[160];
     pool_t  *pool;
     zhashx_t *steps_of;           /* cid → steps */
 } run_t;
@@ -40,9 +47,15 @@ static void s_on_reply (bmq_envelope_t *reply, void *arg)
     if (steps) {
         zhashx_delete (r->steps_of, reply->cid);
         r->in_flight--;
-        r->steps_done += steps;
-        r->plans_done++;
-        r->rejected += reply->type == BMQ_MSG_VALIDATE_REPLY && !json_is_true (json_object_get (reply->body, "accepted"));
+        if (reply->type == BMQ_MSG_VALIDATE_REPLY) {
+            r->steps_done += steps;
+            r->plans_done++;
+            r->rejected += !json_is_true (json_object_get (reply->body, "accepted"));
+        }
+        else {
+            r->errors++;
+            snprintf (r->last_error, sizeof r->last_error, "%s: %s", bmq_body_str (reply, "code"), bmq_body_str (reply, "message"));
+        }
     }
     bmq_envelope_destroy (&reply);
 }
@@ -61,7 +74,7 @@ static double s_run (json_t *corpus, int workers, double seconds, json_t **extra
     if (!pool) exit (1);
     for (int i = 0; i < workers; i++) pool_spawn (pool, "validator");
     if (!pool_wait_workers (pool, (size_t) workers, 20000)) { fprintf (stderr, "validators did not join\n"); exit (1); }
-    run_t r = { corpus, 0, 0, 0, 0, 0, pool, zhashx_new () };
+    run_t r = { .corpus = corpus, .pool = pool, .steps_of = zhashx_new () };
     pool_drive (pool, 500, s_on_reply, s_top_up, &r);                 /* warm up */
     size_t steps0 = r.steps_done, plans0 = r.plans_done;
     int64_t t0 = bmq_mono_ms ();
@@ -73,12 +86,18 @@ static double s_run (json_t *corpus, int workers, double seconds, json_t **extra
     pool_drive (pool, 2000, s_on_reply, NULL, &r);                    /* let the last ones in */
     zhashx_destroy (&r.steps_of);
     if (pool_destroy (&pool)) exit (1);
+    if (r.errors) {
+        fprintf (stderr, "bench validate_throughput: %zu replies with %d worker(s) were errors, not verdicts (last: %s)\n",
+                 r.errors, workers, r.last_error);
+        exit (1);
+    }
     return rate;
 }
 
 int main (int argc, char **argv)
 {
     double seconds = argc > 1 ? atof (argv[1]) : 3.0;
+    if (!(seconds >= 0.2 && seconds <= 60)) { fprintf (stderr, "usage: bench_validate_throughput [seconds 0.2..60]\n"); return 2; }
     bmq_log_init ("bench", false, BMQ_LOG_WARN);        /* stdout is for the JSON lines */
     zsys_init ();
     zsys_set_logstream (NULL);

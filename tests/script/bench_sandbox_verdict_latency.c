@@ -13,7 +13,12 @@
  *                              first; the pool's own background refill is all
  *                              that replaces what each run used. warm_back_to_back
  *                              counts the runs that found a ready instance.
- * BENCH_SANDBOX_WARM=N sets the back-to-back pool's size (default the pool's default). */
+ * BENCH_SANDBOX_WARM=N sets the back-to-back pool's size (default the pool's default).
+ * Timed (CLOCK_MONOTONIC, stu_now_ms): bmq_sandbox_pool_run's call, from the
+ * script and scene handed over to the verdict returned.
+ * Exit 77 when no `blender` can run here (the sandbox runs one).
+ *
+ *   bench_sandbox_verdict_latency [runs [back_to_back]]   (default 15 10; 2..200) */
 #include "sandbox_pool.h"
 #include "script_testutil.h"
 
@@ -23,8 +28,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define S_RUNS 15
-#define S_BACK_TO_BACK 10
+#define S_MAX 200
+static int S_RUNS = 15, S_BACK_TO_BACK = 10;
 
 /* One run; *ms its whole verdict time, *warm (when not NULL) whether a ready instance took it. */
 static int s_run_start (bmq_sandbox_pool_t *pool, const char *src, size_t len, const char *blend, size_t blen,
@@ -61,7 +66,7 @@ static int s_back_to_back (const char *src, size_t len, const char *blend, size_
         fprintf (stderr, "bench_sandbox_verdict_latency: %s\n", err);
         return -1;
     }
-    double ms[S_BACK_TO_BACK], max = 0;
+    double ms[S_MAX], max = 0;
     int nwarm = 0;
     if (bmq_sandbox_pool_wait_ready (pool, o.warm, 60000) < 0)
         return -1;
@@ -79,8 +84,18 @@ static int s_back_to_back (const char *src, size_t len, const char *blend, size_
     return 0;
 }
 
-int main (void)
+int main (int argc, char **argv)
 {
+    S_RUNS = argc > 1 ? atoi (argv[1]) : S_RUNS;
+    S_BACK_TO_BACK = argc > 2 ? atoi (argv[2]) : S_BACK_TO_BACK;
+    if (S_RUNS < 2 || S_RUNS > S_MAX || S_BACK_TO_BACK < 2 || S_BACK_TO_BACK > S_MAX) {
+        fprintf (stderr, "usage: bench_sandbox_verdict_latency [runs [back_to_back]]  (2..%d)\n", S_MAX);
+        return 2;
+    }
+    if (system ("command -v blender >/dev/null 2>&1") != 0) {
+        fprintf (stderr, "bench sandbox_verdict_latency: skipped: no blender on PATH (deploy/install-deps.sh installs it)\n");
+        return 77;
+    }
     char err[512], path[128], cmd[512];
     snprintf (path, sizeof path, "/tmp/blendmq-bench-scene-%d.blend", (int) getpid ());
     snprintf (cmd, sizeof cmd, "blender -b --factory-startup --python-expr \"import bpy; "
@@ -100,7 +115,7 @@ int main (void)
         fprintf (stderr, "bench_sandbox_verdict_latency: %s\n", err);
         return 1;
     }
-    double ms[S_RUNS], cold;
+    double ms[S_MAX], cold;
     for (int i = 0; i < S_RUNS; i++) {
         if (bmq_sandbox_pool_wait_ready (pool, 1, 60000) < 0 || s_run (pool, src, len, blend, blen, &ms[i]) < 0)
             return 1;
