@@ -1,12 +1,16 @@
 #!/usr/bin/python3
 """gen_protocols — the Blender link and the sandbox protocol, declared once (proto/blender_link.json,
-proto/sandbox.json), made into the tables both languages use.
+proto/sandbox.json), made into the tables both languages use; and the staged asset's names
+(proto/assets.json, issue 28) for the executor's assets client and the add-on's asset steps.
 
   gen_protocols.py --link L.json --sandbox S.json --c-dir DIR     C: DIR/bmq_link_proto.{h,c},
                                                                   DIR/bmq_sandbox_proto.{h,c}
   gen_protocols.py --link L.json --sandbox S.json --python F.py   the Python module (link_proto.py)
   gen_protocols.py --link L.json --sandbox S.json --check F.py    exit 1 when F.py is not what
                                                                   --python would write (stale)
+  gen_protocols.py --assets A.json --c-dir DIR | --python F.py | --check F.py
+                                  the staged asset's names (proto/assets.json): C DIR/bmq_assets_proto.{h,c}
+                                  (the executor's assets client), Python asset_proto.py (the add-on)
   gen_protocols.py --rules R.json --c-dir DIR | --python F.py | --check F.py
                                   the script rules (proto/script_rules.json): C DIR/bmq_script_rules_table.{h,c}
                                   (common/script), Python script_rules.py (the add-on's script_exec.py)
@@ -151,6 +155,157 @@ def check_sandbox(d):
     for side in ("runner", "pool"):
         s_need(all(isinstance(v, str) for v in d["verdicts"].get(side, [None])), "sandbox.verdicts." + side, "names")
     s_need("ok" in d["verdicts"]["runner"], "sandbox.verdicts.runner", "needs ok")
+
+
+ASSET_USES = {"base_color": set(), "multiply_base": set(), "socket": {"socket"}, "normal_map": set(),
+              "displacement": set()}
+ASSET_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def s_plain(v):
+    return isinstance(v, str) and v and v.isascii() and v.isprintable() and '"' not in v and "\\" not in v
+
+
+def check_assets(d):
+    s_need(isinstance(d, dict), "assets", "an object")
+    extra = set(d) - {"about", "resolutions", "sources", "types", "extensions", "texture_maps"}
+    s_need(not extra, "assets", "unknown keys %s" % sorted(extra))
+    res = d.get("resolutions")
+    s_need(isinstance(res, list) and res and all(s_plain(r) for r in res) and len(set(res)) == len(res),
+           "assets.resolutions", "distinct plain strings")
+    sources = d.get("sources")
+    s_need(isinstance(sources, dict) and sources, "assets.sources", "an object of sources")
+    types = d.get("types")
+    s_need(isinstance(types, dict) and types, "assets.types", "an object of types")
+    ext = d.get("extensions")
+    s_need(isinstance(ext, dict), "assets.extensions", "an object: format -> its file extensions")
+    formats = set()
+    for t, spec in types.items():
+        where = "assets.types." + t
+        s_need(set(t) <= ASSET_NAME_CHARS and t, where, "a lower-case name")
+        s_need(isinstance(spec, dict) and set(spec) == {"formats"}, where, "{formats: [...]}")
+        f = spec["formats"]
+        s_need(isinstance(f, list) and f and all(s_plain(x) and set(x) <= ASSET_NAME_CHARS for x in f)
+               and len(set(f)) == len(f), where + ".formats", "distinct lower-case names, in preference order")
+        formats |= set(f)
+    for f in formats:
+        s_need(isinstance(ext.get(f), list) and ext[f] and all(s_plain(e) and e.startswith(".") for e in ext[f]),
+               "assets.extensions." + f, "every format's extensions (\".x\")")
+    s_need(set(ext) <= formats, "assets.extensions", "only declared formats")
+    for name, spec in sources.items():
+        where = "assets.sources." + name
+        s_need(set(name) <= ASSET_NAME_CHARS and name, where, "a lower-case name")
+        s_need(isinstance(spec, dict) and set(spec) <= {"resolutions", "format"}
+               and isinstance(spec.get("resolutions"), bool), where, "{resolutions: bool, format?}")
+        if "format" in spec:
+            s_need(spec["format"] in formats, where + ".format", "a declared format")
+    maps = d.get("texture_maps")
+    s_need(isinstance(maps, list) and maps, "assets.texture_maps", "a list of maps")
+    seen = set()
+    for m in maps:
+        where = "assets.texture_maps.%s" % (m.get("name") if isinstance(m, dict) else "?")
+        s_need(isinstance(m, dict), where, "an object")
+        use = m.get("use")
+        s_need(use in ASSET_USES, where, "use must be one of %s" % ", ".join(ASSET_USES))
+        s_need(set(m) <= {"name", "polyhaven", "required", "use"} | ASSET_USES[use], where,
+               "unknown keys %s" % sorted(set(m) - {"name", "polyhaven", "required", "use"} - ASSET_USES[use]))
+        s_need(isinstance(m.get("name"), str) and set(m["name"]) <= ASSET_NAME_CHARS and 0 < len(m["name"]) <= 15
+               and m["name"] not in seen, where, "a distinct lower-case name of at most 15 characters")
+        seen.add(m["name"])
+        keys = m.get("polyhaven")
+        s_need(isinstance(keys, list) and keys and all(s_plain(k) for k in keys) and len(keys) <= 8,
+               where + ".polyhaven", "1..8 file-tree keys")
+        s_need(isinstance(m.get("required", False), bool), where, "required must be true or false")
+        if use == "socket":
+            s_need(s_plain(m.get("socket")), where + ".socket", "a Principled BSDF input's name")
+    s_need(maps[0].get("required") and maps[0]["use"] == "base_color", "assets.texture_maps",
+           "the first map is the required base colour (a texture bundle's main file)")
+    s_need(sum(m["use"] == "base_color" for m in maps) == 1, "assets.texture_maps", "one base_color map")
+
+
+def python_assets(d):
+    types = d["types"]
+    maps = [[m["name"], m["use"], m.get("socket"), bool(m.get("required"))] for m in d["texture_maps"]]
+    out = ['"""asset_proto — GENERATED by proto/gen_protocols.py from proto/assets.json: do not edit (edit',
+           'that and rebuild; ctest assets.proto_fresh fails while this copy is stale). The names the',
+           'executor and the add-on must agree on for a staged asset: sources, types, resolutions,',
+           'formats (in the order a request without one takes them), extensions, and the texture maps',
+           'by their staged names with what the add-on makes of each."""',
+           "",
+           "RESOLUTIONS = %s" % s_py(d["resolutions"]),
+           "SOURCES = %s" % s_py(list(d["sources"])),
+           "RESOLUTION_SOURCES = %s" % s_py([n for n, s in d["sources"].items() if s["resolutions"]]),
+           "SOURCE_FORMAT = %s" % s_py({n: s["format"] for n, s in d["sources"].items() if "format" in s}),
+           "FORMATS = %s" % s_py({t: spec["formats"] for t, spec in types.items()}),
+           "DEFAULT_FORMAT = %s" % s_py({t: spec["formats"][0] for t, spec in types.items()}),
+           "EXTENSIONS = %s" % s_py(d["extensions"]),
+           "",
+           "# Texture maps in staging order: (staged name, use, Principled BSDF socket or None, required).",
+           "TEXTURE_MAPS = %s" % s_py(maps),
+           "MAP_NAMES = frozenset(%s)" % s_py([m[0] for m in maps]),
+           ""]
+    return "\n".join(out)
+
+
+def c_assets(d):
+    types, maps = d["types"], d["texture_maps"]
+    h = ["/* bmq_assets_proto — GENERATED by proto/gen_protocols.py from proto/assets.json: do not edit.",
+         " * The staged asset's names the executor and the add-on agree on (issue 28): types and their",
+         " * formats in the order a request without one takes them, resolutions, and the texture maps",
+         " * by their staged names with the Poly Haven file-tree keys each is read from. */",
+         "#ifndef BMQ_ASSETS_PROTO_H", "#define BMQ_ASSETS_PROTO_H", "",
+         "#include <stdbool.h>", "",
+         "#define BMQ_ASSET_RESOLUTIONS_TEXT %s" % s_c_str(", ".join(d["resolutions"])),
+         "#define BMQ_ASSET_TYPES_TEXT %s" % s_c_str(", ".join(types)), "",
+         "typedef struct {",
+         "    const char *name;                   /* the staged file's map */",
+         "    const char *const *polyhaven;       /* file-tree keys, NULL-terminated, first found wins */",
+         "    bool required;                      /* a texture without it is refused */",
+         "} bmq_asset_map_t;", "",
+         "/* Every texture map in staging order (the first: the bundle's main file), ending with { NULL }. */",
+         "extern const bmq_asset_map_t bmq_asset_maps[];",
+         "/* Resolutions, NULL-terminated. */",
+         "extern const char *const bmq_asset_resolutions[];", "",
+         "/* A type's formats in preference order (NULL-terminated), or NULL for no such type. */",
+         "const char *const *bmq_asset_formats (const char *type);",
+         "/* The same as text (\"jpg, png, exr\"), \"\" for no such type. */",
+         "const char *bmq_asset_formats_text (const char *type);",
+         "bool bmq_asset_format_ok (const char *type, const char *format);",
+         "bool bmq_asset_resolution_ok (const char *resolution);", "",
+         "#endif", ""]
+    c = ["/* bmq_assets_proto — GENERATED by proto/gen_protocols.py from proto/assets.json. */",
+         '#include "bmq_assets_proto.h"', "", "#include <string.h>", ""]
+    for i, m in enumerate(maps):
+        c.append("static const char *const s_map_%d[] = { %s, NULL };" % (i, ", ".join(s_c_str(k) for k in m["polyhaven"])))
+    c += ["", "const bmq_asset_map_t bmq_asset_maps[] = {"]
+    for i, m in enumerate(maps):
+        c.append("    { %s, s_map_%d, %s }," % (s_c_str(m["name"]), i, "true" if m.get("required") else "false"))
+    c += ["    { NULL }", "};", "",
+          "const char *const bmq_asset_resolutions[] = { %s, NULL };" % ", ".join(s_c_str(r) for r in d["resolutions"]), ""]
+    for t, spec in types.items():
+        c.append("static const char *const s_formats_%s[] = { %s, NULL };" % (t, ", ".join(s_c_str(f) for f in spec["formats"])))
+    c += ["", "static const struct { const char *type; const char *const *formats; const char *text; } s_types[] = {"]
+    for t, spec in types.items():
+        c.append("    { %s, s_formats_%s, %s }," % (s_c_str(t), t, s_c_str(", ".join(spec["formats"]))))
+    c += ["    { NULL }", "};", "",
+          "const char *const *bmq_asset_formats (const char *type)", "{",
+          "    for (int i = 0; type && s_types[i].type; i++)",
+          "        if (!strcmp (s_types[i].type, type)) return s_types[i].formats;",
+          "    return NULL;", "}", "",
+          "const char *bmq_asset_formats_text (const char *type)", "{",
+          "    for (int i = 0; type && s_types[i].type; i++)",
+          "        if (!strcmp (s_types[i].type, type)) return s_types[i].text;",
+          "    return \"\";", "}", "",
+          "bool bmq_asset_format_ok (const char *type, const char *format)", "{",
+          "    const char *const *f = bmq_asset_formats (type);",
+          "    for (; format && f && *f; f++)",
+          "        if (!strcmp (*f, format)) return true;",
+          "    return false;", "}", "",
+          "bool bmq_asset_resolution_ok (const char *resolution)", "{",
+          "    for (const char *const *r = bmq_asset_resolutions; resolution && *r; r++)",
+          "        if (!strcmp (*r, resolution)) return true;",
+          "    return false;", "}", ""]
+    return "\n".join(h), "\n".join(c)
 
 
 # ---------------------------------------------------------------------------- Python
@@ -566,6 +721,26 @@ def rules_main(opts):
     return 0
 
 
+def assets_main(opts):
+    try:
+        assets = load(opts.assets)
+        check_assets(assets)
+    except (OSError, ValueError, DeclError) as e:
+        print("gen_protocols: %s" % e, file=sys.stderr)
+        return 2
+    if opts.c_dir:
+        os.makedirs(opts.c_dir, exist_ok=True)
+        h, c = c_assets(assets)
+        s_write(os.path.join(opts.c_dir, "bmq_assets_proto.h"), h)
+        s_write(os.path.join(opts.c_dir, "bmq_assets_proto.c"), c)
+    module = python_assets(assets)
+    if opts.python:
+        s_write(opts.python, module)
+    if opts.check:
+        return s_check_file(opts.check, module, "--assets %s" % opts.assets)
+    return 0
+
+
 # ---------------------------------------------------------------------------- main
 
 def s_write(path, text):
@@ -592,12 +767,15 @@ def main(argv):
     p.add_argument("--link")
     p.add_argument("--sandbox")
     p.add_argument("--rules")
+    p.add_argument("--assets")
     p.add_argument("--c-dir")
     p.add_argument("--python")
     p.add_argument("--check")
     opts = p.parse_args(argv)
     if opts.rules:                      # the script rules: a declaration of their own
         return rules_main(opts)
+    if opts.assets:                     # the staged asset's names: a declaration of their own
+        return assets_main(opts)
     if not opts.link or not opts.sandbox:
         p.error("--link and --sandbox are required (or --rules)")
     try:

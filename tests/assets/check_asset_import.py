@@ -10,8 +10,10 @@ imported by run_plan steps (asset.import):
   * asset_stage is declared (keeps_names) and implemented;
   * a model (glTF, GLB, FBX, OBJ): every imported object under one root empty named as the
     step asked (or after the asset id), the step's object is that root, images packed;
-  * a texture: a material on the target with its maps wired (diffuse x ao -> Base Color,
-    rough -> Roughness and metal -> Metallic as Non-Color, nor_gl -> Normal Map -> Normal);
+  * a texture: a material on the target with its maps wired, by the map names the executor
+    stages (proto/assets.json: diffuse x ao -> Base Color, roughness -> Roughness and metallic
+    -> Metallic as Non-Color, normal -> Normal Map -> Normal, displacement -> Displacement ->
+    the output); a map name the declaration does not hold ("rough") is refused at staging;
   * an HDRI (.hdr and .exr): the scene's world is Environment Texture -> Background;
   * no private directory is left behind; a bundle may be imported twice; at most 8 bundles;
   * a plan whose later step fails is rolled back: objects, meshes, images, materials, worlds
@@ -131,12 +133,13 @@ def export_cube():
 EXPORTED = export_cube()
 expect(EXPORTED["gltf"] == ["cube.bin", "cube.gltf", "fixture_tex.png"] and EXPORTED["obj"] == ["cube.mtl", "cube.obj"],
        "fixtures: glTF + bin + png, glb, fbx, obj + mtl (%s)" % EXPORTED)
-MAPS = {
+MAPS = {                # the executor's staged map names (proto/assets.json), as it sends them
     "diffuse": save_image("bricks_diff_1k.jpg", "JPEG", (0.6, 0.3, 0.2, 1.0)),
     "ao": save_image("bricks_ao_1k.jpg", "JPEG", (0.9, 0.9, 0.9, 1.0)),
-    "rough": save_image("bricks_rough_1k.jpg", "JPEG", (0.7, 0.7, 0.7, 1.0)),
-    "metal": save_image("bricks_metal_1k.png", "PNG", (0.0, 0.0, 0.0, 1.0)),
-    "nor_gl": save_image("bricks_nor_gl_1k.png", "PNG", (0.5, 0.5, 1.0, 1.0)),
+    "roughness": save_image("bricks_rough_1k.jpg", "JPEG", (0.7, 0.7, 0.7, 1.0)),
+    "metallic": save_image("bricks_metal_1k.png", "PNG", (0.0, 0.0, 0.0, 1.0)),
+    "normal": save_image("bricks_nor_gl_1k.png", "PNG", (0.5, 0.5, 1.0, 1.0)),
+    "displacement": save_image("bricks_disp_1k.png", "PNG", (0.5, 0.5, 0.5, 1.0)),
 }
 HDR = save_image("sky_1k.hdr", "HDR", (2.0, 1.5, 1.0, 1.0), float_buffer=True)
 EXR = save_image("sky_1k.exr", "OPEN_EXR", (2.0, 1.5, 1.0, 1.0), float_buffer=True)
@@ -262,7 +265,13 @@ bpy.ops.mesh.primitive_cube_add()
 bpy.context.view_layer.objects.active.name = "box"
 key = {"source": "polyhaven", "id": "bricks", "type": "texture", "resolution": "1k", "format": "jpg"}
 files = [(os.path.basename(p), p, kind) for kind, p in MAPS.items()]
-expect(stage(key, "bricks_diff_1k.jpg", files).get("ok"), "a texture bundle (five maps) is staged")
+from blendmq import asset_proto                 # noqa: E402
+expect(set(MAPS) == asset_proto.MAP_NAMES, "the fixture carries every declared map: %s" % sorted(asset_proto.MAP_NAMES))
+bad = [(n, p, "rough" if k == "roughness" else k) for n, p, k in files]
+r_bad = stage(key, "bricks_diff_1k.jpg", bad)
+expect(not r_bad.get("ok") and "map rough is not one of" in (r_bad.get("error") or ""),
+       "an undeclared map name is refused at staging, not lost at import: %s" % r_bad.get("error"))
+expect(stage(key, "bricks_diff_1k.jpg", files).get("ok"), "a texture bundle (six maps) is staged")
 r, res = run("t1", [step({"source": "polyhaven", "id": "bricks", "type": "texture", "resolution": "1k"}, target="box")])
 box = bpy.data.objects["box"]
 mat = box.active_material
@@ -282,17 +291,23 @@ if mat is not None:
            "Base Color = diffuse x ao")
     rough, metal = linked_from(bsdf.inputs["Roughness"]), linked_from(bsdf.inputs["Metallic"])
     expect(rough is not None and rough.image.name.startswith("bricks_rough")
-           and rough.image.colorspace_settings.name == "Non-Color", "Roughness from the rough map, Non-Color")
+           and rough.image.colorspace_settings.name == "Non-Color", "Roughness from the roughness map, Non-Color")
     expect(metal is not None and metal.image.name.startswith("bricks_metal")
-           and metal.image.colorspace_settings.name == "Non-Color", "Metallic from the metal map, Non-Color")
+           and metal.image.colorspace_settings.name == "Non-Color", "Metallic from the metallic map, Non-Color")
     normal = linked_from(bsdf.inputs["Normal"])
     nor_tex = linked_from(normal.inputs["Color"]) if normal is not None else None
     expect(normal is not None and normal.type == "NORMAL_MAP" and nor_tex is not None
            and nor_tex.image.name.startswith("bricks_nor_gl") and nor_tex.image.colorspace_settings.name == "Non-Color",
-           "Normal from nor_gl through a Normal Map node")
+           "Normal from the normal map through a Normal Map node")
+    out = next(n for n in mat.node_tree.nodes if n.type == "OUTPUT_MATERIAL")
+    disp = linked_from(out.inputs["Displacement"])
+    disp_tex = linked_from(disp.inputs["Height"]) if disp is not None else None
+    expect(disp is not None and disp.type == "DISPLACEMENT" and disp_tex is not None
+           and disp_tex.image.name.startswith("bricks_disp") and disp_tex.image.colorspace_settings.name == "Non-Color",
+           "Displacement from the displacement map through a Displacement node")
     images = [n.image for n in mat.node_tree.nodes if n.type == "TEX_IMAGE"]
-    expect(len(images) == 5 and all(i.packed_file is not None and i.size[0] == 8 for i in images),
-           "the five images are packed and readable")
+    expect(len(images) == 6 and all(i.packed_file is not None and i.size[0] == 8 for i in images),
+           "the six images are packed and readable")
 r, res = run("t2", [step({"source": "polyhaven", "id": "bricks", "type": "texture", "resolution": "1k"})])
 expect(res.get("status") == "failed" and "target" in (res.get("error") or ""), "a texture without target: %s" % res.get("error"))
 

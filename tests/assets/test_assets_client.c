@@ -153,6 +153,35 @@ static void test_texture (void **state)
     assert_null (bmq_polyhaven_fetch (ph, "bare_texture", "texture", "1k", "jpg", s_err, sizeof s_err));
     fx_assert_says (s_err, "bare_texture", "no diffuse map", "1k jpg", NULL);
     assert_int_equal (fake_ph_hits (fx->fake, "/dl/r.jpg"), 0);
+
+    /* no format (issue 28): what the asset offers, jpg, then png, then exr (proto/assets.json) */
+    fx_json (fx, "/files/png_only", json_pack ("{s:{s:{s:o}}, s:{s:{s:o}}, s:{s:{s:o}}}",
+             "Diffuse", "1k", "png", fx_serve (fx, "p_diff.png", fx_png, fx_png_len),
+             "Rough", "1k", "png", fx_serve (fx, "p_rough.png", "rough png", 9),
+             "nor_gl", "1k", "exr", fx_serve (fx, "p_nor.exr", "nor exr", 7)));
+    assert_null (bmq_polyhaven_fetch (ph, "png_only", "texture", "1k", "jpg", s_err, sizeof s_err));
+    fx_assert_says (s_err, "png_only", "no diffuse map", "1k jpg", NULL);
+    b = bmq_polyhaven_fetch (ph, "png_only", "texture", "1k", NULL, s_err, sizeof s_err);
+    if (!b) fprintf (stderr, "%s\n", s_err);
+    assert_non_null (b);
+    assert_string_equal (b->format, "png");
+    assert_int_equal (b->nfiles, 2);                 /* the exr normal map is another format's */
+    assert_string_equal (b->files[0].map, "diffuse");
+    assert_string_equal (b->files[1].map, "roughness");
+    assert_string_equal (b->main, "png_only_diffuse_1k.png");
+    bmq_asset_bundle_destroy (&b);
+    b = bmq_polyhaven_fetch (ph, "png_only", "texture", "1k", "", s_err, sizeof s_err);    /* "" too, now cached */
+    assert_non_null (b);
+    assert_true (b->from_cache);
+    assert_string_equal (b->format, "png");
+    bmq_asset_bundle_destroy (&b);
+    fx_json (fx, "/files/exr_only", json_pack ("{s:{s:{s:o}}}", "diff", "2k", "exr", fx_serve (fx, "e_diff.exr", "diff exr", 8)));
+    b = bmq_polyhaven_fetch (ph, "exr_only", "texture", "2k", NULL, s_err, sizeof s_err);
+    assert_non_null (b);
+    assert_string_equal (b->format, "exr");
+    bmq_asset_bundle_destroy (&b);
+    assert_null (bmq_polyhaven_fetch (ph, "exr_only", "texture", "1k", NULL, s_err, sizeof s_err));
+    fx_assert_says (s_err, "exr_only", "none of its formats", "1k", "jpg, png, exr", NULL);
     bmq_polyhaven_destroy (&ph);
 }
 

@@ -3,6 +3,7 @@
 #include "assets_check.h"
 #include "assets_download.h"
 #include "assets_options.h"
+#include "bmq_assets_proto.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -238,14 +239,8 @@ static json_t *s_at (const json_t *tree, const char *a, const char *b, const cha
     return json_is_null (v) ? NULL : v;
 }
 
-static const struct { const char *map; const char *keys[6]; } s_maps[] = {
-    { "diffuse",      { "Diffuse", "diffuse", "diff", "Color", "col", NULL } },
-    { "normal",       { "nor_gl", "Normal", "normal", NULL } },
-    { "roughness",    { "Rough", "rough", "Roughness", "roughness", NULL } },
-    { "metallic",     { "Metal", "metal", "Metalness", "metallic", NULL } },
-    { "ao",           { "AO", "ao", NULL } },
-    { "displacement", { "Displacement", "disp", "displacement", "Height", NULL } },
-};
+/* The texture maps (their staged names and file-tree keys) come from proto/assets.json
+ * (bmq_assets_proto.h), the declaration the add-on's asset_import.py is generated from too. */
 
 static int s_collect (const json_t *tree, const char *id, const char *type, const char *res, const char *fmt,
                       s_list_t *list, char *main, size_t mainlen, char *err, size_t errlen)
@@ -262,21 +257,21 @@ static int s_collect (const json_t *tree, const char *id, const char *type, cons
         return s_leaf (leaf, what, it, err, errlen);
     }
     if (!strcmp (type, "texture")) {
-        for (size_t m = 0; m < sizeof s_maps / sizeof s_maps[0]; m++) {
+        for (const bmq_asset_map_t *m = bmq_asset_maps; m->name; m++) {
             json_t *leaf = NULL;
             const char *key = NULL;
-            for (int k = 0; !leaf && s_maps[m].keys[k]; k++) leaf = s_at (tree, key = s_maps[m].keys[k], res, fmt);
+            for (int k = 0; !leaf && m->polyhaven[k]; k++) leaf = s_at (tree, key = m->polyhaven[k], res, fmt);
             if (!leaf) {
-                if (m == 0) { snprintf (err, errlen, "texture %s has no diffuse map at %s %s", id, res, fmt); return -1; }
+                if (m->required) { snprintf (err, errlen, "texture %s has no %s map at %s %s", id, m->name, res, fmt); return -1; }
                 continue;
             }
             s_item_t *it = s_push (list, err, errlen);
             if (!it) return -1;
-            snprintf (it->path, sizeof it->path, "%s_%s_%s.%s", id, s_maps[m].map, res, fmt);
-            snprintf (it->map, sizeof it->map, "%s", s_maps[m].map);
-            snprintf (what, sizeof what, "texture %s, map %s (%s) at %s %s", id, s_maps[m].map, key, res, fmt);
+            snprintf (it->path, sizeof it->path, "%s_%s_%s.%s", id, m->name, res, fmt);
+            snprintf (it->map, sizeof it->map, "%s", m->name);
+            snprintf (what, sizeof what, "texture %s, map %s (%s) at %s %s", id, m->name, key, res, fmt);
             if (s_leaf (leaf, what, it, err, errlen)) return -1;
-            if (m == 0) snprintf (main, mainlen, "%s", it->path);
+            if (m == bmq_asset_maps) snprintf (main, mainlen, "%s", it->path);
         }
         return 0;
     }
@@ -311,16 +306,17 @@ static int s_collect (const json_t *tree, const char *id, const char *type, cons
 
 /* ---- fetch ---------------------------------------------------------------- */
 
-static const char *s_default_format (const char *type)
+/* Does the file tree offer the asset at res in fmt (a texture: its required maps)? */
+static bool s_offers (const json_t *tree, const char *type, const char *res, const char *fmt)
 {
-    return !strcmp (type, "hdri") ? "hdr" : !strcmp (type, "texture") ? "jpg" : "gltf";
-}
-
-static bool s_format_ok (const char *type, const char *fmt)
-{
-    if (!strcmp (type, "hdri")) return !strcmp (fmt, "hdr") || !strcmp (fmt, "exr");
-    if (!strcmp (type, "texture")) return !strcmp (fmt, "jpg") || !strcmp (fmt, "png");
-    return !strcmp (fmt, "gltf") || !strcmp (fmt, "fbx");
+    if (!strcmp (type, "hdri")) return s_at (tree, "hdri", res, fmt) != NULL;
+    if (!strcmp (type, "model")) return s_at (tree, fmt, res, fmt) != NULL;
+    for (const bmq_asset_map_t *m = bmq_asset_maps; m->name; m++) {
+        bool found = false;
+        for (int k = 0; !found && m->polyhaven[k]; k++) found = s_at (tree, m->polyhaven[k], res, fmt) != NULL;
+        if (m->required && !found) return false;
+    }
+    return true;
 }
 
 /* The cached bundle for key when its manifest and every file are there;
@@ -362,22 +358,40 @@ bmq_asset_bundle_t *bmq_polyhaven_fetch (bmq_polyhaven_t *self, const char *id, 
         snprintf (err, errlen, "resolution \"%.40s\" is not one of 1k, 2k, 4k, 8k", res ? res : "");
         return NULL;
     }
-    const char *fmt = format && *format ? format : s_default_format (type);
-    if (!s_format_ok (type, fmt)) {
-        snprintf (err, errlen, "format \"%.40s\" is not one for a %s (%s)", fmt, type,
-                  !strcmp (type, "hdri") ? "hdr, exr" : !strcmp (type, "texture") ? "jpg, png" : "gltf, fbx");
+    /* no format: the first of the type's formats (proto/assets.json's order: a texture jpg,
+     * then png, then exr) that is cached, else that the asset's file tree offers */
+    bool chosen = !(format && *format);
+    const char *const *prefs = bmq_asset_formats (type);
+    const char *fmt = chosen ? prefs[0] : format;
+    if (!bmq_asset_format_ok (type, fmt)) {
+        snprintf (err, errlen, "format \"%.40s\" is not one for a %s (%s)", fmt, type, bmq_asset_formats_text (type));
         return NULL;
     }
     char key[160];
-    snprintf (key, sizeof key, "polyhaven/%s/%s/%s/%s", id, type, res, fmt);
-    err[0] = 0;
-    bmq_asset_bundle_t *b = s_from_cache (self, key, id, type, res, fmt, err, errlen);
-    if (b || *err) return b;
+    bmq_asset_bundle_t *b = NULL;
+    const char *const given[] = { fmt, NULL };
+    for (const char *const *f = chosen ? prefs : given; *f; f++) {
+        snprintf (key, sizeof key, "polyhaven/%s/%s/%s/%s", id, type, res, *f);
+        err[0] = 0;
+        b = s_from_cache (self, key, id, type, res, *f, err, errlen);
+        if (b || *err) return b;
+    }
 
     char path[128];
     snprintf (path, sizeof path, "/files/%s", id);
     json_t *tree = s_api_get (self, path, err, errlen);
     if (!tree) return NULL;
+    if (chosen) {
+        const char *const *f = prefs;
+        while (*f && !s_offers (tree, type, res, *f)) f++;
+        if (!*f) {
+            snprintf (err, errlen, "%s %s is offered in none of its formats at %s (%s)", type, id, res, bmq_asset_formats_text (type));
+            json_decref (tree);
+            return NULL;
+        }
+        fmt = *f;
+    }
+    snprintf (key, sizeof key, "polyhaven/%s/%s/%s/%s", id, type, res, fmt);
     s_list_t list = { 0 };
     char main[BMQ_ASSETS_PATH_MAX + 1] = "";
     int rc = s_collect (tree, id, type, res, fmt, &list, main, sizeof main, err, errlen);

@@ -10,9 +10,11 @@ step: steps.py denies the wm category, and obj_import lives there).
   model:   glTF/GLB (import_scene.gltf), FBX (import_scene.fbx), OBJ (wm.obj_import); every
            top-level imported object is parented under one new empty named after the asset id
            (steps.py then names it after the step's name): the step's object. No target.
-  texture: a Principled BSDF material from the files' maps (diffuse/albedo -> Base Color, ao
-           multiplied into it, nor_gl -> Normal Map -> Normal, rough -> Roughness, metal ->
-           Metallic; data maps Non-Color), assigned to the target (required).
+  texture: a Principled BSDF material from the files' maps, by the names proto/assets.json
+           declares for the executor and this add-on alike (asset_proto.TEXTURE_MAPS: diffuse ->
+           Base Color, ao multiplied into it, normal -> Normal Map -> Normal, roughness ->
+           Roughness, metallic -> Metallic, displacement -> Displacement -> the output's
+           Displacement; data maps Non-Color), assigned to the target (required).
   hdri:    a new world, Environment Texture -> Background, made the scene's world. No target.
 A failed import removes what it had added before the error is raised (a local s_Transaction);
 inside a plan, the plan's own transaction removes a successful import's work on rollback."""
@@ -23,6 +25,7 @@ import tempfile
 
 from . import compat
 from .args import CommandError
+from .asset_proto import TEXTURE_MAPS
 from .asset_stage import KEY_FIELDS, STAGED, key_text, s_key
 
 
@@ -145,12 +148,14 @@ def s_import_texture(bundle, root, obj, label, where):
         raise CommandError("%s: object %s (%s) cannot hold materials" % (where, obj.name, obj.type))
     maps = bundle.maps(root)
     main = os.path.join(root, *bundle.main.split("/"))
-    color = maps.get("diffuse") or maps.get("albedo") or maps.get("basecolor") or maps.get("color") or main
+    uses = {name: (use, socket) for name, use, socket, _required in TEXTURE_MAPS}
+    color = next((maps[n] for n, (use, _s) in uses.items() if use == "base_color" and maps.get(n)), main)
     mat = bpy.data.materials.new(label)
     mat.use_nodes = True
     tree = mat.node_tree
     bsdf = next((n for n in tree.nodes if n.type == "BSDF_PRINCIPLED"), None) \
         or s_node(tree, "ShaderNodeBsdfPrincipled", 0, 300)
+    output = next((n for n in tree.nodes if n.type == "OUTPUT_MATERIAL"), None)
 
     def image_node(path, y, non_color):
         node = s_node(tree, "ShaderNodeTexImage", -700, y)
@@ -158,20 +163,29 @@ def s_import_texture(bundle, root, obj, label, where):
         return node
 
     base = image_node(color, 400, False).outputs["Color"]
-    if maps.get("ao"):
-        mix = s_node(tree, "ShaderNodeMixRGB", -300, 400)
-        mix.blend_type, mix.inputs["Fac"].default_value = "MULTIPLY", 1.0
-        tree.links.new(base, mix.inputs["Color1"])
-        tree.links.new(image_node(maps["ao"], 700, True).outputs["Color"], mix.inputs["Color2"])
-        base = mix.outputs["Color"]
+    y = 100
+    for name, (use, socket) in uses.items():        # the declared order
+        path = maps.get(name)
+        if not path or use == "base_color":
+            continue
+        y -= 300
+        if use == "multiply_base":
+            mix = s_node(tree, "ShaderNodeMixRGB", -300, 400)
+            mix.blend_type, mix.inputs["Fac"].default_value = "MULTIPLY", 1.0
+            tree.links.new(base, mix.inputs["Color1"])
+            tree.links.new(image_node(path, 700, True).outputs["Color"], mix.inputs["Color2"])
+            base = mix.outputs["Color"]
+        elif use == "socket" and socket in bsdf.inputs:
+            tree.links.new(image_node(path, y, True).outputs["Color"], bsdf.inputs[socket])
+        elif use == "normal_map":
+            normal = s_node(tree, "ShaderNodeNormalMap", -300, y)
+            tree.links.new(image_node(path, y, True).outputs["Color"], normal.inputs["Color"])
+            tree.links.new(normal.outputs["Normal"], bsdf.inputs["Normal"])
+        elif use == "displacement" and output is not None:
+            disp = s_node(tree, "ShaderNodeDisplacement", -300, y)
+            tree.links.new(image_node(path, y, True).outputs["Color"], disp.inputs["Height"])
+            tree.links.new(disp.outputs["Displacement"], output.inputs["Displacement"])
     tree.links.new(base, bsdf.inputs["Base Color"])
-    for name, socket, y in (("rough", "Roughness", 100), ("metal", "Metallic", -200)):
-        if maps.get(name):
-            tree.links.new(image_node(maps[name], y, True).outputs["Color"], bsdf.inputs[socket])
-    if maps.get("nor_gl"):
-        normal = s_node(tree, "ShaderNodeNormalMap", -300, -500)
-        tree.links.new(image_node(maps["nor_gl"], -500, True).outputs["Color"], normal.inputs["Color"])
-        tree.links.new(normal.outputs["Normal"], bsdf.inputs["Normal"])
     if obj.material_slots:
         obj.material_slots[0].material = mat
     else:

@@ -26,14 +26,12 @@ from collections import OrderedDict
 
 from .args import CommandError
 
-SOURCES = ("polyhaven", "sketchfab", "hyper3d")
-RESOLUTIONS = ("1k", "2k", "4k", "8k")
-FORMATS = {"model": ("gltf", "glb", "fbx", "obj"), "hdri": ("hdr", "exr"), "texture": ("jpg", "png")}
-DEFAULT_FORMAT = {"model": "gltf", "hdri": "hdr", "texture": "jpg"}
-SOURCE_FORMAT = {"hyper3d": "glb"}      # a source with one format: its default whatever the type
-RESOLUTION_SOURCES = ("polyhaven",)     # the others have one resolution: their keys carry none
-EXTENSIONS = {"gltf": (".gltf",), "glb": (".glb",), "fbx": (".fbx",), "obj": (".obj",),
-              "hdr": (".hdr",), "exr": (".exr",), "jpg": (".jpg", ".jpeg"), "png": (".png",)}
+# The sources, resolutions, formats (in the order a step without one takes them), extensions and
+# texture map names are declared once, in proto/assets.json, with the executor's (asset_proto.py
+# is generated from it: SOURCE_FORMAT is a source with one format, its default whatever the
+# type; RESOLUTION_SOURCES the only ones whose keys carry a resolution).
+from .asset_proto import (DEFAULT_FORMAT, EXTENSIONS, FORMATS, MAP_NAMES, RESOLUTION_SOURCES,  # noqa: F401
+                          RESOLUTIONS, SOURCE_FORMAT, SOURCES)
 ID_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 SHA_RE = re.compile(r"[0-9a-fA-F]{64}")
 MAP_RE = re.compile(r"[A-Za-z0-9_]{1,32}")
@@ -183,6 +181,9 @@ def s_files(files, where):
             raise CommandError("%s: sha256 must be 64 hex digits" % at)
         if kind is not None and not (isinstance(kind, str) and MAP_RE.fullmatch(kind)):
             raise CommandError("%s: map must be 1 to 32 of A-Z, a-z, 0-9 and _" % at)
+        if kind is not None and kind.lower() not in MAP_NAMES:      # a name only one side knows is lost
+            raise CommandError("%s: map %s is not one of %s (proto/assets.json)" % (at, kind[:32], ", ".join(
+                sorted(MAP_NAMES))))
         if path in seen:
             raise CommandError("%s: path %s is given twice" % (at, path[:120]))
         seen.add(path)
