@@ -383,6 +383,25 @@ static void s_on_error (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t 
 }
 
 /* The validator's problems as lines a model can act on. */
+/* The validator's errors as people count: steps from 1 (the wire's index is from 0), and a
+ * whole-plan problem (-1 on the wire) with no step at all, as `plan validate`, `plan run`,
+ * progress, the page and the panel say them (issue 29). A new array. */
+static json_t *s_errors_for_people (const json_t *errors)
+{
+    json_t *out = json_array (), *e;
+    size_t i;
+    json_array_foreach (errors, i, e) {
+        if (!json_is_object (e)) continue;
+        json_t *copy = json_deep_copy (e);
+        json_t *step = json_object_get (copy, "step");
+        if (!json_is_integer (step) || json_integer_value (step) < 0) json_object_del (copy, "step");
+        else json_object_set_new (copy, "step", json_integer (json_integer_value (step) + 1));
+        json_array_append_new (out, copy);
+    }
+    return out;
+}
+
+/* errors as s_errors_for_people made them */
 static void s_errors_text (const json_t *errors, char *buf, size_t len)
 {
     size_t used = 0, i;
@@ -390,10 +409,10 @@ static void s_errors_text (const json_t *errors, char *buf, size_t len)
     buf[0] = 0;
     json_array_foreach (errors, i, e) {
         if (i == MAX_TEXT_ERRORS) { snprintf (buf + used, len - used, "\n- … %zu more", json_array_size (errors) - i); return; }
-        json_int_t step = json_integer_value (json_object_get (e, "step"));
+        json_int_t step = json_is_integer (json_object_get (e, "step")) ? json_integer_value (json_object_get (e, "step")) : -1;
         const char *field = json_string_value (json_object_get (e, "field"));
         const char *reason = json_string_value (json_object_get (e, "reason"));
-        int n = step >= 0 ? snprintf (buf + used, len - used, "\n- step %lld %s: %s", (long long) step, field ? field : "", reason ? reason : "")
+        int n = step >= 1 ? snprintf (buf + used, len - used, "\n- step %lld %s: %s", (long long) step, field ? field : "", reason ? reason : "")
                           : snprintf (buf + used, len - used, "\n- plan %s: %s", field ? field : "", reason ? reason : "");
         if (n < 0 || (size_t) n >= len - used) return;
         used += (size_t) n;
@@ -465,9 +484,9 @@ bool bmq_mcp_call_feed_run (bmq_mcp_call_t *self, const bmq_envelope_t *env, jso
             bmq_mcp_call_log (self, out, 1, "validated: %lld steps accepted", (long long) json_integer_value (json_object_get (self->run, "steps_total")));
             return false;
         }
-        json_t *errors = json_object_get (env->body, "errors");
+        json_t *errors = s_errors_for_people (json_object_get (env->body, "errors"));
         json_object_set_new (self->run, "status", json_string ("rejected"));
-        json_object_set (self->run, "errors", json_is_array (errors) ? errors : json_array ());
+        json_object_set_new (self->run, "errors", errors);
         char lines[4096], summary[4300];
         s_errors_text (errors, lines, sizeof lines);
         snprintf (summary, sizeof summary, "The plan was rejected, nothing ran. Fix %s and call again "
@@ -543,10 +562,12 @@ bool bmq_mcp_call_feed (bmq_mcp_call_t *self, const bmq_envelope_t *env, json_t 
         if (env->type != BMQ_MSG_VALIDATE_REPLY) return false;
         bool accepted = json_is_true (json_object_get (body, "accepted"));
         char lines[4096], summary[4200];
-        s_errors_text (json_object_get (body, "errors"), lines, sizeof lines);
+        json_t *shown = json_deep_copy (body);
+        json_object_set_new (shown, "errors", s_errors_for_people (json_object_get (body, "errors")));
+        s_errors_text (json_object_get (shown, "errors"), lines, sizeof lines);
         if (accepted) snprintf (summary, sizeof summary, "accepted: the plan may run");
         else snprintf (summary, sizeof summary, "rejected:%s", lines);
-        bmq_mcp_call_finish (self, bmq_mcp_result_structured (json_deep_copy (body), summary, false), out);
+        bmq_mcp_call_finish (self, bmq_mcp_result_structured (shown, summary, false), out);
         return true;
     }
     case BMQ_TOOL_SCENE_INFO:

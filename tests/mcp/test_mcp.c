@@ -186,12 +186,20 @@ static void test_rejection_error_deadline (void **state)
     json_t *resp, *out = json_array ();
     bmq_mcp_call_t *call = s_call ("{\"name\":\"execute_plan\",\"arguments\":{\"plan\":[{\"operation\":\"bpy.ops.wm.quit_blender\"}]}}", 1, &req, &resp);
     assert_true (s_feed (call, req, BMQ_MSG_VALIDATE_REPLY, "{\"accepted\":false,\"plan_hash\":\"h\",\"plan_id\":\"p-2\",\"errors\":"
-                                                            "[{\"step\":0,\"field\":\"operation\",\"reason\":\"not in the palette\"}]}", out));
+                                                            "[{\"step\":0,\"field\":\"operation\",\"reason\":\"not in the palette\"},"
+                                                            "{\"step\":-1,\"field\":\"plan\",\"reason\":\"too big\"}]}", out));
     json_t *result = s_result (out);
     assert_true (json_is_true (json_object_get (result, "isError")));
-    assert_string_equal (json_string_value (json_object_get (json_object_get (result, "structuredContent"), "status")), "rejected");
-    assert_non_null (strstr (json_string_value (json_object_get (json_array_get (json_object_get (result, "content"), 0), "text")),
-                             "step 0 operation: not in the palette"));
+    json_t *sc = json_object_get (result, "structuredContent");
+    assert_string_equal (json_string_value (json_object_get (sc, "status")), "rejected");
+    /* people count steps from 1 (issue 29); a whole-plan problem has no step */
+    const char *text = json_string_value (json_object_get (json_array_get (json_object_get (result, "content"), 0), "text"));
+    assert_non_null (strstr (text, "step 1 operation: not in the palette"));
+    assert_non_null (strstr (text, "plan plan: too big"));
+    assert_null (strstr (text, "step 0"));
+    json_t *errs = json_object_get (sc, "errors");
+    assert_int_equal (json_integer_value (json_object_get (json_array_get (errs, 0), "step")), 1);
+    assert_null (json_object_get (json_array_get (errs, 1), "step"));
     bmq_envelope_destroy (&req);
     bmq_mcp_call_destroy (&call);
     json_array_clear (out);
