@@ -26,8 +26,9 @@ cd "$(dirname "$0")/.."
 unset GEMINI_API_KEY OPENAI_API_KEY
 
 # The only skips CI=true accepts, each with why it cannot be installed on the CI machine:
-#   deploy.kustomize  kubectl is not in Debian 12's archive (install-deps.sh installs from
-#                     there only); with kubectl on PATH at configure time it runs.
+#   deploy.kustomize  Debian 12's archive (install-deps.sh installs from there only) has kubectl
+#                     only as kubernetes-client 1.20, whose kustomize v2.0.3 cannot read the
+#                     kustomization's `labels:` (kubectl 1.22+); with one on PATH at configure time it runs.
 #   multihost.netem   packet loss and delay need the kernel's sch_netem module, which no
 #                     package installs into a container's kernel; where it loads, it runs.
 ALLOWED_SKIPS=(deploy.kustomize multihost.netem)
