@@ -4,7 +4,13 @@ the main thread, in arrival order. bpy is never touched off the main thread.
 
 A query is answered by the I/O thread only when nothing is queued or running for the main
 thread and the snapshot is fresh, so replies keep their order and a query never misses a
-change a command it follows made. A lost client's open plan is rolled back on the main thread
+change a command it follows made. A command that changes the scene rebuilds the snapshot
+before its reply when that is cheap (EAGER_REBUILD_MAX_MS), and its reply and the count of
+finished work go out together under `order` (as the I/O thread's check and answer do): a read
+sent the instant a write answered is answered at once from the new snapshot, never behind a
+redraw (issue 28). A change notice (depsgraph update, undo, load) that comes after also rebuilds
+it at once when cheap (NOTICE_REBUILD_MAX_MS), and a query that finds it stale waits for that
+(READ_WAIT_S) before it queues for the main thread. A lost client's open plan is rolled back on the main thread
 (CLIENT_LOST), and a new client's hello reply is queued behind it (HELLO), so it reports that
 rollback (issue 17)."""
 import queue
@@ -24,6 +30,9 @@ from .snapshot import SceneSnapshot
 TICK_S = 0.01
 TICK_BUDGET_S = 0.05        # keep the UI responsive under a burst (and a run_plan's steps per redraw)
 REBUILD_MIN_GAP_S = 0.1     # idle snapshot rebuilds: at most this often, and at most ~10% of the time
+EAGER_REBUILD_MAX_MS = 5.0  # a write's reply waits for a rebuild of the snapshot when the last took at most this
+NOTICE_REBUILD_MAX_MS = 2.0     # a change notice (depsgraph, undo) rebuilds it at once when the last took at most this
+READ_WAIT_S = 0.02          # a query finding the snapshot stale waits this long for that rebuild, then the main thread
 CLIENT_LOST = object()      # queued by the I/O thread when an authenticated client goes away
 HELLO = object()            # queued by the I/O thread: send a hello reply (after earlier rollbacks)
 
@@ -37,7 +46,8 @@ class GuiService:
         s_Flags.shutdown = False
         self.queue = queue.Queue()
         self.queued = 0         # written by the I/O thread only
-        self.done = 0           # written by the main thread only
+        self.done = 0           # written by the main thread only, under `order`
+        self.order = threading.Lock()   # a reply and the count of finished work, against the I/O thread's answers
         self.snapshot = SceneSnapshot()
         self.io_answers = 0
         self.next_rebuild = 0.0
@@ -70,16 +80,19 @@ class GuiService:
             log("I/O thread failed: %s: %s" % (type(e).__name__, e))
 
     def _on_request(self, conn, req, blob, arrival):
-        if s_read_only(req) and self.queued == self.done:
-            data = self.snapshot.fresh()
-            if data is not None:
-                frame = data.reply_frame(req, arrival)
-                if frame is not None:
-                    conn.send_frame(frame)
-                else:       # malformed or unknown: handle_request words the error
-                    conn.send(*handle_request(req, arrival, self.snapshot.table(data)))
-                self.io_answers += 1
-                return
+        if s_read_only(req):
+            if self.queued == self.done and self.snapshot.fresh() is None:
+                self.snapshot.wait_fresh(READ_WAIT_S)   # a change notice is being rebuilt after
+            with self.order:
+                data = self.snapshot.fresh() if self.queued == self.done else None
+                if data is not None:
+                    frame = data.reply_frame(req, arrival)
+                    if frame is not None:
+                        conn.send_frame(frame)
+                    else:       # malformed or unknown: handle_request words the error
+                        conn.send(*handle_request(req, arrival, self.snapshot.table(data)))
+                    self.io_answers += 1
+                    return
         self.queued += 1
         self.queue.put((conn, req, arrival, blob))
 
@@ -99,28 +112,49 @@ class GuiService:
     # ---- main thread
 
     def _run(self, conn, req, arrival, blob=b""):
-        """Run one queued item. False when it became the running plan (not done yet)."""
+        """Run one queued item: (finished, reply to send with the count, or None). Not finished
+        when it became the running plan."""
         if req is CLIENT_LOST:
             if transaction.link_lost(conn.serial, conn.drop_reason) is not None:
                 self.snapshot.invalidate()
-            return True
+            return True, None
         if req is HELLO:
             conn.finish_hello(*arrival)
-            return True
+            return True, None
         if req.get("cmd") == "run_plan":
             run = start_plan(conn, req, arrival)
             if run is None:
-                return True
+                return True, None
             self.active, self.active_plan = (conn, run), run.plan_id
-            return False
+            return False, None
         if s_read_only(req):
             data = self.snapshot.fresh() or self.snapshot.rebuild()
             reply, rblob = handle_request(req, arrival, self.snapshot.table(data))
-        else:
-            reply, rblob = handle_request(req, arrival, link=conn.serial, blob=blob)
-            self.snapshot.invalidate()      # before the reply: the next query must not read old data
-        conn.send(reply, rblob)
-        return True
+            conn.send(reply, rblob)
+            return True, None
+        reply, rblob = handle_request(req, arrival, link=conn.serial, blob=blob)
+        self._after_write()                 # before the reply: the next query must not read old data
+        return True, lambda: conn.send(reply, rblob)
+
+    def _after_write(self):
+        """The scene changed: the snapshot is stale; rebuilt now when that is cheap, so the
+        query that follows a write is answered by the I/O thread at once."""
+        self.snapshot.invalidate()
+        if self.snapshot.build_ms <= EAGER_REBUILD_MAX_MS:
+            try:
+                self.snapshot.rebuild()
+            except Exception as e:          # stale is safe: the next query rebuilds on this thread
+                log("snapshot rebuild failed: %s: %s" % (type(e).__name__, e))
+                self.snapshot.invalidate()
+
+    def _finish(self, send=None):
+        """One queued item is done: its reply (if any) and the count, together."""
+        with self.order:
+            try:
+                if send is not None:
+                    send()
+            finally:
+                self.done += 1
 
     def _advance_plan(self, budget_end):
         """Run the plan's steps until the tick's budget is spent. True when it ended."""
@@ -131,12 +165,16 @@ class GuiService:
             log("run_plan failed: %s: %s" % (type(e).__name__, e))
             run.abandon()
             ended = True
-        self.snapshot.invalidate()
-        if ended:
-            finish_plan(conn, run)
-            self.active = self.active_plan = None
-            self.done += 1
-        return ended
+        if not ended:
+            self.snapshot.invalidate()
+            return False
+        self._after_write()
+        self.active = self.active_plan = None
+        try:
+            self._finish(lambda: finish_plan(conn, run))
+        except Exception as e:      # the timer must survive anything
+            log("run_plan's reply failed: %s: %s" % (type(e).__name__, e))
+        return True
 
     def _tick(self):
         self.ticks += 1
@@ -151,14 +189,17 @@ class GuiService:
                 conn, req, arrival, blob = self.queue.get_nowait()
             except queue.Empty:
                 break
-            finished = True
+            finished, send = True, None
             try:
-                finished = self._run(conn, req, arrival, blob)
+                finished, send = self._run(conn, req, arrival, blob)
             except Exception as e:      # the timer must survive anything (it would be unregistered)
                 log("main-thread request failed: %s: %s" % (type(e).__name__, e))
             finally:
                 if finished:
-                    self.done += 1
+                    try:
+                        self._finish(send)
+                    except Exception as e:
+                        log("reply failed: %s: %s" % (type(e).__name__, e))
             if s_Flags.shutdown:
                 self.stop(from_timer=True)
                 return None
@@ -218,6 +259,12 @@ def s_change_handler(snapshot):
     def on_change(*_args):
         snapshot.invalidate()
         REVISION.bump()                 # a person may have added, removed or renamed objects
+        if snapshot.build_ms <= NOTICE_REBUILD_MAX_MS:
+            try:                        # right after an evaluation: no view_layer.update() here
+                snapshot.rebuild(update=False)
+            except Exception as e:      # stale is safe: a query then waits for the main thread
+                log("snapshot rebuild after a change failed: %s: %s" % (type(e).__name__, e))
+                snapshot.invalidate()
     return on_change
 
 

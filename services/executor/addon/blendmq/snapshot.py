@@ -12,6 +12,7 @@ thread sends a well-formed query's reply from results encoded once per snapshot 
 is most of what a query costs)."""
 import json
 import struct
+import threading
 import time
 
 import bpy
@@ -96,6 +97,7 @@ class SceneSnapshot:
         self.generation = 1
         self.data = None
         self.build_ms = 0.0
+        self.rebuilt = threading.Condition()    # notified by every rebuild (wait_fresh)
 
     def invalidate(self, *_args):
         self.generation += 1        # main thread only: no lost updates
@@ -105,19 +107,32 @@ class SceneSnapshot:
         data = self.data
         return data if data is not None and data.generation == self.generation else None
 
-    def rebuild(self):
-        """Main thread: read the scene now. Returns the new SceneData."""
+    def wait_fresh(self, timeout):
+        """I/O thread: the snapshot once it is fresh again, waiting at most `timeout` seconds
+        for the main thread's rebuild (a change notice rebuilds it at once when that is cheap);
+        None when it is still stale."""
+        with self.rebuilt:
+            self.rebuilt.wait_for(lambda: self.fresh() is not None, timeout)
+        return self.fresh()
+
+    def rebuild(self, update=True):
+        """Main thread: read the scene now (update: evaluate the view layer first; not from a
+        depsgraph handler, which runs right after an evaluation). Returns the new SceneData."""
         t0 = time.perf_counter()
-        bpy.context.view_layer.update()      # dimensions come from evaluated data
+        if update:
+            bpy.context.view_layer.update()      # dimensions come from evaluated data
         generation = self.generation         # after update(): its own depsgraph notice is included
         objects = []
         for o in sorted(bpy.context.scene.objects, key=lambda o: o.name):
             info = s_object_info_dict(o)
             entry = {k: info[k] for k in self.SCENE_KEYS}
             objects.append((o.name, entry, info))
-        self.data = SceneData(generation, objects)
+        data = SceneData(generation, objects)
+        with self.rebuilt:
+            self.data = data
+            self.rebuilt.notify_all()
         self.build_ms = (time.perf_counter() - t0) * 1000.0
-        return self.data
+        return data
 
     def table(self, data):
         """A command table for handle_request answering from `data`."""
