@@ -8,7 +8,7 @@
 
 /* ---- fail fast: who holds a request, and is it still there? ---------------- */
 
-static bmq_peer_t *s_peer_of (bmq_gw_t *gw, bmq_req_wait_t waits, int executor)
+static bmq_peer_t *s_peer_of (gw_t *gw, bmq_req_wait_t waits, int executor)
 {
     switch (waits) {
     case BMQ_WAIT_PLANNER: return gw->planner;
@@ -19,7 +19,7 @@ static bmq_peer_t *s_peer_of (bmq_gw_t *gw, bmq_req_wait_t waits, int executor)
 }
 
 /* The request is now in `waits`'s hands: note which process of it has it. */
-void bmq_gw_hand_to (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_req_wait_t waits)
+void gw_hand_to (gw_t *gw, gw_request_t *r, bmq_req_wait_t waits)
 {
     r->waits = waits;
     bmq_peer_t *peer = s_peer_of (gw, waits, r->executor);
@@ -32,22 +32,24 @@ void bmq_gw_hand_to (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_req_wait_t waits)
  * the error code is NAME_unavailable). Blender is no service: its executor's link. */
 static const char *s_wait_name (bmq_req_wait_t waits)
 {
-    switch (waits) {
-#define WAITS(X) case BMQ_WAIT_##X:
-#define NOWAIT   if (0)
-#define BMQ_SERVICE(NAME, ORDER, INSTANCES, ENDPOINTS, WAIT, HEALTH, DOC) WAIT return NAME;
+    static const struct { bmq_req_wait_t waits; const char *name; } names[] = {
+#define WAITS(X) BMQ_WAIT_##X
+#define NOWAIT   BMQ_WAIT_NONE
+#define BMQ_SERVICE(NAME, ORDER, INSTANCES, ENDPOINTS, WAIT, HEALTH, DOC) { WAIT, NAME },
 #include "service_registry.def"
 #undef BMQ_SERVICE
 #undef WAITS
 #undef NOWAIT
-    case BMQ_WAIT_BLENDER: return "blender";
-    default: return "?";
-    }
+        { BMQ_WAIT_BLENDER, "blender" },
+    };
+    for (size_t i = 0; waits != BMQ_WAIT_NONE && i < sizeof names / sizeof names[0]; i++)
+        if (names[i].waits == waits) return names[i].name;
+    return "?";
 }
 
 /* Is `waits` there to serve a request now? NULL, or why not ("restarted",
  * "no heartbeat for 3000 ms", …) in why. */
-static const char *s_unavailable (bmq_gw_t *gw, bmq_req_wait_t waits, int executor, unsigned generation, int64_t handed_ms,
+static const char *s_unavailable (gw_t *gw, bmq_req_wait_t waits, int executor, unsigned generation, int64_t handed_ms,
                                   bool held, char *why, size_t len)
 {
     if (waits == BMQ_WAIT_VALIDATORS) {
@@ -69,7 +71,7 @@ static const char *s_unavailable (bmq_gw_t *gw, bmq_req_wait_t waits, int execut
 }
 
 /* Tell the client what happened to its request, in words that say what to do. */
-void bmq_gw_fail_unavailable (bmq_gw_t *gw, bmq_gw_request_t *r, const char *why)
+void gw_fail_unavailable (gw_t *gw, gw_request_t *r, const char *why)
 {
     bool restarted = !strncmp (why, "restarted", 9);
     char msg[900], code[32];
@@ -114,31 +116,31 @@ void bmq_gw_fail_unavailable (bmq_gw_t *gw, bmq_gw_request_t *r, const char *why
                           "service", service, "why", why, "steps_done", (json_int_t) r->steps_done,
                           "steps_total", (json_int_t) r->steps_total, "started", r->plan_started));
     }
-    if (bmq_gw_review_cut (gw, r, code, msg)) return;         /* a review's held result answers */
+    if (gw_review_cut (gw, r, code, msg)) return;         /* a review's held result answers */
     bmq_warn ("request %s: %s", r->cid, msg);
     bmq_envelope_t tmp = { .type = BMQ_MSG_ERROR };
     snprintf (tmp.cid, sizeof tmp.cid, "%s", r->cid);
-    bmq_gw_to_client (gw, r, bmq_envelope_error (&tmp, code, "%s", msg));
-    bmq_gw_done (gw, r, plan && r->plan_started ? "interrupted" : code);
+    gw_to_client (gw, r, bmq_envelope_error (&tmp, code, "%s", msg));
+    gw_done (gw, r, plan && r->plan_started ? "interrupted" : code);
 }
 
 /* Answer every request whose holder died or restarted (a few times per interval). */
-void bmq_gw_check_waiting (bmq_gw_t *gw)
+void gw_check_waiting (gw_t *gw)
 {
     int64_t now = bmq_mono_ms ();
     if (now - gw->last_check < gw->interval / 4) return;
     gw->last_check = now;
     zlistx_t *cut = zlistx_new ();
-    for (bmq_gw_request_t *r = zhashx_first (gw->requests); r; r = zhashx_next (gw->requests)) {
+    for (gw_request_t *r = zhashx_first (gw->requests); r; r = zhashx_next (gw->requests)) {
         char why[200];
         if (r->waits != BMQ_WAIT_VALIDATORS      /* the broker answers its own queue (validator_broker.h) */
             && s_unavailable (gw, r->waits, r->executor, r->generation, r->handed_ms, true, why, sizeof why))
             zlistx_add_end (cut, r);
     }
-    for (bmq_gw_request_t *r = zlistx_first (cut); r; r = zlistx_next (cut)) {
+    for (gw_request_t *r = zlistx_first (cut); r; r = zlistx_next (cut)) {
         char why[200];
         s_unavailable (gw, r->waits, r->executor, r->generation, r->handed_ms, true, why, sizeof why);
-        bmq_gw_fail_unavailable (gw, r, why);
+        gw_fail_unavailable (gw, r, why);
     }
     zlistx_destroy (&cut);
 }
@@ -146,7 +148,7 @@ void bmq_gw_check_waiting (bmq_gw_t *gw)
 /* Everything a new request will need, in the order it needs it: the first
  * that is down (or, for Blender, not connected to its executor) fails it now
  * rather than when it gets there. */
-bmq_req_wait_t bmq_gw_missing (bmq_gw_t *gw, const bmq_envelope_t *env, int executor, char *why, size_t len)
+bmq_req_wait_t gw_missing (gw_t *gw, const bmq_envelope_t *env, int executor, char *why, size_t len)
 {
     bmq_req_wait_t needs[4];
     int n = 0;

@@ -13,22 +13,22 @@
 #include "roles.h"
 
 /* Enter `state`: the request is now in the hands of the state's holder. */
-static void s_enter (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_req_state_t state)
+static void s_enter (gw_t *gw, gw_request_t *r, bmq_req_state_t state)
 {
     r->state = state;
-    bmq_gw_hand_to (gw, r, bmq_gw_request_holder (state));
+    gw_hand_to (gw, r, gw_request_holder (state));
 }
 
-static void s_send_executor (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t *env)
+static void s_send_executor (gw_t *gw, gw_request_t *r, bmq_envelope_t *env)
 {
     bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), env);
 }
 
-static void s_submit_validators (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **req)
+static void s_submit_validators (gw_t *gw, gw_request_t *r, bmq_envelope_t **req)
 {
     s_enter (gw, r, BMQ_REQ_VALIDATING);
     if (bmq_broker_submit (gw->broker, req))
-        bmq_gw_fail (gw, r, "busy", "the validator queue is full; try again shortly");
+        gw_fail (gw, r, "busy", "the validator queue is full; try again shortly");
     else if (!bmq_broker_workers (gw->broker))
         bmq_warn ("request %s waits: no validator worker is connected", r->cid);
 }
@@ -57,22 +57,22 @@ static bool s_targets_scene (const json_t *plan)
     return false;
 }
 
-static void s_validate_with (bmq_gw_t *gw, bmq_gw_request_t *r, json_t *scene_objects)
+static void s_validate_with (gw_t *gw, gw_request_t *r, json_t *scene_objects)
 {
     bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_VALIDATE_REQUEST, r->cid, json_pack ("{s:O}", "plan", r->plan));
     /* the seal names the executor it is for (issue 12) */
     json_object_set_new (req->body, "target", json_string (bmq_executor_set_name (gw->executors, (size_t) r->executor)));
     if (scene_objects) json_object_set_new (req->body, "scene_objects", scene_objects);
-    bmq_gw_for_client (r, req);
+    gw_for_client (r, req);
     s_submit_validators (gw, r, &req);
 }
 
 /* Ask the executor for the scene's names: → LOOKING. */
-static void s_look (bmq_gw_t *gw, bmq_gw_request_t *r)
+static void s_look (gw_t *gw, gw_request_t *r)
 {
     bmq_envelope_t *look = bmq_envelope_new (BMQ_MSG_SCENE_REQUEST, r->cid,
         json_pack ("{s:s, s:{s:i}}", "command", "scene_info", "args", "limit", 1000));
-    bmq_gw_for_client (r, look);
+    gw_for_client (r, look);
     s_enter (gw, r, BMQ_REQ_LOOKING);
     s_send_executor (gw, r, look);
     bmq_envelope_destroy (&look);
@@ -85,7 +85,7 @@ static void s_look (bmq_gw_t *gw, bmq_gw_request_t *r)
  * validator refuse for a target is looked up afresh once (s_verdict). A target
  * they wrongly let through fails in Blender at run time, rolled back, as a
  * scene changed between a lookup and the run always could. */
-static void s_validate (bmq_gw_t *gw, bmq_gw_request_t *r)
+static void s_validate (gw_t *gw, gw_request_t *r)
 {
     if (!json_is_array (r->plan) || !s_targets_scene (r->plan)) { s_validate_with (gw, r, NULL); return; }
     const json_t *names = bmq_executor_set_scene_names (gw->executors, (size_t) r->executor);
@@ -109,7 +109,7 @@ static bool s_refused_for_scene (const json_t *body)
 
 /* ---- start actions (BMQ_REQ_ROUTE) ------------------------------------------ */
 
-static void s_start_chat (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env)
+static void s_start_chat (gw_t *gw, gw_request_t *r, const bmq_envelope_t *env)
 {
     r->prompt = json_incref (json_object_get (env->body, "prompt"));
     int64_t rounds = bmq_config_int (gw->cfg, "planner.review_rounds");
@@ -117,18 +117,18 @@ static void s_start_chat (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_
     s_enter (gw, r, BMQ_REQ_PLANNING);
     bmq_envelope_t *pr = bmq_envelope_new (BMQ_MSG_PLAN_REQUEST, r->cid,
                                            json_pack ("{s:O}", "prompt", json_object_get (env->body, "prompt")));
-    bmq_gw_for_client (r, pr);
+    gw_for_client (r, pr);
     bmq_peer_send (gw->planner, pr);
     bmq_envelope_destroy (&pr);
 }
 
-static void s_start_plan (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env)
+static void s_start_plan (gw_t *gw, gw_request_t *r, const bmq_envelope_t *env)
 {
     r->plan = json_incref (json_object_get (env->body, "plan"));
     s_validate (gw, r);
 }
 
-static void s_start_validator (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env)
+static void s_start_validator (gw_t *gw, gw_request_t *r, const bmq_envelope_t *env)
 {
     bmq_envelope_t *req = bmq_envelope_reply (env, env->type, json_incref (env->body));
     if (env->type == BMQ_MSG_SCRIPT_REQUEST) {
@@ -139,7 +139,7 @@ static void s_start_validator (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_enve
     s_submit_validators (gw, r, &req);
 }
 
-static void s_start_executor (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env)
+static void s_start_executor (gw_t *gw, gw_request_t *r, const bmq_envelope_t *env)
 {
     s_enter (gw, r, BMQ_REQ_AT_EXECUTOR);
     s_send_executor (gw, r, (bmq_envelope_t *) env);
@@ -149,7 +149,7 @@ static void s_start_executor (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envel
  * request's deadline_s, else assets.hyper3d_deadline_s), then fetches the
  * model: the request waits that long plus the gateway's own time-out, not
  * just the time-out. */
-static void s_start_generate (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env)
+static void s_start_generate (gw_t *gw, gw_request_t *r, const bmq_envelope_t *env)
 {
     json_int_t d = bmq_body_int (env, "deadline_s", 0);
     if (d <= 0) d = bmq_config_int (gw->cfg, "assets.hyper3d_deadline_s");
@@ -158,39 +158,39 @@ static void s_start_generate (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envel
     s_start_executor (gw, r, env);
 }
 
-static void s_start_planner (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env)
+static void s_start_planner (gw_t *gw, gw_request_t *r, const bmq_envelope_t *env)
 {
     s_enter (gw, r, BMQ_REQ_AT_PLANNER);
     bmq_peer_send (gw->planner, env);
 }
 
-static void s_start_audit (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env)
+static void s_start_audit (gw_t *gw, gw_request_t *r, const bmq_envelope_t *env)
 {
     s_enter (gw, r, BMQ_REQ_AT_AUDIT);
     bmq_bus_send (bmq_audit_sock (gw->audit), NULL, env);
 }
 
-void bmq_gw_start (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env)
+void gw_start (gw_t *gw, gw_request_t *r, const bmq_envelope_t *env)
 {
     switch (env->type) {
 #define BMQ_REQ_ROUTE(msg, kind, start) case BMQ_MSG_##msg: s_##start (gw, r, env); return;
 #include "gateway_request.def"
 #undef BMQ_REQ_ROUTE
-    default: bmq_gw_fail (gw, r, "unsupported", "the gateway does not route this message");
+    default: gw_fail (gw, r, "unsupported", "the gateway does not route this message");
     }
 }
 
 /* ---- transition actions (BMQ_REQ_EVENT) ------------------------------------- */
 
 /* Pass the message on to the client; the request stays where it is. */
-static void s_relay (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
+static void s_relay (gw_t *gw, gw_request_t *r, bmq_envelope_t **env)
 {
-    bmq_gw_to_client (gw, r, *env);
+    gw_to_client (gw, r, *env);
     *env = NULL;
 }
 
 /* The answer the client waited for: pass it on, the story ends. */
-static void s_answer (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
+static void s_answer (gw_t *gw, gw_request_t *r, bmq_envelope_t **env)
 {
     bmq_msg_type_t type = (*env)->type;
     const char *outcome = type == BMQ_MSG_EXECUTE_RESULT || type == BMQ_MSG_SCRIPT_REPLY ? bmq_body_str (*env, "status")
@@ -198,10 +198,10 @@ static void s_answer (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
     char saved[64];
     snprintf (saved, sizeof saved, "%s", outcome ? outcome : "?");
     s_relay (gw, r, env);
-    bmq_gw_done (gw, r, saved);
+    gw_done (gw, r, saved);
 }
 
-static void s_progress (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
+static void s_progress (gw_t *gw, gw_request_t *r, bmq_envelope_t **env)
 {
     const char *event = (*env)->type == BMQ_MSG_PROGRESS ? bmq_body_str (*env, "event") : NULL;
     if (event && !strcmp (event, "plan")) r->plan_started = true;
@@ -216,27 +216,27 @@ static void s_progress (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
 
 /* ---- a chat's review (issue 16) ------------------------------------------- */
 
-static void s_tell (bmq_gw_t *gw, bmq_gw_request_t *r, const char *text)
+static void s_tell (gw_t *gw, gw_request_t *r, const char *text)
 {
-    bmq_gw_to_client (gw, r, bmq_envelope_new (BMQ_MSG_PLAN_NOTE, r->cid, json_pack ("{s:s}", "text", text)));
+    gw_to_client (gw, r, bmq_envelope_new (BMQ_MSG_PLAN_NOTE, r->cid, json_pack ("{s:s}", "text", text)));
 }
 
 /* The review ends without a fix that ran: the first plan's result is the answer. */
-static void s_answer_held (bmq_gw_t *gw, bmq_gw_request_t *r)
+static void s_answer_held (gw_t *gw, gw_request_t *r)
 {
     bmq_envelope_t *held = r->held;
     r->held = NULL;
     const char *status = bmq_body_str (held, "status");
     char saved[64];
     snprintf (saved, sizeof saved, "%s", status ? status : "?");
-    bmq_gw_to_client (gw, r, held);
-    bmq_gw_done (gw, r, saved);
+    gw_to_client (gw, r, held);
+    gw_done (gw, r, saved);
 }
 
 /* A chat's plan from an LLM ran to the end: instead of answering at once,
  * hold the result and ask the planner to look at the scene (plan.request
  * mode review, same story). The answer comes after its verdict. */
-static bool s_review (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
+static bool s_review (gw_t *gw, gw_request_t *r, bmq_envelope_t **env)
 {
     const char *status = bmq_body_str (*env, "status");
     if (r->kind != BMQ_REQ_CHAT || !r->llm_plan || r->reviews_left <= 0 || !status || strcmp (status, "done")) return false;
@@ -252,7 +252,7 @@ static bool s_review (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
     bmq_envelope_t *pr = bmq_envelope_new (BMQ_MSG_PLAN_REQUEST, r->cid,
         json_pack ("{s:O, s:s, s:{s:O, s:o, s:i, s:i}}", "prompt", r->prompt, "mode", "review", "review", "plan", r->plan,
                    "result", result, "round", r->review_round, "rounds", r->review_round + r->reviews_left));
-    bmq_gw_for_client (r, pr);
+    gw_for_client (r, pr);
     char note[160];
     snprintf (note, sizeof note, "reviewing the result (round %d of %d)…", r->review_round, r->review_round + r->reviews_left);
     s_tell (gw, r, note);
@@ -267,7 +267,7 @@ static bool s_review (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
     return true;
 }
 
-static void s_executed (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
+static void s_executed (gw_t *gw, gw_request_t *r, bmq_envelope_t **env)
 {
     if (!s_review (gw, r, env)) s_answer (gw, r, env);
 }
@@ -278,7 +278,7 @@ static void s_executed (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
  * there is no verdict. False when r holds no result, or a fix is running
  * (then the executor's own failure is the answer: it says what was rolled
  * back). */
-bool bmq_gw_review_cut (bmq_gw_t *gw, bmq_gw_request_t *r, const char *code, const char *message)
+bool gw_review_cut (gw_t *gw, gw_request_t *r, const char *code, const char *message)
 {
     if (!r->held || r->state == BMQ_REQ_EXECUTING) return false;
     char note[700];
@@ -291,7 +291,7 @@ bool bmq_gw_review_cut (bmq_gw_t *gw, bmq_gw_request_t *r, const char *code, con
 }
 
 /* The planner failed: during a review the first plan's result still stands. */
-static void s_plan_error (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
+static void s_plan_error (gw_t *gw, gw_request_t *r, bmq_envelope_t **env)
 {
     if (!r->held) { s_answer (gw, r, env); return; }
     char note[400];
@@ -301,7 +301,7 @@ static void s_plan_error (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **en
     s_answer_held (gw, r);
 }
 
-static void s_planned (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
+static void s_planned (gw_t *gw, gw_request_t *r, bmq_envelope_t **env)
 {
     const char *mode = bmq_body_str (*env, "mode"), *source = bmq_body_str (*env, "source");
     json_t *plan = json_object_get ((*env)->body, "plan");
@@ -329,13 +329,13 @@ static void s_planned (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
     r->plan = json_incref (json_object_get ((*env)->body, "plan"));
     json_t *body = json_deep_copy ((*env)->body);
     json_object_set_new (body, "plan_id", json_string (r->plan_id));
-    bmq_gw_to_client (gw, r, bmq_envelope_reply (*env, BMQ_MSG_CHAT_PLANNED, body));
+    gw_to_client (gw, r, bmq_envelope_reply (*env, BMQ_MSG_CHAT_PLANNED, body));
     s_validate (gw, r);
 }
 
 /* The scene's object names arrived (or could not be had: then the plan is
  * checked without them, and its targets fail with a clear reason). */
-static void s_scene_names (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
+static void s_scene_names (gw_t *gw, gw_request_t *r, bmq_envelope_t **env)
 {
     json_t *names = NULL;
     r->looked = true;
@@ -353,7 +353,7 @@ static void s_scene_names (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **e
 /* A plan's verdict (or the pool's error): told to the client without the
  * seal, which is for the executor only; an accepted plan of a chat or run
  * goes to the executor. */
-static void s_verdict (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
+static void s_verdict (gw_t *gw, gw_request_t *r, bmq_envelope_t **env)
 {
     const bmq_envelope_t *verdict = *env;
     bool accepted = json_is_true (json_object_get (verdict->body, "accepted"));
@@ -371,16 +371,16 @@ static void s_verdict (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
     bmq_envelope_t *copy = bmq_envelope_reply (verdict, verdict->type, json_deep_copy (verdict->body));
     json_object_del (copy->body, "seal");
     json_object_set_new (copy->body, "plan_id", json_string (r->plan_id));
-    bmq_gw_to_client (gw, r, copy);
+    gw_to_client (gw, r, copy);
     if (verdict->type == BMQ_MSG_ERROR || r->kind == BMQ_REQ_VALIDATE || !accepted) {
-        bmq_gw_done (gw, r, verdict->type == BMQ_MSG_ERROR ? "error" : accepted ? "accepted" : "rejected");
+        gw_done (gw, r, verdict->type == BMQ_MSG_ERROR ? "error" : accepted ? "accepted" : "rejected");
         return;
     }
     bmq_envelope_t *exec = bmq_envelope_new (BMQ_MSG_EXECUTE_REQUEST, r->cid,
         json_pack ("{s:s, s:O, s:O, s:O, s:b}", "plan_id", r->plan_id, "plan", r->plan,
                    "plan_hash", json_object_get (verdict->body, "plan_hash"),
                    "seal", json_object_get (verdict->body, "seal"), "keep_partial", r->keep_partial));
-    bmq_gw_for_client (r, exec);
+    gw_for_client (r, exec);
     r->steps_total = (long long) json_array_size (r->plan);
     s_enter (gw, r, BMQ_REQ_EXECUTING);
     s_send_executor (gw, r, exec);
@@ -390,22 +390,22 @@ static void s_verdict (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
 /* script.request (issue 8): the validator's verdict. Rejected (or the client
  * asked for the verdict only): answer now. Validated: the executor runs it in
  * the sandbox and answers the client (its script.reply carries the verdict). */
-static void s_script_verdict (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env)
+static void s_script_verdict (gw_t *gw, gw_request_t *r, bmq_envelope_t **env)
 {
     const bmq_envelope_t *verdict = *env;
     bool valid = !strcmp (bmq_body_str (verdict, "status"), "validated") && json_is_string (json_object_get (verdict->body, "seal"));
     if (!valid || json_is_true (json_object_get (r->plan, "validate_only"))) {
         bmq_envelope_t *copy = bmq_envelope_reply (verdict, verdict->type, json_deep_copy (verdict->body));
         json_object_del (copy->body, "seal");
-        bmq_gw_to_client (gw, r, copy);
-        bmq_gw_done (gw, r, valid ? "validated" : "rejected");
+        gw_to_client (gw, r, copy);
+        gw_done (gw, r, valid ? "validated" : "rejected");
         return;
     }
     /* no script_id: the executor gives every sandbox run a fresh one (a validator's or client's is never used) */
     bmq_envelope_t *run = bmq_envelope_new (BMQ_MSG_SCRIPT_REQUEST, r->cid,
         json_pack ("{s:O, s:O, s:O}", "script", json_object_get (verdict->body, "script"),
                    "verdict", json_object_get (verdict->body, "verdict"), "seal", json_object_get (verdict->body, "seal")));
-    bmq_gw_for_client (r, run);
+    gw_for_client (r, run);
     s_enter (gw, r, BMQ_REQ_EXECUTING);
     s_send_executor (gw, r, run);
     bmq_envelope_destroy (&run);
@@ -413,7 +413,7 @@ static void s_script_verdict (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t 
 
 /* ---- dispatch --------------------------------------------------------------- */
 
-typedef void (s_action_fn) (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t **env);
+typedef void (s_action_fn) (gw_t *gw, gw_request_t *r, bmq_envelope_t **env);
 typedef struct {
     bmq_req_state_t state;
     bmq_msg_type_t  msg;
@@ -434,28 +434,28 @@ static const char *s_holder_name (bmq_req_wait_t w)
          : w == BMQ_WAIT_AUDIT ? "audit" : "?";
 }
 
-bool bmq_gw_on_message (bmq_gw_t *gw, bmq_envelope_t **env, bmq_req_wait_t from, int executor)
+bool gw_on_message (gw_t *gw, bmq_envelope_t **env, bmq_req_wait_t from, int executor)
 {
-    bmq_gw_request_t *r = zhashx_lookup (gw->requests, (*env)->cid);
+    gw_request_t *r = zhashx_lookup (gw->requests, (*env)->cid);
     if (!r) return false;                                 /* expired, ended, or not a request's */
     const s_event_t *row = NULL;
     for (size_t i = 0; i < sizeof s_events / sizeof s_events[0] && !row; i++)
         if (s_events[i].state == r->state && s_events[i].msg == (*env)->type) row = &s_events[i];
-    bmq_req_wait_t holder = bmq_gw_request_holder (r->state);
+    bmq_req_wait_t holder = gw_request_holder (r->state);
     if (!row || from != holder || (from == BMQ_WAIT_EXECUTOR && executor != r->executor)) {
         if (from != BMQ_WAIT_AUDIT)                       /* the audit socket also carries our own records' acks */
             bmq_warn ("request %s: dropped %s from the %s while %s (held by the %s)", r->cid, bmq_msg_type_name ((*env)->type),
-                      s_holder_name (from), bmq_gw_request_state_name (r->state), s_holder_name (holder));
+                      s_holder_name (from), gw_request_state_name (r->state), s_holder_name (holder));
         return false;
     }
     char cid[sizeof r->cid];
     snprintf (cid, sizeof cid, "%s", r->cid);
     bmq_req_state_t was = r->state;
     row->action (gw, r, env);
-    bmq_gw_request_t *now = zhashx_lookup (gw->requests, cid);
+    gw_request_t *now = zhashx_lookup (gw->requests, cid);
     unsigned went = now ? 1u << now->state : BMQ_REQ_END_BIT;
     if (!(went & row->next))
         bmq_error ("request %s: %s in %s went to %s, which gateway_request.def does not allow", cid, row->name,
-                   bmq_gw_request_state_name (was), now ? bmq_gw_request_state_name (now->state) : "the end");
+                   gw_request_state_name (was), now ? gw_request_state_name (now->state) : "the end");
     return true;
 }

@@ -3,9 +3,9 @@
  * which messages start a request). */
 #include "gateway_request.h"
 
-bmq_gw_request_t *bmq_gw_request_new (bmq_req_kind_t kind, const bmq_envelope_t *req, zframe_t *rid, int timeout_ms)
+gw_request_t *gw_request_new (bmq_req_kind_t kind, const bmq_envelope_t *req, zframe_t *rid, int timeout_ms)
 {
-    bmq_gw_request_t *self = calloc (1, sizeof *self);
+    gw_request_t *self = calloc (1, sizeof *self);
     self->kind = kind;
     self->rid = zframe_dup (rid);
     snprintf (self->cid, sizeof self->cid, "%s", req->cid);
@@ -18,7 +18,7 @@ bmq_gw_request_t *bmq_gw_request_new (bmq_req_kind_t kind, const bmq_envelope_t 
     return self;
 }
 
-void bmq_gw_request_destroy (bmq_gw_request_t **self_p)
+void gw_request_destroy (gw_request_t **self_p)
 {
     if (!self_p || !*self_p) return;
     zframe_destroy (&(*self_p)->rid);
@@ -29,9 +29,9 @@ void bmq_gw_request_destroy (bmq_gw_request_t **self_p)
     *self_p = NULL;
 }
 
-void bmq_gw_request_free (void **item) { bmq_gw_request_destroy ((bmq_gw_request_t **) item); }
+void gw_request_free (void **item) { gw_request_destroy ((gw_request_t **) item); }
 
-const char *bmq_gw_request_state_name (bmq_req_state_t state)
+const char *gw_request_state_name (bmq_req_state_t state)
 {
     static const char *names[] = {
 #define BMQ_REQ_STATE(id, name, holder) name,
@@ -41,7 +41,7 @@ const char *bmq_gw_request_state_name (bmq_req_state_t state)
     return (unsigned) state < BMQ_REQ_STATES ? names[state] : "?";
 }
 
-bmq_req_wait_t bmq_gw_request_holder (bmq_req_state_t state)
+bmq_req_wait_t gw_request_holder (bmq_req_state_t state)
 {
     static const bmq_req_wait_t holders[] = {
 #define BMQ_REQ_STATE(id, name, holder) BMQ_WAIT_##holder,
@@ -51,7 +51,7 @@ bmq_req_wait_t bmq_gw_request_holder (bmq_req_state_t state)
     return (unsigned) state < BMQ_REQ_STATES ? holders[state] : BMQ_WAIT_NONE;
 }
 
-bool bmq_gw_request_starts (bmq_msg_type_t type, bmq_req_kind_t *kind)
+bool gw_request_starts (bmq_msg_type_t type, bmq_req_kind_t *kind)
 {
     switch (type) {
 #define BMQ_REQ_ROUTE(msg, k, start) case BMQ_MSG_##msg: *kind = BMQ_REQ_##k; return true;

@@ -53,16 +53,16 @@ typedef struct {
     int       reviews_left;              /* planner.review_rounds at the start, counted down */
     int       review_round;
     bmq_envelope_t *held;                /* the first plan's execute.result, the answer unless a fix plan runs */
-} bmq_gw_request_t;
+} gw_request_t;
 
-bmq_gw_request_t *bmq_gw_request_new (bmq_req_kind_t kind, const bmq_envelope_t *req, zframe_t *rid, int timeout_ms);
-void bmq_gw_request_destroy (bmq_gw_request_t **self_p);
-void bmq_gw_request_free (void **item);
+gw_request_t *gw_request_new (bmq_req_kind_t kind, const bmq_envelope_t *req, zframe_t *rid, int timeout_ms);
+void gw_request_destroy (gw_request_t **self_p);
+void gw_request_free (void **item);
 /* "planning", "validating", … (gateway_request.def): what clients read in a time-out. */
-const char *bmq_gw_request_state_name (bmq_req_state_t state);
+const char *gw_request_state_name (bmq_req_state_t state);
 /* The service that holds a request in `state`. */
-bmq_req_wait_t bmq_gw_request_holder (bmq_req_state_t state);
+bmq_req_wait_t gw_request_holder (bmq_req_state_t state);
 /* Does client message `type` start a request? Then its kind in *kind. */
-bool bmq_gw_request_starts (bmq_msg_type_t type, bmq_req_kind_t *kind);
+bool gw_request_starts (bmq_msg_type_t type, bmq_req_kind_t *kind);
 
 #endif

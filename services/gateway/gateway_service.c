@@ -26,19 +26,19 @@
  * is (body.on_behalf_of), replacing anything the client put there itself. A
  * service key's own look-up (planner, validators: roles.def) is no client's:
  * it goes on without on_behalf_of, as the gateway's own request. */
-void bmq_gw_for_client (const bmq_gw_request_t *r, bmq_envelope_t *env)
+void gw_for_client (const gw_request_t *r, bmq_envelope_t *env)
 {
     bool client = bmq_roles_client_role (r->client_role);
     bmq_roles_set_on_behalf_of (env->body, client ? r->client_name : NULL, client ? r->client_role : NULL);
 }
 
-void bmq_gw_to_client (bmq_gw_t *gw, bmq_gw_request_t *r, bmq_envelope_t *env)
+void gw_to_client (gw_t *gw, gw_request_t *r, bmq_envelope_t *env)
 {
     bmq_story_answer (gw->stories, r->plan_id, env);             /* HTTP: GET /api/plans/{id}, metrics */
     bmq_bus_send_and_destroy (r->local ? gw->local : gw->front, r->rid, &env);
 }
 
-void bmq_gw_done (bmq_gw_t *gw, bmq_gw_request_t *r, const char *outcome)
+void gw_done (gw_t *gw, gw_request_t *r, const char *outcome)
 {
     /* a plan id only where there is a plan: a look-up (inspect, capabilities, scene...) has none (issue 29) */
     bool plan = r->kind == BMQ_REQ_CHAT || r->kind == BMQ_REQ_RUN || r->kind == BMQ_REQ_VALIDATE || r->kind == BMQ_REQ_SCRIPT_LIVE;
@@ -48,27 +48,27 @@ void bmq_gw_done (bmq_gw_t *gw, bmq_gw_request_t *r, const char *outcome)
     zhashx_delete (gw->requests, r->cid);
 }
 
-void bmq_gw_fail (bmq_gw_t *gw, bmq_gw_request_t *r, const char *code, const char *message)
+void gw_fail (gw_t *gw, gw_request_t *r, const char *code, const char *message)
 {
-    if (bmq_gw_review_cut (gw, r, code, message)) return;        /* a review's held result answers */
+    if (gw_review_cut (gw, r, code, message)) return;        /* a review's held result answers */
     bmq_envelope_t tmp = { .type = BMQ_MSG_ERROR };
     snprintf (tmp.cid, sizeof tmp.cid, "%s", r->cid);
-    bmq_gw_to_client (gw, r, bmq_envelope_error (&tmp, code, "%s", message));
-    bmq_gw_done (gw, r, code);
+    gw_to_client (gw, r, bmq_envelope_error (&tmp, code, "%s", message));
+    gw_done (gw, r, code);
 }
 
 
 /* A message from a downstream service about request cid: the request's
  * transition table decides (gateway_lifecycle.c). */
-static void s_on_downstream (bmq_gw_t *gw, bmq_peer_t *peer, bmq_req_wait_t from, int executor)
+static void s_on_downstream (gw_t *gw, bmq_peer_t *peer, bmq_req_wait_t from, int executor)
 {
     bmq_envelope_t *env = bmq_bus_recv (bmq_peer_sock (peer), NULL);
     if (!env) return;
-    if (!bmq_peer_heard (peer, env)) bmq_gw_on_message (gw, &env, from, executor);
+    if (!bmq_peer_heard (peer, env)) gw_on_message (gw, &env, from, executor);
     bmq_envelope_destroy (&env);
 }
 
-static json_t *s_status (bmq_gw_t *gw)
+static json_t *s_status (gw_t *gw)
 {
     json_t *services = json_array ();
     json_array_append_new (services, bmq_peer_status (gw->planner));
@@ -98,40 +98,40 @@ static json_t *s_status (bmq_gw_t *gw)
  * plan being run is the executor's to stop (after its current step, rolled
  * back); the gateway asks it in a story of its own, so an executor that
  * cannot cancel answers nothing this request would take for its end. */
-static void s_cancel_one (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env, const bmq_principal_t *who);
+static void s_cancel_one (gw_t *gw, gw_request_t *r, const bmq_envelope_t *env, const bmq_principal_t *who);
 
 /* cancel.request on a story of its own (`blendmq cancel PLAN_ID | --all-mine`):
  * the plans it names are stopped as their own story's cancel would, and
  * cancel.reply says which (issue 29). */
-static bmq_envelope_t *s_cancel_named (bmq_gw_t *gw, const bmq_envelope_t *env, const bmq_principal_t *who)
+static bmq_envelope_t *s_cancel_named (gw_t *gw, const bmq_envelope_t *env, const bmq_principal_t *who)
 {
     const char *plan_id = bmq_body_str (env, "plan_id");
     bool mine = json_is_true (json_object_get (env->body, "all_mine"));
     json_t *cancelled = json_array ();
     zlistx_t *hits = zlistx_new ();
-    for (bmq_gw_request_t *r = zhashx_first (gw->requests); r; r = zhashx_next (gw->requests))
+    for (gw_request_t *r = zhashx_first (gw->requests); r; r = zhashx_next (gw->requests))
         if ((r->kind == BMQ_REQ_CHAT || r->kind == BMQ_REQ_RUN || r->kind == BMQ_REQ_SCRIPT_LIVE || r->kind == BMQ_REQ_GENERATE)
             && ((plan_id && r->plan_id[0] && !strcmp (r->plan_id, plan_id)) || (mine && !strcmp (r->client_name, who->name))))
             zlistx_add_end (hits, r);
-    for (bmq_gw_request_t *r = zlistx_first (hits); r; r = zlistx_next (hits)) {
+    for (gw_request_t *r = zlistx_first (hits); r; r = zlistx_next (hits)) {
         json_array_append_new (cancelled, json_pack ("{s:s, s:s}", "plan_id", r->plan_id[0] ? r->plan_id : r->cid,
-                                                     "state", bmq_gw_request_state_name (r->state)));
+                                                     "state", gw_request_state_name (r->state)));
         s_cancel_one (gw, r, env, who);     /* may end (and free) r: the list is walked no further than it */
     }
     zlistx_destroy (&hits);
     return bmq_envelope_reply (env, BMQ_MSG_CANCEL_REPLY, json_pack ("{s:o}", "cancelled", cancelled));
 }
 
-static void s_cancel (bmq_gw_t *gw, const bmq_envelope_t *env, const bmq_principal_t *who)
+static void s_cancel (gw_t *gw, const bmq_envelope_t *env, const bmq_principal_t *who)
 {
-    bmq_gw_request_t *r = zhashx_lookup (gw->requests, env->cid);
+    gw_request_t *r = zhashx_lookup (gw->requests, env->cid);
     if (r) s_cancel_one (gw, r, env, who);
 }
 
-static void s_cancel_one (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_t *env, const bmq_principal_t *who)
+static void s_cancel_one (gw_t *gw, gw_request_t *r, const bmq_envelope_t *env, const bmq_principal_t *who)
 {
     bmq_audit_record (gw->audit, r->cid, "request.cancel", json_pack ("{s:s, s:s, s:s, s:s, s:s}", "plan_id", r->plan_id,
-                      "state", bmq_gw_request_state_name (r->state), "client", env->sender, "name", who->name, "role", who->role));
+                      "state", gw_request_state_name (r->state), "client", env->sender, "name", who->name, "role", who->role));
     if (r->kind == BMQ_REQ_GENERATE) {         /* a generation: the executor stops it and answers asset.generated */
         bmq_envelope_t *stop = bmq_envelope_new (BMQ_MSG_ASSET_CANCEL, r->cid, json_object ());
         bmq_roles_set_on_behalf_of (stop->body, who->name, who->role);
@@ -145,19 +145,19 @@ static void s_cancel_one (bmq_gw_t *gw, bmq_gw_request_t *r, const bmq_envelope_
         bmq_envelope_destroy (&stop);
     }
     else if (r->state == BMQ_REQ_PLANNING || r->state == BMQ_REQ_LOOKING || r->state == BMQ_REQ_VALIDATING)
-        bmq_gw_fail (gw, r, "cancelled", "cancelled by the client before anything ran");
+        gw_fail (gw, r, "cancelled", "cancelled by the client before anything ran");
 }
 
 /* asset.cancel carrying a generation's own cid: the executor that runs it
  * stops it, and the generation's asset.generated (status cancelled) is the
  * answer; the cancel starts no story of its own. */
-static bmq_envelope_t *s_asset_cancel (bmq_gw_t *gw, const bmq_envelope_t *env, const bmq_principal_t *who)
+static bmq_envelope_t *s_asset_cancel (gw_t *gw, const bmq_envelope_t *env, const bmq_principal_t *who)
 {
-    bmq_gw_request_t *r = zhashx_lookup (gw->requests, env->cid);
+    gw_request_t *r = zhashx_lookup (gw->requests, env->cid);
     if (r->kind != BMQ_REQ_GENERATE)
         return bmq_envelope_error (env, "bad_request", "request %s is not a generation (asset.cancel stops generations)", env->cid);
     bmq_audit_record (gw->audit, r->cid, "request.cancel", json_pack ("{s:s, s:s, s:s, s:s}", "state",
-                      bmq_gw_request_state_name (r->state), "client", env->sender, "name", who->name, "role", who->role));
+                      gw_request_state_name (r->state), "client", env->sender, "name", who->name, "role", who->role));
     bmq_envelope_t *stop = bmq_envelope_new (BMQ_MSG_ASSET_CANCEL, r->cid, json_object ());
     bmq_roles_set_on_behalf_of (stop->body, who->name, who->role);
     bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), stop);
@@ -167,18 +167,18 @@ static bmq_envelope_t *s_asset_cancel (bmq_gw_t *gw, const bmq_envelope_t *env, 
 
 /* A client may name the plan it starts (POST /api/chat answers with the id at
  * once): a short plain name no request in progress uses. */
-static bool s_plan_id_ok (bmq_gw_t *gw, const char *id)
+static bool s_plan_id_ok (gw_t *gw, const char *id)
 {
     size_t n = id ? strlen (id) : 0;
     if (!n || n > 64) return false;
     for (size_t i = 0; i < n; i++)
         if (!isalnum ((unsigned char) id[i]) && id[i] != '-' && id[i] != '_' && id[i] != '.') return false;
-    for (bmq_gw_request_t *r = zhashx_first (gw->requests); r; r = zhashx_next (gw->requests))
+    for (gw_request_t *r = zhashx_first (gw->requests); r; r = zhashx_next (gw->requests))
         if (!strcmp (r->plan_id, id)) return false;
     return true;
 }
 
-static void s_on_client (bmq_gw_t *gw, zsock_t *sock)
+static void s_on_client (gw_t *gw, zsock_t *sock)
 {
     bool local = sock == gw->local;
     zframe_t *rid = NULL;
@@ -202,7 +202,7 @@ static void s_on_client (bmq_gw_t *gw, zsock_t *sock)
         return;
     }
     bmq_req_kind_t kind = BMQ_REQ_CHAT;
-    bool start = bmq_gw_request_starts (env->type, &kind);      /* gateway_request.def routes */
+    bool start = gw_request_starts (env->type, &kind);      /* gateway_request.def routes */
     if (bmq_answer_heartbeat (sock, rid, env, "gateway", "ok")) { }
     else if (env->type == BMQ_MSG_STATUS_REQUEST) reply = bmq_envelope_reply (env, BMQ_MSG_STATUS_REPLY, s_status (gw));
     else if (env->type == BMQ_MSG_CANCEL_REQUEST && !zhashx_lookup (gw->requests, env->cid)
@@ -221,12 +221,12 @@ static void s_on_client (bmq_gw_t *gw, zsock_t *sock)
     }
     else {
         bool named = s_plan_id_ok (gw, bmq_body_str (env, "plan_id"));
-        bmq_gw_request_t *r = bmq_gw_request_new (kind, env, rid, gw->timeout_ms);
+        gw_request_t *r = gw_request_new (kind, env, rid, gw->timeout_ms);
         r->local = local;
         r->executor = bmq_executor_set_find (gw->executors, bmq_body_str (env, "target"));
         snprintf (r->client_name, sizeof r->client_name, "%s", who.name);
         snprintf (r->client_role, sizeof r->client_role, "%s", who.role);
-        bmq_gw_for_client (r, env);          /* forwarded as is below: the client's own on_behalf_of never passes */
+        gw_for_client (r, env);          /* forwarded as is below: the client's own on_behalf_of never passes */
         if (named) snprintf (r->plan_id, sizeof r->plan_id, "%s", bmq_body_str (env, "plan_id"));
         zhashx_insert (gw->requests, r->cid, r);
         json_t *what = json_deep_copy (env->body);
@@ -242,28 +242,28 @@ static void s_on_client (bmq_gw_t *gw, zsock_t *sock)
             bmq_story_request (gw->stories, r->plan_id, env->type == BMQ_MSG_CHAT_REQUEST ? "chat"
                                : env->type == BMQ_MSG_RUN_REQUEST ? "run" : "validate", env);
         char why[200];
-        bmq_req_wait_t missing = bmq_gw_missing (gw, env, r->executor, why, sizeof why);
+        bmq_req_wait_t missing = gw_missing (gw, env, r->executor, why, sizeof why);
         if (missing != BMQ_WAIT_NONE) {
             r->waits = missing;
-            bmq_gw_fail_unavailable (gw, r, why);
+            gw_fail_unavailable (gw, r, why);
         }
-        else bmq_gw_start (gw, r, env);
+        else gw_start (gw, r, env);
     }
     if (reply) bmq_bus_send_and_destroy (sock, rid, &reply);
     zframe_destroy (&rid);
     bmq_envelope_destroy (&env);
 }
 
-static void s_expire (bmq_gw_t *gw)
+static void s_expire (gw_t *gw)
 {
     int64_t now = bmq_mono_ms ();
     zlistx_t *late = zlistx_new ();
-    for (bmq_gw_request_t *r = zhashx_first (gw->requests); r; r = zhashx_next (gw->requests))
+    for (gw_request_t *r = zhashx_first (gw->requests); r; r = zhashx_next (gw->requests))
         if (now > r->deadline) zlistx_add_end (late, r);
-    for (bmq_gw_request_t *r = zlistx_first (late); r; r = zlistx_next (late)) {
+    for (gw_request_t *r = zlistx_first (late); r; r = zlistx_next (late)) {
         char msg[256];
-        snprintf (msg, sizeof msg, "no answer within %d ms while %s", gw->timeout_ms, bmq_gw_request_state_name (r->state));
-        bmq_gw_fail (gw, r, "timeout", msg);
+        snprintf (msg, sizeof msg, "no answer within %d ms while %s", gw->timeout_ms, gw_request_state_name (r->state));
+        gw_fail (gw, r, "timeout", msg);
     }
     zlistx_destroy (&late);
 }
@@ -272,7 +272,7 @@ static void s_expire (bmq_gw_t *gw)
  * executor), not passed on to clients. Only a frame that names the type near
  * its start is decoded (the envelope's type comes third; everything else the
  * SUB carries is progress, passed through as it is). */
-static bool s_scene_names (bmq_gw_t *gw, zframe_t *frame)
+static bool s_scene_names (gw_t *gw, zframe_t *frame)
 {
     static const char tag[] = "scene.names";
     size_t len = zframe_size (frame);
@@ -287,7 +287,7 @@ static bool s_scene_names (bmq_gw_t *gw, zframe_t *frame)
     return true;
 }
 
-static void s_forward_events (bmq_gw_t *gw)
+static void s_forward_events (gw_t *gw)
 {
     zmsg_t *msg = zmsg_recv (gw->sub);
     if (!msg) return;
@@ -299,7 +299,7 @@ static void s_forward_events (bmq_gw_t *gw)
 
 int bmq_gateway_service_run (bmq_config_t *cfg)
 {
-    bmq_gw_t gw = { .cfg = cfg, .timeout_ms = (int) bmq_config_int (cfg, "gateway.request_timeout_ms"),
+    gw_t gw = { .cfg = cfg, .timeout_ms = (int) bmq_config_int (cfg, "gateway.request_timeout_ms"),
                   .curve = bmq_config_bool (cfg, "security.curve"),
                   .interval = (int) bmq_config_int (cfg, "heartbeat.interval_ms") };
     int interval = (int) bmq_config_int (cfg, "heartbeat.interval_ms");
@@ -322,7 +322,7 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
     gw.audit = bmq_audit_new_from_config (cfg);
     if (gw.broker) bmq_broker_set_auth (gw.broker, gw.curve, gw.audit);
     gw.requests = zhashx_new ();
-    zhashx_set_destructor (gw.requests, bmq_gw_request_free);
+    zhashx_set_destructor (gw.requests, gw_request_free);
     int code = 1;
     if (gw.front && gw.local && gw.pub && gw.sub && gw.broker && gw.planner && gw.executors && gw.audit
         && (gw.stories = bmq_story_pub_new (BMQ_GW_STORIES))
@@ -351,7 +351,7 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
             if (which == gw.front || which == gw.local) s_on_client (&gw, which);
             else if (which == bmq_broker_sock (gw.broker)) {
                 bmq_envelope_t *verdict = bmq_broker_on_message (gw.broker);
-                if (verdict) bmq_gw_on_message (&gw, &verdict, BMQ_WAIT_VALIDATORS, -1);
+                if (verdict) gw_on_message (&gw, &verdict, BMQ_WAIT_VALIDATORS, -1);
                 bmq_envelope_destroy (&verdict);
             }
             else if (which == bmq_peer_sock (gw.planner)) s_on_downstream (&gw, gw.planner, BMQ_WAIT_PLANNER, -1);
@@ -364,7 +364,7 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
                 /* the audit socket: acknowledgements for our records, and
                  * answers to audit queries clients sent through us */
                 bmq_envelope_t *env = bmq_bus_recv (which, NULL);
-                if (env && !bmq_gw_on_message (&gw, &env, BMQ_WAIT_AUDIT, -1)) bmq_audit_handle (gw.audit, env);
+                if (env && !gw_on_message (&gw, &env, BMQ_WAIT_AUDIT, -1)) bmq_audit_handle (gw.audit, env);
                 bmq_envelope_destroy (&env);
             }
             bmq_peer_tick (gw.planner);
@@ -372,11 +372,11 @@ int bmq_gateway_service_run (bmq_config_t *cfg)
                 bmq_peer_tick (bmq_executor_set_peer (gw.executors, i));
             bmq_broker_tick (gw.broker);
             for (bmq_envelope_t *failed; (failed = bmq_broker_take_failed (gw.broker)); bmq_envelope_destroy (&failed))
-                bmq_gw_on_message (&gw, &failed, BMQ_WAIT_VALIDATORS, -1);
+                gw_on_message (&gw, &failed, BMQ_WAIT_VALIDATORS, -1);
             bmq_audit_tick (gw.audit);
             bmq_http_server_tick (gw.http);
             bmq_http_server_audit (gw.http, gw.audit);     /* refused HTTP requests: "http.refused" records */
-            bmq_gw_check_waiting (&gw);
+            gw_check_waiting (&gw);
             s_expire (&gw);
         }
         bmq_info ("gateway stopping (%zu requests in progress)", zhashx_size (gw.requests));
