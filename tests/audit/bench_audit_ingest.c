@@ -7,7 +7,9 @@
  * once, so the audit service always has work: what is measured is the audit
  * path end to end — decode, check, insert, commit with fsync, acknowledge.
  * The rate is taken from the audit's own stored count between 10 % and 90 %
- * of the run (sustained: start-up and the tail excluded). The durability is
+ * of the run (sustained: start-up and the tail excluded). Timed here with
+ * CLOCK_MONOTONIC (bmq_mono_ms): the count is sampled from the senders' start
+ * on, and the rate is (count at 90 % - count at 10 %) / the time between. The durability is
  * the production one: WAL, synchronous=FULL, one fsync per committed batch.
  *
  * Prints JSON lines:

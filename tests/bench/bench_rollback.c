@@ -2,7 +2,9 @@
  * Blender (tests/bench/bench_rollback.py prints the JSON lines): restore time and per-plan
  * snapshot and commit cost for scenes of 10, 1,000 and 10,000 objects.
  * `deploy/bench.sh rollback`; BLENDMQ_BLENDER names the Blender (default: blender on PATH);
- * an argument "10,1000" picks the sizes. Exit 77 when there is no Blender. */
+ * an argument "10,1000" picks the sizes. Exit 77 when there is no Blender.
+ * Timed inside that Blender (bench_rollback.py, time.perf_counter: monotonic) around
+ * each call it names: fingerprint, snapshot, plan begin, commit, restore; nothing here. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

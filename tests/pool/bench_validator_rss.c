@@ -4,7 +4,8 @@
  * plans, and capabilities requests; read from /proc/PID/status (VmHWM).
  *
  *   bench_validator_rss [plans]      (default 20000)
- * Prints JSON lines: peak_rss_mb (and idle_rss_mb, before the load). */
+ * Prints JSON lines: peak_rss_mb (and idle_rss_mb, before the load).
+ * Nothing is timed: memory only (VmHWM after the load, VmRSS before it). */
 #include "log.h"
 #include "roles.h"
 #include "pool_util.h"
