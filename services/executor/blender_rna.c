@@ -56,7 +56,7 @@ static const json_t *s_table (const char *version, char *why, size_t whylen)
     if (stat (path, &st) < 0 || !S_ISREG (st.st_mode)) {
         snprintf (why, whylen, "no recorded RNA for Blender %s, so scripts cannot be checked for it: record it with "
                   "`BLENDER -b --factory-startup --python tests/script/fixtures/record_script_rna.py -- %s` "
-                  "(BLENDER: this Blender), then restart the executor", version, path);
+                  "(BLENDER: this Blender; the next script uses it)", version, path);
         return NULL;
     }
     json_error_t e;
