@@ -203,7 +203,7 @@ int main (int argc, char **argv)
     const char *usage = "bench_addon_roundtrip [calls [gui_reads [pairs]]]";
     s_calls = bench_arg_int (argc, argv, 1, s_calls, 10, CALLS_MAX, usage);
     s_gui_reads = bench_arg_int (argc, argv, 2, s_gui_reads, 10, CALLS_MAX, usage);
-    s_pairs = bench_arg_int (argc, argv, 3, s_pairs, 10, CALLS_MAX, usage);
+    s_pairs = bench_arg_int (argc, argv, 3, s_pairs, 5, CALLS_MAX, usage);
     const int CALLS = s_calls;
     bmq_envelope_set_sender ("bench");
     bench_stack_t st;
