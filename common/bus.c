@@ -150,6 +150,14 @@ int bmq_bus_send (zsock_t *sock, zframe_t *routing_id, const bmq_envelope_t *env
     char err[256];
     if (bmq_envelope_encode (env, &buf, &len, err, sizeof err)) {
         bmq_error ("cannot encode %s: %s", bmq_msg_type_name (env->type), err);
+        /* whoever waits on this story is told, not left to time out: the same story, an error */
+        if (env->type != BMQ_MSG_ERROR && env->type != BMQ_MSG_HEARTBEAT) {
+            bmq_envelope_t *instead = bmq_envelope_error (env, "internal", "the %s could not be sent: %s",
+                                                          bmq_msg_type_name (env->type), err);
+            if (instead && bmq_envelope_encode (instead, &buf, &len, err, sizeof err) == 0)
+                s_send_bytes (sock, routing_id, buf, len);
+            bmq_envelope_destroy (&instead);
+        }
         return -1;
     }
     return s_send_bytes (sock, routing_id, buf, len);

@@ -17,6 +17,10 @@ static void s_publish (executor_t *ex)
                               "names", json_object_get (ex->scene_names, "names"),
                               "count", json_object_get (ex->scene_names, "count") ?: json_integer (0),
                               "truncated", json_object_get (ex->scene_names, "truncated") ?: json_false ());
+    /* what the scene's things occupy: a chat's new work is placed clear of them (issue 29) */
+    json_t *boxes = json_object_get (ex->scene_names, "boxes");
+    if (body && json_is_array (boxes) && json_array_size (boxes) <= 4096)       /* messages.def's cap */
+        json_object_set (body, "boxes", boxes);
     bmq_envelope_t *env = body ? bmq_envelope_new (BMQ_MSG_SCENE_NAMES, "", body) : NULL;
     if (env) bmq_bus_send (ex->pub, NULL, env);
     bmq_envelope_destroy (&env);

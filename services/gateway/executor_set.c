@@ -7,6 +7,7 @@ struct bmq_executor_set_t {
     char       *names[BMQ_MAX_EXECUTORS];
     bmq_peer_t *peers[BMQ_MAX_EXECUTORS];
     json_t     *scene[BMQ_MAX_EXECUTORS];  /* the latest scene.names of each, or NULL */
+    json_t     *boxes[BMQ_MAX_EXECUTORS];  /* and the boxes that came with them, or NULL */
 };
 
 #define ERR(...) do { if (err) snprintf (err, errlen, __VA_ARGS__); } while (0)
@@ -57,6 +58,7 @@ void bmq_executor_set_destroy (bmq_executor_set_t **self_p)
         free (self->names[i]);
         bmq_peer_destroy (&self->peers[i]);
         json_decref (self->scene[i]);
+        json_decref (self->boxes[i]);
     }
     free (self);
     *self_p = NULL;
@@ -90,13 +92,21 @@ void bmq_executor_set_names (const bmq_executor_set_t *self, char *out, size_t l
     }
 }
 
-int bmq_executor_set_keep_names (bmq_executor_set_t *self, const char *name, json_t *names)
+int bmq_executor_set_keep_names (bmq_executor_set_t *self, const char *name, json_t *names, json_t *boxes)
 {
     int i = name && *name ? bmq_executor_set_find (self, name) : -1;
-    if (i < 0 || !json_is_array (names)) { json_decref (names); return -1; }
+    if (i < 0 || !json_is_array (names)) { json_decref (names); json_decref (boxes); return -1; }
     json_decref (self->scene[i]);
     self->scene[i] = names;
+    json_decref (self->boxes[i]);
+    self->boxes[i] = json_is_array (boxes) ? boxes : NULL;
+    if (!self->boxes[i]) json_decref (boxes);
     return 0;
+}
+
+const json_t *bmq_executor_set_scene_boxes (const bmq_executor_set_t *self, size_t index)
+{
+    return index < self->count ? self->boxes[index] : NULL;
 }
 
 const json_t *bmq_executor_set_scene_names (const bmq_executor_set_t *self, size_t index)

@@ -25,11 +25,14 @@ int    bmq_executor_set_find (const bmq_executor_set_t *self, const char *target
 /* The index whose socket is `sock`, or -1. */
 int    bmq_executor_set_by_sock (bmq_executor_set_t *self, void *sock);
 /* The latest scene.names the executor called `name` published (issue 14):
- * `names` (an array of strings) is stolen. -1 (and freed) for an unknown
+ * `names` (an array of strings) and `boxes` (its things' world boxes, issue
+ * 29; NULL or not an array: none) are stolen. -1 (and freed) for an unknown
  * executor. */
-int    bmq_executor_set_keep_names (bmq_executor_set_t *self, const char *name, json_t *names);
+int    bmq_executor_set_keep_names (bmq_executor_set_t *self, const char *name, json_t *names, json_t *boxes);
 /* Those names (borrowed), or NULL when none came yet. */
 const json_t *bmq_executor_set_scene_names (const bmq_executor_set_t *self, size_t index);
+/* Those boxes (borrowed), or NULL when none came. */
+const json_t *bmq_executor_set_scene_boxes (const bmq_executor_set_t *self, size_t index);
 /* "local, gui" for messages. */
 void   bmq_executor_set_names (const bmq_executor_set_t *self, char *out, size_t len);
 

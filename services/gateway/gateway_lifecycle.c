@@ -117,6 +117,10 @@ static void s_start_chat (gw_t *gw, gw_request_t *r, const bmq_envelope_t *env)
     s_enter (gw, r, BMQ_REQ_PLANNING);
     bmq_envelope_t *pr = bmq_envelope_new (BMQ_MSG_PLAN_REQUEST, r->cid,
                                            json_pack ("{s:O}", "prompt", json_object_get (env->body, "prompt")));
+    /* what the scene already holds, as its executor last published it: new work is placed
+     * clear of it (issue 29; "build a snowman" twice puts the second beside the first) */
+    const json_t *boxes = bmq_executor_set_scene_boxes (gw->executors, (size_t) (r->executor < 0 ? 0 : r->executor));
+    if (pr && json_array_size (boxes)) json_object_set (pr->body, "scene_boxes", (json_t *) boxes);
     gw_for_client (r, pr);
     bmq_peer_send (gw->planner, pr);
     bmq_envelope_destroy (&pr);

@@ -281,7 +281,8 @@ static bool s_scene_names (gw_t *gw, zframe_t *frame)
     bmq_envelope_t *env = bmq_envelope_decode (zframe_data (frame), len, err, sizeof err);
     if (!env || env->type != BMQ_MSG_SCENE_NAMES) { bmq_envelope_destroy (&env); return false; }
     if (bmq_executor_set_keep_names (gw->executors, bmq_body_str (env, "executor"),
-                                     json_incref (json_object_get (env->body, "names"))))
+                                     json_incref (json_object_get (env->body, "names")),
+                                     json_incref (json_object_get (env->body, "boxes"))))
         bmq_warn ("scene.names from an executor this gateway does not know ('%s'): ignored", bmq_body_str (env, "executor"));
     bmq_envelope_destroy (&env);
     return true;

@@ -1,5 +1,6 @@
 /* Codec: every message type round-trips; hostile input is rejected with a
  * message, never a crash or a leak (run under ASan in CI). */
+#include "bus.h"
 #include "codec.h"
 #include "msgpack_json.h"
 
@@ -278,6 +279,32 @@ static void test_random_bytes_never_crash (void **state)
     free (buf);
 }
 
+/* A message that cannot be encoded (a field messages.def does not declare) is
+ * not silently dropped: the peer gets an "internal" error in the same story
+ * (a planner's plan.reply with an undeclared field once left chat waiting
+ * 120 s for nothing). */
+static void test_unencodable_becomes_error (void **state)
+{
+    (void) state;
+    zsock_t *a = zsock_new_pair ("@inproc://bmq-test-unencodable"), *b = zsock_new_pair (">inproc://bmq-test-unencodable");
+    assert_non_null (a);
+    assert_non_null (b);
+    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_PLAN_REPLY, "story-1",
+                                            json_pack ("{s:[], s:s, s:{s:f}}", "plan", "source", "offline", "not_declared", "x", 1.0));
+    assert_int_equal (bmq_bus_send (a, NULL, env), -1);
+    zsock_set_rcvtimeo (b, 2000);
+    bmq_envelope_t *got = bmq_bus_recv (b, NULL);
+    assert_non_null (got);
+    assert_int_equal (got->type, BMQ_MSG_ERROR);
+    assert_string_equal (got->cid, "story-1");
+    assert_string_equal (bmq_body_str (got, "code"), "internal");
+    assert_non_null (strstr (bmq_body_str (got, "message"), "not_declared"));
+    bmq_envelope_destroy (&got);
+    bmq_envelope_destroy (&env);
+    zsock_destroy (&a);
+    zsock_destroy (&b);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -291,6 +318,7 @@ int main (void)
         cmocka_unit_test (test_wrong_types),
         cmocka_unit_test (test_invalid_utf8_and_nan),
         cmocka_unit_test (test_random_bytes_never_crash),
+        cmocka_unit_test (test_unencodable_becomes_error),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -140,7 +140,7 @@ COMMANDS = {
     },
     "scene_names": {
         "args": {},
-        "reply": ("names", "count", "truncated"),
+        "reply": ("names", "count", "truncated", "boxes"),
         "read_only": True,
         "forward": False,
         "no_deadline": False,

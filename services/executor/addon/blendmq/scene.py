@@ -1,6 +1,9 @@
 """scene — reading the live scene (scene_info, object_info), emptying it (reset_scene), and the
 selection helpers steps use."""
+import math
+
 import bpy
+import mathutils
 
 from . import compat
 from .args import CommandError, s_int_arg
@@ -84,8 +87,46 @@ def s_names_reply(names):
     return {"names": out, "count": len(names), "truncated": len(out) < len(names)}
 
 
+BOXES_MAX = 4096
+NO_BOX_TYPES = frozenset(("CAMERA", "LIGHT", "LIGHT_PROBE", "LIGHTPROBE", "SPEAKER", "EMPTY"))
+
+
+def s_world_box(o):
+    """The object's world-space axis-aligned box {min, max} (evaluated bounds), or None for a
+    thing with no body (a camera, a light, an empty) or a box that is not finite."""
+    if o.type in NO_BOX_TYPES:
+        return None
+    m = o.matrix_world
+    lo, hi = [float("inf")] * 3, [float("-inf")] * 3
+    for corner in o.bound_box:
+        w = m @ mathutils.Vector(corner)
+        for a in range(3):
+            lo[a] = min(lo[a], w[a])
+            hi[a] = max(hi[a], w[a])
+    if not all(math.isfinite(v) and abs(v) < 1e6 for v in lo + hi):
+        return None
+    return {"min": [round(v, 3) for v in lo], "max": [round(v, 3) for v in hi]}
+
+
+def scene_boxes(objects):
+    """What the scene's things occupy, for placing new work clear of it (issue 29): the world
+    boxes of the first BOXES_MAX objects (by name) that have a body."""
+    out = []
+    for o in objects:
+        box = s_world_box(o)
+        if box is not None:
+            out.append(box)
+            if len(out) >= BOXES_MAX:
+                break
+    return out
+
+
 def cmd_scene_names(args):
-    return s_names_reply(sorted(o.name for o in bpy.context.scene.objects)), None
+    bpy.context.view_layer.update()      # bounds come from evaluated data
+    objects = sorted(bpy.context.scene.objects, key=lambda o: o.name)
+    reply = s_names_reply([o.name for o in objects])
+    reply["boxes"] = scene_boxes(objects)
+    return reply, None
 
 
 class REVISION:

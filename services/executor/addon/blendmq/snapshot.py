@@ -19,7 +19,7 @@ import bpy
 
 from .args import CommandError
 from .protocol import MAX_JSON
-from .scene import s_names_reply, s_object_info_dict, s_object_name, s_page
+from .scene import s_names_reply, s_object_info_dict, s_object_name, s_page, scene_boxes
 
 ENCODED_MAX = 256       # encoded results kept per snapshot (pages and objects asked for)
 
@@ -27,9 +27,10 @@ ENCODED_MAX = 256       # encoded results kept per snapshot (pages and objects a
 class SceneData:
     """One snapshot: objects by name (sorted), each as object_info reports it."""
 
-    def __init__(self, generation, objects):
+    def __init__(self, generation, objects, boxes=None):
         self.generation = generation
         self.objects = objects                      # [(name, scene_info dict, object_info dict)]
+        self.boxes = boxes or []                    # scene.scene_boxes of the same objects
         self.by_name = {name: info for name, _entry, info in objects}
         self.encoded = {}                           # (cmd, key) → result JSON bytes (I/O thread)
 
@@ -78,7 +79,9 @@ class SceneData:
         return {"count": len(self.objects), "objects": [entry for _name, entry, _info in page]}, None
 
     def scene_names(self, args):
-        return s_names_reply([name for name, _entry, _info in self.objects]), None
+        reply = s_names_reply([name for name, _entry, _info in self.objects])
+        reply["boxes"] = self.boxes
+        return reply, None
 
     def object_info(self, args):
         name = s_object_name(args)
@@ -123,11 +126,12 @@ class SceneSnapshot:
             bpy.context.view_layer.update()      # dimensions come from evaluated data
         generation = self.generation         # after update(): its own depsgraph notice is included
         objects = []
-        for o in sorted(bpy.context.scene.objects, key=lambda o: o.name):
+        ordered = sorted(bpy.context.scene.objects, key=lambda o: o.name)
+        for o in ordered:
             info = s_object_info_dict(o)
             entry = {k: info[k] for k in self.SCENE_KEYS}
             objects.append((o.name, entry, info))
-        data = SceneData(generation, objects)
+        data = SceneData(generation, objects, scene_boxes(ordered))
         with self.rebuilt:
             self.data = data
             self.rebuilt.notify_all()

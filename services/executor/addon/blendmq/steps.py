@@ -322,6 +322,22 @@ def s_run_operator(operation, params):
 
 # ---------------------------------------------------------------------------- the command
 
+def s_free_name(name, obj):
+    """The name a new object gets: `name` when no other object holds it, else the first free
+    "name.NNN". Never Blender's own renaming: Blender 3.4, asked to give a second sphere the
+    name of the first, renames the FIRST one to "name.001" (a plan would rename objects it
+    never touched; a cone keeps its name, a sphere does not)."""
+    held = bpy.data.objects.get(name)
+    if held is None or held == obj:
+        return name
+    base = name[:59]
+    for i in range(1, 1000):
+        candidate = "%s.%03d" % (base, i)
+        if candidate not in bpy.data.objects:
+            return candidate
+    return name
+
+
 def cmd_run_step(args):
     step = args.get("step")
     if not isinstance(step, dict):
@@ -384,7 +400,7 @@ def cmd_run_step(args):
         obj = active
     if name is not None and obj is not None:
         old = obj.name
-        obj.name = name          # Blender may answer "name.001": report what it really is
+        obj.name = s_free_name(name, obj)   # report what it really is ("name.001" when taken)
         if old in created:
             created[created.index(old)] = obj.name
     if txn is not None:
