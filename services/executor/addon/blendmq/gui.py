@@ -60,7 +60,8 @@ class GuiService:
         self.ticks = 0          # timer passes, and those that ran a request (main thread; benchmarks read them)
         self.busy_ticks = 0
         self.tick_fn = self._tick       # one object, so unregister finds it
-        self.handler_fn = s_change_handler(self.snapshot)
+        self.in_tick = False    # the timer is running (its own writes rebuild once, at the end)
+        self.handler_fn = s_change_handler(self.snapshot, lambda: self.in_tick)
         for name in HANDLERS:
             getattr(bpy.app.handlers, name).append(self.handler_fn)
         self.thread = threading.Thread(target=self._io, name="blendmq-io", daemon=True)
@@ -177,6 +178,13 @@ class GuiService:
         return True
 
     def _tick(self):
+        self.in_tick = True
+        try:
+            return self._tick_run()
+        finally:
+            self.in_tick = False
+
+    def _tick_run(self):
         self.ticks += 1
         done_before = self.done
         budget_end = time.perf_counter() + TICK_BUDGET_S
@@ -254,12 +262,12 @@ def s_read_only(req):
     return isinstance(cmd, str) and cmd in READ_ONLY
 
 
-def s_change_handler(snapshot):
+def s_change_handler(snapshot, in_tick=lambda: False):
     @bpy.app.handlers.persistent        # survives loading another .blend
     def on_change(*_args):
         snapshot.invalidate()
         REVISION.bump()                 # a person may have added, removed or renamed objects
-        if snapshot.build_ms <= NOTICE_REBUILD_MAX_MS:
+        if not in_tick() and snapshot.build_ms <= NOTICE_REBUILD_MAX_MS:
             try:                        # right after an evaluation: no view_layer.update() here
                 snapshot.rebuild(update=False)
             except Exception as e:      # stale is safe: a query then waits for the main thread
