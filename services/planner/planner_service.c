@@ -36,7 +36,7 @@
 #include "service.h"
 #include "yaml_json.h"
 
-#define MAX_PROMPT 4096
+#define MAX_PROMPT 16000        /* as the CLI and MCP take (issue 29); the offline planner reads less and says so */
 
 typedef struct {
     bmq_planner_settings_t set;

@@ -649,6 +649,13 @@ int bmq_scene_parse (const bmq_recipe_book_t *book, const char *prompt, bmq_scen
     s_rel_finish (p, false);                        /* a relation still waiting for its subject */
     s_drop_negated (req);
     bmq_scene_report (&p->k, p->used, p->weak, req->not_understood, S_MAX_PHRASES);
+    if (p->k.cut) {
+        char text[200];
+        snprintf (text, sizeof text, "everything after \"%.40s\" (the offline planner reads the first %d words, %d bytes, of a prompt)",
+                  p->k.folded + (p->k.read_to > 40 ? p->k.read_to - 40 : 0), BMQ_TOKENS_MAX, BMQ_RECIPE_MAX_PROMPT);
+        bmq_utf8_fix (text);
+        json_array_append_new (req->not_understood, json_string (text));
+    }
     bmq_tokens_free (&p->k);
     free (p);
     return 0;

@@ -446,6 +446,11 @@ int bmq_tokens_read (const char *prompt, bmq_tokens_t *out)
         snprintf (t->text, sizeof t->text, "%.*s", (int) (t->end - t->start), f + t->start);
         out->n++;
     }
+    /* nothing is dropped silently (issue 29): a prompt longer than what is read says so */
+    out->read_to = out->n ? out->t[out->n - 1].end : 0;
+    bool more_words = false;
+    for (const char *r = f + out->read_to; *r && !more_words; r++) more_words = s_letter ((unsigned char) *r) || s_digit (*r);
+    out->cut = (out->n == BMQ_TOKENS_MAX && more_words) || strnlen (prompt ? prompt : "", BMQ_RECIPE_MAX_PROMPT + 1) > BMQ_RECIPE_MAX_PROMPT;
     return 0;
 }
 

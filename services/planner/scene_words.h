@@ -61,6 +61,8 @@ typedef struct {
     bmq_token_t *t;
     size_t       n;
     char        *folded;            /* the folded prompt the spans point into */
+    bool         cut;               /* more text than is read (BMQ_RECIPE_MAX_PROMPT bytes, BMQ_TOKENS_MAX tokens) */
+    size_t       read_to;           /* where reading stopped in `folded` */
 } bmq_tokens_t;
 
 /* Read a prompt. 0, or -1 when out of memory (then nothing to free). */

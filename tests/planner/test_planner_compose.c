@@ -359,6 +359,27 @@ static void test_bounds (void **state)
 
 
 /* Issue 26 and 29: rooms, the new relations and words, nothing silent, new work clear of the scene. */
+/* A prompt longer than the offline planner reads: what it did not read is
+ * reported under not_understood, never dropped silently (issue 29). */
+static void test_unread_tail_reported (void **state)
+{
+    (void) state;
+    char text[4000] = "a red ball";
+    for (int i = 0; i < 120; i++) strcat (text, " and then some more");
+    strcat (text, " and a blue chair");
+    bmq_scene_request_t req;
+    assert_int_equal (bmq_scene_parse (s_env.book, text, &req), 0);
+    bool said = false;
+    size_t i;
+    json_t *n;
+    json_array_foreach (req.not_understood, i, n) said = said || strstr (json_string_value (n), "the offline planner reads the first");
+    assert_true (said);
+    bmq_scene_request_clear (&req);
+    assert_int_equal (bmq_scene_parse (s_env.book, "a red ball and a blue chair", &req), 0);
+    json_array_foreach (req.not_understood, i, n) assert_null (strstr (json_string_value (n), "reads the first"));
+    bmq_scene_request_clear (&req);
+}
+
 static json_t *s_compose (const char *prompt, const json_t *scene)
 {
     json_t *body = NULL;
@@ -466,6 +487,7 @@ int main (void)
         cmocka_unit_test (test_hostile),
         cmocka_unit_test (test_bounds),
         cmocka_unit_test (test_rooms_and_words),
+        cmocka_unit_test (test_unread_tail_reported),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }
