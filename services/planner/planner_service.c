@@ -334,7 +334,13 @@ int bmq_planner_service_run (bmq_config_t *cfg)
 {
     s_planner_t p = { 0 };
     char err[512];
-    if (bmq_planner_settings_load (&p.set, cfg, err, sizeof err)) { bmq_error ("%s", err); return 1; }
+    /* a setting that cannot work is the configuration's fault: exit 78, which no supervisor restarts
+     * (the same file fails the same way) and `up` prints (issue 29) */
+    if (bmq_planner_settings_load (&p.set, cfg, err, sizeof err)) {
+        bmq_error ("%s", err);
+        fprintf (stderr, "blendmq-planner: configuration problem (not started):\n%s\n", err);   /* what `up` prints */
+        return BMQ_EXIT_CONFIG;
+    }
     bmq_planner_settings_describe (&p.set, p.state, sizeof p.state);
     json_t *doc = bmq_yaml_load_file (p.set.palette, err, sizeof err);
     p.palette = doc ? bmq_palette_from_json (doc, err, sizeof err) : NULL;
