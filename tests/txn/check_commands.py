@@ -58,6 +58,11 @@ def call(cmd, args, blob=b"", ok=True, refusal=None):
         expect(not reply.get("ok") and refusal in err, "%s refuses: %s" % (cmd, err[:200]))
         return None, b""
     expect(bool(reply.get("ok")) == ok, "%s answers ok=%s %s" % (cmd, ok, ("(%s)" % err[:300]) if err else ""))
+    result = reply.get("result")
+    if reply.get("ok") and isinstance(result, dict) and cmd in link_proto.COMMANDS:
+        # the declaration names every field a reply carries: the executor and its tests read it
+        extra = sorted(set(result) - set(link_proto.COMMANDS[cmd]["reply"]))
+        expect(not extra, "%s answers only the fields proto/blender_link.json declares (undeclared: %s)" % (cmd, extra))
     return (reply.get("result") if isinstance(reply.get("result"), dict) else {}), out_blob
 
 

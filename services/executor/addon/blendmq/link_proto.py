@@ -131,7 +131,17 @@ COMMANDS = {
     },
     "object_info": {
         "args": {"name": {"type": "string", "required": True}},
-        "reply": ("name", "type", "location", "rotation", "scale", "dimensions", "vertices", "faces"),
+        "reply": (
+            "name",
+            "type",
+            "location",
+            "rotation",
+            "scale",
+            "dimensions",
+            "materials",
+            "vertices",
+            "faces",
+        ),
         "read_only": True,
         "forward": True,
         "no_deadline": False,
@@ -249,7 +259,7 @@ COMMANDS = {
     },
     "plan_rollback": {
         "args": {"plan_id": {"type": "string", "required": True, "min_len": 1, "max_len": 64}},
-        "reply": ("plan_id", "removed", "restored", "fingerprint", "exact"),
+        "reply": ("plan_id", "removed", "restored", "fingerprint", "exact", "before", "ms"),
         "read_only": False,
         "forward": False,
         "no_deadline": True,
