@@ -43,12 +43,14 @@ static double s_wrk (const char *url, int connections, int seconds)
 
 static int s_run (json_t *palette, int cache_ms, const char *metric, int seconds)
 {
-    fake_gateway_t *gw = fake_gateway_new (GW, json_incref (palette));
+    char endpoint[96];          /* one endpoint per run: the last one's may not be released yet */
+    snprintf (endpoint, sizeof endpoint, "%s-%s", GW, metric);
+    fake_gateway_t *gw = fake_gateway_new (endpoint, json_incref (palette));
     bmq_http_options_t o = { .bind = "127.0.0.1", .port = 0, .token = TOKEN, .max_body = 1u << 20, .max_connections = 512,
-                             .event_buffer = 64, .request_timeout_ms = 5000, .capabilities_cache_ms = cache_ms, .gateway_endpoint = GW };
+                             .event_buffer = 64, .request_timeout_ms = 5000, .capabilities_cache_ms = cache_ms, .gateway_endpoint = endpoint };
     char err[256], url[256];
-    bmq_http_server_t *srv = bmq_http_server_new (&o, err, sizeof err);
-    if (!srv) { fprintf (stderr, "bench_http_capabilities: %s\n", err); fake_gateway_destroy (&gw); return 1; }
+    bmq_http_server_t *srv = gw ? bmq_http_server_new (&o, err, sizeof err) : NULL;
+    if (!srv) { fprintf (stderr, "bench_http_capabilities: %s\n", gw ? err : "no fake gateway"); fake_gateway_destroy (&gw); return 1; }
     fake_gateway_attach (gw, srv);
     snprintf (url, sizeof url, "%s/api/mcp/capabilities", bmq_http_server_url (srv));
     double rps = s_wrk (url, 32, seconds);
