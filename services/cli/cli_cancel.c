@@ -89,7 +89,9 @@ int bmq_cli_converse_cancellable (bmq_config_t *cfg, bmq_envelope_t *req, bmq_cl
     sigaction (SIGINT, &sa, &old);
     s_interrupts = 0;
     int code = bmq_cli_converse_ticking (cfg, req, s_handle, s_tick, &c);
-    sigaction (SIGINT, &old, NULL);
+    /* once Ctrl-C was pressed the handler stays: a second one that comes after the answer
+     * (the cancel was quick) must not kill the process while it says how the plan ended */
+    if (!s_interrupts) sigaction (SIGINT, &old, NULL);
     return code;
 }
 

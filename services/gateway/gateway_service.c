@@ -103,16 +103,36 @@ static void s_cancel_one (gw_t *gw, gw_request_t *r, const bmq_envelope_t *env, 
 /* cancel.request on a story of its own (`blendmq cancel PLAN_ID | --all-mine`):
  * the plans it names are stopped as their own story's cancel would, and
  * cancel.reply says which (issue 29). */
+/* May `who` stop request r? Its own key may, and so may a person (a reviewer or an admin
+ * key): a person can stop an agent's run, but an agent (an operator key, such as mcp's)
+ * cannot stop a person's or another agent's. */
+static bool s_may_cancel (const gw_request_t *r, const bmq_principal_t *who)
+{
+    return !strcmp (r->client_name, who->name) || (bmq_roles_bit (who->role) & BMQ_NEEDS_REVIEWER);
+}
+
 static bmq_envelope_t *s_cancel_named (gw_t *gw, const bmq_envelope_t *env, const bmq_principal_t *who)
 {
     const char *plan_id = bmq_body_str (env, "plan_id");
     bool mine = json_is_true (json_object_get (env->body, "all_mine"));
     json_t *cancelled = json_array ();
     zlistx_t *hits = zlistx_new ();
+    const gw_request_t *refused = NULL;
     for (gw_request_t *r = zhashx_first (gw->requests); r; r = zhashx_next (gw->requests))
         if ((r->kind == BMQ_REQ_CHAT || r->kind == BMQ_REQ_RUN || r->kind == BMQ_REQ_SCRIPT_LIVE || r->kind == BMQ_REQ_GENERATE)
-            && ((plan_id && r->plan_id[0] && !strcmp (r->plan_id, plan_id)) || (mine && !strcmp (r->client_name, who->name))))
-            zlistx_add_end (hits, r);
+            && ((plan_id && r->plan_id[0] && !strcmp (r->plan_id, plan_id)) || (mine && !strcmp (r->client_name, who->name)))) {
+            if (s_may_cancel (r, who)) zlistx_add_end (hits, r);
+            else refused = r;
+        }
+    if (refused && !zlistx_size (hits)) {
+        bmq_envelope_t *no = bmq_envelope_error (env, "forbidden", "plan %s was started by key '%s': only that key or a person "
+                                                 "(a reviewer or admin key) may cancel it", refused->plan_id, refused->client_name);
+        bmq_audit_record (gw->audit, refused->cid, "request.cancel_refused", json_pack ("{s:s, s:s, s:s}", "plan_id",
+                          refused->plan_id, "name", who->name, "role", who->role));
+        zlistx_destroy (&hits);
+        json_decref (cancelled);
+        return no;
+    }
     for (gw_request_t *r = zlistx_first (hits); r; r = zlistx_next (hits)) {
         json_array_append_new (cancelled, json_pack ("{s:s, s:s}", "plan_id", r->plan_id[0] ? r->plan_id : r->cid,
                                                      "state", gw_request_state_name (r->state)));
@@ -122,10 +142,14 @@ static bmq_envelope_t *s_cancel_named (gw_t *gw, const bmq_envelope_t *env, cons
     return bmq_envelope_reply (env, BMQ_MSG_CANCEL_REPLY, json_pack ("{s:o}", "cancelled", cancelled));
 }
 
-static void s_cancel (gw_t *gw, const bmq_envelope_t *env, const bmq_principal_t *who)
+static bmq_envelope_t *s_cancel (gw_t *gw, const bmq_envelope_t *env, const bmq_principal_t *who)
 {
     gw_request_t *r = zhashx_lookup (gw->requests, env->cid);
+    if (r && !s_may_cancel (r, who))
+        return bmq_envelope_error (env, "forbidden", "request %s was started by key '%s': only that key or a person "
+                                   "(a reviewer or admin key) may cancel it", r->cid, r->client_name);
     if (r) s_cancel_one (gw, r, env, who);
+    return NULL;
 }
 
 static void s_cancel_one (gw_t *gw, gw_request_t *r, const bmq_envelope_t *env, const bmq_principal_t *who)
@@ -208,7 +232,7 @@ static void s_on_client (gw_t *gw, zsock_t *sock)
     else if (env->type == BMQ_MSG_CANCEL_REQUEST && !zhashx_lookup (gw->requests, env->cid)
              && (bmq_body_str (env, "plan_id") || json_is_true (json_object_get (env->body, "all_mine"))))
         reply = s_cancel_named (gw, env, &who);
-    else if (env->type == BMQ_MSG_CANCEL_REQUEST) s_cancel (gw, env, &who);
+    else if (env->type == BMQ_MSG_CANCEL_REQUEST) reply = s_cancel (gw, env, &who);
     else if (!start) reply = bmq_envelope_error (env, "unsupported", "the gateway does not accept %s", bmq_msg_type_name (env->type));
     else if (env->type == BMQ_MSG_ASSET_CANCEL && zhashx_lookup (gw->requests, env->cid))
         reply = s_asset_cancel (gw, env, &who);
