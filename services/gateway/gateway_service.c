@@ -145,9 +145,13 @@ static bmq_envelope_t *s_cancel_named (gw_t *gw, const bmq_envelope_t *env, cons
 static bmq_envelope_t *s_cancel (gw_t *gw, const bmq_envelope_t *env, const bmq_principal_t *who)
 {
     gw_request_t *r = zhashx_lookup (gw->requests, env->cid);
-    if (r && !s_may_cancel (r, who))
-        return bmq_envelope_error (env, "forbidden", "request %s was started by key '%s': only that key or a person "
-                                   "(a reviewer or admin key) may cancel it", r->cid, r->client_name);
+    if (r && !s_may_cancel (r, who)) {
+        /* never answered in the story itself: its own client waits on that cid for its end */
+        bmq_warn ("refused a cancel of request %s (key '%s') from key '%s' (%s)", r->cid, r->client_name, who->name, who->role);
+        bmq_audit_record (gw->audit, r->cid, "request.cancel_refused", json_pack ("{s:s, s:s, s:s}", "plan_id", r->plan_id,
+                          "name", who->name, "role", who->role));
+        return NULL;
+    }
     if (r) s_cancel_one (gw, r, env, who);
     return NULL;
 }

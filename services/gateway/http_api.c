@@ -363,29 +363,33 @@ static enum MHD_Result s_scripts (bmq_http_req_t *req, const char *confirm_id, s
     return rc;
 }
 
-/* POST /api/plans/{id}/cancel: stop that plan (its story's cancel.request; the executor rolls it back). */
+/* POST /api/plans/{id}/cancel: stop that plan. The gateway is asked by plan id, on a story
+ * of its own (cancel.reply names what it stopped; the executor rolls it back): 202 cancelling,
+ * 403 when the plan is another key's and this token is not a person's (issue 29), 404 when
+ * no such plan is in progress. */
+static bool s_final_cancel (const bmq_envelope_t *env) { return env->type == BMQ_MSG_CANCEL_REPLY || env->type == BMQ_MSG_ERROR; }
+
 enum MHD_Result bmq_http_api_plan_cancel (bmq_http_req_t *req)
 {
-    const char *id = req->param;
-    size_t id_len = req->param_len;
     char plan_id[128];
-    snprintf (plan_id, sizeof plan_id, "%.*s", (int) id_len, id);
+    snprintf (plan_id, sizeof plan_id, "%.*s", (int) req->param_len, req->param);
     bmq_http_server_catch_up (req->server);
     json_t *rec = bmq_http_plans_get (bmq_http_server_plans (req->server), plan_id);
-    const char *cid = json_string_value (json_object_get (rec, "cid"));
-    if (!cid) {
-        json_decref (rec);
-        return bmq_http_reply_error (req, 404, "unknown_plan", "no plan %s is known here", plan_id);
-    }
-    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_CANCEL_REQUEST, cid, json_pack ("{s:s}", "plan_id", plan_id));
-    snprintf (env->sender, sizeof env->sender, "http");
-    json_object_set_new (env->body, "on_behalf_of", json_pack ("{s:s, s:s}", "name", req->who.name, "role", bmq_role_name (req->who.role)));
-    bmq_http_bus_t *bus = bmq_http_req_bus (req);
-    int rc = bus ? bmq_http_bus_send (bus, env) : -1;
-    bmq_envelope_destroy (&env);
+    bool known = json_string_value (json_object_get (rec, "cid")) != NULL;
     json_decref (rec);
-    if (rc) return bmq_http_reply_error (req, 502, "gateway_error", "the gateway is not reachable");
-    return bmq_http_reply_json (req, 202, json_pack ("{s:s, s:s}", "plan_id", plan_id, "state", "cancelling"));
+    if (!known) return bmq_http_reply_error (req, 404, "unknown_plan", "no plan %s is known here", plan_id);
+    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_CANCEL_REQUEST, NULL, json_pack ("{s:s}", "plan_id", plan_id));
+    bmq_envelope_t *answer = s_ask (req, &env, s_final_cancel, 10000);
+    enum MHD_Result rc;
+    const char *code = answer && answer->type == BMQ_MSG_ERROR ? bmq_body_str (answer, "code") : NULL;
+    if (code && !strcmp (code, "forbidden"))
+        rc = bmq_http_reply_error (req, 403, "forbidden", "%s", bmq_body_str (answer, "message") ?: "forbidden");
+    else if (!answer || answer->type != BMQ_MSG_CANCEL_REPLY) rc = s_gateway_error (req, answer);
+    else if (!json_array_size (json_object_get (answer->body, "cancelled")))
+        rc = bmq_http_reply_error (req, 404, "unknown_plan", "no plan %s is in progress (it ended, or never started)", plan_id);
+    else rc = bmq_http_reply_json (req, 202, json_pack ("{s:s, s:s}", "plan_id", plan_id, "state", "cancelling"));
+    bmq_envelope_destroy (&answer);
+    return rc;
 }
 
 /* GET /api/whoami: the name and role of the token (or the page's session). */
