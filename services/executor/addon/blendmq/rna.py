@@ -88,6 +88,18 @@ def s_rna_property(name):
             "readonly": bool(prop.is_readonly), "params": [param]}
 
 
+def s_is_operator(full):
+    """Is `full` (bpy.ops.CATEGORY.NAME) an operator this Blender has?"""
+    if not OP_RE.match(full):
+        return False
+    _bpy, _ops, category, name = full.split(".")
+    try:
+        getattr(getattr(bpy.ops, category), name).get_rna_type()
+    except (AttributeError, KeyError, RuntimeError):
+        return False
+    return True
+
+
 def cmd_rna_info(args):
     """One operator's description from Blender's RNA: bpy.ops.X.Y.get_rna_type() (3.4 has no
     bpy.types.X_OT_y for most operators). Read-only: nothing is run."""
@@ -96,7 +108,8 @@ def cmd_rna_info(args):
         raise CommandError("rna_info: operation must be a name like bpy.ops.mesh.primitive_cube_add")
     if operation.startswith("bpy.types."):
         return s_rna_property(operation), None
-    if (operation.startswith("object.") or operation.startswith("scene.")) and operation not in BUILTINS:
+    if (operation.startswith("object.") or operation.startswith("scene.")) and operation not in BUILTINS \
+            and not s_is_operator("bpy.ops." + operation):    # "object.modifier_add": bpy.ops. may be left out
         raise CommandError("%s is a property path (set by the add-on on Blender's RNA), not an operator: its value's"
                            " type and bounds are in the capability palette" % operation[:120])
     if operation in BUILTINS:
