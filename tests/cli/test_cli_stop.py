@@ -139,16 +139,19 @@ try:
     check("plan run + Ctrl-C: the scene's fingerprint equals the one before", after[1] == before[1], f"{before[1][:12]} / {after[1][:12]}")
 
     # 2. chat, one Ctrl-C while its plan runs
-    p, out, err = start("chat", "a snowman")
+    # a room: about 90 steps, so the Ctrl-C lands while it runs even in a sanitizer build
+    p, out, err = start("chat", "a bedroom")
     ran = wait_for_step(p, out, 2)
     p.send_signal(signal.SIGINT)
     rc, o, e = ended(p, out, err)
     after = scene()
     if not ran:
         print(f"note  chat ended before its second step was seen: {o[-200:]!r}")
-    check("chat + Ctrl-C: exit 130", rc == 130 or not ran, f"exit {rc}")
+    check("chat + Ctrl-C: exit 130", rc == 130 or not ran, f"exit {rc}: {o.strip().splitlines()[-1] if o.strip() else e.strip()}")
     check("chat + Ctrl-C: the scene's objects equal those before", after[0] == before[0] or not ran,
           f"{len(before[0])} objects before, {len(after[0])} after")
+    if after[0] != before[0]:
+        before = after                  # what follows compares with the scene as it is now (one failure, not a cascade)
 
     # 3. two Ctrl-Cs: leave at once, say how to cancel
     p, out, err = start("plan", "run", plan)
