@@ -27,25 +27,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
-BIN = os.path.join(sys.argv[1], "blendmq")
-blender = os.environ.get("BLENDMQ_BLENDER", "blender")
-if not shutil.which(blender):
-    print("skipped: no Blender")
-    sys.exit(77)
-if subprocess.run(["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "/bin/true"],
-                  capture_output=True).returncode != 0:
-    print("skipped: bubblewrap cannot run here")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import stack_env  # noqa: E402
 
-work = tempfile.mkdtemp(prefix="bmq-stop-")
-R = os.path.join(work, "run")
-os.mkdir(R, 0o700)
-env = {k: v for k, v in os.environ.items() if not k.startswith("BLENDMQ_")}
-if "BLENDMQ_BLENDER" in os.environ:
-    env["BLENDMQ_BLENDER"] = os.environ["BLENDMQ_BLENDER"]
+BIN, blender, work, R, env = stack_env.prepare(sys.argv[1], "bmq-stop-")
 failures = []
 
 
