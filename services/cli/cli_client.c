@@ -334,10 +334,11 @@ static int s_on_run (const bmq_envelope_t *env, void *arg)
         }
         if (st->json || !event || strcmp (event, "step")) return CONTINUE;
         json_t *d = json_object_get (env->body, "duration_ms");
-        const char *error = bmq_body_str (env, "error");
-        printf ("step %lld/%lld  %s  %s  %.1f ms%s%s\n", (long long) bmq_body_int (env, "step", 0),
+        const char *error = bmq_body_str (env, "error"), *note = bmq_body_str (env, "note");      /* note: an asset's fallback */
+        printf ("step %lld/%lld  %s  %s  %.1f ms%s%s%s%s\n", (long long) bmq_body_int (env, "step", 0),
                 (long long) bmq_body_int (env, "total", 0), bmq_body_str (env, "operation") ? bmq_body_str (env, "operation") : "?",
-                bmq_body_str (env, "status"), json_number_value (d), error ? "  " : "", error ? error : "");
+                bmq_body_str (env, "status"), json_number_value (d), error ? "  " : "", error ? error : "", note ? "  note: " : "",
+                note ? note : "");
         fflush (stdout);
         return CONTINUE;
     }
@@ -348,6 +349,10 @@ static int s_on_run (const bmq_envelope_t *env, void *arg)
             printf ("%s: %lld/%lld steps in %.1f ms%s%s\n", status, (long long) bmq_body_int (env, "steps_done", 0),
                     (long long) bmq_body_int (env, "steps_total", 0), json_number_value (json_object_get (env->body, "duration_ms")),
                     error ? " — " : "", error ? error : "");
+            size_t i;
+            json_t *n;
+            json_array_foreach (json_object_get (env->body, "notes"), i, n)      /* what was done differently (issue 26) */
+                if (json_is_string (n)) printf ("note: %s\n", json_string_value (n));
         }
         return status && !strcmp (status, "done") ? 0 : 1;
     }

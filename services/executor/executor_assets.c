@@ -23,10 +23,20 @@
  * distinct asset is fetched (from the cache when it is there) and staged in
  * Blender with asset_stage, one after the other; then the plan runs as any
  * other, its import steps reading the staged bytes. A fetch that fails ends
- * the plan "failed" before anything ran, with the client's reason. */
+ * the plan "failed" before anything ran, with the client's reason, except
+ * (issue 26) an optional asset's: when the source could not be reached
+ * (bmq_assets_http_unreachable: no answer, or only "try later", to the last
+ * retry; the cache did not have it) and every import of that asset declares
+ * fallback_color, each such step becomes its built-in look (a texture:
+ * object.material on its target; an HDRI: scene.world.color), its step result
+ * carries a note, and the plan's end carries "notes" ("wooden: Poly Haven
+ * unreachable, used the built-in wood look"). A refusal (no such asset, a bad
+ * answer, a cap) still fails the plan: only a source out of reach is guessed
+ * around. */
 #include "executor_internal.h"
 #include "assets_http.h"
 #include "assets_sources.h"
+#include "bmq_assets_proto.h"
 #include "blender_link.h"
 #include "log.h"
 
@@ -45,6 +55,7 @@ typedef struct {
     size_t   blob_len, chunk_max;
     uint64_t offset, total;         /* the chunk's place in the bundle; the bundle's bytes */
     bool     cached;
+    bool     unreachable;           /* FETCH failed: the source could not be reached (not a refusal) */
     char     error[600];
     double   started_us;
     double   stage_started_us;      /* FETCH: the first chunk handed to the link (staging's start) */
@@ -88,9 +99,10 @@ static void s_do (bmq_assets_sources_t *sources, s_work_t *w)
         w->result = bmq_assets_sources_search (sources, w->source, w->type, w->query, w->error, sizeof w->error);
         return;
     }
+    bmq_assets_http_unreachable_clear ();
     w->bundle = bmq_assets_sources_fetch (sources, w->source, w->id, w->type, w->resolution, w->format,
                                           w->error, sizeof w->error);
-    if (!w->bundle) return;
+    if (!w->bundle) { w->unreachable = bmq_assets_http_unreachable (); return; }
     w->total = bmq_asset_bundle_total (w->bundle);
     w->cache = bmq_assets_sources_cache (sources, w->source);
     w->chunk_max = w->total < w->chunk_max ? (size_t) (w->total ? w->total : 1) : w->chunk_max;
@@ -171,6 +183,92 @@ void executor_asset_search (executor_t *ex, const bmq_envelope_t *req, zframe_t 
 
 /* ---- a plan's assets ------------------------------------------------------------ */
 
+/* The staged key of an asset.import step's params. */
+static void s_key_of (const json_t *p, char *key, size_t keylen)
+{
+    const char *res = json_string_value (json_object_get (p, "resolution"));
+    snprintf (key, keylen, "%s/%s/%s/%s/%s", json_string_value (json_object_get (p, "source")) ?: "",
+              json_string_value (json_object_get (p, "id")) ?: "", json_string_value (json_object_get (p, "type")) ?: "",
+              res ? res : "1k", json_string_value (json_object_get (p, "format")) ?: "");
+}
+
+/* Keep a note printable ASCII (a cut may land inside a character; a server's words are hostile). */
+static void s_ascii (char *text)
+{
+    for (unsigned char *c = (unsigned char *) text; *c; c++)
+        if (*c < 0x20 || *c > 0x7e) *c = '?';
+}
+
+/* A number param, or dflt. */
+static double s_num (const json_t *p, const char *name, double dflt)
+{
+    json_t *v = json_object_get (p, name);
+    return json_is_number (v) ? json_number_value (v) : dflt;
+}
+
+/* An asset w could not fetch because its source was out of reach: when every
+ * import of it in the plan declares a fallback (a texture with a target, an
+ * HDRI), each becomes its built-in look, with a note; true then (the plan goes
+ * on). False, nothing changed: the plan fails as before. */
+static bool s_fall_back (bmq_job_t *job, const s_work_t *w)
+{
+    char want[200], key[200];
+    snprintf (want, sizeof want, "%s/%s/%s/%s/%s", w->source, w->id, w->type, w->resolution, w->format);
+    size_t i, uses = 0;
+    json_t *step;
+    json_array_foreach (job->plan, i, step) {
+        json_t *p = json_object_get (step, "params");
+        if (strcmp (json_string_value (json_object_get (step, "operation")) ?: "", "asset.import")) continue;
+        s_key_of (p, key, sizeof key);
+        if (strcmp (key, want)) continue;
+        json_t *c = json_object_get (p, "fallback_color");
+        bool texture = !strcmp (w->type, "texture"), hdri = !strcmp (w->type, "hdri");
+        if (!json_is_array (c) || (!texture && !hdri) || (texture && !json_is_string (json_object_get (step, "target"))))
+            return false;           /* asked for by id, or no look to fall back on: the plan fails */
+        uses++;
+    }
+    if (!uses) return false;
+    json_t *plan = json_deep_copy (job->plan);        /* the request's plan is shared: the job runs its own copy */
+    if (!plan) return false;
+    json_decref (job->plan);
+    job->plan = plan;
+    const char *source = bmq_asset_source_name (w->source);
+    char plan_note[400] = "";
+    json_array_foreach (job->plan, i, step) {
+        json_t *p = json_object_get (step, "params");
+        if (strcmp (json_string_value (json_object_get (step, "operation")) ?: "", "asset.import")) continue;
+        s_key_of (p, key, sizeof key);
+        if (strcmp (key, want)) continue;
+        const char *name = json_string_value (json_object_get (p, "fallback_name"));
+        const char *colon = name ? strstr (name, ": ") : NULL;
+        const char *look = colon ? colon + 2 : name && *name ? name : "the fallback colour";
+        const char *target = json_string_value (json_object_get (step, "target"));
+        char note[900], idx[24];
+        snprintf (note, sizeof note, "%s unreachable (%.500s): used %.80s instead of the %s %.64s%s%.64s", source, w->error,
+                  look, w->type, w->id, target ? " on " : "", target ? target : "");
+        s_ascii (note);
+        if (!*plan_note) {
+            if (colon) snprintf (plan_note, sizeof plan_note, "%.*s: %s unreachable, used %.80s", (int) (colon - name), name,
+                                 source, look);
+            else snprintf (plan_note, sizeof plan_note, "%s:%.64s: %s unreachable, used %.80s", w->source, w->id, source, look);
+            s_ascii (plan_note);
+        }
+        json_t *fallback = !strcmp (w->type, "texture")
+            ? json_pack ("{s:s, s:O, s:{s:O, s:f, s:f}}", "operation", "object.material", "target",
+                         json_object_get (step, "target"), "params", "color", json_object_get (p, "fallback_color"),
+                         "roughness", s_num (p, "fallback_roughness", 0.5), "metallic", s_num (p, "fallback_metallic", 0.0))
+            : json_pack ("{s:s, s:{s:O}}", "operation", "scene.world.color", "params", "value",
+                         json_object_get (p, "fallback_color"));
+        json_array_set_new (job->plan, i, fallback);
+        snprintf (idx, sizeof idx, "%zu", i);
+        json_object_set_new (job->fallbacks, idx, json_string (note));
+    }
+    json_array_append_new (job->notes, json_string (plan_note));
+    bmq_warn ("plan %s: asset %s:%s: %s unreachable (%s): its %zu import%s use%s the fallback look", job->plan_id, w->source,
+              w->id, source, w->error, uses, uses == 1 ? "" : "s", uses == 1 ? "s" : "");
+    return true;
+}
+
 /* The plan's next asset.import step (from index *from) whose asset is not
  * staged yet: its key in w, or false when all are. */
 static bool s_next_asset (bmq_job_t *job, s_work_t *w)
@@ -244,6 +342,14 @@ static bool s_fetched (executor_t *ex, s_work_t *w)
     bmq_job_t *job = ex->current;
     if (!job || job->kind != BMQ_JOB_PLAN || job->phase != BMQ_PHASE_ASSETS || strcmp (job->cid, w->cid)) return false;
     ex->waiting = false;
+    if (!w->result && !w->bundle && w->unreachable && s_fall_back (job, w)) {
+        executor_progress (ex, job, json_pack ("{s:s, s:i, s:s, s:s, s:o}", "event", "asset", "step", 0, "status", "fallback",
+                                               "operation", "asset.import", "note",
+                                               json_deep_copy (json_array_get (job->notes, json_array_size (job->notes) - 1))));
+        job->phase = BMQ_PHASE_BEGIN;
+        executor_plan_assets (ex, job);     /* the next asset, or the plan runs (executor_pump) */
+        return false;
+    }
     if (!w->result) {
         char msg[700];
         snprintf (msg, sizeof msg, "asset %s:%.64s could not be %s: %.500s; nothing was run", w->source, w->id,

@@ -21,6 +21,8 @@ bmq_job_t *bmq_job_new_plan (const bmq_envelope_t *req, zframe_t *rid)
     self->audit_steps = json_array ();
     self->bpy_ms = self->addon_ms = -1;
     self->assets_staged = json_object ();
+    self->fallbacks = json_object ();
+    self->notes = json_array ();
     self->names = json_object ();
     self->keep_partial = json_is_true (json_object_get (req->body, "keep_partial"));
     return self;
@@ -44,6 +46,8 @@ void bmq_job_destroy (bmq_job_t **self_p)
     json_decref (self->created);
     json_decref (self->audit_steps);
     json_decref (self->assets_staged);
+    json_decref (self->fallbacks);
+    json_decref (self->notes);
     if (self->asset_work && self->asset_work_free) self->asset_work_free (&self->asset_work);
     json_decref (self->names);
     json_decref (self->args);

@@ -35,6 +35,8 @@ typedef struct {
     size_t    asset_next;             /* PLAN: the next step to look at for an asset to stage */
     bool      assets_checked;         /* PLAN: its assets were looked for */
     json_t   *assets_staged;          /* PLAN: asset keys staged in Blender */
+    json_t   *fallbacks;              /* PLAN: step index (text) → the note of an optional asset that fell back */
+    json_t   *notes;                  /* PLAN: what was done differently, for the plan's end ("notes") */
     void     *asset_work;             /* PLAN: the asset being staged in chunks (executor_assets.c) … */
     void    (*asset_work_free) (void **work_p);   /* … and how to free it with the job */
     char      fingerprint[65];        /* PLAN: the scene's fingerprint Blender reported at the plan's end ("": none) */

@@ -90,6 +90,7 @@ void executor_finish_plan (executor_t *ex, const char *status, const char *error
     if (job->fingerprint[0]) json_object_set_new (end, "fingerprint", json_string (job->fingerprint));
     if (error) json_object_set_new (end, "error", json_string (error));
     if (failed_step > 0) json_object_set_new (end, "failed_step", json_integer (failed_step));
+    if (json_array_size (job->notes)) json_object_set (end, "notes", job->notes);     /* e.g. an asset's fallback */
     if (job->bpy_ms >= 0) {         /* pipelined: Blender's own time apart from the add-on's */
         json_object_set_new (end, "bpy_ms", json_real (job->bpy_ms));
         json_object_set_new (end, "addon_ms", json_real (job->addon_ms));
@@ -124,7 +125,13 @@ void executor_pump (executor_t *ex)
         bmq_job_t *job = ex->current;
         if (job->kind == BMQ_JOB_COMMAND) {
             int script_ms = ex->scripts ? bmq_script_jobs_link_timeout (ex->scripts, job) : 0;     /* run_script: its own */
-            s_call (ex, job->command, job->args, script_ms > 0 ? script_ms : ex->command_timeout);
+            if (script_ms > 0) {        /* streamed: a cancel reaches the running script (issue 29) */
+                atomic_store (&ex->link_cancel, job->cancel);
+                bmq_script_jobs_send (ex->blender, job, script_ms);
+                ex->waiting = true;
+                return;
+            }
+            s_call (ex, job->command, job->args, ex->command_timeout);
             return;
         }
         const char *cmd = "run_step";
@@ -244,6 +251,10 @@ void executor_step_result (executor_t *ex, int status, json_t *reply, const char
                             "duration_ms", elapsed_us / 1000.0);
     json_t *bpy_ms = json_object_get (reply, "bpy_ms");
     if (json_is_number (bpy_ms)) json_object_set (ev, "bpy_ms", bpy_ms);
+    char idx[24];
+    snprintf (idx, sizeof idx, "%zu", job->step);
+    json_t *fell_back = json_object_get (job->fallbacks, idx);     /* an optional asset's built-in look (executor_assets.c) */
+    if (json_is_string (fell_back)) json_object_set (ev, "note", fell_back);
     const char *fail = NULL;
     if (status == BMQ_LINK_OK && json_is_true (json_object_get (reply, "ok"))) {
         json_t *created = json_object_get (json_object_get (reply, "result"), "objects_created");

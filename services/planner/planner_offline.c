@@ -96,6 +96,8 @@ static const struct { const char *phrase, *id, *what; } s_world[] = {
     { "with sky", "kloppenheim_06_puresky", "sky" }, { "under the sky", "kloppenheim_06_puresky", "sky" },
     { "with the sky", "kloppenheim_06_puresky", "sky" }, { "sky lighting", "kloppenheim_06_puresky", "sky" },
 };
+/* The world's colour when the HDRI cannot be fetched (issue 26): a soft grey studio, a pale blue sky. */
+static const double s_studio_rgb[3] = { 0.6, 0.6, 0.62 }, s_sky_rgb[3] = { 0.45, 0.62, 0.9 };
 
 /* Is `name` the part `part` or one of its copies ("table_top", "table_top.001")? */
 static bool s_copy_of (const char *name, const char *part)
@@ -108,8 +110,34 @@ static bool s_copy_of (const char *name, const char *part)
     return true;
 }
 
-/* Append `step`, once per copy of its target in plan (or once, untargeted). */
-static void s_add_variant_step (json_t *plan, json_t *added, const json_t *step)
+/* An optional asset's fallback (issue 26): a texture keeps the built-in look
+ * its target already has in the plan (the last object.material on it, which
+ * carries the material word's look: "wooden" → the built-in wood look); the
+ * executor applies it when the source cannot be reached, and says so. */
+static void s_fallback (const json_t *plan, json_t *step, const char *target, const char *word)
+{
+    json_t *p = json_object_get (step, "params");
+    if (!json_is_object (p) || strcmp (json_string_value (json_object_get (step, "operation")) ?: "", "asset.import")) return;
+    size_t i;
+    json_t *s, *look = NULL;
+    json_array_foreach (plan, i, s)
+        if (!strcmp (json_string_value (json_object_get (s, "operation")) ?: "", "object.material")
+            && !strcmp (json_string_value (json_object_get (s, "target")) ?: "", target))
+            look = json_object_get (s, "params");
+    if (!json_is_array (json_object_get (look, "color"))) return;
+    json_object_set (p, "fallback_color", json_object_get (look, "color"));
+    json_t *r = json_object_get (look, "roughness"), *m = json_object_get (look, "metallic");
+    if (json_is_number (r)) json_object_set (p, "fallback_roughness", r);
+    if (json_is_number (m)) json_object_set (p, "fallback_metallic", m);
+    char name[80];
+    if (word) snprintf (name, sizeof name, "%s: the built-in %s look", word, !strcmp (word, "wooden") ? "wood" : word);
+    else snprintf (name, sizeof name, "%.40s: its built-in look", target);
+    json_object_set_new (p, "fallback_name", json_string (name));
+}
+
+/* Append `step`, once per copy of its target in plan (or once, untargeted),
+ * with its fallback look (word: the part's material word, or NULL). */
+static void s_add_variant_step (json_t *plan, json_t *added, const json_t *step, const char *word)
 {
     const char *target = json_string_value (json_object_get (step, "target"));
     if (!target) { json_array_append_new (added, json_deep_copy (step)); return; }
@@ -120,6 +148,7 @@ static void s_add_variant_step (json_t *plan, json_t *added, const json_t *step)
         if (!s_copy_of (name, target)) continue;
         json_t *copy = json_deep_copy (step);
         json_object_set_new (copy, "target", json_string (name));
+        s_fallback (plan, copy, name, word);
         json_array_append_new (added, copy);
     }
 }
@@ -159,7 +188,8 @@ static void s_assets (bmq_offline_t *self, const char *prompt, json_t *body, cha
         json_t *variants = bmq_recipe_variants_for (recipe, prompt);
         json_array_foreach (variants, k, v) {
             size_t j;
-            json_array_foreach (json_object_get (v, "steps"), j, step) s_add_variant_step (plan, added, step);
+            const char *word = json_string_value (json_object_get (part, "material"));
+            json_array_foreach (json_object_get (v, "steps"), j, step) s_add_variant_step (plan, added, step, word);
             const char *what = json_string_value (json_object_get (v, "note"));
             size_t o = strlen (said);
             snprintf (said + o, sizeof said - o, "%s%s", o ? ", " : "", what ? what : "a variant");
@@ -169,9 +199,13 @@ static void s_assets (bmq_offline_t *self, const char *prompt, json_t *body, cha
     size_t len = strnlen (prompt, BMQ_RECIPE_MAX_PROMPT);
     for (i = 0; i < sizeof s_world / sizeof *s_world; i++)
         if (bmq_recipe_phrase_in (prompt, len, s_world[i].phrase)) {
-            json_array_append_new (added, json_pack ("{s:s, s:{s:s, s:s, s:s, s:s}}", "operation", "asset.import", "params",
-                                                     "source", "polyhaven", "id", s_world[i].id, "type", "hdri",
-                                                     "resolution", "1k"));
+            const double *rgb = !strcmp (s_world[i].what, "sky") ? s_sky_rgb : s_studio_rgb;
+            char look[80];
+            snprintf (look, sizeof look, "%s light: a plain %s-coloured world", s_world[i].what, s_world[i].what);
+            json_array_append_new (added, json_pack ("{s:s, s:{s:s, s:s, s:s, s:s, s:[f,f,f], s:s}}", "operation", "asset.import",
+                                                     "params", "source", "polyhaven", "id", s_world[i].id, "type", "hdri",
+                                                     "resolution", "1k", "fallback_color", rgb[0], rgb[1], rgb[2],
+                                                     "fallback_name", look));
             s_understood (body, s_world[i].phrase);
             size_t o = strlen (said);
             snprintf (said + o, sizeof said - o, "%s%s light from the HDRI %s", o ? ", " : "", s_world[i].what, s_world[i].id);
@@ -184,7 +218,8 @@ static void s_assets (bmq_offline_t *self, const char *prompt, json_t *body, cha
     char text[800];
     if (json_is_true (json_object_get (verdict, "accepted"))) {
         json_object_set_new (body, "plan", grown);
-        snprintf (text, sizeof text, "with Poly Haven assets as asked: %s (%zu import%s: the executor downloads them)",
+        snprintf (text, sizeof text, "with Poly Haven assets as asked: %s (%zu import%s: the executor downloads them; "
+                  "if Poly Haven cannot be reached, the built-in look stays and the plan's end says so)",
                   said, json_array_size (added), json_array_size (added) == 1 ? "" : "s");
     }
     else {

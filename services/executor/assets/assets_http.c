@@ -298,9 +298,23 @@ static void s_sleep_ms (int ms)
     }
 }
 
+/* This thread's last exchange gave up on a source that could not be reached (see the header). */
+static _Thread_local bool s_unreachable;
+
+bool bmq_assets_http_unreachable (void)
+{
+    return s_unreachable;
+}
+
+void bmq_assets_http_unreachable_clear (void)
+{
+    s_unreachable = false;
+}
+
 int bmq_assets_http_get (const bmq_assets_http_request_t *req, const bmq_assets_http_policy_t *policy_in,
                          char **body, size_t *len, bmq_assets_http_error_t *err)
 {
+    s_unreachable = false;
     memset (err, 0, sizeof *err);
     if (body) *body = NULL;
     if (len) *len = 0;
@@ -328,6 +342,7 @@ int bmq_assets_http_get (const bmq_assets_http_request_t *req, const bmq_assets_
         free (x.body);
         if (!retryable) return -1;
         if (attempt >= p.retries) {
+            s_unreachable = !atomic_load (&s_abort);        /* no answer, or only "try later", to the end */
             size_t l = strlen (err->message);
             snprintf (err->message + l, sizeof err->message - l, " (gave up after %d attempts)", attempt + 1);
             return -1;

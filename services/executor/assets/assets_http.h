@@ -110,6 +110,16 @@ const char *bmq_assets_http_user_agent (void);
 /* The host (and ":port" when the URL names one) of url, for messages; "?" when it has none. */
 void bmq_assets_http_host (const char *url, char *out, size_t outlen);
 
+/* Whether this thread's last bmq_assets_http_get gave up because the source
+ * could not be reached: every attempt ended in a network failure (no host, no
+ * connection, timed out, cut off) or a "try later" answer (408, 429, 5xx) until
+ * the retries ran out. A refusal (404, a bad answer, a cap) is not. Cleared by
+ * each bmq_assets_http_get and by _clear (before a fetch, so a fetch that
+ * failed without asking anything does not read an older answer). The executor
+ * applies an optional asset's fallback only then (executor_assets.c). */
+bool bmq_assets_http_unreachable (void);
+void bmq_assets_http_unreachable_clear (void);
+
 /* From then on every exchange and retry wait fails at once ("aborted"). */
 void bmq_assets_http_abort_all (void);
 bool bmq_assets_http_aborted (void);

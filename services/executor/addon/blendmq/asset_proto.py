@@ -8,6 +8,7 @@ RESOLUTIONS = ("1k", "2k", "4k", "8k")
 SOURCES = ("polyhaven", "sketchfab", "hyper3d")
 RESOLUTION_SOURCES = ("polyhaven",)
 SOURCE_FORMAT = {"hyper3d": "glb"}
+SOURCE_NAMES = {"polyhaven": "Poly Haven", "sketchfab": "Sketchfab", "hyper3d": "Hyper3D Rodin"}
 FORMATS = {
     "model": ("gltf", "fbx", "glb", "obj"),
     "hdri": ("hdr", "exr"),
