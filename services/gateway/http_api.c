@@ -46,7 +46,7 @@ static bmq_envelope_t *s_ask (bmq_http_req_t *req, bmq_envelope_t **env_p, s_fin
     bmq_envelope_destroy (&env);
     if (rc) return NULL;
     int64_t until = bmq_mono_ms () + timeout_ms;
-    while (bmq_mono_ms () < until && !bmq_http_server_stopping (req->server)) {
+    while (bmq_mono_ms () < until && !bmq_http_ctx_stopping (req->ctx)) {
         bmq_envelope_t *answer = bmq_http_bus_recv (bus, cid, SLICE_MS);
         if (answer && final (answer)) return answer;
         bmq_envelope_destroy (&answer);
@@ -54,7 +54,7 @@ static bmq_envelope_t *s_ask (bmq_http_req_t *req, bmq_envelope_t **env_p, s_fin
     return NULL;
 }
 
-static int s_timeout (bmq_http_req_t *req) { return bmq_http_server_options (req->server)->request_timeout_ms + 5000; }
+static int s_timeout (bmq_http_req_t *req) { return bmq_http_ctx_options (req->ctx)->request_timeout_ms + 5000; }
 
 /* A gateway `error` answer as an HTTP error. */
 static enum MHD_Result s_gateway_error (bmq_http_req_t *req, const bmq_envelope_t *env)
@@ -131,7 +131,7 @@ enum MHD_Result bmq_http_api_capabilities (bmq_http_req_t *req)
     if (form && strcmp (form, "full") && strcmp (form, "compact"))
         return bmq_http_reply_error (req, 400, "bad_request", "form must be full or compact");
     if (!form) form = "full";
-    char *text = bmq_http_server_cached_caps (req->server, form);
+    char *text = bmq_http_ctx_cached_caps (req->ctx, form);
     if (!text) {
         bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_CAPABILITIES_REQUEST, NULL, json_pack ("{s:s}", "form", form));
         bmq_envelope_t *answer = s_ask (req, &env, s_final_reply, s_timeout (req));
@@ -142,7 +142,7 @@ enum MHD_Result bmq_http_api_capabilities (bmq_http_req_t *req)
         }
         text = json_dumps (answer->body, BMQ_MCP_JSON_FLAGS);
         bmq_envelope_destroy (&answer);
-        bmq_http_server_cache_caps (req->server, form, text);
+        bmq_http_ctx_cache_caps (req->ctx, form, text);
     }
     struct MHD_Response *resp = MHD_create_response_from_buffer (strlen (text), text, MHD_RESPMEM_MUST_FREE);
     MHD_add_response_header (resp, "Content-Type", "application/json");
@@ -209,8 +209,8 @@ enum MHD_Result bmq_http_api_plan_get (bmq_http_req_t *req)
 {
     char id[BMQ_MAX_ID + 1];
     snprintf (id, sizeof id, "%.*s", (int) req->param_len, req->param);
-    bmq_http_server_catch_up (req->server);
-    json_t *rec = bmq_http_plans_get (bmq_http_server_plans (req->server), id);
+    bmq_http_ctx_catch_up (req->ctx);
+    json_t *rec = bmq_http_plans_get (bmq_http_ctx_plans (req->ctx), id);
     if (!rec) return bmq_http_reply_error (req, 404, "unknown_plan", "no plan %.64s is known here (plans are kept for the "
                                            "1000 most recent requests)", id);
     return bmq_http_reply_json (req, 200, rec);
@@ -373,8 +373,8 @@ enum MHD_Result bmq_http_api_plan_cancel (bmq_http_req_t *req)
 {
     char plan_id[128];
     snprintf (plan_id, sizeof plan_id, "%.*s", (int) req->param_len, req->param);
-    bmq_http_server_catch_up (req->server);
-    json_t *rec = bmq_http_plans_get (bmq_http_server_plans (req->server), plan_id);
+    bmq_http_ctx_catch_up (req->ctx);
+    json_t *rec = bmq_http_plans_get (bmq_http_ctx_plans (req->ctx), plan_id);
     bool known = json_string_value (json_object_get (rec, "cid")) != NULL;
     json_decref (rec);
     if (!known) return bmq_http_reply_error (req, 404, "unknown_plan", "no plan %s is known here", plan_id);
@@ -406,15 +406,15 @@ enum MHD_Result bmq_http_api_whoami (bmq_http_req_t *req)
 
 enum MHD_Result bmq_http_api_health (bmq_http_req_t *req)
 {
-    int64_t age = bmq_http_server_loop_age_ms (req->server);
+    int64_t age = bmq_http_ctx_loop_age_ms (req->ctx);
     bool ok = age < 5000;
     return bmq_http_reply_json (req, ok ? 200 : 503, json_pack ("{s:s, s:I}", "status", ok ? "ok" : "stuck", "gateway_loop_ms", (json_int_t) age));
 }
 
 enum MHD_Result bmq_http_api_metrics (bmq_http_req_t *req)
 {
-    bmq_http_server_catch_up (req->server);
-    char *text = bmq_http_metrics_render (bmq_http_server_metrics (req->server));
+    bmq_http_ctx_catch_up (req->ctx);
+    char *text = bmq_http_metrics_render (bmq_http_ctx_metrics (req->ctx));
     struct MHD_Response *resp = MHD_create_response_from_buffer (strlen (text), text, MHD_RESPMEM_MUST_FREE);
     MHD_add_response_header (resp, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
     return bmq_http_reply (req, 200, resp);

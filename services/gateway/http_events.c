@@ -17,7 +17,7 @@
 #define EXECUTORS_TRACKED 64        /* executor processes whose event seq is followed */
 
 typedef struct {
-    bmq_http_server_t *server;
+    bmq_http_ctx_t    *ctx;
     bmq_sse_ring_t    *ring;
     uint64_t           after;       /* number of the last event handed out (or skipped) */
     char              *plan_id;     /* NULL: every plan */
@@ -96,7 +96,7 @@ static ssize_t s_read (void *cls, uint64_t pos, char *buf, size_t max)
         free (s->pending);
         s->pending = NULL;
         s->len = s->off = 0;
-        if (bmq_http_server_stopping (s->server)) return MHD_CONTENT_READER_END_OF_STREAM;
+        if (bmq_http_ctx_stopping (s->ctx)) return MHD_CONTENT_READER_END_OF_STREAM;
         char peek;
         if (s->fd >= 0 && recv (s->fd, &peek, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
             return MHD_CONTENT_READER_END_OF_STREAM;        /* the reader left: its room goes back (http.streams_per_token) */
@@ -118,8 +118,8 @@ static ssize_t s_read (void *cls, uint64_t pos, char *buf, size_t max)
 static void s_free (void *cls)
 {
     s_stream_t *s = cls;
-    bmq_http_metrics_subscribers (bmq_http_server_metrics (s->server), -1);
-    bmq_http_server_stream_close (s->server, s->who);
+    bmq_http_metrics_subscribers (bmq_http_ctx_metrics (s->ctx), -1);
+    bmq_http_ctx_stream_close (s->ctx, s->who);
     free (s->pending);
     free (s->plan_id);
     free (s);
@@ -127,7 +127,7 @@ static void s_free (void *cls)
 
 enum MHD_Result bmq_http_events_handle (bmq_http_req_t *req)
 {
-    bmq_sse_ring_t *ring = bmq_http_server_events (req->server);
+    bmq_sse_ring_t *ring = bmq_http_ctx_events (req->ctx);
     const char *plan_id = bmq_http_req_query (req, "plan_id");
     const char *last = bmq_http_req_header (req, "Last-Event-ID");
     if (!last) last = bmq_http_req_query (req, "last_event_id");
@@ -137,14 +137,14 @@ enum MHD_Result bmq_http_events_handle (bmq_http_req_t *req)
     if (resume == BMQ_SSE_RESUME_BAD)
         return bmq_http_reply_error (req, 400, "bad_request", "Last-Event-ID must be the id of an event this gateway sent "
                                      "(INSTANCE-N), an id from an earlier gateway, or 0 (at most %d characters)", BMQ_SSE_ID_MAX);
-    if (!bmq_http_server_stream_open (req->server, req->who.name))
+    if (!bmq_http_ctx_stream_open (req->ctx, req->who.name))
         return bmq_http_reply_error (req, 429, "too_many_streams", "the token %s has as many event streams open as it may "
                                      "(http.streams_per_token): close one first", req->who.name);
     s_stream_t *s = calloc (1, sizeof *s);
     snprintf (s->who, sizeof s->who, "%s", req->who.name);
     const union MHD_ConnectionInfo *fd = MHD_get_connection_info (req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     s->fd = fd ? fd->connect_fd : -1;
-    s->server = req->server;
+    s->ctx = req->ctx;
     s->ring = ring;
     s->plan_id = plan_id ? strdup (plan_id) : NULL;
     s->after = after;                   /* an evicted id is found out by the first read */
@@ -154,7 +154,7 @@ enum MHD_Result bmq_http_events_handle (bmq_http_req_t *req)
     if (resume == BMQ_SSE_RESUME_OTHER) s->pending = s_join (s->pending, s_gap_restarted (s, last));
     s->len = strlen (s->pending);
     s->last_write = bmq_mono_ms ();
-    bmq_http_metrics_subscribers (bmq_http_server_metrics (req->server), 1);
+    bmq_http_metrics_subscribers (bmq_http_ctx_metrics (req->ctx), 1);
     struct MHD_Response *resp = MHD_create_response_from_callback (MHD_SIZE_UNKNOWN, SSE_CHUNK, s_read, s, s_free);
     MHD_add_response_header (resp, "Content-Type", "text/event-stream");
     MHD_add_response_header (resp, "Cache-Control", "no-cache");

@@ -3,7 +3,7 @@
 #include "http_events.h"
 #include "http_metrics.h"
 #include "http_plans.h"
-#include "http_server.h"
+#include "http_ctx.h"
 #include "mcp_tools.h"
 #include "sse_ring.h"
 #include "log.h"
@@ -63,46 +63,46 @@ void bmq_story_event (zsock_t *pub, const void *frame, size_t len)
     if (pub) s_tell (pub, "event", "", "", zframe_new (frame, len));
 }
 
-/* ---- applying a story to the HTTP server's state -------------------------------------- */
+/* ---- applying a story to the HTTP side's state -------------------------------------- */
 
-void bmq_http_server_apply_event (bmq_http_server_t *self, const void *frame, size_t len)
+void bmq_http_ctx_apply_event (bmq_http_ctx_t *self, const void *frame, size_t len)
 {
     if (!self) return;
     bmq_envelope_t *env = bmq_envelope_decode (frame, len, NULL, 0);
     if (!env || env->type != BMQ_MSG_PROGRESS) { bmq_envelope_destroy (&env); return; }
-    bmq_http_seqs_follow (bmq_http_server_seqs (self), bmq_http_server_events (self), env);      /* a gap before it goes first */
+    bmq_http_seqs_follow (bmq_http_ctx_seqs (self), bmq_http_ctx_events (self), env);      /* a gap before it goes first */
     json_t *data = json_deep_copy (env->body);
     json_object_set_new (data, "cid", json_string (env->cid));
     json_object_set_new (data, "ts", json_integer (env->ts_ms));
     char *text = json_dumps (data, BMQ_MCP_JSON_FLAGS);
-    bmq_sse_ring_push (bmq_http_server_events (self), "progress", bmq_body_str (env, "plan_id"), text);
+    bmq_sse_ring_push (bmq_http_ctx_events (self), "progress", bmq_body_str (env, "plan_id"), text);
     free (text);
     json_decref (data);
-    bmq_http_metrics_event (bmq_http_server_metrics (self));
+    bmq_http_metrics_event (bmq_http_ctx_metrics (self));
     const char *event = bmq_body_str (env, "event"), *status = bmq_body_str (env, "status");
     double ms = json_number_value (json_object_get (env->body, "duration_ms"));
-    if (event && status && !strcmp (event, "step")) bmq_http_metrics_step (bmq_http_server_metrics (self), status, ms);
+    if (event && status && !strcmp (event, "step")) bmq_http_metrics_step (bmq_http_ctx_metrics (self), status, ms);
     /* a report with `by` retells how an already-counted plan ended (Blender's rollback after a lost link) */
     else if (event && status && !strcmp (event, "plan") && strcmp (status, "started") && !json_object_get (env->body, "by"))
-        bmq_http_metrics_plan (bmq_http_server_metrics (self), status, ms);
+        bmq_http_metrics_plan (bmq_http_ctx_metrics (self), status, ms);
     bmq_envelope_destroy (&env);
 }
 
-void bmq_http_server_apply_request (bmq_http_server_t *self, const char *plan_id, const char *kind, const bmq_envelope_t *env)
+void bmq_http_ctx_apply_request (bmq_http_ctx_t *self, const char *plan_id, const char *kind, const bmq_envelope_t *env)
 {
-    if (self) bmq_http_plans_start (bmq_http_server_plans (self), plan_id, kind, env);
+    if (self) bmq_http_plans_start (bmq_http_ctx_plans (self), plan_id, kind, env);
 }
 
-void bmq_http_server_apply_answer (bmq_http_server_t *self, const char *plan_id, const bmq_envelope_t *env)
+void bmq_http_ctx_apply_answer (bmq_http_ctx_t *self, const char *plan_id, const bmq_envelope_t *env)
 {
     bool accepted = false;
-    if (self && bmq_http_plans_note (bmq_http_server_plans (self), plan_id, env, &accepted)) bmq_http_metrics_verdict (bmq_http_server_metrics (self), accepted);
+    if (self && bmq_http_plans_note (bmq_http_ctx_plans (self), plan_id, env, &accepted)) bmq_http_metrics_verdict (bmq_http_ctx_metrics (self), accepted);
 }
 
 /* ---- HTTP's side ------------------------------------------------------------------- */
 
 struct bmq_http_feed_t {
-    bmq_http_server_t *server;
+    bmq_http_ctx_t    *ctx;
     zsock_t           *sub;             /* the feed thread's alone once it runs */
     int                wake;            /* eventfd: a sync asks the thread to drain now */
     pthread_t          thread;
@@ -117,13 +117,13 @@ static void s_apply (bmq_http_feed_t *self, zmsg_t *msg)
     char *kind = zmsg_popstr (msg), *plan_id = zmsg_popstr (msg), *label = zmsg_popstr (msg);
     zframe_t *payload = zmsg_pop (msg);
     if (kind && plan_id && label && payload) {
-        if (!strcmp (kind, "event")) bmq_http_server_apply_event (self->server, zframe_data (payload), zframe_size (payload));
+        if (!strcmp (kind, "event")) bmq_http_ctx_apply_event (self->ctx, zframe_data (payload), zframe_size (payload));
         else {
             char err[256];
             bmq_envelope_t *env = bmq_envelope_decode (zframe_data (payload), zframe_size (payload), err, sizeof err);
             if (!env) bmq_warn ("http: a %s story for %s does not decode: %s", kind, plan_id, err);
-            else if (!strcmp (kind, "request")) bmq_http_server_apply_request (self->server, plan_id, label, env);
-            else if (!strcmp (kind, "answer")) bmq_http_server_apply_answer (self->server, plan_id, env);
+            else if (!strcmp (kind, "request")) bmq_http_ctx_apply_request (self->ctx, plan_id, label, env);
+            else if (!strcmp (kind, "answer")) bmq_http_ctx_apply_answer (self->ctx, plan_id, env);
             bmq_envelope_destroy (&env);
         }
     }
@@ -165,11 +165,11 @@ static void *s_run (void *arg)
     return NULL;
 }
 
-bmq_http_feed_t *bmq_http_feed_new (bmq_http_server_t *server, const char *endpoint)
+bmq_http_feed_t *bmq_http_feed_new (bmq_http_ctx_t *ctx, const char *endpoint)
 {
     bmq_http_feed_t *self = calloc (1, sizeof *self);
     if (!self) return NULL;
-    self->server = server;
+    self->ctx = ctx;
     self->wake = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
     self->sub = zsock_new (ZMQ_SUB);
     if (self->sub) {

@@ -29,12 +29,12 @@ void bmq_story_event (zsock_t *pub, const void *frame, size_t len);
 
 /* ---- HTTP's side --------------------------------------------------------------- */
 
-typedef struct bmq_http_server_t bmq_http_server_t;
+typedef struct bmq_http_ctx_t bmq_http_ctx_t;
 typedef struct bmq_http_feed_t bmq_http_feed_t;
 
 /* Subscribe to endpoint (subscribed before this returns: no story published
- * after it is missed) and apply every story to server in a thread of its own. */
-bmq_http_feed_t *bmq_http_feed_new (bmq_http_server_t *server, const char *endpoint);
+ * after it is missed) and apply every story to ctx (http_ctx.h) in a thread of its own. */
+bmq_http_feed_t *bmq_http_feed_new (bmq_http_ctx_t *ctx, const char *endpoint);
 void bmq_http_feed_destroy (bmq_http_feed_t **self_p);
 /* Return once every story published before this call has been applied (or
  * after timeout_ms). */

@@ -39,7 +39,7 @@ struct bmq_http_mcp_t {
 /* One tools/call answered as an SSE stream (or waited for, in JSON mode). */
 struct s_stream_t {
     bmq_http_mcp_t    *owner;
-    bmq_http_server_t *server;
+    bmq_http_ctx_t    *ctx;
     bmq_http_bus_t    *bus;              /* the connection's */
     char               session_id[33];
     bmq_mcp_call_t    *call;
@@ -173,12 +173,12 @@ static const char *s_outcome (const json_t *response)
 static void s_step (s_stream_t *st)
 {
     if (st->over) return;
-    if (bmq_http_server_stopping (st->server)) { st->over = true; return; }   /* the plan goes on: not a cancellation */
+    if (bmq_http_ctx_stopping (st->ctx)) { st->over = true; return; }   /* the plan goes on: not a cancellation */
     if (atomic_load (&st->cancelled)) {
         bmq_envelope_t *cancel = bmq_mcp_call_cancel (st->call);
         if (cancel && st->bus) bmq_http_bus_send (st->bus, cancel);
         bmq_envelope_destroy (&cancel);
-        bmq_http_metrics_tool (bmq_http_server_metrics (st->server), bmq_mcp_call_tool (st->call), "cancelled");
+        bmq_http_metrics_tool (bmq_http_ctx_metrics (st->ctx), bmq_mcp_call_tool (st->call), "cancelled");
         st->over = true;
         return;
     }
@@ -195,7 +195,7 @@ static void s_step (s_stream_t *st)
         bmq_envelope_destroy (&request);
         if (st->over) {
             json_t *last = json_array_get (st->out, json_array_size (st->out) - 1);
-            bmq_http_metrics_tool (bmq_http_server_metrics (st->server), bmq_mcp_call_tool (st->call), s_outcome (last));
+            bmq_http_metrics_tool (bmq_http_ctx_metrics (st->ctx), bmq_mcp_call_tool (st->call), s_outcome (last));
             return;
         }
     }
@@ -215,7 +215,7 @@ static void s_step (s_stream_t *st)
     if (!st->over) st->over = bmq_mcp_call_tick (st->call, bmq_mono_ms (), st->out);
     if (st->over) {
         json_t *last = json_array_get (st->out, json_array_size (st->out) - 1);
-        bmq_http_metrics_tool (bmq_http_server_metrics (st->server), bmq_mcp_call_tool (st->call), s_outcome (last));
+        bmq_http_metrics_tool (bmq_http_ctx_metrics (st->ctx), bmq_mcp_call_tool (st->call), s_outcome (last));
     }
 }
 
@@ -231,7 +231,7 @@ static void s_stream_free (void *cls)
         if (s->ephemeral && !zlistx_size (s->streams)) zhashx_delete (self->sessions, s->id);
     }
     pthread_mutex_unlock (&self->lock);
-    bmq_http_server_stream_close (st->server, st->who);
+    bmq_http_ctx_stream_close (st->ctx, st->who);
     bmq_mcp_call_destroy (&st->call);
     json_decref (st->answer);
     json_decref (st->out);
@@ -285,7 +285,7 @@ static bool s_accepts (const char *accept, const char *type)
 static enum MHD_Result s_run_call (bmq_http_mcp_t *self, bmq_http_req_t *req, s_session_t *session, bmq_mcp_outcome_t *out,
                                    bool sse)
 {
-    if (sse && !bmq_http_server_stream_open (req->server, req->who.name)) {
+    if (sse && !bmq_http_ctx_stream_open (req->ctx, req->who.name)) {
         pthread_mutex_unlock (&self->lock);
         bmq_mcp_call_destroy (&out->call);
         bmq_envelope_destroy (&out->request);
@@ -295,7 +295,7 @@ static enum MHD_Result s_run_call (bmq_http_mcp_t *self, bmq_http_req_t *req, s_
     s_stream_t *st = calloc (1, sizeof *st);
     st->owner = self;
     if (sse) snprintf (st->who, sizeof st->who, "%s", req->who.name);
-    st->server = req->server;
+    st->ctx = req->ctx;
     st->bus = bmq_http_req_bus (req);
     st->call = out->call;
     st->out = json_array ();
@@ -372,7 +372,7 @@ static enum MHD_Result s_run_task (bmq_http_mcp_t *self, bmq_http_req_t *req, s_
 {
     s_stream_t *st = calloc (1, sizeof *st);
     st->owner = self;
-    st->server = req->server;
+    st->ctx = req->ctx;
     st->call = out->call;
     st->out = json_array ();
     st->last_write = bmq_mono_ms ();

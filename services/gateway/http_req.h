@@ -1,9 +1,9 @@
-/* http_req — what a route's handler gets: the request, the server's services
- * it may use, and the replies. The route modules (http_api, http_web,
- * http_events, http_mcp) include this, never http_server.h: the server
- * dispatches to them through the route table (http_routes.h), and they do not
- * know the server's lifecycle. Replies and request accessors: http_reply.c;
- * the server's services: http_server.c. */
+/* http_req — what a route's handler gets: the request, its context (the HTTP
+ * side's shared state: req->ctx) and the replies. The route modules (http_api,
+ * http_web, http_events, http_mcp) include this, never http_server.h: the
+ * server dispatches to them through the route table (http_routes.h), and they
+ * neither know the server nor call it. Replies and request accessors:
+ * http_reply.c; the context: http_ctx.c. */
 #ifndef BMQ_HTTP_REQ_H
 #define BMQ_HTTP_REQ_H
 
@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct bmq_http_server_t bmq_http_server_t;
+typedef struct bmq_http_ctx_t bmq_http_ctx_t;        /* http_ctx.c */
 typedef struct bmq_http_bus_t bmq_http_bus_t;
 
 typedef struct {
@@ -50,7 +50,7 @@ typedef struct bmq_http_metrics_t bmq_http_metrics_t;
 typedef struct bmq_http_mcp_t bmq_http_mcp_t;
 
 typedef struct {
-    bmq_http_server_t     *server;
+    bmq_http_ctx_t        *ctx;             /* what the handler may use besides the request (below) */
     struct MHD_Connection *conn;
     const char            *method, *url;
     const char            *body;            /* NUL-terminated */
@@ -68,34 +68,30 @@ typedef struct {
     const char            *session;         /* the page's session cookie, when that is how it signed in */
 } bmq_http_req_t;
 
-const bmq_http_options_t *bmq_http_server_options (const bmq_http_server_t *self);
-bmq_sse_ring_t     *bmq_http_server_events (bmq_http_server_t *self);
-bmq_http_plans_t   *bmq_http_server_plans (bmq_http_server_t *self);
-bmq_http_metrics_t *bmq_http_server_metrics (bmq_http_server_t *self);
+/* The context's parts and services (http_ctx.c). */
+const bmq_http_options_t *bmq_http_ctx_options (const bmq_http_ctx_t *ctx);
+bmq_sse_ring_t     *bmq_http_ctx_events (bmq_http_ctx_t *ctx);
+bmq_http_plans_t   *bmq_http_ctx_plans (bmq_http_ctx_t *ctx);
+bmq_http_metrics_t *bmq_http_ctx_metrics (bmq_http_ctx_t *ctx);
 typedef struct bmq_http_seqs_t bmq_http_seqs_t;
-bmq_http_seqs_t    *bmq_http_server_seqs (bmq_http_server_t *self);     /* executors' event sequences (the feed's) */
-/* Note a refusal for the audit (and the log): what was asked, by whom, why. */
-void bmq_http_server_refused (bmq_http_server_t *self, bmq_http_req_t *req, int status, const char *code, const char *why);
-bool                bmq_http_server_stopping (const bmq_http_server_t *self);
+bmq_http_seqs_t    *bmq_http_ctx_seqs (bmq_http_ctx_t *ctx);     /* executors' event sequences (the feed's) */
+bmq_http_auth_t    *bmq_http_ctx_auth (bmq_http_ctx_t *ctx);     /* tokens, sessions, login codes */
+bmq_http_mcp_t     *bmq_http_ctx_mcp (bmq_http_ctx_t *ctx);      /* the MCP endpoint's state (http_mcp.h) */
+bool                bmq_http_ctx_stopping (const bmq_http_ctx_t *ctx);
 /* Milliseconds since the gateway loop last ticked. */
-int64_t             bmq_http_server_loop_age_ms (const bmq_http_server_t *self);
+int64_t             bmq_http_ctx_loop_age_ms (const bmq_http_ctx_t *ctx);
 /* The capabilities cache (GET /api/mcp/capabilities). */
-char *bmq_http_server_cached_caps (bmq_http_server_t *self, const char *form);          /* malloc'd or NULL */
-void  bmq_http_server_cache_caps (bmq_http_server_t *self, const char *form, const char *text);
-
+char *bmq_http_ctx_cached_caps (bmq_http_ctx_t *ctx, const char *form);          /* malloc'd or NULL */
+void  bmq_http_ctx_cache_caps (bmq_http_ctx_t *ctx, const char *form, const char *text);
 /* Before reading plans or metrics: every story the gateway told so far has been applied. */
-void bmq_http_server_catch_up (bmq_http_server_t *self);
-/* The MCP endpoint's state (http_mcp.h). */
-bmq_http_mcp_t *bmq_http_server_mcp (bmq_http_server_t *self);
+void bmq_http_ctx_catch_up (bmq_http_ctx_t *ctx);
+/* An event stream of a token opens (false: it has http.streams_per_token
+ * open already; answered 429 by the caller) / closes. */
+bool bmq_http_ctx_stream_open (bmq_http_ctx_t *ctx, const char *who);
+void bmq_http_ctx_stream_close (bmq_http_ctx_t *ctx, const char *who);
 
 /* The page's anti-CSRF nonce for this request's session (false: not a session). */
 bool bmq_http_req_csrf (bmq_http_req_t *req, char *nonce, size_t len);
-/* An event stream of req's token opens (false: it has http.streams_per_token
- * open already; answered 429 by the caller) / closes. */
-bool bmq_http_server_stream_open (bmq_http_server_t *self, const char *who);
-void bmq_http_server_stream_close (bmq_http_server_t *self, const char *who);
-/* The auth table (login codes: http_web.c). */
-bmq_http_auth_t *bmq_http_server_auth (bmq_http_server_t *self);
 
 /* This connection's DEALER to the gateway (created on first use); NULL when the endpoint is unusable. */
 bmq_http_bus_t *bmq_http_req_bus (bmq_http_req_t *req);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static enum MHD_Result s_mcp (bmq_http_req_t *req) { return bmq_http_mcp_handle (bmq_http_server_mcp (req->server), req); }
+static enum MHD_Result s_mcp (bmq_http_req_t *req) { return bmq_http_mcp_handle (bmq_http_ctx_mcp (req->ctx), req); }
 
 #define V BMQ_ROLE_VIEWER
 #define O BMQ_ROLE_OPERATOR

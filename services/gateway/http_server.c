@@ -1,11 +1,12 @@
-/* http_server — libmicrohttpd daemon, access checks, bodies, dispatch through the route table (http_routes.h),
- * and the state the gateway's stories feed. */
+/* http_server — libmicrohttpd daemon, access checks, bodies, dispatch through the route table (http_routes.h).
+ * What the route handlers share (plans, events, metrics, MCP, streams) is their context (http_ctx.c). */
 #include "http_server.h"
 #include "audit_tally.h"
 #include "audit_client.h"
 #include "mcp_tools.h"
 #include "http_access.h"
 #include "http_bus.h"
+#include "http_ctx.h"
 #include "http_events.h"
 #include "http_feed.h"
 #include "http_mcp.h"
@@ -29,12 +30,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define PLANS_KEPT 1000
 #define REFUSALS_KEPT 1000          /* refusals waiting for the audit; more are only logged */
 #define MAX_CONNS_TRACKED 8192
 #define REAP_MS       100           /* how often headers that never finish are looked for */
 #define KEEPALIVE_IDLE_MS 15000     /* a kept-alive connection may idle this long for its next request */
-#define STREAM_NAMES  256
 
 typedef struct s_conn_t s_conn_t;
 struct s_conn_t {                           /* one connection (its thread) */
@@ -47,11 +46,6 @@ struct s_conn_t {                           /* one connection (its thread) */
     s_conn_t       *prev, *next;            /* the server's list, oldest first */
 };
 
-typedef struct {
-    char name[64];
-    int  open;
-} s_stream_count_t;
-
 struct bmq_http_server_t {
     bmq_http_options_t  opts;
     char               *bind, *token, *origins, *endpoint;
@@ -59,28 +53,19 @@ struct bmq_http_server_t {
     int                 port;
     char                url[320];
     bmq_http_access_t  *access;
-    bmq_http_auth_t    *auth;
+    bmq_http_ctx_t     *ctx;                /* what the route handlers share (http_ctx.h) */
+    bmq_http_auth_t    *auth;               /* the context's */
     pthread_mutex_t     refusals_lock;
     json_t             *refusals;           /* not yet audited */
     size_t              refusals_dropped;
-    bmq_sse_ring_t     *events;
-    bmq_http_plans_t   *plans;
-    bmq_http_metrics_t *metrics;
-    bmq_http_mcp_t     *mcp;
+    bmq_http_metrics_t *metrics;            /* the context's */
     atomic_bool         stopping;
-    atomic_llong        last_tick;
-    pthread_mutex_t     caps_lock;
-    char               *caps[2];            /* compact, full */
-    int64_t             caps_at[2];
-    bmq_http_seqs_t    *seqs;               /* executors' event sequences (the feed thread's only) */
-    bmq_http_feed_t    *feed;               /* the gateway's stories, applied in a thread of its own */
     pthread_mutex_t     conns_lock;         /* connections, for floods (below) */
     s_conn_t           *conns_head, *conns_tail;
     size_t              nconns, nwaiting;
     size_t              dropped_slow, dropped_room;
     pthread_t           reaper;
     bool                reaper_running;
-    s_stream_count_t    streams[STREAM_NAMES];
 };
 
 
@@ -97,15 +82,10 @@ typedef struct {                            /* one request (MHD's req_cls) */
 
 int         bmq_http_server_port (const bmq_http_server_t *self) { return self->port; }
 const char *bmq_http_server_url (const bmq_http_server_t *self) { return self->url; }
-const bmq_http_options_t *bmq_http_server_options (const bmq_http_server_t *self) { return &self->opts; }
-bmq_sse_ring_t     *bmq_http_server_events (bmq_http_server_t *self) { return self->events; }
-bmq_http_plans_t   *bmq_http_server_plans (bmq_http_server_t *self) { return self->plans; }
-bmq_http_metrics_t *bmq_http_server_metrics (bmq_http_server_t *self) { return self->metrics; }
-bmq_http_seqs_t    *bmq_http_server_seqs (bmq_http_server_t *self) { return self->seqs; }
 
 /* ---- refusals, for the audit ------------------------------------------------------ */
 
-void bmq_http_server_refused (bmq_http_server_t *self, bmq_http_req_t *req, int status, const char *code, const char *why)
+static void s_refused (bmq_http_server_t *self, bmq_http_req_t *req, int status, const char *code, const char *why)
 {
     const char *agent = bmq_http_req_header (req, "User-Agent");
     const union MHD_ConnectionInfo *ci = MHD_get_connection_info (req->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
@@ -158,29 +138,6 @@ void bmq_http_server_audit (bmq_http_server_t *self, bmq_audit_t *audit)
     }
     json_decref (taken);
 }
-bool bmq_http_server_stopping (const bmq_http_server_t *self) { return atomic_load (&self->stopping); }
-int64_t bmq_http_server_loop_age_ms (const bmq_http_server_t *self) { return bmq_mono_ms () - atomic_load (&self->last_tick); }
-
-char *bmq_http_server_cached_caps (bmq_http_server_t *self, const char *form)
-{
-    int i = form && !strcmp (form, "full") ? 1 : 0;
-    char *copy = NULL;
-    pthread_mutex_lock (&self->caps_lock);
-    if (self->caps[i] && bmq_mono_ms () - self->caps_at[i] < self->opts.capabilities_cache_ms) copy = strdup (self->caps[i]);
-    pthread_mutex_unlock (&self->caps_lock);
-    return copy;
-}
-
-void bmq_http_server_cache_caps (bmq_http_server_t *self, const char *form, const char *text)
-{
-    int i = form && !strcmp (form, "full") ? 1 : 0;
-    pthread_mutex_lock (&self->caps_lock);
-    free (self->caps[i]);
-    self->caps[i] = strdup (text);
-    self->caps_at[i] = bmq_mono_ms ();
-    pthread_mutex_unlock (&self->caps_lock);
-}
-
 /* ---- floods: headers that never finish, and room for the rest ---------------------
  * Every connection is on a list with the time it started waiting for a
  * request's headers (at connect, and again after each answer on a kept-alive
@@ -235,39 +192,6 @@ static void *s_reaper (void *arg)
         if (slow) bmq_debug ("http: dropped %zu connection(s) whose request headers did not come within %d ms", slow, timeout);
     }
     return NULL;
-}
-
-bool bmq_http_server_stream_open (bmq_http_server_t *self, const char *who)
-{
-    if (!who || !*who) return true;
-    bool ok = false;
-    pthread_mutex_lock (&self->conns_lock);
-    s_stream_count_t *slot = NULL, *free_slot = NULL;
-    for (size_t i = 0; i < STREAM_NAMES && !slot; i++) {
-        if (!strcmp (self->streams[i].name, who)) slot = &self->streams[i];
-        else if (!free_slot && !self->streams[i].open) free_slot = &self->streams[i];
-    }
-    if (!slot && free_slot) { slot = free_slot; snprintf (slot->name, sizeof slot->name, "%s", who); slot->open = 0; }
-    if (slot && slot->open < self->opts.streams_per_token) { slot->open++; ok = true; }
-    pthread_mutex_unlock (&self->conns_lock);
-    return ok;
-}
-
-void bmq_http_server_stream_close (bmq_http_server_t *self, const char *who)
-{
-    if (!who || !*who) return;
-    pthread_mutex_lock (&self->conns_lock);
-    for (size_t i = 0; i < STREAM_NAMES; i++)
-        if (!strcmp (self->streams[i].name, who) && self->streams[i].open > 0) { self->streams[i].open--; break; }
-    pthread_mutex_unlock (&self->conns_lock);
-}
-
-bmq_http_auth_t *bmq_http_server_auth (bmq_http_server_t *self) { return self->auth; }
-bmq_http_mcp_t *bmq_http_server_mcp (bmq_http_server_t *self) { return self->mcp; }
-
-bool bmq_http_req_csrf (bmq_http_req_t *req, char *nonce, size_t len)
-{
-    return req->session && bmq_http_auth_csrf (req->server->auth, req->session, nonce, len);
 }
 
 /* ---- libmicrohttpd callbacks ------------------------------------------------------ */
@@ -345,7 +269,7 @@ static const char s_signin_page[] =
 
 static enum MHD_Result s_unauthorized (bmq_http_server_t *self, bmq_http_req_t *req, const char *why)
 {
-    bmq_http_server_refused (self, req, 401, "unauthorized", why);
+    s_refused (self, req, 401, "unauthorized", why);
     const char *accept = bmq_http_req_header (req, "Accept");
     if (!strcmp (req->url, "/") && !strcmp (req->method, "GET") && accept && strstr (accept, "text/html")) {
         struct MHD_Response *page = MHD_create_response_from_buffer (sizeof s_signin_page - 1, (void *) s_signin_page,
@@ -432,7 +356,7 @@ static enum MHD_Result s_begin (bmq_http_server_t *self, s_request_t *r, bool *a
     int status = bmq_http_access_check (self->access, bmq_http_req_header (req, "Host"), origin, NULL, false, &code, &message);
     *answered = true;
     if (status) {
-        bmq_http_server_refused (self, req, status, code, message);
+        s_refused (self, req, status, code, message);
         return bmq_http_reply_error (req, status, code, "%s", message);
     }
     if (origin) req->origin = origin;
@@ -450,7 +374,7 @@ static enum MHD_Result s_begin (bmq_http_server_t *self, s_request_t *r, bool *a
             char text[300];
             snprintf (text, sizeof text, "%s %s needs role %s; the token %s has role %s", req->method, req->route, bmq_role_name (need),
                       req->who.name, bmq_role_name (req->who.role));
-            bmq_http_server_refused (self, req, 403, "forbidden", text);
+            s_refused (self, req, 403, "forbidden", text);
             json_t *body = json_pack ("{s:{s:s, s:s, s:s, s:s}}", "error", "code", "forbidden", "message", text,
                                       "needs_role", bmq_role_name (need), "role", bmq_role_name (req->who.role));
             return bmq_http_reply_json (req, 403, body);
@@ -462,7 +386,7 @@ static enum MHD_Result s_begin (bmq_http_server_t *self, s_request_t *r, bool *a
             const char *type = bmq_http_req_header (req, "Content-Type");
             bool json = type && !strncasecmp (type, "application/json", 16) && (!type[16] || type[16] == ';' || type[16] == ' ');
             if (!json && !bmq_http_req_header (req, BMQ_HTTP_CSRF_HEADER)) {
-                bmq_http_server_refused (self, req, 415, "unsupported_media_type", "a state-changing request without Content-Type: application/json");
+                s_refused (self, req, 415, "unsupported_media_type", "a state-changing request without Content-Type: application/json");
                 return bmq_http_reply_error (req, 415, "unsupported_media_type", "send the body as Content-Type: application/json "
                                              "(every request that changes something must; an empty body is {})");
             }
@@ -471,7 +395,7 @@ static enum MHD_Result s_begin (bmq_http_server_t *self, s_request_t *r, bool *a
          * session's nonce, which only a page of this origin could read (GET /api/whoami) */
         if (req->session && !reads && r->row && (r->row->flags & BMQ_ROUTE_PERSON)
             && !bmq_http_auth_csrf_ok (self->auth, req->session, bmq_http_req_header (req, BMQ_HTTP_CSRF_HEADER))) {
-            bmq_http_server_refused (self, req, 403, "csrf", "a confirmation from the page without the session's nonce");
+            s_refused (self, req, 403, "csrf", "a confirmation from the page without the session's nonce");
             return bmq_http_reply_error (req, 403, "csrf", "this confirmation lacks the page's nonce (header " BMQ_HTTP_CSRF_HEADER
                                          "): reload the page and confirm there");
         }
@@ -494,7 +418,7 @@ static enum MHD_Result s_access (void *cls, struct MHD_Connection *conn, const c
     if (!r) {
         r = calloc (1, sizeof *r);
         *req_cls = r;
-        r->req = (bmq_http_req_t) { .server = self, .conn = conn, .method = method, .url = url,
+        r->req = (bmq_http_req_t) { .ctx = self->ctx, .conn = conn, .method = method, .url = url,
                                     .gateway = self->endpoint, .started_us = bmq_mono_us () };
         r->row = bmq_http_route_find (method, url, &r->req.route, &r->req.param, &r->req.param_len);
         if (!r->req.route) r->req.route = "other";
@@ -570,28 +494,21 @@ bmq_http_server_t *bmq_http_server_new (const bmq_http_options_t *opts, char *er
     self->opts.allowed_origins = self->origins;
     self->opts.gateway_endpoint = self->endpoint;
     if (!self->opts.max_body) self->opts.max_body = 1u << 20;
-    pthread_mutex_init (&self->caps_lock, NULL);
     pthread_mutex_init (&self->conns_lock, NULL);
     if (self->opts.header_timeout_ms <= 0) self->opts.header_timeout_ms = 3000;
     if (self->opts.pending_connections <= 0) self->opts.pending_connections = 256;
     if (self->opts.streams_per_token <= 0) self->opts.streams_per_token = 16;
     if (self->opts.mcp_sessions_per_token <= 0) self->opts.mcp_sessions_per_token = 64;
     if (self->opts.login_code_ttl_ms <= 0 || self->opts.login_code_ttl_ms > 60000) self->opts.login_code_ttl_ms = 60000;
-    atomic_store (&self->last_tick, bmq_mono_ms ());
     self->access = bmq_http_access_new (self->bind, "", self->origins);
-    self->auth = bmq_http_auth_new (opts->keys_dir, self->token);
+    if (!(self->ctx = bmq_http_ctx_new (&self->opts, self->token, e2, sizeof e2))) { snprintf (err, errlen, "%s", e2); goto fail; }
+    self->auth = bmq_http_ctx_auth (self->ctx);
+    self->metrics = bmq_http_ctx_metrics (self->ctx);
     pthread_mutex_init (&self->refusals_lock, NULL);
     self->refusals = json_array ();
     if (!bmq_http_auth_tokens (self->auth))
         bmq_warn ("http: no tokens (keys dir '%s'): every route but /healthz answers 401 until `blendmq keys init` makes them",
                   opts->keys_dir ? opts->keys_dir : "");
-    self->events = bmq_sse_ring_new ((size_t) (opts->event_buffer > 0 ? opts->event_buffer : 4096), bmq_instance_id ());
-    self->seqs = bmq_http_seqs_new ();
-    self->plans = bmq_http_plans_new (PLANS_KEPT);
-    self->metrics = bmq_http_metrics_new ();
-    self->mcp = bmq_http_mcp_new (opts->mcp_test_tools, opts->request_timeout_ms + 5000, self->opts.mcp_sessions_per_token,
-                                  opts->mcp_confirm_elicitation, e2, sizeof e2);
-    if (!self->mcp) { snprintf (err, errlen, "%s", e2); goto fail; }
     unsigned max_conns = (unsigned) (opts->max_connections > 0 ? opts->max_connections : 512);
     unsigned per_ip = opts->per_ip_connection_limit > 0 ? (unsigned) opts->per_ip_connection_limit : max_conns;
     /* poll, not select: a flood's descriptors pass FD_SETSIZE (1024), and select cannot watch those */
@@ -617,8 +534,7 @@ bmq_http_server_t *bmq_http_server_new (const bmq_http_options_t *opts, char *er
     self->port = info ? info->port : opts->port;
     bool v6 = strchr (self->bind, ':') != NULL;
     snprintf (self->url, sizeof self->url, "http://%s%s%s:%d", v6 ? "[" : "", self->bind, v6 ? "]" : "", self->port);
-    if (opts->stories_endpoint && *opts->stories_endpoint
-        && !(self->feed = bmq_http_feed_new (self, opts->stories_endpoint))) {
+    if (bmq_http_ctx_follow (self->ctx, opts->stories_endpoint)) {
         snprintf (err, errlen, "cannot follow the gateway's stories at %s", opts->stories_endpoint);
         goto fail;
     }
@@ -635,23 +551,15 @@ void bmq_http_server_destroy (bmq_http_server_t **self_p)
     if (!self_p || !*self_p) return;
     bmq_http_server_t *self = *self_p;
     atomic_store (&self->stopping, true);
-    if (self->events) bmq_sse_ring_close (self->events);
+    if (self->ctx) bmq_http_ctx_stop (self->ctx);
     if (self->reaper_running) pthread_join (self->reaper, NULL);
     if (self->daemon) MHD_stop_daemon (self->daemon);
-    bmq_http_feed_destroy (&self->feed);         /* before what it feeds */
-    bmq_http_mcp_destroy (&self->mcp);
-    bmq_http_metrics_destroy (&self->metrics);
-    bmq_http_plans_destroy (&self->plans);
-    bmq_sse_ring_destroy (&self->events);
-    bmq_http_seqs_destroy (&self->seqs);
+    bmq_http_ctx_destroy (&self->ctx);
     bmq_http_access_destroy (&self->access);
-    bmq_http_auth_destroy (&self->auth);
     if (self->refusals) {
         json_decref (self->refusals);
         pthread_mutex_destroy (&self->refusals_lock);
     }
-    for (int i = 0; i < 2; i++) free (self->caps[i]);
-    pthread_mutex_destroy (&self->caps_lock);
     pthread_mutex_destroy (&self->conns_lock);
     if (self->token) sodium_memzero (self->token, strlen (self->token));
     free (self->token);
@@ -745,10 +653,25 @@ int bmq_http_server_start (bmq_config_t *cfg, const char *gateway_endpoint, cons
 
 void bmq_http_server_tick (bmq_http_server_t *self)
 {
-    if (self) atomic_store (&self->last_tick, bmq_mono_ms ());
+    if (self) bmq_http_ctx_tick (self->ctx);
 }
 
 void bmq_http_server_catch_up (bmq_http_server_t *self)
 {
-    if (self) bmq_http_feed_sync (self->feed, 1000);
+    if (self) bmq_http_ctx_catch_up (self->ctx);
+}
+
+void bmq_http_server_apply_event (bmq_http_server_t *self, const void *frame, size_t len)
+{
+    if (self) bmq_http_ctx_apply_event (self->ctx, frame, len);
+}
+
+void bmq_http_server_apply_request (bmq_http_server_t *self, const char *plan_id, const char *kind, const bmq_envelope_t *env)
+{
+    if (self) bmq_http_ctx_apply_request (self->ctx, plan_id, kind, env);
+}
+
+void bmq_http_server_apply_answer (bmq_http_server_t *self, const char *plan_id, const bmq_envelope_t *env)
+{
+    if (self) bmq_http_ctx_apply_answer (self->ctx, plan_id, env);
 }

@@ -11,7 +11,7 @@
  * gateway's inproc endpoint) and an SSE stream may wait for events without
  * holding up anyone else. The gateway's loop does not call into HTTP for
  * what happens to requests: it tells its stories (http_feed.h), and HTTP's
- * feed thread applies them here. */
+ * feed thread applies them to the handlers' context (http_ctx.h). */
 #ifndef BMQ_HTTP_SERVER_H
 #define BMQ_HTTP_SERVER_H
 
@@ -21,6 +21,8 @@
 #include <jansson.h>
 #include <microhttpd.h>
 #include <stdbool.h>
+
+typedef struct bmq_http_server_t bmq_http_server_t;
 
 /* Start listening. NULL with err when the address cannot be used. */
 bmq_http_server_t *bmq_http_server_new (const bmq_http_options_t *opts, char *err, size_t errlen);
@@ -37,8 +39,8 @@ int bmq_http_server_start (bmq_config_t *cfg, const char *gateway_endpoint, cons
 int         bmq_http_server_port (const bmq_http_server_t *self);
 const char *bmq_http_server_url (const bmq_http_server_t *self);      /* http://host:port */
 
-/* ---- what the gateway's story stream brings (defined in http_feed.c; its
- * thread's only, and tests') ---------------------------------------------------- */
+/* ---- what the gateway's story stream brings (the feed applies it to the
+ * context, http_ctx.h; these are for tests) -------------------------------------- */
 
 /* A progress envelope as re-published on gateway.events (raw frame). */
 void bmq_http_server_apply_event (bmq_http_server_t *self, const void *frame, size_t len);
@@ -46,6 +48,8 @@ void bmq_http_server_apply_event (bmq_http_server_t *self, const void *frame, si
 void bmq_http_server_apply_request (bmq_http_server_t *self, const char *plan_id, const char *kind, const bmq_envelope_t *env);
 /* An answer the gateway sent the requester of plan_id. */
 void bmq_http_server_apply_answer (bmq_http_server_t *self, const char *plan_id, const bmq_envelope_t *env);
+/* Every story told so far has been applied. */
+void bmq_http_server_catch_up (bmq_http_server_t *self);
 
 /* ---- the gateway loop (NULL server: no-op) --------------------------------- */
 

@@ -66,7 +66,7 @@ enum MHD_Result bmq_http_web_index (bmq_http_req_t *req)
 
 /* ---- talking to the gateway (as http_api does: the connection's own DEALER) --------------- */
 
-static int s_timeout (bmq_http_req_t *req) { return bmq_http_server_options (req->server)->request_timeout_ms + 5000; }
+static int s_timeout (bmq_http_req_t *req) { return bmq_http_ctx_options (req->ctx)->request_timeout_ms + 5000; }
 
 /* Send `env` (taken) for the requester; its cid in cid. -1 when the bus is unusable. */
 static int s_send (bmq_http_req_t *req, bmq_envelope_t **env_p, char *cid, size_t cidlen)
@@ -88,7 +88,7 @@ static bmq_envelope_t *s_wait (bmq_http_req_t *req, const char *cid, bmq_msg_typ
 {
     bmq_http_bus_t *bus = bmq_http_req_bus (req);
     int64_t until = bmq_mono_ms () + timeout_ms;
-    while (bus && bmq_mono_ms () < until && !bmq_http_server_stopping (req->server)) {
+    while (bus && bmq_mono_ms () < until && !bmq_http_ctx_stopping (req->ctx)) {
         bmq_envelope_t *env = bmq_http_bus_recv (bus, cid, SLICE_MS);
         if (env && (env->type == a || env->type == b || env->type == BMQ_MSG_ERROR)) return env;
         bmq_envelope_destroy (&env);
@@ -161,7 +161,7 @@ enum MHD_Result bmq_http_web_preview (bmq_http_req_t *req)
 /* ---- POST /api/web/chat: the request's story as Server-Sent Events ------------------------- */
 
 typedef struct {
-    bmq_http_server_t *server;
+    bmq_http_ctx_t    *ctx;
     bmq_http_bus_t    *bus;             /* the connection's: outlives the response */
     char               cid[BMQ_MAX_ID + 1];
     char              *pending;
@@ -193,7 +193,7 @@ static ssize_t s_story_read (void *cls, uint64_t pos, char *buf, size_t max)
         free (s->pending);
         s->pending = NULL;
         s->len = s->off = 0;
-        if (s->ended || bmq_http_server_stopping (s->server)) return MHD_CONTENT_READER_END_OF_STREAM;
+        if (s->ended || bmq_http_ctx_stopping (s->ctx)) return MHD_CONTENT_READER_END_OF_STREAM;
         char *text = NULL;
         bmq_envelope_t *env = bmq_http_bus_recv (s->bus, s->cid, SLICE_MS);
         int64_t now = bmq_mono_ms ();
@@ -219,7 +219,7 @@ static ssize_t s_story_read (void *cls, uint64_t pos, char *buf, size_t max)
 static void s_story_free (void *cls)
 {
     s_story_t *s = cls;
-    bmq_http_server_stream_close (s->server, s->who);
+    bmq_http_ctx_stream_close (s->ctx, s->who);
     free (s->pending);
     free (s);
 }
@@ -235,7 +235,7 @@ static void s_new_plan_id (char *buf, size_t len)
 enum MHD_Result bmq_http_web_chat (bmq_http_req_t *req)
 {
     /* its Content-Type: checked by the router (BMQ_BODY_JSON) */
-    if (!bmq_http_server_stream_open (req->server, req->who.name))
+    if (!bmq_http_ctx_stream_open (req->ctx, req->who.name))
         return bmq_http_reply_error (req, 429, "too_many_streams", "the token %s has as many event streams open as it may "
                                      "(http.streams_per_token): wait for one to end", req->who.name);
     json_error_t jerr;
@@ -244,7 +244,7 @@ enum MHD_Result bmq_http_web_chat (bmq_http_req_t *req)
     if (!json_is_object (body) || !json_is_string (prompt) || !json_string_length (prompt) || json_string_length (prompt) > MAX_PROMPT
         || (keep && !json_is_boolean (keep))) {
         json_decref (body);
-        bmq_http_server_stream_close (req->server, req->who.name);
+        bmq_http_ctx_stream_close (req->ctx, req->who.name);
         return bmq_http_reply_error (req, 400, "bad_request", "expected {\"prompt\": \"build a snowman\"} (at most %d bytes; "
                                      "optionally \"keep_partial\": true)", MAX_PROMPT);
     }
@@ -255,7 +255,7 @@ enum MHD_Result bmq_http_web_chat (bmq_http_req_t *req)
     json_decref (body);
     bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_CHAT_REQUEST, NULL, msg);
     if (s_send (req, &env, cid, sizeof cid)) {
-        bmq_http_server_stream_close (req->server, req->who.name);
+        bmq_http_ctx_stream_close (req->ctx, req->who.name);
         return bmq_http_reply_error (req, 502, "gateway_error", "the gateway is not reachable");
     }
     /* an early refusal keeps its HTTP status; anything else starts the stream */
@@ -264,12 +264,12 @@ enum MHD_Result bmq_http_web_chat (bmq_http_req_t *req)
     if (first && first->type == BMQ_MSG_ERROR) {
         enum MHD_Result rc = s_error (req, first);
         bmq_envelope_destroy (&first);
-        bmq_http_server_stream_close (req->server, req->who.name);
+        bmq_http_ctx_stream_close (req->ctx, req->who.name);
         return rc;
     }
     s_story_t *s = calloc (1, sizeof *s);
     snprintf (s->who, sizeof s->who, "%s", req->who.name);
-    s->server = req->server;
+    s->ctx = req->ctx;
     s->bus = bus;
     snprintf (s->cid, sizeof s->cid, "%s", cid);
     s->idle_ms = s_timeout (req);
@@ -296,9 +296,9 @@ enum MHD_Result bmq_http_web_login_code (bmq_http_req_t *req)
 {
     if (req->session || !bmq_http_req_header (req, "Authorization"))
         return bmq_http_reply_error (req, 403, "forbidden", "a sign-in code is minted for a bearer token only (blendmq web --open)");
-    int ttl = bmq_http_server_options (req->server)->login_code_ttl_ms;
+    int ttl = bmq_http_ctx_options (req->ctx)->login_code_ttl_ms;
     char code[96];
-    if (!bmq_http_auth_code_new (bmq_http_server_auth (req->server), req->who.name, ttl, code, sizeof code))
+    if (!bmq_http_auth_code_new (bmq_http_ctx_auth (req->ctx), req->who.name, ttl, code, sizeof code))
         return bmq_http_reply_error (req, 500, "no_code", "could not make a sign-in code");
     char path[128];
     snprintf (path, sizeof path, "/?code=%s", code);
