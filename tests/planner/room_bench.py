@@ -18,7 +18,10 @@ scored on what Blender really built, no model as judge:
   chat failures: share of prompts with no plan or a plan Blender could not run
 
     room_bench.py --compose-tool build/bin/compose_tool [--sample N] [--renders DIR] [--assert] [--json]
+                  [--prompts FILE] [--bench NAME]
 
+--prompts FILE scores another set (default compose_prompts.json; holdout_prompts.json is the held-out one,
+written apart from the parser) and --bench NAME names its JSON lines.
 --sample N scores every k-th room so that about N are scored (the ctest); --assert exits 1 when a
 figure misses its aim (counts ≥ 85 %, colours ≥ 80 %, relations ≥ 60 %, collisions ≤ 1 %, supported
 ≥ 99 %, chat failures ≤ 1 %); --json prints the figures as bench JSON lines (deploy/bench.sh compose).
@@ -261,11 +264,13 @@ def main():
     ap.add_argument("--assert", dest="check", action="store_true")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--show", type=int, default=8, help="failing prompts to print")
+    ap.add_argument("--prompts", default=os.path.join(HERE, "compose_prompts.json"), help="room descriptions (entries with \"expect\")")
+    ap.add_argument("--bench", default="compose", help="bench name of the --json lines (compose_holdout for holdout_prompts.json)")
     o = ap.parse_args()
     if not o.blender:
         print("SKIPPED: no Blender (blender not on PATH, BLENDMQ_BLENDER unset)")
         return 77
-    entries = [e for e in json.load(open(os.path.join(HERE, "compose_prompts.json"), encoding="utf-8")) if "expect" in e]
+    entries = [e for e in json.load(open(o.prompts, encoding="utf-8")) if "expect" in e]
     if o.sample and o.sample < len(entries):
         k = len(entries) / o.sample
         entries = [entries[int(i * k)] for i in range(o.sample)]
@@ -342,9 +347,9 @@ def main():
         sys.stderr.write("    %-22s %6.1f %%  of %d\n" % (k, v, n))
     if o.json:
         for k, v in figures.items():
-            print(json.dumps({"bench": "compose", "metric": k, "value": round(v, 2), "unit": "count" if k == "prompts" else "%"}))
+            print(json.dumps({"bench": o.bench, "metric": k, "value": round(v, 2), "unit": "count" if k == "prompts" else "%"}))
         for k, (v, n) in per.items():
-            print(json.dumps({"bench": "compose", "metric": k, "value": round(v, 2), "unit": "%", "of": n}))
+            print(json.dumps({"bench": o.bench, "metric": k, "value": round(v, 2), "unit": "%", "of": n}))
     missed = [k for k, (op, aim) in AIMS.items() if (figures[k] < aim if op == ">=" else figures[k] > aim)]
     if missed:
         sys.stderr.write("compose: below aim: %s\n" % ", ".join(missed))
