@@ -10,8 +10,8 @@ a private temp folder first. A GUI Blender is changed by hand at any time: there
 plan_begin saves a fresh snapshot.
 
 Durable commits: with --state-dir DIR every commit (a plan or script that ends well, a step
-outside a plan, reset_scene) is saved there (state.commit: gen-N.blend + sidecar, then CURRENT
-renamed) before its reply is sent, and the add-on loads DIR's current commit when it starts:
+outside a plan, reset_scene) is saved there (state.commit_begin/commit_finish: gen-N.blend,
+then its sealing sidecar) before its reply is sent, and the add-on loads DIR's current commit when it starts:
 a Blender killed with kill -9 comes back with its last commit's fingerprint. Without a state
 folder commits are saved to the private temp folder only (rollback still exact, not durable).
 
@@ -98,22 +98,38 @@ def ensure_snapshot():
 
 def commit(reason):
     """The scene as it is now is committed: saved to the state folder (durably) or the private
-    temp folder, and made the snapshot. Returns its fingerprint digest."""
+    temp folder, and made the snapshot. Returns its fingerprint digest.
+
+    With a state folder the .blend is written first and its fsync runs while the fingerprint is
+    computed (state.commit_begin); the sidecar that seals the commit carries that fingerprint
+    and is on disk before this returns (state.commit_finish). The fingerprint is of the state
+    just written: nothing runs between the write and the walk (the save's fake users are taken
+    away again before it returns)."""
     from .scene import s_ensure_object_mode
     s_ensure_object_mode()      # an edit mesh is written back before it is saved (issue 27)
     t0 = time.perf_counter()
-    fp = fingerprint.compute(props=False)
-    t1 = time.perf_counter()
-    extra = {"fingerprint": fp["digest"], "reason": str(reason)[:200]}
     if DURABLE.state_dir:
-        path, _side = state.commit(DURABLE.state_dir, extra)
+        pending = state.commit_begin(DURABLE.state_dir)
+        t1 = time.perf_counter()
+        try:
+            fp = fingerprint.compute(props=False)
+        except BaseException:
+            state.commit_abort(pending)
+            raise
+        t2 = time.perf_counter()
+        path, _side = state.commit_finish(pending, {"fingerprint": fp["digest"], "reason": str(reason)[:200]})
+        t3 = time.perf_counter()
+        fp_ms, save_ms = (t2 - t1) * 1000.0, ((t1 - t0) + (t3 - t2)) * 1000.0
+        DURABLE.last.update(commit_write_ms=(t1 - t0) * 1000.0, commit_seal_ms=(t3 - t2) * 1000.0)
     else:
+        fp = fingerprint.compute(props=False)
+        t1 = time.perf_counter()
         path = os.path.join(s_tmp_dir(), "commit.blend")
-        state.save(path, extra)
-    t2 = time.perf_counter()
+        state.save(path, {"fingerprint": fp["digest"], "reason": str(reason)[:200]})
+        t3 = time.perf_counter()
+        fp_ms, save_ms = (t1 - t0) * 1000.0, (t3 - t1) * 1000.0
     s_set(path, fp["digest"])
-    DURABLE.last.update(commit_ms=(t2 - t0) * 1000.0, commit_fp_ms=(t1 - t0) * 1000.0,
-                        commit_save_ms=(t2 - t1) * 1000.0)
+    DURABLE.last.update(commit_ms=(t3 - t0) * 1000.0, commit_fp_ms=fp_ms, commit_save_ms=save_ms)
     return fp["digest"]
 
 

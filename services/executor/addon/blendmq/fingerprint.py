@@ -153,6 +153,7 @@ class s_Walker:
 
     def __init__(self, deadline=None):
         self.plans = {}         # struct identifier -> [(identifier, kind, prop)]
+        self.capable = {}       # struct identifier -> can it hold custom properties
         self.deadline = deadline
         self.visited = set()
 
@@ -262,17 +263,31 @@ class s_Walker:
             return ("depth",)
         # the cycle guard only, never hashed; with the type: 4.x's UV layers and their float2
         # attributes are two RNA views of one C struct (the same pointer)
-        key = (s.as_pointer(), s.bl_rna.identifier)
-        if key in self.visited:
-            return ("seen", s.bl_rna.identifier)
-        self.visited.add(key)
         rna = s.bl_rna
-        out = [rna.identifier]
-        for pid, kind, _ptype, prop in self.plan(rna):
-            out.append(self.prop(s, pid, kind, prop, depth))
-        c = self.custom(s, depth)
-        if c is not None:
-            out.append(("custom", c))
+        ident = rna.identifier
+        key = (s.as_pointer(), ident)
+        visited = self.visited
+        if key in visited:
+            return ("seen", ident)
+        visited.add(key)
+        out = [ident]
+        prop = self.prop
+        for pid, kind, _ptype, p in self.plan(rna):
+            if kind == "S":             # plain scalars inline (most properties): prop()'s "S" case
+                try:
+                    out.append(getattr(s, pid))
+                except Exception as e:
+                    out.append(("!", type(e).__name__))
+            else:
+                out.append(prop(s, pid, kind, p, depth))
+        # custom properties: only types that can hold them (the same for every struct of a type)
+        capable = self.capable.get(ident)
+        if capable is None:
+            capable = self.capable[ident] = s_idprops_capable(s)
+        if capable:
+            c = self.custom(s, depth)
+            if c is not None:
+                out.append(("custom", c))
         return tuple(out)
 
     def collection(self, coll, prop, depth):
@@ -354,7 +369,13 @@ class s_Walker:
         self.visited.add((block.as_pointer(), block.bl_rna.identifier))
         out = {}
         for pid, kind, _ptype, prop in self.plan(block.bl_rna):
-            out[pid] = self.prop(block, pid, kind, prop, 0)
+            if kind == "S":
+                try:
+                    out[pid] = getattr(block, pid)
+                except Exception as e:
+                    out[pid] = ("!", type(e).__name__)
+            else:
+                out[pid] = self.prop(block, pid, kind, prop, 0)
         c = self.custom(block, 0)
         if c is not None:
             out["[custom]"] = c

@@ -11,13 +11,23 @@ rename, fsync of the folder), and the fake user is taken away again, so the live
 before. load(path) opens the file (no UI, no scripts from it) and takes the recorded fake
 users away, so fingerprint.compute() after load(path) equals it before save(path).
 
-A state folder keeps commits (commit(), committed(), load_committed()): each commit is a
-pair gen-N.blend + gen-N.blend.json, and the file CURRENT names the last whole one (replaced
-atomically after both are on disk), so a Blender killed at any moment finds its last commit.
-The sidecar also records the commit's fingerprint digest.
+A state folder keeps commits (commit_begin()/commit_finish(), committed(), load_committed()):
+each commit is a pair gen-N.blend + gen-N.blend.json. The sidecar is the commit's seal: it is
+renamed into place only after the .blend's bytes and its name are on disk (fsync of the file
+and of the folder), and it is itself fsynced before its rename and the folder after it. So the
+current commit is the highest N whose sidecar exists, and a Blender killed at any moment finds
+its last whole commit without trusting anything else. The file CURRENT names it too, as a hint
+for people (written after the seal, not fsynced, never trusted). The sidecar also records the
+commit's fingerprint digest.
+
+Issue 28 (the cost of a commit): commit_begin() writes the .blend and starts its fsync (and the
+folder's) on a helper thread, so the disk's wait overlaps the fingerprint the caller computes
+meanwhile (fsync releases the GIL); commit_finish() writes the sealed sidecar and returns only
+once the whole commit is durable. Two sync rounds follow the fingerprint instead of six.
 """
 import json
 import os
+import threading
 import time
 
 import bpy
@@ -100,11 +110,10 @@ def s_orphans():
     return out
 
 
-def save(path, extra=None):
-    """Write the whole state to `path` (orphans kept, see the module's doc) and its sidecar.
-    `extra`: more JSON-able fields for the sidecar. Returns the sidecar's content."""
-    path = os.path.abspath(path)
-    folder = os.path.dirname(path)
+def s_write_blend(path):
+    """Blender's writer to `path` (it writes path@ and renames it), orphans kept by a fake user
+    for the save only. Returns [(collection, ID)] of the orphans (their fake users taken away
+    again). Nothing is fsynced here."""
     faked = []
     # Freeing nothing: a fake user on an orphan may make others it uses non-orphans too; one
     # pass over the orphans now is enough, since what they use has users already.
@@ -134,12 +143,26 @@ def save(path, extra=None):
             prefs.is_dirty = dirty
     if "FINISHED" not in res:
         raise StateError("saving %s failed: %s" % (path, res))
-    s_fsync_file(path)
-    s_fsync_dir(folder)
+    return faked
+
+
+def s_sidecar(faked, extra):
     side = {"version": 1, "fake_users": [[ident, block.name] for ident, block in faked],
             "saved_at": int(time.time() * 1000)}
     if extra:
         side.update(extra)
+    return side
+
+
+def save(path, extra=None):
+    """Write the whole state to `path` (orphans kept, see the module's doc) and its sidecar.
+    `extra`: more JSON-able fields for the sidecar. Returns the sidecar's content."""
+    path = os.path.abspath(path)
+    folder = os.path.dirname(path)
+    faked = s_write_blend(path)
+    s_fsync_file(path)
+    s_fsync_dir(folder)
+    side = s_sidecar(faked, extra)
     write_atomic(path + ".json", json.dumps(side, sort_keys=True).encode("utf-8"))
     return side
 
@@ -186,19 +209,6 @@ def load(path):
 
 # ---------------------------------------------------------------------------- a state folder
 
-def committed(folder):
-    """The path of the folder's current commit, or None when it holds none."""
-    try:
-        with open(os.path.join(folder, CURRENT), "rb") as f:
-            name = f.read(256).decode("utf-8", "replace").strip()
-    except OSError:
-        return None
-    if not name.startswith("gen-") or not name.endswith(".blend") or "/" in name:
-        return None
-    path = os.path.join(folder, name)
-    return path if os.path.isfile(path) and os.path.isfile(path + ".json") else None
-
-
 def s_generation(name):
     try:
         return int(name[4:-6])
@@ -206,18 +216,121 @@ def s_generation(name):
         return -1
 
 
-def commit(folder, extra=None):
-    """Save the state as the folder's next commit and make it current (durable when this
-    returns). Older commits beyond KEEP are removed. Returns (path, sidecar)."""
+def s_commits(folder):
+    """[(generation, name)] of the folder's sealed commits (a .blend with its sidecar), newest first."""
+    try:
+        names = set(os.listdir(folder))
+    except OSError:
+        return []
+    out = []
+    for n in names:
+        if n.startswith("gen-") and n.endswith(".blend") and "/" not in n and n + ".json" in names:
+            gen = s_generation(n)
+            if gen >= 0:
+                out.append((gen, n))
+    out.sort(reverse=True)
+    return out
+
+
+def committed(folder):
+    """The path of the folder's current commit (the highest sealed generation), or None."""
+    for _gen, name in s_commits(folder):
+        path = os.path.join(folder, name)
+        if os.path.isfile(path) and os.path.isfile(path + ".json"):
+            return path
+    return None
+
+
+class Pending:
+    """A commit under way: its .blend written, its fsync running on a helper thread."""
+
+    def __init__(self, folder, gen, path, faked):
+        self.folder, self.gen, self.path, self.faked = folder, gen, path, faked
+        self.error = None
+        self.thread = threading.Thread(target=self.s_sync, name="blendmq-commit-fsync", daemon=True)
+        self.thread.start()
+
+    def s_sync(self):
+        try:
+            s_fsync_file(self.path)
+            s_fsync_dir(self.folder)        # the .blend's own rename (path@ -> path) is durable
+        except BaseException as e:         # re-raised by commit_finish on the caller's thread
+            self.error = e
+
+    def join(self):
+        self.thread.join()
+        if self.error is not None:
+            raise StateError("fsync of %s failed: %s" % (self.path, self.error))
+
+
+def commit_begin(folder):
+    """First half of a commit: write the state as the folder's next generation and start making
+    it durable in the background. Returns a Pending for commit_finish (or commit_abort)."""
     os.makedirs(folder, mode=0o700, exist_ok=True)
-    current = committed(folder)
-    gen = s_generation(os.path.basename(current)) + 1 if current else 1
-    name = "gen-%d.blend" % gen
-    path = os.path.join(folder, name)
-    side = save(path, dict(extra or {}, generation=gen))
-    write_atomic(os.path.join(folder, CURRENT), (name + "\n").encode("ascii"))
-    s_prune(folder, gen)
-    return path, side
+    commits = s_commits(folder)
+    gen = commits[0][0] + 1 if commits else 1
+    path = os.path.join(folder, "gen-%d.blend" % gen)
+    faked = s_write_blend(path)
+    return Pending(folder, gen, path, faked)
+
+
+def commit_finish(pending, extra=None):
+    """Seal `pending`: its sidecar (with `extra`) written and fsynced, the .blend's fsync waited
+    for, the sidecar renamed into place and the folder fsynced. Durable when this returns.
+    Older commits beyond KEEP are removed. Returns (path, sidecar)."""
+    side = s_sidecar(pending.faked, dict(extra or {}, generation=pending.gen))
+    data = json.dumps(side, sort_keys=True).encode("utf-8")
+    side_path = pending.path + ".json"
+    tmp = "%s.tmp.%d" % (side_path, os.getpid())
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        pending.join()                  # the .blend's bytes and name are on disk before the seal
+        os.replace(tmp, side_path)
+    except BaseException:
+        commit_abort(pending)
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    s_fsync_dir(pending.folder)         # the seal itself: from here the commit survives a crash
+    s_hint_current(pending.folder, os.path.basename(pending.path))
+    s_prune(pending.folder, pending.gen)
+    return pending.path, side
+
+
+def commit_abort(pending):
+    """A commit that will not be sealed: wait for its fsync and remove its .blend."""
+    pending.thread.join()
+    try:
+        os.unlink(pending.path)
+    except OSError:
+        pass
+
+
+def commit(folder, extra=None):
+    """Save the state as the folder's next commit (durable when this returns). Returns
+    (path, sidecar)."""
+    return commit_finish(commit_begin(folder), extra)
+
+
+def s_hint_current(folder, name):
+    """CURRENT names the commit for people; committed() never reads it (not fsynced)."""
+    tmp = os.path.join(folder, CURRENT + ".tmp.%d" % os.getpid())
+    try:
+        with open(tmp, "wb") as f:
+            f.write((name + "\n").encode("ascii"))
+        os.replace(tmp, os.path.join(folder, CURRENT))
+    except OSError:
+        pass
 
 
 def s_prune(folder, gen):
