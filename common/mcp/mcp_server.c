@@ -143,7 +143,7 @@ static json_t *s_discover (const json_t *id)
     for (int i = 0; s_versions[i]; i++) json_array_append_new (versions, json_string (s_versions[i]));
     json_t *caps = s_capabilities ();
     json_object_del (caps, "logging");                 /* per-request log levels; logging/setLevel is gone */
-    json_object_set_new (json_object_get (caps, "resources"), "subscribe", json_false ());
+    /* resources/subscribe is gone in 2026-07-28: subscriptions/listen carries resourceSubscriptions */
     json_object_set_new (caps, "extensions", json_pack ("{s:{}}", BMQ_MCP_TASKS_EXTENSION));
     return s_result (id, json_pack ("{s:o, s:o, s:{s:s, s:s, s:s}, s:s, s:{s:{s:s, s:s}}, s:i, s:s}", "supportedVersions", versions,
                                     "capabilities", caps, "serverInfo", "name", "blendmq", "title",
@@ -224,6 +224,7 @@ static bmq_mcp_caller_t s_caller (const bmq_mcp_t *self, const bmq_mcp_session_t
 
 static json_t *s_subscriptions (const bmq_mcp_session_t *session)
 {
+    if (session->listening) return NULL;               /* the GET stream tells them (mcp_watch.h) */
     json_t *uris = json_array ();
     for (int i = 0; i < session->subscriptions; i++) json_array_append_new (uris, json_string (session->subscribed[i]));
     return uris;
@@ -309,6 +310,36 @@ static json_t *s_subscribe (bmq_mcp_t *self, bmq_mcp_session_t *session, const j
     return s_result (id, json_object ());
 }
 
+/* subscriptions/listen (2026-07-28, SEP-2575): the stream's acknowledgement.
+ * Of the filter only resourceSubscriptions is honoured (blendmq's lists of
+ * tools, prompts and resources do not change while it runs); URIs it does not
+ * serve are left out of the acknowledgement, as the schema says. */
+static void s_listen (bmq_mcp_t *self, const json_t *id, const json_t *params, bmq_mcp_outcome_t *out)
+{
+    json_t *filter = json_object_get (params, "notifications");
+    json_t *asked = json_object_get (filter, "resourceSubscriptions");
+    if (!json_is_object (filter) || (asked && !json_is_array (asked))) {
+        out->response = bmq_mcp_error (id, -32602, "subscriptions/listen needs params.notifications {resourceSubscriptions: [uri]}");
+        return;
+    }
+    if (json_array_size (asked) > BMQ_MCP_MAX_SUBSCRIPTIONS) {
+        out->response = bmq_mcp_error (id, -32602, "at most 8 resourceSubscriptions on one listen stream");
+        return;
+    }
+    json_t *uris = json_array ();
+    size_t i;
+    json_t *uri;
+    json_array_foreach (asked, i, uri) {
+        const char *u = json_string_value (uri);
+        if (u && strlen (u) < 256 && bmq_mcp_resources_known (self->surface, u)) json_array_append (uris, uri);
+    }
+    json_t *honoured = json_object ();
+    if (json_array_size (uris)) json_object_set (honoured, "resourceSubscriptions", uris);
+    json_decref (uris);
+    out->listen = json_pack ("{s:s, s:s, s:{s:{s:O}, s:o}}", "jsonrpc", "2.0", "method", "notifications/subscriptions/acknowledged",
+                             "params", "_meta", "io.modelcontextprotocol/subscriptionId", id, "notifications", honoured);
+}
+
 /* Resources, prompts, completion: answered now, or through a tool call. */
 static void s_surface (bmq_mcp_t *self, bmq_mcp_session_t *session, const json_t *id, const char *method, const json_t *params,
                        bmq_mcp_outcome_t *out)
@@ -388,6 +419,7 @@ void bmq_mcp_handle (bmq_mcp_t *self, bmq_mcp_session_t *session, const json_t *
         out->response = bmq_mcp_error (id, -32601, text);
     }
     else if (!strcmp (method, "server/discover")) out->response = s_discover (id);
+    else if (!strcmp (method, "subscriptions/listen") && session->stateless) s_listen (self, id, params, out);
     else if (!strcmp (method, "tasks/get") || !strcmp (method, "tasks/update") || !strcmp (method, "tasks/cancel")) {
         if (!session->tasks) { out->response = s_needs_tasks (id); return; }
         int code = 0;

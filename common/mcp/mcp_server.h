@@ -45,6 +45,8 @@ typedef struct {
     bool tasks;                 /* … and the io.modelcontextprotocol/tasks extension (2026-07-28) */
     char subscribed[BMQ_MCP_MAX_SUBSCRIPTIONS][256];    /* resources/subscribe: URIs told of a committed plan */
     int  subscriptions;
+    bool listening;             /* the transport tells the subscriptions of every change (a GET stream, mcp_watch.h):
+                                   a tool call does not tell them again */
 } bmq_mcp_session_t;
 
 /* What handling one message asks of the transport. */
@@ -56,6 +58,10 @@ typedef struct {
     bool            as_task;    /* run `call` as a task (bmq_mcp_tasks_start): answer its CreateTaskResult now */
     json_t         *answer;     /* a response from the client to a request of ours (elicitation): route it to
                                    the call that awaits its id (bmq_mcp_call_awaits, _answer) (owned) */
+    json_t         *listen;     /* subscriptions/listen (2026-07-28): the notifications/subscriptions/acknowledged
+                                   to send first on a stream that stays open; its params.notifications.
+                                   resourceSubscriptions are the URIs to tell of each change (mcp_watch.h), its
+                                   _meta the subscription id (owned) */
 } bmq_mcp_outcome_t;
 
 typedef struct bmq_mcp_t bmq_mcp_t;

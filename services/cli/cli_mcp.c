@@ -111,6 +111,9 @@ typedef struct {
     char    tool[80];
     char    plan_id[80];     /* a plan the call's messages named */
     char    session[128], version[32];
+    char    method[64], name[256];      /* a request without a session (2026-07-28) repeats them in Mcp-Method, Mcp-Name */
+    bool    get;                        /* the session's GET stream (every change to the scene) */
+    char    last_event_id[96];          /* … and the id of its last event, to resume from */
 } s_post_t;
 
 static size_t s_on_header (char *p, size_t size, size_t n, void *arg)
@@ -165,6 +168,10 @@ static void s_drain_sse (s_post_t *post, bool end)
             char *nl = memchr (line, '\n', (size_t) (post->buf + evlen - line));
             size_t ll = nl ? (size_t) (nl - line) : (size_t) (post->buf + evlen - line);
             if (ll && line[ll - 1] == '\r') ll--;
+            if (ll >= 3 && !strncmp (line, "id:", 3) && ll - 3 < sizeof post->last_event_id) {
+                size_t skip = 3 + (ll > 3 && line[3] == ' ');
+                snprintf (post->last_event_id, sizeof post->last_event_id, "%.*s", (int) (ll - skip), line + skip);
+            }
             if (ll >= 5 && !strncmp (line, "data:", 5)) {
                 size_t skip = 5 + (ll > 5 && line[5] == ' ');
                 if (dlen) data[dlen++] = '\n';
@@ -201,10 +208,19 @@ static CURLcode s_perform (s_post_t *post, const char *url, const char *session,
     CURL *c = curl_easy_init ();
     struct curl_slist *h = NULL;
     char line[300];
-    h = curl_slist_append (h, "Content-Type: application/json");
-    h = curl_slist_append (h, "Accept: application/json, text/event-stream");
+    if (!post->get) h = curl_slist_append (h, "Content-Type: application/json");
+    h = curl_slist_append (h, post->get ? "Accept: text/event-stream" : "Accept: application/json, text/event-stream");
     h = curl_slist_append (h, s_auth);
     if (*session) { snprintf (line, sizeof line, "Mcp-Session-Id: %s", session); h = curl_slist_append (h, line); }
+    else if (post->method[0]) {             /* 2026-07-28: no session, the headers repeat the body (SEP-2243) */
+        snprintf (line, sizeof line, "Mcp-Method: %s", post->method);
+        h = curl_slist_append (h, line);
+        if (post->name[0] && !strpbrk (post->name, "\r\n")) { snprintf (line, sizeof line, "Mcp-Name: %s", post->name); h = curl_slist_append (h, line); }
+    }
+    if (post->get && post->last_event_id[0]) {
+        snprintf (line, sizeof line, "Last-Event-ID: %s", post->last_event_id);
+        h = curl_slist_append (h, line);
+    }
     if (*version) { snprintf (line, sizeof line, "MCP-Protocol-Version: %s", version); h = curl_slist_append (h, line); }
     free (post->buf);
     post->buf = NULL;
@@ -213,7 +229,8 @@ static CURLcode s_perform (s_post_t *post, const char *url, const char *session,
     post->status = 0;
     post->session[0] = 0;
     curl_easy_setopt (c, CURLOPT_URL, url);
-    curl_easy_setopt (c, CURLOPT_POSTFIELDS, post->body);
+    if (post->get) curl_easy_setopt (c, CURLOPT_HTTPGET, 1L);
+    else curl_easy_setopt (c, CURLOPT_POSTFIELDS, post->body);
     curl_easy_setopt (c, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt (c, CURLOPT_HEADERFUNCTION, s_on_header);
     curl_easy_setopt (c, CURLOPT_HEADERDATA, post);
@@ -398,6 +415,53 @@ static void *s_thread (void *arg)
     return NULL;
 }
 
+/* The session's GET stream, as long as the bridge runs: notifications/resources/updated
+ * of every change to the scene (whoever made it) for what the client subscribed to,
+ * written to stdout like any message. Reopened after a cut (resuming after its last
+ * event), on the new session after a gateway restart; given up on a gateway without
+ * one (405). A client of 2026-07-28 has no session: it asks subscriptions/listen. */
+static void *s_listen_thread (void *arg)
+{
+    (void) arg;
+    char last_id[96] = "";
+    unsigned used = 0;
+    for (;;) {
+        char url[sizeof s_url], session[sizeof s_session], version[sizeof s_version];
+        pthread_mutex_lock (&s_session_lock);
+        snprintf (url, sizeof url, "%s", s_url);
+        snprintf (session, sizeof session, "%s", s_session);
+        snprintf (version, sizeof version, "%s", s_version);
+        unsigned generation = s_generation;
+        pthread_mutex_unlock (&s_session_lock);
+        if (!*session) { zclock_sleep (REJOIN_PAUSE_MS); continue; }
+        if (generation != used) { last_id[0] = 0; used = generation; }         /* a new session: nothing to resume */
+        s_post_t get = { .get = true };
+        snprintf (get.last_event_id, sizeof get.last_event_id, "%s", last_id);
+        s_perform (&get, url, session, version);
+        snprintf (last_id, sizeof last_id, "%s", get.last_event_id);
+        bool lost = s_session_lost (&get);
+        long status = get.status;
+        free (get.buf);
+        if (status == 405) { bmq_info ("the gateway has no GET stream: subscriptions hear of this session's own plans only"); break; }
+        if (lost) s_rejoin (generation);
+        zclock_sleep (REJOIN_PAUSE_MS * 2);
+    }
+    return NULL;
+}
+
+static void s_start_listening (void)
+{
+    static bool started;
+    if (started) return;
+    started = true;
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init (&attr);
+    pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create (&t, &attr, s_listen_thread, NULL)) bmq_warn ("no GET stream: cannot start its thread");
+    pthread_attr_destroy (&attr);
+}
+
 static void s_on_line (char *text, size_t len)
 {
     json_error_t jerr;
@@ -413,8 +477,13 @@ static void s_on_line (char *text, size_t len)
     json_t *id = json_object_get (msg, "id");
     const char *method = json_string_value (json_object_get (msg, "method"));
     if (method && (json_is_string (id) || json_is_integer (id))) post->id = json_incref (id);
+    snprintf (post->method, sizeof post->method, "%s", method && strlen (method) < sizeof post->method ? method : "");
     post->initialize = method && !strcmp (method, "initialize");
     json_t *params = json_object_get (msg, "params");
+    const char *name = json_string_value (json_object_get (params, method && !strcmp (method, "resources/read") ? "uri" : "name"));
+    if (method && (!strcmp (method, "tools/call") || !strcmp (method, "prompts/get") || !strcmp (method, "resources/read")) && name
+        && strlen (name) < sizeof post->name)
+        snprintf (post->name, sizeof post->name, "%s", name);
     if (method && !strcmp (method, "tools/call")) {
         post->tool_call = true;
         const char *tool = json_string_value (json_object_get (params, "name"));
@@ -424,6 +493,7 @@ static void s_on_line (char *text, size_t len)
         pthread_mutex_lock (&s_rejoin_lock);
         s_client_initialized = true;
         pthread_mutex_unlock (&s_rejoin_lock);
+        s_start_listening ();
     }
     if (method && !strcmp (method, "notifications/cancelled") && json_object_get (params, "requestId")) {
         pthread_mutex_lock (&s_session_lock);           /* its stream will end without an answer: none is due */

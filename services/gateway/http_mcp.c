@@ -5,6 +5,8 @@
 #include "log.h"
 #include "mcp_server.h"
 #include "mcp_surface.h"
+#include "mcp_watch.h"
+#include "sse_ring.h"
 
 #include <czmq.h>
 #include <pthread.h>
@@ -12,6 +14,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #define MAX_SESSIONS  1000
 #define SESSION_IDLE_MS (3600 * 1000)
@@ -26,6 +29,7 @@ typedef struct {
     int64_t           last_used;
     zlistx_t         *streams;          /* s_stream_t* running in this session */
     bool              ephemeral;        /* 2026-07-28: one request's, gone with its answer */
+    unsigned          listen_gen;       /* GET streams opened: only the newest one is the session's */
 } s_session_t;
 
 struct bmq_http_mcp_t {
@@ -403,6 +407,243 @@ static enum MHD_Result s_run_task (bmq_http_mcp_t *self, bmq_http_req_t *req, s_
     return s_reply_message (req, 200, response, NULL);
 }
 
+/* ---- listen streams: every change to the scene, whoever made it ------------------------ */
+
+/* A stream that tells its subscriptions of each change to the live scene
+ * (mcp_watch.h), from the events every executor publishes (the ring behind
+ * /api/events): plans and scripts of the CLI, the page, any MCP session.
+ *   GET (2025-11-25 and older): the session's standalone stream; its URIs are
+ *       the session's subscriptions as they are at each event. One per
+ *       session (a new GET ends the old one); resumable (Last-Event-ID).
+ *   subscriptions/listen (2026-07-28): the POST's answer stream; its URIs are
+ *       the request's resourceSubscriptions, its id tags every notification.
+ * Both count in http.streams_per_token. A reader that falls so far behind that
+ * the ring dropped events it had not read is dropped (it may reconnect: the
+ * first read after a resume from a dropped id tells every subscription). */
+typedef struct {
+    bmq_http_mcp_t  *owner;
+    bmq_http_ctx_t  *ctx;
+    bmq_sse_ring_t  *ring;
+    bmq_mcp_watch_t *watch;
+    uint64_t         after;             /* the last ring event read */
+    char             session_id[33];    /* GET: the session (its uris are read at each event) */
+    unsigned         generation;        /* GET: the session's listen_gen when it opened */
+    json_t          *uris;              /* listen: fixed */
+    json_t          *subscription_id;   /* listen: the request's id */
+    bool             resumed_gap;       /* events were lost before this stream: tell everything once */
+    bool             over;
+    char            *pending;
+    size_t           len, off;
+    int64_t          last_write;
+    char             who[64];
+    int              fd;
+} s_listen_t;
+
+#define LISTEN_CHUNK (64u << 10)
+
+/* The URIs to tell now (new), or NULL when the stream should end (its
+ * session is gone, or a newer GET replaced it). */
+static json_t *s_listen_uris (s_listen_t *l)
+{
+    if (l->uris) return json_incref (l->uris);
+    json_t *uris = NULL;
+    pthread_mutex_lock (&l->owner->lock);
+    s_session_t *s = zhashx_lookup (l->owner->sessions, l->session_id);
+    if (s && s->listen_gen == l->generation) {
+        uris = json_array ();
+        for (int i = 0; i < s->state.subscriptions; i++) json_array_append_new (uris, json_string (s->state.subscribed[i]));
+        s->last_used = bmq_mono_ms ();                  /* a listened-to session is in use */
+    }
+    pthread_mutex_unlock (&l->owner->lock);
+    return uris;
+}
+
+static void s_listen_append (s_listen_t *l, const char *id, json_t *msgs, char **text, size_t *used, size_t *cap)
+{
+    size_t i;
+    json_t *m;
+    json_array_foreach (msgs, i, m) {
+        char *body = json_dumps (m, BMQ_MCP_JSON_FLAGS);
+        size_t n = strlen (body) + strlen (id) + 40;
+        if (*used + n + 1 > *cap) { *cap = (*used + n + 1) * 2; *text = realloc (*text, *cap); }
+        *used += (size_t) snprintf (*text + *used, *cap - *used, "%s%s%sevent: message\ndata: %s\n\n",
+                                    *id && !l->uris ? "id: " : "", *id && !l->uris ? id : "", *id && !l->uris ? "\n" : "", body);
+        free (body);
+    }
+    json_array_clear (msgs);
+}
+
+/* The ring's SSE text ("id: …\nevent: progress|gap\ndata: {…}\n\n" blocks) into notifications. */
+static void s_listen_feed (s_listen_t *l, char *ring_text, const json_t *uris, char **text, size_t *used, size_t *cap)
+{
+    json_t *msgs = json_array ();
+    char *save = NULL;
+    for (char *block = strtok_r (ring_text, "\n", &save), *id = "", *event = ""; block; block = strtok_r (NULL, "\n", &save)) {
+        if (!strncmp (block, "id: ", 4)) id = block + 4;
+        else if (!strncmp (block, "event: ", 7)) event = block + 7;
+        else if (!strncmp (block, "data: ", 6)) {
+            json_t *change = NULL;
+            if (!strcmp (event, "gap")) change = bmq_mcp_watch_unknown ();
+            else if (!strcmp (event, "progress")) {
+                json_t *data = json_loads (block + 6, 0, NULL);
+                change = bmq_mcp_watch_feed (l->watch, data);
+                json_decref (data);
+            }
+            if (change) bmq_mcp_watch_notify (change, uris, l->subscription_id, msgs);
+            json_decref (change);
+            s_listen_append (l, id, msgs, text, used, cap);
+        }
+    }
+    json_decref (msgs);
+}
+
+static ssize_t s_listen_read (void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void) pos;
+    s_listen_t *l = cls;
+    while (l->off == l->len) {
+        free (l->pending);
+        l->pending = NULL;
+        l->len = l->off = 0;
+        if (l->over) return MHD_CONTENT_READER_END_OF_STREAM;
+        char peek;
+        if (l->fd >= 0 && recv (l->fd, &peek, 1, MSG_PEEK | MSG_DONTWAIT) == 0) return MHD_CONTENT_READER_END_OF_STREAM;
+        json_t *uris = s_listen_uris (l);
+        if (!uris) return MHD_CONTENT_READER_END_OF_STREAM;
+        char *text = NULL;
+        size_t used = 0, cap = 0;
+        if (bmq_http_ctx_stopping (l->ctx) || bmq_sse_ring_closed (l->ring)) {
+            l->over = true;                     /* 2026-07-28: a listen stream ends with its (empty) result */
+            if (l->subscription_id) {
+                json_t *end = json_pack ("[{s:s, s:O, s:{s:s, s:{s:O}}}]", "jsonrpc", "2.0", "id", l->subscription_id, "result",
+                                         "resultType", "complete", "_meta", "io.modelcontextprotocol/subscriptionId", l->subscription_id);
+                s_listen_append (l, "", end, &text, &used, &cap);
+                json_decref (end);
+            }
+        }
+        else {
+            uint64_t dropped = 0;
+            char *ring_text = bmq_sse_ring_next (l->ring, &l->after, NULL, LISTEN_CHUNK, SLICE_MS * 4, &dropped);
+            if (dropped && !l->resumed_gap) {
+                bmq_warn ("MCP listen stream of %s dropped: it fell %llu events behind (gateway.http_event_buffer)", l->who,
+                          (unsigned long long) dropped);
+                free (ring_text);
+                json_decref (uris);
+                return MHD_CONTENT_READER_END_OF_STREAM;
+            }
+            if (l->resumed_gap) {               /* what was lost before this stream: tell every subscription */
+                json_t *all = bmq_mcp_watch_unknown (), *msgs = json_array ();
+                char id[BMQ_SSE_ID_MAX + 8];
+                bmq_sse_ring_id (l->ring, l->after, id, sizeof id);
+                bmq_mcp_watch_notify (all, uris, l->subscription_id, msgs);
+                s_listen_append (l, id, msgs, &text, &used, &cap);
+                json_decref (msgs);
+                json_decref (all);
+                l->resumed_gap = false;
+            }
+            if (ring_text) s_listen_feed (l, ring_text, uris, &text, &used, &cap);
+            free (ring_text);
+        }
+        json_decref (uris);
+        if (!used && bmq_mono_ms () - l->last_write >= KEEPALIVE_MS) {
+            free (text);
+            text = strdup (": keepalive\n\n");
+            used = strlen (text);
+        }
+        if (used) { l->pending = text; l->len = used; l->last_write = bmq_mono_ms (); }
+        else free (text);
+    }
+    size_t n = l->len - l->off < max ? l->len - l->off : max;
+    memcpy (buf, l->pending + l->off, n);
+    l->off += n;
+    return (ssize_t) n;
+}
+
+static void s_listen_free (void *cls)
+{
+    s_listen_t *l = cls;
+    if (!l->uris) {
+        pthread_mutex_lock (&l->owner->lock);
+        s_session_t *s = zhashx_lookup (l->owner->sessions, l->session_id);
+        if (s && s->listen_gen == l->generation) s->state.listening = false;    /* calls tell their own commits again */
+        pthread_mutex_unlock (&l->owner->lock);
+    }
+    bmq_http_ctx_stream_close (l->ctx, l->who);
+    bmq_mcp_watch_destroy (&l->watch);
+    json_decref (l->uris);
+    json_decref (l->subscription_id);
+    free (l->pending);
+    free (l);
+}
+
+/* Open a listen stream (the token's stream slot is taken); `first` (stolen, may be NULL) goes out first. */
+static enum MHD_Result s_listen_open (bmq_http_mcp_t *self, bmq_http_req_t *req, s_listen_t *l, json_t *first)
+{
+    l->owner = self;
+    l->ctx = req->ctx;
+    l->ring = bmq_http_ctx_events (req->ctx);
+    l->watch = bmq_mcp_watch_new ();
+    snprintf (l->who, sizeof l->who, "%s", req->who.name);
+    const union MHD_ConnectionInfo *fd = MHD_get_connection_info (req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    l->fd = fd ? fd->connect_fd : -1;
+    l->last_write = bmq_mono_ms ();
+    size_t used = 0, cap = 0;
+    char *text = NULL;
+    if (first) {
+        json_t *msgs = json_pack ("[o]", first);
+        s_listen_append (l, "", msgs, &text, &used, &cap);
+        json_decref (msgs);
+    }
+    else text = strdup (": connected\n\n"), used = strlen (text);
+    l->pending = text;
+    l->len = used;
+    struct MHD_Response *resp = MHD_create_response_from_callback (MHD_SIZE_UNKNOWN, LISTEN_CHUNK, s_listen_read, l, s_listen_free);
+    MHD_add_response_header (resp, "Content-Type", "text/event-stream");
+    MHD_add_response_header (resp, "Cache-Control", "no-cache");
+    MHD_add_response_header (resp, "X-Accel-Buffering", "no");
+    if (!l->uris) MHD_add_response_header (resp, "Mcp-Session-Id", l->session_id);
+    return bmq_http_reply (req, 200, resp);
+}
+
+/* GET /mcp: the session's standalone stream (2025-11-25 Streamable HTTP). */
+static enum MHD_Result s_get (bmq_http_mcp_t *self, bmq_http_req_t *req)
+{
+    const char *accept = bmq_http_req_header (req, "Accept"), *sid = bmq_http_req_header (req, "Mcp-Session-Id");
+    const char *version = bmq_http_req_header (req, "MCP-Protocol-Version");
+    if (version && !strcmp (version, BMQ_MCP_STATELESS_VERSION))      /* 2026-07-28: subscriptions/listen replaces GET */
+        return s_reply_empty (req, 405, "POST, DELETE");
+    if (!accept || !strcasestr (accept, "text/event-stream"))
+        return s_reply_rpc_error (req, 406, -32000, "Not Acceptable: a GET stream is text/event-stream");
+    if (!sid) return s_reply_rpc_error (req, 400, -32000, "Bad Request: Mcp-Session-Id header is required (initialize first)");
+    bmq_sse_ring_t *ring = bmq_http_ctx_events (req->ctx);
+    const char *last = bmq_http_req_header (req, "Last-Event-ID");
+    uint64_t after = bmq_sse_ring_last (ring);
+    bmq_sse_resume_t resume = last ? bmq_sse_ring_resume (ring, last, &after) : BMQ_SSE_RESUME_SAME;
+    if (resume == BMQ_SSE_RESUME_BAD) return s_reply_rpc_error (req, 400, -32000, "Bad Request: Last-Event-ID is not an id this stream sent");
+    s_listen_t *l = calloc (1, sizeof *l);
+    l->after = resume == BMQ_SSE_RESUME_OTHER ? bmq_sse_ring_last (ring) : after;
+    l->resumed_gap = resume == BMQ_SSE_RESUME_OTHER || (last && after + 1 < bmq_sse_ring_first (ring));
+    pthread_mutex_lock (&self->lock);
+    s_session_t *s = zhashx_lookup (self->sessions, sid);
+    if (!s || strcmp (s->state.who, req->who.name) || s->state.stateless) {
+        pthread_mutex_unlock (&self->lock);
+        free (l);
+        return s_reply_rpc_error (req, 404, -32001, "Session not found: initialize a new session");
+    }
+    if (!bmq_http_ctx_stream_open (req->ctx, req->who.name)) {
+        pthread_mutex_unlock (&self->lock);
+        free (l);
+        return s_reply_rpc_error (req, 429, -32000, "Too many event streams for this token (http.streams_per_token)");
+    }
+    l->generation = ++s->listen_gen;                    /* an older GET of the session ends */
+    s->state.listening = true;
+    s->last_used = bmq_mono_ms ();
+    snprintf (l->session_id, sizeof l->session_id, "%s", s->id);
+    pthread_mutex_unlock (&self->lock);
+    if (l->resumed_gap) l->after = bmq_sse_ring_last (ring);
+    return s_listen_open (self, req, l, NULL);
+}
+
 /* ---- POST / GET / DELETE -------------------------------------------------------------- */
 
 /* A header value without the optional whitespace around it (RFC 9110 5.5) equals want. */
@@ -416,6 +657,30 @@ static bool s_header_is (const char *value, const char *want)
 }
 
 static const char *s_req_header (void *req, const char *name) { return bmq_http_req_header (req, name); }
+
+/* subscriptions/listen (2026-07-28): the POST's answer is the stream. */
+static enum MHD_Result s_listen_stateless (bmq_http_mcp_t *self, bmq_http_req_t *req, bmq_mcp_outcome_t *out)
+{
+    json_t *ack = out->listen;
+    const char *accept = bmq_http_req_header (req, "Accept");
+    json_t *sub_id = json_object_get (json_object_get (json_object_get (ack, "params"), "_meta"), "io.modelcontextprotocol/subscriptionId");
+    if (!accept || !strcasestr (accept, "text/event-stream")) {
+        json_t *e = bmq_mcp_error (sub_id, -32600, "subscriptions/listen answers as a stream: accept text/event-stream");
+        json_decref (ack);
+        return s_reply_message (req, 400, e, NULL);
+    }
+    if (!bmq_http_ctx_stream_open (req->ctx, req->who.name)) {
+        json_t *e = bmq_mcp_error (sub_id, -32000, "Too many event streams for this token (http.streams_per_token)");
+        json_decref (ack);
+        return s_reply_message (req, 429, e, NULL);
+    }
+    s_listen_t *l = calloc (1, sizeof *l);
+    l->subscription_id = json_incref (sub_id);
+    l->uris = json_object_get (json_object_get (json_object_get (ack, "params"), "notifications"), "resourceSubscriptions");
+    l->uris = l->uris ? json_incref (l->uris) : json_array ();
+    l->after = bmq_sse_ring_last (bmq_http_ctx_events (req->ctx));
+    return s_listen_open (self, req, l, ack);
+}
 
 /* 2026-07-28 (SEP-2575): one request, no session; who asks is in its _meta.
  * Mcp-Method and Mcp-Name must say what the body says (SEP-2243). */
@@ -473,6 +738,7 @@ static enum MHD_Result s_post_stateless (bmq_http_mcp_t *self, bmq_http_req_t *r
     if (out.call) return s_run_call (self, req, session, &out, accept && strcasestr (accept, "text/event-stream"));
     zhashx_delete (self->sessions, session->id);
     pthread_mutex_unlock (&self->lock);
+    if (out.listen) return s_listen_stateless (self, req, &out);
     int64_t code = json_integer_value (json_object_get (json_object_get (out.response, "error"), "code"));
     status = code == -32601 ? 404 : code == -32021 || code == -32020 || code == -32022 ? 400 : 200;
     if (!out.response) return s_reply_empty (req, 202, NULL);
@@ -552,6 +818,7 @@ static enum MHD_Result s_post (bmq_http_mcp_t *self, bmq_http_req_t *req)
             if (json_equal ((json_t *) bmq_mcp_call_id (st->call), out.cancel_id)) atomic_store (&st->cancelled, true);
         json_decref (out.cancel_id);
     }
+    json_decref (out.listen);                        /* a session's client has GET instead */
     json_decref (msg);
     if (out.call) return s_run_call (self, req, session, &out, accept && strcasestr (accept, "text/event-stream"));
     char id[33];
@@ -578,6 +845,6 @@ enum MHD_Result bmq_http_mcp_handle (bmq_http_mcp_t *self, bmq_http_req_t *req)
         pthread_mutex_unlock (&self->lock);
         return known ? s_reply_empty (req, 200, NULL) : s_reply_rpc_error (req, 404, -32001, "Session not found");
     }
-    /* GET would open a stream for server-initiated messages: blendmq sends none. */
-    return s_reply_empty (req, 405, "POST, DELETE");
+    if (!strcmp (req->method, "GET")) return s_get (self, req);
+    return s_reply_empty (req, 405, "GET, POST, DELETE");
 }

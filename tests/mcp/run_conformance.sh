@@ -7,7 +7,8 @@
 #  2. the official TypeScript SDK client (@modelcontextprotocol/sdk) over stdio
 #     (`blendmq mcp`) and over HTTP, listing and calling blendmq's tools, reading
 #     and subscribing to the scene, completing names, getting a prompt;
-#  3. `blendmq mcp` from a clean run dir starts a stack; two clients share it.
+#  3. `blendmq mcp` from a clean run dir starts a stack; two clients share it;
+#  4. subscriptions hear every committed plan, whoever ran it (listen_client.mjs).
 # usage: run_conformance.sh BIN_DIR WORK_DIR
 # npm packages (tests/mcp/package-lock.json) are installed once into
 # WORK_DIR/npm and reused while the lock file is unchanged.
@@ -26,7 +27,7 @@ if ! cmp -s "$here/package-lock.json" "$work/npm/package-lock.json" || [ ! -x "$
   cp "$here/package.json" "$here/package-lock.json" "$work/npm/"
   (cd "$work/npm" && npm ci --no-audit --no-fund --loglevel=error >&2) || { echo "npm ci failed" >&2; exit 1; }
 fi
-cp "$here/sdk_client.mjs" "$here/auth_proxy.mjs" "$work/npm/"
+cp "$here/sdk_client.mjs" "$here/auth_proxy.mjs" "$here/listen_client.mjs" "$work/npm/"
 node="$work/npm/node_modules/.bin/node"
 conformance="$work/npm/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 "$node" --version | grep -q '^v22\.' || { echo "expected Node 22 from the node package" >&2; exit 1; }
@@ -97,6 +98,14 @@ for mode in stdio http; do
     failed=$((failed + 1))
   fi
 done
+
+# subscriptions hear every committed plan: the CLI's (another key), another session's; over the SDK's
+# HTTP and stdio transports, a raw GET stream (resumed), 2026-07-28 subscriptions/listen; streams bounded
+if (cd "$work/npm" && BLENDMQ_TOKEN="$(cat "$token_file")" timeout 300 "$node" listen_client.mjs "$url" "$bin/blendmq" "$run_dir"); then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+fi
 
 # blendmq's long tools as tasks (2026-07-28, the tasks extension): no SDK speaks it yet, plain HTTP does
 if (cd "$work/npm" && BLENDMQ_TOKEN="$(cat "$token_file")" timeout 400 "$node" "$here/tasks_client.mjs" "$url"); then

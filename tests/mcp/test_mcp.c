@@ -4,6 +4,7 @@
  * rejections, errors, deadlines, cancellation, images). */
 #include "mcp_server.h"
 #include "mcp_surface.h"
+#include "mcp_watch.h"
 
 #include <stdlib.h>
 
@@ -899,6 +900,149 @@ static void test_prompts_and_completion (void **state)
     json_decref (r);
 }
 
+/* ---- every change, whoever made it (mcp_watch.h) and subscriptions/listen ------ */
+
+static json_t *s_event (bmq_mcp_watch_t *w, const char *text)
+{
+    json_t *e = json_loads (text, 0, NULL);
+    assert_non_null (e);
+    json_t *change = bmq_mcp_watch_feed (w, e);
+    json_decref (e);
+    return change;
+}
+
+static void test_watch (void **state)
+{
+    bmq_mcp_watch_t *w = bmq_mcp_watch_new ();
+    json_t *uris = json_pack ("[s, s, s, s]", "blendmq://scene", "blendmq://objects/Cube%20A", "blendmq://objects/Lamp",
+                              "blendmq://recipes");
+    /* a plan that commits: the scene and the object it made, not the other object nor the recipes */
+    assert_null (s_event (w, "{\"event\":\"plan\",\"status\":\"started\",\"plan_id\":\"p1\",\"step\":0,\"total\":2}"));
+    assert_null (s_event (w, "{\"event\":\"step\",\"status\":\"ok\",\"plan_id\":\"p1\",\"step\":1,\"object\":\"Cube A\",\"objects\":[\"Cube A\"]}"));
+    assert_null (s_event (w, "{\"event\":\"step\",\"status\":\"ok\",\"plan_id\":\"p1\",\"step\":2,\"object\":\"Cube A\"}"));
+    json_t *change = s_event (w, "{\"event\":\"plan\",\"status\":\"done\",\"plan_id\":\"p1\",\"step\":2,\"objects\":[\"Cube A\"]}");
+    assert_non_null (change);
+    json_t *out = json_array ();
+    assert_int_equal (bmq_mcp_watch_notify (change, uris, NULL, out), 2);
+    assert_string_equal (json_string_value (json_object_get (json_object_get (json_array_get (out, 0), "params"), "uri")), "blendmq://scene");
+    assert_string_equal (json_string_value (json_object_get (json_object_get (json_array_get (out, 1), "params"), "uri")),
+                         "blendmq://objects/Cube%20A");
+    assert_string_equal (json_string_value (json_object_get (json_array_get (out, 1), "method")), "notifications/resources/updated");
+    assert_null (json_object_get (json_object_get (json_array_get (out, 0), "params"), "_meta"));
+    json_decref (out);
+    json_decref (change);
+    /* rolled back: nothing changed; a failed plan that kept its steps did */
+    assert_null (s_event (w, "{\"event\":\"step\",\"status\":\"ok\",\"plan_id\":\"p2\",\"step\":1,\"object\":\"Lamp\"}"));
+    assert_null (s_event (w, "{\"event\":\"rollback\",\"status\":\"rolled back\",\"plan_id\":\"p2\",\"step\":1}"));
+    assert_null (s_event (w, "{\"event\":\"plan\",\"status\":\"failed\",\"plan_id\":\"p2\",\"step\":1}"));
+    assert_null (s_event (w, "{\"event\":\"step\",\"status\":\"ok\",\"plan_id\":\"p3\",\"step\":1,\"object\":\"Lamp\"}"));
+    assert_null (s_event (w, "{\"event\":\"step\",\"status\":\"failed\",\"plan_id\":\"p3\",\"step\":2}"));
+    change = s_event (w, "{\"event\":\"plan\",\"status\":\"failed\",\"plan_id\":\"p3\",\"step\":2}");
+    assert_non_null (change);
+    assert_true (bmq_mcp_watch_touches (change, "blendmq://objects/Lamp"));
+    assert_false (bmq_mcp_watch_touches (change, "blendmq://objects/Cube%20A"));
+    assert_false (bmq_mcp_watch_touches (change, "blendmq://objects/%zz"));
+    json_decref (change);
+    /* a retold end (Blender rolled it back) and a plan that ran nothing: no change */
+    assert_null (s_event (w, "{\"event\":\"plan\",\"status\":\"interrupted\",\"plan_id\":\"p4\",\"step\":3,\"by\":\"blender\"}"));
+    assert_null (s_event (w, "{\"event\":\"plan\",\"status\":\"failed\",\"plan_id\":\"p5\",\"step\":0}"));
+    /* a live script: any object; hostile shapes are ignored */
+    change = s_event (w, "{\"event\":\"script\",\"status\":\"applied\",\"plan_id\":\"s1\",\"step\":1,\"total\":1}");
+    assert_true (bmq_mcp_watch_touches (change, "blendmq://objects/Anything"));
+    json_decref (change);
+    assert_null (s_event (w, "{\"event\":\"script\",\"status\":\"refused\",\"plan_id\":\"s2\"}"));
+    assert_null (s_event (w, "{\"event\":7,\"status\":[],\"plan_id\":{}}"));
+    assert_null (s_event (w, "{\"event\":\"step\",\"status\":\"ok\",\"plan_id\":\"p6\",\"objects\":[1,null,{}],\"object\":[]}"));
+    assert_null (s_event (w, "[]"));
+    /* more plans than followed at once, each with more objects than kept: bounded, and "all" past the bound */
+    for (int p = 0; p < 100; p++)
+        for (int o = 0; o < 300; o++) {
+            char text[200];
+            snprintf (text, sizeof text, "{\"event\":\"step\",\"status\":\"ok\",\"plan_id\":\"q%d\",\"object\":\"o%d\"}", p, o);
+            assert_null (s_event (w, text));
+        }
+    change = s_event (w, "{\"event\":\"plan\",\"status\":\"done\",\"plan_id\":\"q99\"}");
+    assert_true (json_is_true (json_object_get (change, "all")));
+    assert_true (json_array_size (json_object_get (change, "objects")) <= 256);
+    json_decref (change);
+    /* lost events: every subscription hears */
+    change = bmq_mcp_watch_unknown ();
+    out = json_array ();
+    json_t *sub = json_integer (7);
+    assert_int_equal (bmq_mcp_watch_notify (change, uris, sub, out), 3);
+    assert_int_equal (json_integer_value (json_object_get (json_object_get (json_object_get (json_array_get (out, 2), "params"), "_meta"),
+                                                           "io.modelcontextprotocol/subscriptionId")), 7);
+    json_decref (sub);
+    json_decref (out);
+    json_decref (change);
+    json_decref (uris);
+    bmq_mcp_watch_destroy (&w);
+    bmq_mcp_watch_destroy (&w);
+}
+
+static void test_subscriptions_listen (void **state)
+{
+    bmq_mcp_session_t s;
+    bmq_mcp_session_init (&s);
+    bmq_mcp_outcome_t out;
+    json_t *e = NULL;
+    const char *meta = "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}";
+    char text[600];
+    snprintf (text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":\"L1\",\"method\":\"subscriptions/listen\",\"params\":{%s,\"notifications\":"
+              "{\"resourceSubscriptions\":[\"blendmq://scene\",\"blendmq://nope\",\"blendmq://objects/Cube\"],\"toolsListChanged\":true}}}", meta);
+    json_t *msg = json_loads (text, 0, NULL);
+    assert_int_equal (bmq_mcp_stateless_open (&s, msg, NULL, &e), 0);
+    bmq_mcp_handle (s_mcp, &s, msg, &out);
+    json_decref (msg);
+    assert_null (out.response);
+    assert_non_null (out.listen);
+    assert_string_equal (json_string_value (json_object_get (out.listen, "method")), "notifications/subscriptions/acknowledged");
+    json_t *params = json_object_get (out.listen, "params");
+    assert_string_equal (json_string_value (json_object_get (json_object_get (params, "_meta"), "io.modelcontextprotocol/subscriptionId")), "L1");
+    json_t *honoured = json_object_get (params, "notifications");
+    assert_int_equal (json_array_size (json_object_get (honoured, "resourceSubscriptions")), 2);     /* the unknown one left out */
+    assert_null (json_object_get (honoured, "toolsListChanged"));                                   /* our lists do not change */
+    json_decref (out.listen);
+    /* too many, or a malformed filter: -32602; a session's client has resources/subscribe instead */
+    snprintf (text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"subscriptions/listen\",\"params\":{%s,\"notifications\":"
+              "{\"resourceSubscriptions\":\"blendmq://scene\"}}}", meta);
+    json_t *r = s_rpc (s_mcp, &s, text, &out);
+    assert_int_equal (s_error_code (r), -32602);
+    json_decref (r);
+    snprintf (text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"subscriptions/listen\",\"params\":{%s,\"notifications\":"
+              "{\"resourceSubscriptions\":[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\",\"i\"]}}}", meta);
+    r = s_rpc (s_mcp, &s, text, &out);
+    assert_int_equal (s_error_code (r), -32602);
+    json_decref (r);
+    bmq_mcp_session_t old;
+    bmq_mcp_session_init (&old);
+    r = s_rpc (s_mcp, &old, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"subscriptions/listen\",\"params\":{\"notifications\":{}}}", &out);
+    assert_int_equal (s_error_code (r), -32601);
+    json_decref (r);
+    /* server/discover no longer says resources.subscribe is off */
+    snprintf (text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"server/discover\",\"params\":{%s}}", meta);
+    r = s_rpc (s_mcp, &s, text, &out);
+    assert_true (json_is_true (json_object_get (json_object_get (json_object_get (json_object_get (r, "result"), "capabilities"),
+                                                                 "resources"), "subscribe")));
+    json_decref (r);
+    /* a listening session's calls do not tell their own commits again (the stream does) */
+    r = s_rpc (s_mcp, &old, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\"}}", &out);
+    json_decref (r);
+    json_decref (s_rpc (s_mcp, &old, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"resources/subscribe\",\"params\":{\"uri\":\"blendmq://scene\"}}", &out));
+    old.listening = true;
+    s_rpc (s_mcp, &old, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"execute_plan\",\"arguments\":"
+                        "{\"plan\":[{\"operation\":\"a\"}]}}}", &out);
+    json_t *sent = json_array ();
+    assert_true (s_feed (out.call, out.request, BMQ_MSG_EXECUTE_RESULT, "{\"plan_id\":\"p\",\"status\":\"done\",\"steps_done\":1,\"steps_total\":1}", sent));
+    for (size_t i = 0; i < json_array_size (sent); i++) {
+        const char *m = json_string_value (json_object_get (json_array_get (sent, i), "method"));
+        assert_true (!m || strcmp (m, "notifications/resources/updated"));
+    }
+    json_decref (sent);
+    bmq_envelope_destroy (&out.request);
+    bmq_mcp_call_destroy (&out.call);
+}
+
 /* The conformance suite's fixtures (gateway.mcp_test_tools): static resources,
  * a template, prompts, and tools that ask the client before they answer. */
 static void test_conformance_fixtures (void **state)
@@ -1190,6 +1334,8 @@ int main (void)
         cmocka_unit_test (test_confirm_by_input_required_result),
         cmocka_unit_test (test_tasks),
         cmocka_unit_test (test_param_headers),
+        cmocka_unit_test (test_watch),
+        cmocka_unit_test (test_subscriptions_listen),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }

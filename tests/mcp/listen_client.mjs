@@ -1,0 +1,183 @@
+// Subscriptions hear every committed plan, whoever ran it (issue 25), against a real stack:
+//   A  an SDK client (Streamable HTTP, 2025-11-25) subscribed to the scene and to one object:
+//      notified when the CLI (another key, `cli`) runs a plan, and when session B (another
+//      SDK client) runs one through execute_plan; not notified for an object no plan touched.
+//   S  an SDK client over stdio (`blendmq mcp`): notified of the CLI's plan too.
+//   G  a raw GET stream of a raw session: the notification as SSE, with an id that resumes
+//      (Last-Event-ID); GET without a session 400, an unknown one 404, a 2026-07-28 GET 405.
+//   L  2026-07-28 subscriptions/listen: the acknowledgement first, then the notification
+//      tagged with the request's id as subscriptionId.
+//   bounds: a token's streams are bounded (http.streams_per_token): past them, 429.
+//
+//   node listen_client.mjs MCP_URL BLENDMQ_BIN RUN_DIR     (BLENDMQ_TOKEN: the `mcp` token)
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { execFile } from "node:child_process";
+import { writeFileSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const [url, bin, runDir] = process.argv.slice(2);
+const token = process.env.BLENDMQ_TOKEN ?? "";
+let passed = 0, failed = 0;
+function check(name, ok, detail) {
+  if (ok) passed++; else failed++;
+  console.log(`${ok ? "ok  " : "FAIL"} listen: ${name}${ok || detail === undefined ? "" : " — " + JSON.stringify(detail).slice(0, 600)}`);
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+async function until(pred, ms) {
+  for (const end = Date.now() + ms; Date.now() < end; await sleep(100)) if (pred()) return true;
+  return pred();
+}
+const tag = `L${process.pid}`;
+const sphere = (name, x) => ({ operation: "bpy.ops.mesh.primitive_uv_sphere_add", name, params: { radius: 0.3, location: [x, 5, 1] } });
+const work = mkdtempSync(join(tmpdir(), "bmq-listen-"));
+function cliPlan(name, x) {                                 // `blendmq plan run` with the CLI's own key
+  const file = join(work, `${name}.json`);
+  writeFileSync(file, JSON.stringify([sphere(name, x)]));
+  return new Promise((resolve) => execFile(bin, ["--run-dir", runDir, "plan", "run", file], { timeout: 120000 },
+                                           (err, stdout, stderr) => resolve({ code: err ? err.code ?? 1 : 0, stdout, stderr })));
+}
+const auth = { requestInit: { headers: { Authorization: `Bearer ${token}` } } };
+async function sdkClient(transport) {
+  const client = new Client({ name: "blendmq-listen-test", version: "1.0.0" });
+  const heard = [];
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => heard.push(n.params.uri));
+  await client.connect(transport);
+  return { client, heard };
+}
+const H = (extra = {}) => ({ Authorization: `Bearer ${token}`, ...extra });
+
+// An SSE reader over fetch: messages (parsed data) and ids as they come.
+function sse(response) {
+  const events = [];
+  let buf = "", done = false;
+  const reader = response.body.getReader();
+  (async () => {
+    const dec = new TextDecoder();
+    try {
+      for (;;) {
+        const { value, done: end } = await reader.read();
+        if (end) break;
+        buf += dec.decode(value, { stream: true });
+        let i;
+        while ((i = buf.indexOf("\n\n")) >= 0) {
+          const block = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const id = block.split("\n").find((l) => l.startsWith("id: "))?.slice(4);
+          const data = block.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
+          if (data) events.push({ id, msg: JSON.parse(data) });
+        }
+      }
+    } catch { /* aborted */ }
+    done = true;
+  })();
+  return { events, close: () => reader.cancel().catch(() => {}), ended: () => done };
+}
+
+const A = `${tag}_a`, B = `${tag}_b`, untouched = `${tag}_never`;
+let a, b, s;
+try {
+  a = await sdkClient(new StreamableHTTPClientTransport(new URL(url), auth));
+  await a.client.subscribeResource({ uri: "blendmq://scene" });
+  await a.client.subscribeResource({ uri: `blendmq://objects/${encodeURIComponent(A)}` });
+  await a.client.subscribeResource({ uri: `blendmq://objects/${encodeURIComponent(untouched)}` });
+  s = await sdkClient(new StdioClientTransport({ command: bin, args: ["--run-dir", runDir, "mcp"], stderr: "inherit" }));
+  await s.client.subscribeResource({ uri: "blendmq://scene" });
+
+  // G: a raw session and its GET stream
+  const init = await fetch(url, { method: "POST", headers: H({ "Content-Type": "application/json", Accept: "application/json, text/event-stream" }),
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {},
+                                                                                    clientInfo: { name: "raw", version: "1" } } }) });
+  const sid = init.headers.get("mcp-session-id");
+  const post = (msg) => fetch(url, { method: "POST", headers: H({ "Content-Type": "application/json", Accept: "application/json",
+                                                                   "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25" }),
+                                     body: JSON.stringify(msg) });
+  await post({ jsonrpc: "2.0", method: "notifications/initialized" });
+  await post({ jsonrpc: "2.0", id: 2, method: "resources/subscribe", params: { uri: "blendmq://scene" } });
+  const get = await fetch(url, { headers: H({ Accept: "text/event-stream", "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25" }) });
+  check("GET /mcp: an SSE stream for the session", get.status === 200 && /text\/event-stream/.test(get.headers.get("content-type")),
+        get.status);
+  const g = sse(get);
+  let r = await fetch(url, { headers: H({ Accept: "text/event-stream" }) });
+  check("GET without Mcp-Session-Id: 400", r.status === 400, r.status);
+  r = await fetch(url, { headers: H({ Accept: "text/event-stream", "Mcp-Session-Id": "0".repeat(32) }) });
+  check("GET of an unknown session: 404", r.status === 404, r.status);
+  r = await fetch(url, { headers: H({ Accept: "text/event-stream", "MCP-Protocol-Version": "2026-07-28" }) });
+  check("GET with 2026-07-28: 405 (subscriptions/listen replaces it)", r.status === 405, r.status);
+
+  // L: 2026-07-28 subscriptions/listen
+  const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} };
+  const listenResp = await fetch(url, { method: "POST", headers: H({ "Content-Type": "application/json", Accept: "application/json, text/event-stream",
+                                                                     "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen" }),
+    body: JSON.stringify({ jsonrpc: "2.0", id: "listen-1", method: "subscriptions/listen",
+                           params: { _meta: meta, notifications: { resourceSubscriptions: ["blendmq://scene", `blendmq://objects/${untouched}`] } } }) });
+  const l = sse(listenResp);
+  await until(() => l.events.length >= 1, 5000);
+  const ack = l.events[0]?.msg;
+  check("subscriptions/listen: acknowledged first, with its subscription id and what it honours",
+        ack?.method === "notifications/subscriptions/acknowledged" && ack.params?._meta?.["io.modelcontextprotocol/subscriptionId"] === "listen-1"
+        && ack.params.notifications?.resourceSubscriptions?.length === 2, l.events);
+
+  // B, a second session, and a stream too many
+  b = await sdkClient(new StreamableHTTPClientTransport(new URL(url), auth));
+
+  // the CLI (key `cli`) runs a plan
+  let ran = await cliPlan(A, 0);
+  check("blendmq plan run (the cli key) ran", ran.code === 0, ran);
+  check("A (HTTP) hears the CLI's plan on the scene", await until(() => a.heard.includes("blendmq://scene"), 15000), a.heard);
+  check("A hears of the object the plan made", await until(() => a.heard.includes(`blendmq://objects/${encodeURIComponent(A)}`), 5000), a.heard);
+  check("S (stdio, `blendmq mcp`) hears the CLI's plan", await until(() => s.heard.includes("blendmq://scene"), 15000), s.heard);
+  check("G (raw GET) hears the CLI's plan, with an event id",
+        await until(() => g.events.some((e) => e.msg.method === "notifications/resources/updated" && e.id), 15000), g.events);
+  check("L (listen) hears the CLI's plan, tagged with its subscription id",
+        await until(() => l.events.some((e) => e.msg.method === "notifications/resources/updated" && e.msg.params.uri === "blendmq://scene"
+                                        && e.msg.params._meta?.["io.modelcontextprotocol/subscriptionId"] === "listen-1"), 15000), l.events);
+  const lastId = g.events.filter((e) => e.id).pop()?.id;
+
+  // session B runs a plan through MCP
+  a.heard.length = 0;
+  s.heard.length = 0;
+  const before = g.events.length;
+  r = await b.client.callTool({ name: "execute_plan", arguments: { plan: [sphere(B, 1)] } }, undefined, { timeout: 120000 });
+  check("session B: execute_plan done", !r.isError && r.structuredContent?.status === "done", r);
+  check("A hears B's plan on the scene", await until(() => a.heard.includes("blendmq://scene"), 15000), a.heard);
+  check("A is not told of its object B's plan did not touch", !a.heard.some((u) => u.includes(encodeURIComponent(A))), a.heard);
+  check("S hears B's plan", await until(() => s.heard.includes("blendmq://scene"), 15000), s.heard);
+  check("G hears B's plan", await until(() => g.events.length > before, 15000), g.events.slice(before));
+  check("nobody is told of an object no plan touched",
+        ![...a.heard, ...l.events.map((e) => e.msg.params?.uri ?? "")].some((u) => u.includes(untouched)), { a: a.heard, l: l.events });
+
+  // resume: a new GET with Last-Event-ID of before B's plan gets B's notification again; it replaces the old GET
+  const again = await fetch(url, { headers: H({ Accept: "text/event-stream", "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25",
+                                                "Last-Event-ID": lastId }) });
+  const g2 = sse(again);
+  check("GET with Last-Event-ID: what came after it is told again",
+        again.status === 200 && await until(() => g2.events.some((e) => e.msg.method === "notifications/resources/updated"), 10000), g2.events);
+  check("a newer GET of the session ends the older one", await until(() => g.ended(), 5000));
+  r = await fetch(url, { headers: H({ Accept: "text/event-stream", "Mcp-Session-Id": sid, "Last-Event-ID": "not-an-id" }) });
+  check("GET with a malformed Last-Event-ID: 400", r.status === 400, r.status);
+  g2.close();
+
+  // bounds: streams per token (http.streams_per_token, 16 by default): the 17th listen stream is refused
+  const extra = [];
+  let refused = 0;
+  for (let i = 0; i < 20 && !refused; i++) {
+    const resp = await fetch(url, { method: "POST", headers: H({ "Content-Type": "application/json", Accept: "text/event-stream",
+                                                                 "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen" }),
+      body: JSON.stringify({ jsonrpc: "2.0", id: `x${i}`, method: "subscriptions/listen", params: { _meta: meta, notifications: {} } }) });
+    if (resp.status === 429) refused++; else extra.push(sse(resp));
+  }
+  check("streams per token are bounded: a listen stream past them answers 429", refused === 1, { open: extra.length });
+  extra.forEach((x) => x.close());
+  l.close();
+  g.close();
+} catch (e) {
+  check("no exception", false, String(e?.stack ?? e));
+} finally {
+  for (const c of [a, b, s]) await c?.client.close().catch(() => {});
+}
+console.log(`listen: ${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
