@@ -14,6 +14,7 @@ static const struct { const char *from, *tool; const char *args; } s_sources[] =
     { "objects", "get_scene_info", "{\"limit\": 1000}" },
     { "recipes", "list_recipes", "{}" },
     { "operations", "discover_capabilities", "{\"form\": \"compact\"}" },
+    { "assets", "search_assets", "{\"source\": \"polyhaven\"}" },  /* the catalogue, as import_asset takes its ids */
 };
 
 json_t *bmq_mcp_complete_filter (const json_t *names, const char *prefix)
@@ -57,6 +58,11 @@ json_t *bmq_mcp_complete_values (const char *from, const char *prefix, const jso
             json_t *name = json_is_string (e) ? e : json_object_get (e, "name");
             if (json_is_string (name)) json_array_append (names, name);
         }
+    else if (!strcmp (from, "assets"))
+        json_array_foreach (json_object_get (data, "results"), i, e) {
+            json_t *id = json_object_get (e, "id");
+            if (json_is_string (id)) json_array_append (names, id);
+        }
     else if (!strcmp (from, "operations")) {
         const char *op;
         json_t *v;
@@ -97,6 +103,16 @@ static const json_t *s_source (const bmq_mcp_surface_t *self, const json_t *ref,
     return NULL;
 }
 
+/* Asset ids: the catalogue searched for what was typed (ids, names and tags
+ * containing it), of the type the prompt's other argument names when it does. */
+static void s_asset_search (json_t *args, const char *value, const json_t *context)
+{
+    if (*value) json_object_set_new (args, "query", json_string (value));
+    const char *type = json_string_value (json_object_get (json_object_get (context, "arguments"), "type"));
+    if (type && (!strcmp (type, "model") || !strcmp (type, "hdri") || !strcmp (type, "texture")))
+        json_object_set_new (args, "type", json_string (type));
+}
+
 void bmq_mcp_complete (const bmq_mcp_surface_t *self, const json_t *params, bmq_mcp_answer_t *a)
 {
     memset (a, 0, sizeof *a);
@@ -115,6 +131,7 @@ void bmq_mcp_complete (const bmq_mcp_surface_t *self, const json_t *params, bmq_
             a->tool = s_sources[i].tool;
             a->args = json_loads (s_sources[i].args, 0, NULL);
             snprintf (a->from, sizeof a->from, "%s", s_sources[i].from);
+            if (!strcmp (a->from, "assets")) s_asset_search (a->args, value, json_object_get (params, "context"));
             return;
         }
     a->result = json_pack ("{s:{s:[], s:i, s:b}}", "completion", "values", "total", 0, "hasMore", 0);     /* nothing to offer */

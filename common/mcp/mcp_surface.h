@@ -30,7 +30,7 @@ typedef struct {
     const char *tool;           /* or this tool to call … */
     json_t     *args;           /* … with these arguments (owned) … */
     char        mime[64];       /* resources/read: the resource's MIME type */
-    char        from[16];       /* completion: objects, recipes, operations */
+    char        from[16];       /* completion: objects, recipes, operations, assets */
 } bmq_mcp_answer_t;
 
 void bmq_mcp_answer_clear (bmq_mcp_answer_t *a);

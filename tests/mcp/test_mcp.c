@@ -833,7 +833,7 @@ static void test_prompts_and_completion (void **state)
     bmq_mcp_outcome_t out;
     json_t *r = s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"prompts/list\"}", &out);
     json_t *prompts = json_object_get (json_object_get (r, "result"), "prompts");
-    assert_int_equal (json_array_size (prompts), 4);
+    assert_int_equal (json_array_size (prompts), 5);
     assert_string_equal (json_string_value (json_object_get (json_array_get (prompts, 0), "name")), "build");
     assert_null (json_object_get (json_array_get (json_object_get (json_array_get (prompts, 0), "arguments"), 1), "_complete"));
     json_decref (r);
@@ -890,6 +890,45 @@ static void test_prompts_and_completion (void **state)
     json_decref (sent);
     bmq_envelope_destroy (&out.request);
     bmq_mcp_call_destroy (&out.call);
+    /* asset ids from the catalogue (search_assets: what was typed, of the type the other argument names), at most 100 */
+    s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"completion/complete\",\"params\":{\"ref\":{\"type\":\"ref/prompt\","
+                      "\"name\":\"import_asset\"},\"argument\":{\"name\":\"id\",\"value\":\"ro\"},\"context\":{\"arguments\":{\"type\":\"hdri\"}}}}", &out);
+    assert_int_equal (out.request->type, BMQ_MSG_ASSET_SEARCH);
+    assert_string_equal (json_string_value (json_object_get (out.request->body, "source")), "polyhaven");
+    assert_string_equal (json_string_value (json_object_get (out.request->body, "query")), "ro");
+    assert_string_equal (json_string_value (json_object_get (out.request->body, "type")), "hdri");
+    char *many = malloc (200 * 40 + 100);
+    size_t used = (size_t) sprintf (many, "{\"source\":\"polyhaven\",\"results\":[{\"id\":\"barn_ro\"},");
+    for (int i = 0; i < 150; i++) used += (size_t) sprintf (many + used, "{\"id\":\"rocks_%03d\",\"type\":\"hdri\"},", i);
+    sprintf (many + used, "{\"id\":7}]}");
+    sent = json_array ();
+    assert_true (s_feed (out.call, out.request, BMQ_MSG_ASSET_RESULT, many, sent));
+    free (many);
+    completion = json_object_get (s_result (sent), "completion");
+    assert_int_equal (json_array_size (json_object_get (completion, "values")), 100);
+    assert_int_equal (json_integer_value (json_object_get (completion, "total")), 151);
+    assert_true (json_is_true (json_object_get (completion, "hasMore")));
+    assert_string_equal (json_string_value (json_array_get (json_object_get (completion, "values"), 0)), "rocks_000");     /* prefix first */
+    json_decref (sent);
+    bmq_envelope_destroy (&out.request);
+    bmq_mcp_call_destroy (&out.call);
+    /* the catalogue out of reach (offline): no values, no error */
+    s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"completion/complete\",\"params\":{\"ref\":{\"type\":\"ref/prompt\","
+                      "\"name\":\"import_asset\"},\"argument\":{\"name\":\"id\",\"value\":\"\"}}}", &out);
+    assert_null (json_object_get (out.request->body, "query"));
+    sent = json_array ();
+    assert_true (s_feed (out.call, out.request, BMQ_MSG_ERROR, "{\"code\":\"unavailable\",\"message\":\"api.polyhaven.com: no route\"}", sent));
+    completion = json_object_get (s_result (sent), "completion");
+    assert_true (json_is_array (json_object_get (completion, "values")));                /* a completion, not an error */
+    assert_int_equal (json_array_size (json_object_get (completion, "values")), 0);
+    assert_false (json_is_true (json_object_get (completion, "hasMore")));
+    json_decref (sent);
+    bmq_envelope_destroy (&out.request);
+    bmq_mcp_call_destroy (&out.call);
+    r = s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"completion/complete\",\"params\":{\"ref\":{\"type\":\"ref/prompt\","
+                          "\"name\":\"import_asset\"},\"argument\":{\"name\":\"type\",\"value\":\"h\"}}}", &out);
+    assert_string_equal (json_string_value (json_array_get (json_object_get (json_object_get (json_object_get (r, "result"), "completion"), "values"), 0)), "hdri");
+    json_decref (r);
     /* an argument with nothing to offer, and a malformed request */
     r = s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"completion/complete\",\"params\":{\"ref\":{\"type\":\"ref/prompt\","
                           "\"name\":\"build\"},\"argument\":{\"name\":\"what\",\"value\":\"x\"}}}", &out);
