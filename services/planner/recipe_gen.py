@@ -252,7 +252,7 @@ R("desk", "table", ["desk", "writing desk", "computer desk", "work desk", "study
 R("standing_desk", "table", ["standing desk", "sit stand desk", "height adjustable desk", "adjustable desk"], "A standing desk",
   table("standing_desk", 1.4, 0.7, 1.05, legs=2, leg_c=DARK))
 R("l_shaped_desk", "table", ["l shaped desk", "corner desk", "l desk"], "An L-shaped corner desk",
-  [box("l_shaped_desk_top", 1.6, 0.7, 0.04, y=0.25, z=0.71, c=WOOD, main=True), box("l_shaped_desk_wing", 0.7, 0.9, 0.04, x=0.45, y=-0.55, z=0.71, c=WOOD, main=True),
+  [box("l_shaped_desk_top", 1.6, 0.7, 0.04, y=0.25, z=0.71, c=WOOD, main=True), box("l_shaped_desk_wing", 0.9, 0.9, 0.04, x=0.35, y=-0.55, z=0.71, c=WOOD, main=True),
    box("l_shaped_desk_side_1", 0.04, 0.66, 0.71, x=-0.77, y=0.25, c=DARK), box("l_shaped_desk_side_2", 0.66, 0.04, 0.71, x=0.45, y=-0.98, c=DARK)])
 R("long_dining_table", "table", ["long dining table", "large dining table", "dinner table", "dining room table", "long table", "rectangular table", "banquet table",
                             "table a manger", "mesa de comedor", "farmhouse table"], "A dining table for six", table("long_dining_table", 1.8, 0.9, 0.75))
@@ -557,7 +557,8 @@ R("room_divider", "structure", ["room divider", "folding screen", "partition", "
 
 
 # the room staples, compact (they were hand-written with 25-40 steps a copy; a room needs many of them)
-R("bed", "bed", ["bed", "double bed", "cama", "bett", "letto"], "A double bed with a headboard, mattress, pillows and a blanket",
+R("bed", "bed", ["bed", "double bed", "queen bed", "king bed", "queen size bed", "king size bed", "kingsize bed",
+                 "cama", "bett", "letto"], "A double bed with a headboard, mattress, pillows and a blanket",
   [box("bed_frame", 1.6, 2.1, 0.3, c=WOOD), box("bed_mattress", 1.52, 2.0, 0.22, y=-0.02, z=0.3, c=WHITE),
    box("bed_blanket", 1.56, 1.4, 0.05, y=-0.32, z=0.5, c=(0.35, 0.45, 0.65), main=True),
    box("bed_headboard", 1.6, 0.08, 1.0, y=1.01, c=WOOD), box("bed_pillow", 1.2, 0.4, 0.12, y=0.72, z=0.52, c=WHITE)])
@@ -567,7 +568,7 @@ R("nightstand", "storage", ["nightstand", "night stand", "bedside table", "night
 R("wardrobe", "storage", ["wardrobe", "closet", "armoire", "cupboard", "clothes cupboard", "garde robe", "penderie", "armario", "ropero", "guarda roupa",
                           "guardarropa", "roupeiro", "armadio", "kleiderschrank", "schrank"], "A tall two-door wardrobe",
   casegood("wardrobe", 1.2, 0.6, 2.0, front="doors"), holds=True)
-R("sofa", "seating", ["sofa", "couch", "settee", "canape", "divan", "divano", "sofá"], "A three-seat sofa with arms and a backrest",
+R("sofa", "seating", ["sofa", "couch", "settee", "sofa bed", "sofabed", "futon", "seater sofa", "canape", "divan", "divano", "sofá"], "A three-seat sofa with arms and a backrest",
   seat("sofa", 2.0, 0.9, 0.45, 0.85, arms=0.2, c=(0.45, 0.5, 0.6)), seat_=True)
 R("bookshelf", "storage", ["bookshelf", "bookcase", "book shelf", "shelf", "shelves", "etagere", "bibliotheque", "estanteria", "libreria", "buecherregal",
                            "bücherregal", "regal"], "A bookshelf: two sides, a back and four boards",

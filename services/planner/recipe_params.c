@@ -52,6 +52,12 @@ static const s_color_t s_colors[] = {
     { "silver", 0.8, 0.8, 0.82 }, { "argent", 0.8, 0.8, 0.82 }, { "plateado", 0.8, 0.8, 0.82 }, { "silbern", 0.8, 0.8, 0.82 },
     { "cyan", 0.05, 0.7, 0.8 }, { "turquoise", 0.05, 0.7, 0.8 }, { "turquesa", 0.05, 0.7, 0.8 },
     { "beige", 0.8, 0.7, 0.52 },
+    /* interior shades people name (issue 26), linear */
+    { "navy", 0.02, 0.04, 0.2 }, { "teal", 0.0, 0.3, 0.3 }, { "mustard", 0.7, 0.5, 0.05 }, { "cream", 0.95, 0.9, 0.75 },
+    { "ivory", 0.95, 0.93, 0.82 }, { "charcoal", 0.08, 0.08, 0.09 }, { "olive", 0.3, 0.32, 0.06 }, { "burgundy", 0.35, 0.02, 0.06 },
+    { "maroon", 0.3, 0.02, 0.03 }, { "tan", 0.6, 0.45, 0.28 }, { "lavender", 0.6, 0.5, 0.85 }, { "mint", 0.5, 0.9, 0.65 },
+    { "coral", 1.0, 0.35, 0.25 }, { "emerald", 0.02, 0.45, 0.2 }, { "sage", 0.45, 0.55, 0.4 }, { "magenta", 0.8, 0.05, 0.6 },
+    { "taupe", 0.4, 0.35, 0.3 }, { "indigo", 0.12, 0.05, 0.4 }, { "crimson", 0.7, 0.02, 0.08 }, { "khaki", 0.6, 0.55, 0.35 },
     /* Portuguese, and forms the rows above miss */
     { "vermelho", 0.8, 0.05, 0.05 }, { "vermelha", 0.8, 0.05, 0.05 }, { "amarelo", 0.95, 0.75, 0.05 }, { "amarela", 0.95, 0.75, 0.05 },
     { "branco", 0.95, 0.95, 0.95 }, { "branca", 0.95, 0.95, 0.95 }, { "preto", 0.02, 0.02, 0.02 }, { "preta", 0.02, 0.02, 0.02 },

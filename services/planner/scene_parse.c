@@ -32,6 +32,7 @@ typedef struct {
     int       subject, obj[2], nobj;
     int       stage;                /* 0 wants an object, 1 wants "and" (between), 2 a second object, 3 a subject */
     size_t    toks[8], n;
+    bool      each;                 /* "a lamp on each nightstand": one per copy of the object */
     int       group[BMQ_SCENE_MAX_PARTS];   /* "X and Y on Z": the subject's partners, who get it too */
     size_t    ngroup;
 } s_relation_t;
@@ -50,11 +51,14 @@ typedef struct {
     int                  last;                                       /* the phrase a relation would start from */
     bool                 post;                                       /* right after that phrase's object word */
     int                  with_anchor;
+    int                  with_members[BMQ_SCENE_MAX_PARTS];          /* what that "with" hung on it, in order */
+    size_t               nwith;
     size_t               with_toks[4], with_n;
     bool                 with_applied;
     int                  group[BMQ_SCENE_MAX_PARTS];                 /* phrases joined by "and" since the last break */
     size_t               ngroup;
     bool                 room_just;                                  /* a room word was the last thing named */
+    size_t               sent_start;                                 /* order[] index where this sentence began */
     bool                 neg_more;                                   /* "no desk or chair": the negation goes on */
     double               clamped_value;                              /* a coordinate past S_MAX_OFFSET (0: none) */
 } s_parse_t;
@@ -194,6 +198,17 @@ static bool s_relate (s_parse_t *p, int subject, bmq_rel_t kind, int a, int b, b
     return true;
 }
 
+/* "two chairs and a printer on a cabinet": a thing that stands on surfaces (a printer) does not
+ * carry a seat or a piece of furniture up with it: only the printer goes on the cabinet. */
+static bool s_not_on_top (const s_parse_t *p, bmq_rel_t kind, int subject, int member)
+{
+    if (kind != BMQ_REL_ON && kind != BMQ_REL_INSIDE && kind != BMQ_REL_ABOVE) return false;
+    const json_t *sub = p->req->part[subject].recipe, *mem = p->req->part[member].recipe;
+    const char *sp = json_string_value (json_object_get (sub, "place")), *mp = json_string_value (json_object_get (mem, "place"));
+    bool small = sp && !strcmp (sp, "surface");
+    return small && (json_is_true (json_object_get (mem, "seat")) || !mp || strcmp (mp, "surface"));
+}
+
 static void s_rel_finish (s_parse_t *p, bool ok)
 {
     s_relation_t *r = &p->rel;
@@ -207,9 +222,12 @@ static void s_rel_finish (s_parse_t *p, bool ok)
     }
     if (r->active && ok && s_relate (p, r->subject, r->kind, r->obj[0], b, false)) {
         for (size_t t = 0; t < r->n; t++) p->used[r->toks[t]] = true;
+        bmq_scene_part_t *sub = &p->req->part[r->subject];
+        if (r->each && (!sub->count_given || sub->count == 1)) sub->count = p->req->part[r->obj[0]].count;
         for (size_t g = 0; g < r->ngroup; g++)          /* "two bottles and a cake on a table": the bottles too */
             if (r->group[g] != r->subject && r->group[g] != r->obj[0] && r->group[g] != b
-                && p->req->part[r->group[g]].relation == BMQ_REL_NONE && p->req->part[r->group[g]].spot == BMQ_SPOT_NONE)
+                && p->req->part[r->group[g]].relation == BMQ_REL_NONE && p->req->part[r->group[g]].spot == BMQ_SPOT_NONE
+                && !s_not_on_top (p, r->kind, r->subject, r->group[g]))
                 s_relate (p, r->group[g], r->kind, r->obj[0], b, false);
     }
     memset (r, 0, sizeof *r);
@@ -232,6 +250,7 @@ static void s_with_end (s_parse_t *p)
     if (p->with_applied) for (size_t t = 0; t < p->with_n; t++) p->used[p->with_toks[t]] = true;
     p->with_anchor = -1;
     p->with_n = 0;
+    p->nwith = 0;
     p->with_applied = false;
 }
 
@@ -239,6 +258,9 @@ static void s_relation_word (s_parse_t *p, bmq_rel_t kind, size_t i, size_t n)
 {
     if (kind == BMQ_REL_OF && !(p->post && p->last >= 0)) { p->weak[i] = n == 1; p->post = false; return; }
     s_rel_settle (p, false);
+    int with_anchor = p->with_anchor, with_members[BMQ_SCENE_MAX_PARTS];      /* "with A and B on it": both */
+    size_t nwith = p->nwith;
+    memcpy (with_members, p->with_members, sizeof with_members);
     s_with_end (p);
     p->post = false;
     int group[BMQ_SCENE_MAX_PARTS];
@@ -251,12 +273,35 @@ static void s_relation_word (s_parse_t *p, bmq_rel_t kind, size_t i, size_t n)
     }
     if (kind == BMQ_REL_WITH) {
         p->with_anchor = p->last;
+        if (p->last < 0 && i > 0 && p->k.t[i - 1].kind == BMQ_TOK_BREAK && p->k.t[i - 1].text[0] == ',' && p->norder)
+            p->with_anchor = p->order[p->norder - 1];        /* "three chairs around a table, with a vase …": the table */
         for (size_t t = 0; t < n && p->with_n < 4; t++) p->with_toks[p->with_n++] = i + t;
         return;
     }
     if (kind == BMQ_REL_EACH_SIDE && !s_word (p, i + n - 1, "of")) {  /* "a bed with a nightstand on each side": of the bed */
         if (s_relate (p, p->last, BMQ_REL_EACH_SIDE, s_antecedent (p, p->last), -1, false)) s_use (p, i, n);
         return;
+    }
+    if (kind == BMQ_REL_BETWEEN && s_word (p, i, "in") && p->last >= 0 && !(i + n < p->k.n && p->mention[i + n].recipe)) {
+        /* "a sofa facing the TV and a coffee table in between": between the two named before it */
+        int a = -1, b = -1;
+        for (size_t j = p->norder; j > 0; j--) {
+            int o = p->order[j - 1];
+            if (o == p->last || o == a) continue;
+            if (a < 0) a = o;
+            else if (b < 0) { b = o; break; }
+        }
+        bmq_word_kind_t next;
+        double unused;
+        bool object_follows = bmq_vocab_match (&p->k, i + n, &next, &unused) && (next == BMQ_W_DEF || next == BMQ_W_INDEF
+                                                                                  || next == BMQ_W_PRONOUN);
+        if (!object_follows && a >= 0 && b >= 0 && s_relate (p, p->last, BMQ_REL_BETWEEN, b, a, false)) { s_use (p, i, n); return; }
+    }
+    bool each = false;
+    if (kind == BMQ_REL_ON_EACH && i + n < p->k.n && p->mention[i + n].recipe) {
+        kind = BMQ_REL_ON;                  /* "a lamp on each nightstand": the nightstands named before, one lamp each */
+        each = true;
+        p->pend.definite = true;
     }
     if (kind == BMQ_REL_ON_EACH) {          /* "with a lamp on each": one on each copy of the last thing named in numbers */
         int to = -1;
@@ -271,13 +316,22 @@ static void s_relation_word (s_parse_t *p, bmq_rel_t kind, size_t i, size_t n)
         return;
     }
     if (kind == BMQ_REL_ON_IT) {
-        if (s_relate (p, p->last, BMQ_REL_ON, s_antecedent (p, p->last), -1, false)) s_use (p, i, n);
+        int to = s_antecedent (p, p->last);
+        if (!s_relate (p, p->last, BMQ_REL_ON, to, -1, false)) return;
+        s_use (p, i, n);
+        /* "a desk with two monitors and a keyboard on it": everything that "with" listed goes on it */
+        bool listed = false;
+        for (size_t m = 0; m < nwith; m++) listed = listed || with_members[m] == p->last;
+        for (size_t m = 0; listed && to == with_anchor && m < nwith; m++)
+            if (with_members[m] != p->last && p->inherited[with_members[m]] && p->req->part[with_members[m]].ref[0] == to)
+                s_relate (p, with_members[m], BMQ_REL_ON, to, -1, false);
         return;
     }
     s_relation_t *r = &p->rel;
     memset (r, 0, sizeof *r);
     r->active = true;
     r->kind = kind;
+    r->each = each;
     r->subject = p->last;
     r->obj[0] = r->obj[1] = -1;
     for (size_t t = 0; t < n && r->n < 8; t++) r->toks[r->n++] = i + t;
@@ -308,12 +362,21 @@ static bool s_rel_feed (s_parse_t *p, int idx, bool fresh)
         s_rel_finish (p, true);
     }
     else if (p->with_anchor >= 0 && idx != p->with_anchor && p->req->part[idx].relation == BMQ_REL_NONE
-             && s_relate (p, idx, BMQ_REL_WITH, p->with_anchor, -1, true))
+             && s_relate (p, idx, BMQ_REL_WITH, p->with_anchor, -1, true)) {
         p->with_applied = true;
+        if (p->nwith < BMQ_SCENE_MAX_PARTS) p->with_members[p->nwith++] = idx;
+    }
     return object;
 }
 
 /* ---- the walk ----------------------------------------------------------------------- */
+
+/* Is a `whole` a kind of `head` by its name ("l_shaped_desk", "coffee_table" of "desk", "table")? */
+static bool s_kind_of (const char *whole, const char *head)
+{
+    size_t lw = strlen (whole), lh = strlen (head);
+    return lw > lh + 1 && whole[lw - lh - 1] == '_' && !strcmp (whole + lw - lh, head);
+}
 
 static void s_mention (s_parse_t *p, size_t i)
 {
@@ -335,9 +398,12 @@ static void s_mention (s_parse_t *p, size_t i)
         p->post = false;
         return;
     }
-    if (pd->definite && !pd->count_given && !pd->has_color && pd->scale == 1.0)
+    if (pd->definite && !pd->count_given && !pd->has_color && pd->scale == 1.0) {
         for (int j = (int) req->count - 1; j >= 0 && idx < 0; j--)
             if (req->part[j].recipe == recipe) idx = j;            /* "the table": the one named before */
+        for (int j = (int) req->count - 1; j >= 0 && idx < 0 && name; j--)
+            if (s_kind_of (req->part[j].name, name)) idx = j;     /* "an L-shaped desk … the desk": that desk */
+    }
     if (idx < 0) {
         if (req->count >= BMQ_SCENE_MAX_PARTS) { s_pend_reset (p); p->post = false; return; }    /* reported, unused */
         idx = (int) req->count++;
@@ -380,6 +446,13 @@ static void s_end_clause (s_parse_t *p, bool at_break)
     s_pend_reset (p);
     p->last = -1;
     p->post = false;
+}
+
+/* Does a recipe hang on a wall (place: wall: paintings, posters, mirrors)? */
+static bool s_hung (const json_t *recipe)
+{
+    const char *place = json_string_value (json_object_get (recipe, "place"));
+    return place && !strcmp (place, "wall");
 }
 
 /* A colour or size word: the phrase just named takes it, else the one that follows. */
@@ -479,7 +552,14 @@ static size_t s_step (s_parse_t *p, size_t i)
         }
         return n;
     }
-    if (k->t[i].kind == BMQ_TOK_BREAK) { s_end_clause (p, true); return 1; }
+    if (k->t[i].kind == BMQ_TOK_BREAK) {
+        if (k->t[i].text[0] != ',') p->sent_start = p->norder;      /* a sentence ends */
+        s_pending_t spot = p->pend;         /* "in the middle of the room, a round table": the spot waits */
+        bool keep = k->t[i].text[0] == ',' && spot.spot != BMQ_SPOT_NONE && !spot.negated;
+        s_end_clause (p, true);
+        if (keep) p->pend = spot;
+        return 1;
+    }
     bmq_word_kind_t kind;
     n = bmq_vocab_match (k, i, &kind, &value);
     if (k->t[i].kind == BMQ_TOK_NUMBER) {
@@ -492,6 +572,12 @@ static size_t s_step (s_parse_t *p, size_t i)
         bool hyphen = i + 1 < k->n && k->t[i + 1].kind == BMQ_TOK_WORD && k->t[i + 1].start == k->t[i].end + 1
                       && k->folded[k->t[i].end] == '-';
         if (hyphen) { p->post = false; return 1; }     /* "3-legged": part of a word, not a count */
+        if (s_word (p, i + 1, "seater") || s_word (p, i + 1, "seat")) {    /* "a 3 seater sofa": its size, not a count */
+            size_t took = p->mention[i + 1].recipe ? 1 : 2;                 /* "seater sofa" may name the sofa itself */
+            s_use (p, i, took);
+            p->post = false;
+            return took;
+        }
         if (!p->pend.count_given && k->t[i].value >= 1) {
             p->pend.count = fmin (floor (k->t[i].value), BMQ_COUNT_MAX);
             p->pend.count_given = true;
@@ -501,6 +587,12 @@ static size_t s_step (s_parse_t *p, size_t i)
         return 1;
     }
     size_t nw = bmq_number_words (k, i, &value);
+    if (nw && (s_word (p, i + nw, "seater") || s_word (p, i + nw, "seat") || s_word (p, i + nw, "seaters"))) {
+        size_t took = nw + (p->mention[i + nw].recipe ? 0 : 1);            /* "a three seater sofa" */
+        s_use (p, i, took);
+        p->post = false;
+        return took;
+    }
     if (nw && nw >= n) {
         if (!p->pend.count_given && value >= 1) { p->pend.count = value; p->pend.count_given = true; s_pend_take (p, i, nw); }
         p->post = false;
@@ -537,13 +629,25 @@ static size_t s_step (s_parse_t *p, size_t i)
     case BMQ_W_SPOT: {
         bmq_spot_t spot = (bmq_spot_t) ((int) value % 8);
         int wall = (int) value / 8;
+        if (i > 0 && (s_word (p, i - 1, "all") || s_word (p, i - 1, "both")) && p->norder > p->sent_start) {
+            bool any = false;               /* "a fridge, a stove and a sink, all against the back wall": each of them */
+            for (size_t j = p->sent_start; j < p->norder; j++) {
+                bmq_scene_part_t *part = &p->req->part[p->order[j]];
+                if (part->spot != BMQ_SPOT_NONE || part->relation != BMQ_REL_NONE) continue;
+                part->spot = spot;
+                part->wall = wall;
+                any = true;
+            }
+            if (any) { s_use (p, i - 1, n + 1); return n; }
+        }
         bmq_scene_part_t *last = p->post && p->last >= 0 ? &p->req->part[p->last] : NULL;
         if (!last && p->last >= 0 && p->req->part[p->last].spot == BMQ_SPOT_NONE) last = &p->req->part[p->last];  /* "a plant, tall, in the corner" */
         if (last && last->spot == BMQ_SPOT_NONE) {
             last->spot = spot;
             last->wall = wall;
             for (size_t g = 0; g < p->ngroup; g++)       /* "a desk and a chair against the wall": both */
-                if (p->req->part[p->group[g]].spot == BMQ_SPOT_NONE && p->group[g] != p->last) {
+                if (p->req->part[p->group[g]].spot == BMQ_SPOT_NONE && p->group[g] != p->last
+                    && (spot != BMQ_SPOT_ONWALL || s_hung (p->req->part[p->group[g]].recipe))) {   /* "a chair and posters on the wall" */
                     p->req->part[p->group[g]].spot = spot;
                     p->req->part[p->group[g]].wall = wall;
                 }
@@ -588,12 +692,24 @@ static size_t s_step (s_parse_t *p, size_t i)
         return j + 1 - i;
     }
     case BMQ_W_PRONOUN:
-        if (p->rel.active && p->rel.stage == 0 && p->rel.subject >= 0) {
-            int to = s_antecedent (p, p->rel.subject);
+        if (p->rel.active && p->rel.stage == 0) {
+            /* "them" is the last thing named in numbers ("two armchairs … a rug between them"); "it" the
+             * object before the subject, or, with no subject yet, the last one named ("next to it, a lamp") */
+            int to = p->rel.subject >= 0 ? s_antecedent (p, p->rel.subject) : p->norder ? p->order[p->norder - 1] : -1;
+            if (s_word (p, i, "them"))
+                for (size_t j = p->norder; j > 0; j--)
+                    if (p->order[j - 1] != p->rel.subject && p->req->part[p->order[j - 1]].count >= 2) { to = p->order[j - 1]; break; }
             if (to >= 0) { p->rel.toks[p->rel.n < 8 ? p->rel.n++ : 7] = i; s_rel_feed (p, to, false); }
         }
         return n;
     default:
+        if (s_word (p, i, "at")) {          /* "a chair at the desk": at its front, facing it */
+            bmq_word_kind_t art;
+            double unused;
+            size_t a = bmq_vocab_match (k, i + 1, &art, &unused);
+            size_t j = i + 1 + (a && (art == BMQ_W_DEF || art == BMQ_W_INDEF) ? a : 0);
+            if (j < k->n && p->mention[j].recipe) { s_relation_word (p, BMQ_REL_IN_FRONT, i, 1); return 1; }
+        }
         if (k->t[i].kind == BMQ_TOK_WORD && s_modifier (p, i)) return 1;
         p->post = false;                            /* an unknown word */
         return 1;
@@ -648,6 +764,12 @@ int bmq_scene_parse (const bmq_recipe_book_t *book, const char *prompt, bmq_scen
     s_end_clause (p, true);
     s_rel_finish (p, false);                        /* a relation still waiting for its subject */
     s_drop_negated (req);
+    const json_t *basin = bmq_recipe_book_get (book, "bathroom_sink");
+    for (size_t j = 0; basin && req->room.kind == BMQ_ROOM_BATHROOM && j < req->count; j++)
+        if (!strcmp (req->part[j].name, "kitchen_sink")) {           /* "a bathroom with a sink": a basin */
+            req->part[j].recipe = basin;
+            snprintf (req->part[j].name, sizeof req->part[j].name, "bathroom_sink");
+        }
     bmq_scene_report (&p->k, p->used, p->weak, req->not_understood, S_MAX_PHRASES);
     if (p->k.cut) {
         char text[200];

@@ -30,6 +30,21 @@
  *     ("wooden", "leather") give a look. under, above, inside/in, facing,
  *     on both sides of, on each side of (the count per side), on the long
  *     / short side of are relations too.
+ *  6b. Free-form joints (issue 26): "with A and B on it" puts every thing
+ *     that "with" listed on it; "the desk" after "an L-shaped desk" is that
+ *     desk (a definite noun names an earlier part whose recipe is a kind of
+ *     it: l_shaped_desk, coffee_table); "a lamp on each nightstand" is one
+ *     lamp per nightstand named before; "next to it, X" / "between them"
+ *     (the last thing named in numbers); "X at the desk" is in front of it;
+ *     ", with X" after a comma hangs on the last thing named; "in between"
+ *     alone is between the two named before; "a fridge, a stove and a sink,
+ *     all against the wall" gives each of that sentence's parts the spot; a
+ *     spot before a comma waits for the phrase after it; "on the floor",
+ *     "there's", "I'd like" are fillers; "a 3 seater sofa" is not three
+ *     sofas; a seat or a piece of furniture listed with a small thing
+ *     ("two chairs and a printer on a cabinet") does not go up with it, nor
+ *     does a thing that does not hang go "on the wall" with one that does;
+ *     in a bathroom, "a sink" is a basin.
  *  7. A relation that finds no object, a second relation for one object, a
  *     cycle ("A on B, B on A"), a position on an object that is placed by a
  *     relation, and any word that none of this used are not understood:
