@@ -157,15 +157,16 @@ static bool s_may_call (const bmq_mcp_tool_t *tool, const bmq_mcp_caller_t *call
     return bmq_role_allows (caller->role, tool->role);
 }
 
-bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const bmq_mcp_caller_t *caller, const json_t *id,
-                                    const json_t *params, int log_level, int timeout_ms, json_t **response,
-                                    bmq_envelope_t **request)
+/* unlisted_ok: a tool behind a resource ("_listed": false) may run (as another method's source), never by tools/call */
+static bmq_mcp_call_t *s_start (const bmq_mcp_tools_t *tools, const bmq_mcp_caller_t *caller, const json_t *id,
+                                const json_t *params, int log_level, int timeout_ms, json_t **response,
+                                bmq_envelope_t **request, bool unlisted_ok)
 {
     *response = NULL;
     *request = NULL;
     const char *name = json_string_value (json_object_get (params, "name"));
     const bmq_mcp_tool_t *tool = bmq_mcp_tools_find (tools, name);
-    if (!tool) {
+    if (!tool || (!tool->listed && !unlisted_ok)) {
         char msg[300];
         snprintf (msg, sizeof msg, name ? "Unknown tool: %.200s" : "tools/call needs params.name", name);
         *response = json_pack ("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code", -32602, "message", msg);
@@ -305,6 +306,13 @@ bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const bmq_mcp_
     return self;
 }
 
+bmq_mcp_call_t *bmq_mcp_call_start (const bmq_mcp_tools_t *tools, const bmq_mcp_caller_t *caller, const json_t *id,
+                                    const json_t *params, int log_level, int timeout_ms, json_t **response,
+                                    bmq_envelope_t **request)
+{
+    return s_start (tools, caller, id, params, log_level, timeout_ms, response, request, false);
+}
+
 bmq_mcp_call_t *bmq_mcp_call_start_as (const bmq_mcp_tools_t *tools, const bmq_mcp_caller_t *caller, const json_t *id,
                                        const char *tool, const json_t *args, const char *uri, const char *mime,
                                        const char *from, const char *prefix, int timeout_ms, json_t **response,
@@ -313,7 +321,7 @@ bmq_mcp_call_t *bmq_mcp_call_start_as (const bmq_mcp_tools_t *tools, const bmq_m
     json_t *params = json_pack ("{s:s, s:O}", "name", tool, "arguments", args);
     bmq_mcp_caller_t quiet = *caller;
     quiet.subscriptions = NULL;
-    bmq_mcp_call_t *self = bmq_mcp_call_start (tools, &quiet, id, params, 7, timeout_ms, response, request);
+    bmq_mcp_call_t *self = s_start (tools, &quiet, id, params, 7, timeout_ms, response, request, true);
     json_decref (params);
     if (!self && *response && json_object_get (*response, "result")) {     /* the tool refused: the method's error */
         json_t *text = json_object_get (json_array_get (json_object_get (json_object_get (*response, "result"), "content"), 0), "text");
@@ -329,6 +337,13 @@ bmq_mcp_call_t *bmq_mcp_call_start_as (const bmq_mcp_tools_t *tools, const bmq_m
     snprintf (self->shape_from, sizeof self->shape_from, "%s", from ? from : "");
     snprintf (self->shape_prefix, sizeof self->shape_prefix, "%s", prefix ? prefix : "");
     return self;
+}
+
+void bmq_mcp_call_view (bmq_mcp_call_t *self, const char *view, int not_found_code)
+{
+    if (!self || !view) return;
+    snprintf (self->shape_view, sizeof self->shape_view, "%s", view);
+    self->shape_not_found = not_found_code;
 }
 
 void bmq_mcp_call_destroy (bmq_mcp_call_t **self_p)

@@ -52,6 +52,9 @@ bmq_mcp_call_t *bmq_mcp_call_start_as (const bmq_mcp_tools_t *tools, const bmq_m
                                        const char *tool, const json_t *args, const char *uri, const char *mime,
                                        const char *from, const char *prefix, int timeout_ms, json_t **response,
                                        bmq_envelope_t **request);
+/* A resource call's result seen through `view` (bmq_mcp_audit_view: what the
+ * caller may read); when nothing is, the answer is `not_found_code`. */
+void bmq_mcp_call_view (bmq_mcp_call_t *self, const char *view, int not_found_code);
 void bmq_mcp_call_destroy (bmq_mcp_call_t **self_p);
 
 const char   *bmq_mcp_call_cid (const bmq_mcp_call_t *self);    /* its story on the bus */

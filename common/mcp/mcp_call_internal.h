@@ -56,6 +56,8 @@ struct bmq_mcp_call_t {
     char     shape_mime[64];
     char     shape_from[16];
     char     shape_prefix[260];
+    char     shape_view[16];     /* a resource seen through a view (mcp_audit.c) … */
+    int      shape_not_found;    /* … which answers this code when nothing is readable */
     json_t  *notify_uris;        /* the session's subscriptions: resources/updated when a plan commits */
     bool     stateless;          /* 2026-07-28: questions go back as input-required results */
 };

@@ -198,7 +198,12 @@ void bmq_mcp_resources_read (const bmq_mcp_surface_t *self, const char *uri, int
     a->args = json_deep_copy (json_object_get (def, "_args"));
     if (!a->args) a->args = json_object ();
     const char *arg = json_string_value (json_object_get (def, "_arg"));
-    if (arg) json_object_set_new (a->args, arg, json_string (value));
+    const char *dot = arg ? strchr (arg, '.') : NULL;          /* "filter.plan": a key of an object argument */
+    json_t *into = dot ? json_object_get (a->args, "filter") : a->args;
+    if (dot && strncmp (arg, "filter.", 7)) into = NULL;
+    if (arg && json_is_object (into)) json_object_set_new (into, dot ? dot + 1 : arg, json_string (value));
+    const char *view = json_string_value (json_object_get (def, "_view"));
+    snprintf (a->view, sizeof a->view, "%s", view ? view : "");
 }
 
 /* ---- a tool's result as contents ------------------------------------------- */

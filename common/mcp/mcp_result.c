@@ -79,6 +79,18 @@ static void s_notify_updates (bmq_mcp_call_t *self, const json_t *result, json_t
 void bmq_mcp_call_finish (bmq_mcp_call_t *self, json_t *result, json_t *out)
 {
     self->over = true;
+    if (self->shape == S_AS_RESOURCE && self->shape_view[0] && !json_is_true (json_object_get (result, "isError"))) {
+        json_t *seen = bmq_mcp_audit_view (self->shape_view, self->shape_uri,
+                                           json_object_get (json_object_get (result, "structuredContent"), "records"), self->on_behalf_of);
+        json_decref (result);
+        if (!seen) {                    /* nothing this key may read: as if there were no such resource */
+            json_t *e = bmq_mcp_error (self->id, self->shape_not_found ? self->shape_not_found : -32002, "Resource not found");
+            json_object_set_new (json_object_get (e, "error"), "data", json_pack ("{s:s}", "uri", self->shape_uri));
+            json_array_append_new (out, e);
+            return;
+        }
+        result = seen;
+    }
     if (self->shape == S_AS_RESOURCE || self->shape == S_AS_COMPLETION) {
         char err[1024] = "";
         json_t *reshaped = self->shape == S_AS_COMPLETION ? bmq_mcp_complete_values (self->shape_from, self->shape_prefix, result)

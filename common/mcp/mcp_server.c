@@ -386,6 +386,7 @@ static void s_surface (bmq_mcp_t *self, bmq_mcp_session_t *session, const json_t
         const char *prefix = json_string_value (json_object_get (json_object_get (params, "argument"), "value"));
         out->call = bmq_mcp_call_start_as (self->tools, &caller, id, a.tool, a.args, uri, a.mime, a.from[0] ? a.from : NULL,
                                            prefix, self->opts.request_timeout_ms, &out->response, &out->request);
+        if (a.view[0]) bmq_mcp_call_view (out->call, a.view, not_found);
     }
     bmq_mcp_answer_clear (&a);
 }

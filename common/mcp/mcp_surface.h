@@ -31,6 +31,7 @@ typedef struct {
     json_t     *args;           /* … with these arguments (owned) … */
     char        mime[64];       /* resources/read: the resource's MIME type */
     char        from[16];       /* completion: objects, recipes, operations, assets */
+    char        view[16];       /* resources/read: the tool's result seen through a view (mcp_audit.c): "stories", "story" */
 } bmq_mcp_answer_t;
 
 void bmq_mcp_answer_clear (bmq_mcp_answer_t *a);
@@ -63,6 +64,21 @@ json_t *bmq_mcp_complete_filter (const json_t *names, const char *prefix);
  * (strings as they are, anything else as compact JSON; a missing key by the
  * fallback's value, else left as is). */
 json_t *bmq_mcp_fill (const json_t *tmpl, const json_t *args, const json_t *fallback);
+
+/* ---- the audit trail as resources (mcp_audit.c) ---------------------------- */
+
+#define BMQ_MCP_AUDIT_STORIES 50        /* blendmq://audit/stories lists at most this many */
+
+/* An audit.query result (`records`) as the resource `uri` shows it to `who`
+ * ({name, role}: the key reading; NULL: in-process, sees all) through `view`:
+ *   "stories"  one entry per story, newest first: {story, plan_id, request,
+ *              command, started_by, role, ts, outcome, duration_ms}; stories
+ *              services started among themselves left out
+ *   "story"    {plan_id, stories, started_by, records: [{ts, kind, sender, data}]}
+ * A person (a reviewer or admin key) sees every story; anyone else only those
+ * their own key started. Returns a tool result ({structuredContent}), or NULL
+ * when there is nothing `who` may read (the story: not found). */
+json_t *bmq_mcp_audit_view (const char *view, const char *uri, const json_t *records, const json_t *who);
 
 /* ---- input-required results (mcp_mrtr.c, 2026-07-28) ---------------------- */
 

@@ -81,6 +81,7 @@ static int s_add (bmq_mcp_tools_t *self, json_t *def, bool test, char *err, size
     t->name = name;
     t->def = def;
     t->structured = json_is_object (json_object_get (def, "outputSchema"));
+    t->listed = !json_is_false (json_object_get (def, "_listed"));
     const char *role = json_string_value (json_object_get (def, "_role"));
     t->role = role ? bmq_role_parse (role) : test ? BMQ_ROLE_VIEWER : BMQ_ROLE_OPERATOR;
     if (t->role == BMQ_ROLE_NONE) { snprintf (err, errlen, "tool %s: unknown _role %s", name, role); return -1; }
@@ -134,7 +135,7 @@ bmq_mcp_tools_t *bmq_mcp_tools_new (bool test_tools, char *err, size_t errlen)
         if (s_add (self, def, true, err, errlen)) goto err;
     json_t *tools = json_array ();
     for (size_t t = 0; t < self->count; t++)
-        if (self->tools[t].available) json_array_append_new (tools, s_public (self->tools[t].def));
+        if (self->tools[t].available && self->tools[t].listed) json_array_append_new (tools, s_public (self->tools[t].def));
     self->list = json_pack ("{s:o}", "tools", tools);
     char *text = json_dumps (self->list, BMQ_MCP_JSON_FLAGS);
     self->list_bytes = text ? strlen (text) : 0;

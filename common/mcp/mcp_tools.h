@@ -39,6 +39,7 @@ typedef struct {
     bmq_msg_type_t       reply;          /* FORWARD: the reply that ends it */
     const char          *request_name;   /* as written in the tool file */
     bool                 structured;     /* has an outputSchema: results carry structuredContent */
+    bool                 listed;         /* in tools/list and callable ("_listed": false: only behind a resource) */
     bmq_role_t           role;           /* "_role": the least role that may call it (default operator) */
     const json_t        *def;            /* the whole entry, private keys included */
 } bmq_mcp_tool_t;

@@ -8,6 +8,8 @@
 //   L  2026-07-28 subscriptions/listen: the acknowledgement first, then the notification
 //      tagged with the request's id as subscriptionId.
 //   bounds: a token's streams are bounded (http.streams_per_token): past them, 429.
+//   audit: blendmq://audit/stories and .../{plan_id}: the agent's key (mcp) reads its own stories and not
+//      the CLI's (not found); a person's key (cli, admin) reads both.
 //
 //   node listen_client.mjs MCP_URL BLENDMQ_BIN RUN_DIR     (BLENDMQ_TOKEN: the `mcp` token)
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -15,7 +17,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { execFile } from "node:child_process";
-import { writeFileSync, mkdtempSync } from "node:fs";
+import { writeFileSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -37,7 +39,7 @@ const work = mkdtempSync(join(tmpdir(), "bmq-listen-"));
 function cliPlan(name, x) {                                 // `blendmq plan run` with the CLI's own key
   const file = join(work, `${name}.json`);
   writeFileSync(file, JSON.stringify([sphere(name, x)]));
-  return new Promise((resolve) => execFile(bin, ["--run-dir", runDir, "plan", "run", file], { timeout: 120000 },
+  return new Promise((resolve) => execFile(bin, ["--run-dir", runDir, "--json", "plan", "run", file], { timeout: 120000 },
                                            (err, stdout, stderr) => resolve({ code: err ? err.code ?? 1 : 0, stdout, stderr })));
 }
 const auth = { requestInit: { headers: { Authorization: `Bearer ${token}` } } };
@@ -136,6 +138,7 @@ try {
         await until(() => l.events.some((e) => e.msg.method === "notifications/resources/updated" && e.msg.params.uri === "blendmq://scene"
                                         && e.msg.params._meta?.["io.modelcontextprotocol/subscriptionId"] === "listen-1"), 15000), l.events);
   const lastId = g.events.filter((e) => e.id).pop()?.id;
+  const cliPlanId = /"plan_id":"(p-[A-Za-z0-9]+)"/.exec(ran.stdout)?.[1];
 
   // session B runs a plan through MCP
   a.heard.length = 0;
@@ -149,6 +152,37 @@ try {
   check("G hears B's plan", await until(() => g.events.length > before, 15000), g.events.slice(before));
   check("nobody is told of an object no plan touched",
         ![...a.heard, ...l.events.map((e) => e.msg.params?.uri ?? "")].some((u) => u.includes(untouched)), { a: a.heard, l: l.events });
+
+  // audit stories: who reads which (2026-07-28 requests, no session: the key alone decides)
+  const mcpPlanId = r.structuredContent?.plan_id;
+  const personToken = readFileSync(join(runDir, "keys", "cli.token"), "utf8").trim();
+  const read = async (tok, uri) => (await fetch(url, { method: "POST", headers: { Authorization: `Bearer ${tok}`, "Content-Type": "application/json",
+      Accept: "application/json", "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "resources/read", "Mcp-Name": uri },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "resources/read", params: { _meta: meta, uri } }) })).json();
+  const stories = (x) => JSON.parse(x?.result?.contents?.[0]?.text ?? "{}").stories ?? [];
+  let agentList = [], personList = [];
+  for (let i = 0; i < 30; i++) {          // the audit stores records a moment after they happen
+    agentList = stories(await read(token, "blendmq://audit/stories"));
+    personList = stories(await read(personToken, "blendmq://audit/stories"));
+    if (agentList.some((x) => x.plan_id === mcpPlanId) && personList.some((x) => x.plan_id === cliPlanId)) break;
+    await sleep(200);
+  }
+  check("audit stories: the agent's key lists its own plan's story", !!mcpPlanId && agentList.some((x) => x.plan_id === mcpPlanId),
+        { mcpPlanId, agentList: agentList.slice(0, 5) });
+  check("audit stories: every story the agent's key lists is its own (not the CLI's)",
+        agentList.length > 0 && agentList.every((x) => x.started_by === "mcp"), agentList.slice(0, 5));
+  check("audit stories: a person's key lists the CLI's and the agent's, newest first",
+        !!cliPlanId && personList.some((x) => x.plan_id === cliPlanId) && personList.some((x) => x.plan_id === mcpPlanId)
+        && personList.every((x, i) => i === 0 || x.ts <= personList[i - 1].ts), { cliPlanId, personList: personList.slice(0, 5) });
+  let one = await read(token, `blendmq://audit/stories/${cliPlanId}`);
+  check("audit story: the agent's key cannot read the CLI's story (not found, -32602 in 2026-07-28)",
+        one?.error?.code === -32602 && !one.result, one);
+  one = await read(token, `blendmq://audit/stories/${mcpPlanId}`);
+  const own = JSON.parse(one?.result?.contents?.[0]?.text ?? "{}");
+  check("audit story: the agent's key reads its own story's records", own.started_by === "mcp"
+        && own.records?.some((x) => x.kind === "plan.end"), one);
+  one = await read(personToken, `blendmq://audit/stories/${cliPlanId}`);
+  check("audit story: a person's key reads the CLI's story", JSON.parse(one?.result?.contents?.[0]?.text ?? "{}").started_by === "cli", one);
 
   // resume: a new GET with Last-Event-ID of before B's plan gets B's notification again; it replaces the old GET
   const again = await fetch(url, { headers: H({ Accept: "text/event-stream", "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25",

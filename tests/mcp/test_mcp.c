@@ -1082,6 +1082,135 @@ static void test_subscriptions_listen (void **state)
     bmq_mcp_call_destroy (&out.call);
 }
 
+/* ---- the audit trail as resources (mcp_audit.c): who reads which story -------------- */
+
+static const char *s_trail =
+    "{\"records\":["
+    "{\"id\":9,\"ts\":9,\"cid\":\"C3\",\"kind\":\"request.end\",\"sender\":\"gateway\",\"data\":{\"outcome\":\"ok\",\"plan_id\":\"p-3\",\"duration_ms\":5}},"
+    "{\"id\":8,\"ts\":8,\"cid\":\"C3\",\"kind\":\"request\",\"sender\":\"gateway\",\"data\":{\"request\":\"chat.request\",\"identity\":{\"name\":\"cli\",\"role\":\"operator\"}}},"
+    "{\"id\":7,\"ts\":7,\"cid\":\"C2\",\"kind\":\"request\",\"sender\":\"gateway\",\"data\":{\"request\":\"inspect.request\",\"identity\":{\"name\":\"planner\",\"role\":\"service\"}}},"
+    "{\"id\":6,\"ts\":6,\"cid\":\"C1\",\"kind\":\"request.end\",\"sender\":\"gateway\",\"data\":{\"outcome\":\"ok\",\"plan_id\":\"p-1\"}},"
+    "{\"id\":5,\"ts\":5,\"cid\":\"C1\",\"kind\":\"request\",\"sender\":\"gateway\",\"data\":{\"request\":\"run.request\",\"identity\":{\"name\":\"mcp\",\"role\":\"operator\"}}},"
+    "{\"id\":4,\"ts\":4,\"cid\":\"C0\",\"kind\":\"request.end\",\"sender\":\"gateway\",\"data\":\"not an object\"},"
+    "{\"id\":3,\"ts\":3,\"kind\":\"request\",\"data\":{}},"
+    "7]}";
+
+/* resources/read of uri by a session of key `who` (role), fed `trail` as the audit's answer */
+static json_t *s_read_audit (const char *who, bmq_role_t role, const char *version, const char *uri, const char *trail,
+                             bmq_envelope_t **asked)
+{
+    bmq_mcp_session_t s;
+    bmq_mcp_session_init (&s);
+    snprintf (s.who, sizeof s.who, "%s", who);
+    s.role = role;
+    snprintf (s.version, sizeof s.version, "%s", version);
+    bmq_mcp_outcome_t out;
+    char text[400];
+    snprintf (text, sizeof text, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":{\"uri\":\"%s\"}}", uri);
+    assert_null (s_rpc (s_mcp, &s, text, &out));
+    assert_non_null (out.call);
+    assert_int_equal (out.request->type, BMQ_MSG_AUDIT_QUERY);
+    json_t *sent = json_array ();
+    assert_true (s_feed (out.call, out.request, BMQ_MSG_AUDIT_RESULT, trail, sent));
+    json_t *last = json_incref (json_array_get (sent, json_array_size (sent) - 1));
+    json_decref (sent);
+    if (asked) *asked = out.request;
+    else bmq_envelope_destroy (&out.request);
+    bmq_mcp_call_destroy (&out.call);
+    return last;
+}
+
+static json_t *s_contents_json (const json_t *response)
+{
+    const char *text = json_string_value (json_object_get (json_array_get (json_object_get (json_object_get (response, "result"), "contents"), 0), "text"));
+    return text ? json_loads (text, 0, NULL) : NULL;
+}
+
+static void test_audit_stories (void **state)
+{
+    /* listed: the stories resource and the story template; the tool behind them is no tool of tools/list nor of tools/call */
+    bmq_mcp_session_t s;
+    bmq_mcp_session_init (&s);
+    bmq_mcp_outcome_t out;
+    json_t *r = s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/list\"}", &out);
+    char *listed = json_dumps (r, 0);
+    assert_non_null (strstr (listed, "\"blendmq://audit/stories\""));
+    free (listed);
+    json_decref (r);
+    r = s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/templates/list\"}", &out);
+    listed = json_dumps (r, 0);
+    assert_non_null (strstr (listed, "\"blendmq://audit/stories/{plan_id}\""));
+    free (listed);
+    json_decref (r);
+    listed = json_dumps (bmq_mcp_tools_list (bmq_mcp_tools (s_mcp)), 0);
+    assert_null (strstr (listed, "audit_query"));
+    free (listed);
+    r = s_rpc (s_mcp, &s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"audit_query\",\"arguments\":{}}}", &out);
+    assert_null (out.call);
+    assert_int_equal (s_error_code (r), -32602);
+    json_decref (r);
+
+    /* the list: newest first; an agent's key (mcp, operator) sees its own stories only, services' look-ups never */
+    bmq_envelope_t *asked = NULL;
+    r = s_read_audit ("mcp", BMQ_ROLE_OPERATOR, "2025-11-25", "blendmq://audit/stories", s_trail, &asked);
+    assert_string_equal (json_string_value (json_object_get (asked->body, "order")), "desc");
+    assert_string_equal (json_string_value (json_object_get (json_object_get (asked->body, "filter"), "kind")), "request*");
+    bmq_envelope_destroy (&asked);
+    json_t *view = s_contents_json (r);
+    json_t *stories = json_object_get (view, "stories");
+    assert_int_equal (json_array_size (stories), 1);
+    assert_string_equal (json_string_value (json_object_get (json_array_get (stories, 0), "story")), "C1");
+    assert_string_equal (json_string_value (json_object_get (json_array_get (stories, 0), "plan_id")), "p-1");
+    assert_string_equal (json_string_value (json_object_get (json_array_get (stories, 0), "started_by")), "mcp");
+    assert_string_equal (json_string_value (json_object_get (json_array_get (stories, 0), "outcome")), "ok");
+    json_decref (view);
+    json_decref (r);
+    /* a person (reviewer) sees every person's and agent's story, newest first */
+    r = s_read_audit ("bob", BMQ_ROLE_REVIEWER, "2025-11-25", "blendmq://audit/stories", s_trail, NULL);
+    view = s_contents_json (r);
+    stories = json_object_get (view, "stories");
+    assert_int_equal (json_array_size (stories), 2);
+    assert_string_equal (json_string_value (json_object_get (json_array_get (stories, 0), "story")), "C3");
+    assert_string_equal (json_string_value (json_object_get (json_array_get (stories, 0), "request")), "chat.request");
+    assert_string_equal (json_string_value (json_object_get (json_array_get (stories, 1), "story")), "C1");
+    json_decref (view);
+    json_decref (r);
+
+    /* one story: the plan filter asked of the audit; another key's story is not found (as if it did not exist) */
+    const char *story3 = "{\"records\":["
+        "{\"ts\":8,\"cid\":\"C3\",\"kind\":\"request\",\"sender\":\"gateway\",\"data\":{\"identity\":{\"name\":\"cli\",\"role\":\"operator\"}}},"
+        "{\"ts\":9,\"cid\":\"C3\",\"kind\":\"plan.end\",\"sender\":\"executor\",\"plan_id\":\"p-3\",\"data\":{\"status\":\"done\"}}]}";
+    r = s_read_audit ("mcp", BMQ_ROLE_OPERATOR, "2025-11-25", "blendmq://audit/stories/p-3", story3, &asked);
+    assert_string_equal (json_string_value (json_object_get (json_object_get (asked->body, "filter"), "plan")), "p-3");
+    bmq_envelope_destroy (&asked);
+    assert_int_equal (s_error_code (r), -32002);
+    assert_string_equal (json_string_value (json_object_get (json_object_get (json_object_get (r, "error"), "data"), "uri")),
+                         "blendmq://audit/stories/p-3");
+    json_decref (r);
+    r = s_read_audit ("mcp", BMQ_ROLE_OPERATOR, "2026-07-28", "blendmq://audit/stories/p-3", story3, NULL);
+    assert_int_equal (s_error_code (r), -32602);                       /* SEP-2164 */
+    json_decref (r);
+    r = s_read_audit ("cli", BMQ_ROLE_OPERATOR, "2025-11-25", "blendmq://audit/stories/p-3", story3, NULL);
+    view = s_contents_json (r);
+    assert_int_equal (json_array_size (json_object_get (view, "records")), 2);
+    assert_string_equal (json_string_value (json_object_get (view, "started_by")), "cli");
+    assert_string_equal (json_string_value (json_object_get (json_array_get (json_object_get (view, "records"), 1), "kind")), "plan.end");
+    json_decref (view);
+    json_decref (r);
+    r = s_read_audit ("admin", BMQ_ROLE_ADMIN, "2025-11-25", "blendmq://audit/stories/p-3", story3, NULL);
+    view = s_contents_json (r);
+    assert_int_equal (json_array_size (json_object_get (view, "records")), 2);
+    json_decref (view);
+    json_decref (r);
+    /* no such plan, and a hostile answer: not found, no crash */
+    r = s_read_audit ("admin", BMQ_ROLE_ADMIN, "2025-11-25", "blendmq://audit/stories/p-9", "{\"records\":[]}", NULL);
+    assert_int_equal (s_error_code (r), -32002);
+    json_decref (r);
+    r = s_read_audit ("admin", BMQ_ROLE_ADMIN, "2025-11-25", "blendmq://audit/stories/p-9", "{\"records\":[1,\"x\",{\"kind\":7}]}", NULL);
+    assert_int_equal (s_error_code (r), -32002);
+    json_decref (r);
+}
+
 /* The conformance suite's fixtures (gateway.mcp_test_tools): static resources,
  * a template, prompts, and tools that ask the client before they answer. */
 static void test_conformance_fixtures (void **state)
@@ -1375,6 +1504,7 @@ int main (void)
         cmocka_unit_test (test_param_headers),
         cmocka_unit_test (test_watch),
         cmocka_unit_test (test_subscriptions_listen),
+        cmocka_unit_test (test_audit_stories),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }
