@@ -66,5 +66,10 @@ int bmq_config_check_tree (const json_t *root, const char *path, char *err, size
 /* Where "section.key" is in the YAML file at path (its value, or the key
  * itself when want_key): 0 with 1-based line and col, or -1. */
 int bmq_config_mark (const char *path, const char *dotted, bool want_key, size_t *line, size_t *col);
+/* The files made from the declaration (config_docs.c), malloc'd (NULL: out
+ * of memory): deploy/blendmq.yaml's text (every key with its default and its
+ * doc as a comment) and docs/config.md's (a table of every key). */
+char *bmq_config_docs_yaml (void);
+char *bmq_config_docs_markdown (void);
 
 #endif

@@ -14,8 +14,10 @@
 static const bmq_config_key_t s_keys[] = {
 #define BMQ_CONFIG_KEY(NAME, TYPE, DEFAULT, CHOICES, MIN, MAX, DOC) \
     { NAME, BMQ_CONFIG_##TYPE, DEFAULT, CHOICES, (int64_t) (MIN), (int64_t) (MAX), DOC },
+#define BMQ_CONFIG_NOTE(SECTION, TEXT)           /* for the docs only (config_docs.c) */
 #include "config_keys.def"
 #undef BMQ_CONFIG_KEY
+#undef BMQ_CONFIG_NOTE
 };
 
 const bmq_config_key_t *bmq_config_keys (size_t *count)

@@ -1,0 +1,227 @@
+/* config_docs — deploy/blendmq.yaml and docs/config.md, made from the
+ * declaration (config_keys.def, issue 31). The generator is C, built from the
+ * .def by X-macros, so the files say what the compiled table says: there is
+ * no second parser of the .def that could read it differently. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define YAML_WIDTH     80       /* a block comment is wrapped to this */
+#define INLINE_COLUMN  42       /* an inline comment starts here (or two spaces after the value) */
+#define INLINE_WIDTH   130      /* a key whose line with its doc is longer has its doc above it */
+
+typedef struct {
+    const char *section;        /* a note's section; NULL for a key */
+    const char *text;           /* a note's text, or a key's name */
+} s_item_t;
+
+static const s_item_t s_items[] = {
+#define BMQ_CONFIG_KEY(NAME, TYPE, DEFAULT, CHOICES, MIN, MAX, DOC) { NULL, NAME },
+#define BMQ_CONFIG_NOTE(SECTION, TEXT) { SECTION, TEXT },
+#include "config_keys.def"
+#undef BMQ_CONFIG_KEY
+#undef BMQ_CONFIG_NOTE
+};
+#define ITEMS (sizeof s_items / sizeof s_items[0])
+
+static const char s_yaml_head[] =
+    "# blendmq configuration: the defaults built into every binary.\n"
+    "#\n"
+    "# Generated from common/config_keys.def (common/config_docs.c): edit that file, build,\n"
+    "# then `build/bin/test_config_docs --write .`; ctest config.docs_fresh checks it.\n"
+    "# Every key, its type, default and range: docs/config.md.\n"
+    "#\n"
+    "# Copy this file, change what you need, and pass it with --config FILE.\n"
+    "# Every key can also be set from the environment: BLENDMQ_<SECTION>_<KEY>,\n"
+    "# e.g. BLENDMQ_BLENDER_PORT=9876 or BLENDMQ_EXECUTOR_ENDPOINT=tcp://10.0.0.5:7704.\n"
+    "# Endpoints are ZeroMQ endpoints (tcp://host:port, or ipc:///path on one host),\n"
+    "# so any service can run on another machine.\n";
+
+static const char s_md_head[] =
+    "# Configuration keys\n"
+    "\n"
+    "<!-- Generated from common/config_keys.def (common/config_docs.c): edit that file, build, then\n"
+    "     `build/bin/test_config_docs --write .`; ctest config.docs_fresh fails when this file is stale. -->\n"
+    "\n"
+    "Every key blendmq reads, as `common/config_keys.def` declares it. The defaults are\n"
+    "`deploy/blendmq.yaml`'s, built into every binary; a file given with `--config FILE`\n"
+    "overrides them, and `BLENDMQ_<SECTION>_<KEY>` in the environment overrides both.\n"
+    "`blendmq config check FILE` checks a file against this table (each problem at its line\n"
+    "and column); an unknown key, a value of the wrong type, a choice not listed or a number\n"
+    "out of its range stops `blendmq up` and every service before it starts.\n";
+
+/* The section of "section.key" (into buf). */
+static const char *s_section (const char *name, char *buf, size_t len)
+{
+    const char *dot = strchr (name, '.');
+    size_t n = dot ? (size_t) (dot - name) : strlen (name);
+    if (n >= len) n = len - 1;
+    memcpy (buf, name, n);
+    buf[n] = 0;
+    return buf;
+}
+
+/* A YAML scalar needs quotes when a plain one would read as something else. */
+static bool s_needs_quotes (const char *v)
+{
+    if (!*v || strchr ("-?:,[]{}#&*!|>'\"%@` ", v[0]) || v[strlen (v) - 1] == ' ' || v[strlen (v) - 1] == ':') return true;
+    if (strstr (v, ": ") || strstr (v, " #") || strpbrk (v, "\n\t\\")) return true;
+    static const char *const words[] = { "true", "false", "yes", "no", "on", "off", "null", "~", "y", "n" };
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (!strcasecmp (v, words[i])) return true;
+    char *end;
+    (void) strtod (v, &end);
+    return *end == 0;                       /* a number */
+}
+
+static void s_yaml_value (FILE *out, const bmq_config_key_t *k)
+{
+    if (k->type == BMQ_CONFIG_INT || k->type == BMQ_CONFIG_BOOL || k->type == BMQ_CONFIG_MAP || !s_needs_quotes (k->def)) {
+        fputs (k->def, out);
+        return;
+    }
+    fputc ('"', out);
+    for (const char *p = k->def; *p; p++) {
+        if (*p == '"' || *p == '\\') fputc ('\\', out);
+        fputc (*p, out);
+    }
+    fputc ('"', out);
+}
+
+/* text as "# " comment lines at indent, wrapped to YAML_WIDTH; a line of text
+ * that starts with a space is kept as it is. */
+static void s_yaml_comment (FILE *out, const char *indent, const char *text)
+{
+    size_t room = YAML_WIDTH - strlen (indent) - 2;
+    const char *line = text;
+    while (*line) {
+        const char *eol = strchr (line, '\n');
+        size_t len = eol ? (size_t) (eol - line) : strlen (line);
+        if (line[0] == ' ' || len <= room) fprintf (out, "%s# %.*s\n", indent, (int) len, line);
+        else {
+            const char *p = line, *end = line + len;
+            while (p < end) {
+                while (p < end && *p == ' ') p++;
+                size_t take = (size_t) (end - p);
+                if (take > room) {
+                    take = room;
+                    while (take && p[take] != ' ') take--;
+                    if (!take) { take = room; while (p + take < end && p[take] != ' ') take++; }     /* one long word */
+                }
+                if (take) fprintf (out, "%s# %.*s\n", indent, (int) take, p);
+                p += take;
+            }
+        }
+        line += len + (eol ? 1 : 0);
+    }
+}
+
+char *bmq_config_docs_yaml (void)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream (&text, &size);
+    if (!out) return NULL;
+    fputs (s_yaml_head, out);
+    char section[64] = "", now[64];
+    for (size_t i = 0; i < ITEMS; i++) {
+        const char *sec = s_items[i].section ? s_items[i].section : s_section (s_items[i].text, now, sizeof now);
+        if (strcmp (sec, section)) {
+            snprintf (section, sizeof section, "%s", sec);
+            fprintf (out, "\n%s:\n", section);
+        }
+        if (s_items[i].section) { s_yaml_comment (out, "  ", s_items[i].text); continue; }
+        const bmq_config_key_t *k = bmq_config_key (s_items[i].text);
+        char *line = NULL;
+        size_t len = 0;
+        FILE *one = open_memstream (&line, &len);
+        if (!one) { fclose (out); free (text); return NULL; }
+        fprintf (one, "  %s: ", strchr (k->name, '.') + 1);
+        s_yaml_value (one, k);
+        fclose (one);
+        size_t pad = len + 2 > INLINE_COLUMN ? len + 2 : INLINE_COLUMN;
+        if (!strchr (k->doc, '\n') && pad + 2 + strlen (k->doc) <= INLINE_WIDTH)
+            fprintf (out, "%-*s# %s\n", (int) pad, line, k->doc);
+        else {
+            s_yaml_comment (out, "  ", k->doc);
+            fprintf (out, "%s\n", line);
+        }
+        free (line);
+    }
+    fclose (out);
+    return text;
+}
+
+/* A Markdown table cell: lines joined (a list item, a line that starts with
+ * two spaces, on a line of its own: <br>), runs of spaces one, '|' escaped,
+ * '<' and '>' outside `code` written as entities. */
+static void s_cell (FILE *out, const char *text)
+{
+    bool space = false, code = false;
+    for (const char *p = text; *p; p++) {
+        if (*p == '\n' && p[1] == ' ' && p[2] == ' ' && p[3] && p[3] != ' ') { fputs ("<br>", out); space = false; p += 2; continue; }
+        if (*p == ' ' || *p == '\n') { space = true; continue; }
+        if (space) fputc (' ', out);
+        space = false;
+        if (*p == '`') code = !code;
+        if (*p == '|') fputc ('\\', out);
+        if (!code && *p == '<') fputs ("&lt;", out);
+        else if (!code && *p == '>') fputs ("&gt;", out);
+        else fputc (*p, out);
+    }
+}
+
+char *bmq_config_docs_markdown (void)
+{
+    static const char *const types[] = { "string", "integer", "bool", "choice", "mapping" };   /* bmq_config_type_t */
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream (&text, &size);
+    if (!out) return NULL;
+    fputs (s_md_head, out);
+    char section[64] = "", now[64];
+    bool table = false;
+    for (size_t i = 0; i < ITEMS; i++) {
+        const char *sec = s_items[i].section ? s_items[i].section : s_section (s_items[i].text, now, sizeof now);
+        if (strcmp (sec, section)) {
+            snprintf (section, sizeof section, "%s", sec);
+            fprintf (out, "\n## `%s`\n", section);
+            table = false;
+        }
+        if (s_items[i].section) {
+            fputc ('\n', out);
+            s_cell (out, s_items[i].text);
+            fputc ('\n', out);
+            table = false;
+            continue;
+        }
+        if (!table) {
+            fputs ("\n| key | type | default | range or choices | what it is |\n|---|---|---|---|---|\n", out);
+            table = true;
+        }
+        const bmq_config_key_t *k = bmq_config_key (s_items[i].text);
+        fprintf (out, "| `%s` | %s | ", k->name, types[k->type]);
+        if (*k->def) { fputc ('`', out); s_cell (out, k->def); fputc ('`', out); }
+        else fputs ("`\"\"`", out);
+        fputs (" | ", out);
+        if (k->type == BMQ_CONFIG_INT) fprintf (out, "%lld..%lld", (long long) k->min, (long long) k->max);
+        else if (k->type == BMQ_CONFIG_ENUM) {
+            for (const char *c = k->choices; ; ) {
+                const char *bar = strchr (c, '|');
+                size_t n = bar ? (size_t) (bar - c) : strlen (c);
+                if (n) fprintf (out, "%s`%.*s`", c == k->choices ? "" : ", ", (int) n, c);
+                else fprintf (out, "%s`\"\"`", c == k->choices ? "" : ", ");
+                if (!bar) break;
+                c = bar + 1;
+            }
+        }
+        fputs (" | ", out);
+        s_cell (out, k->doc);
+        fputs (" |\n", out);
+    }
+    fclose (out);
+    return text;
+}
