@@ -8,8 +8,12 @@
  * tools/call when the client accepts text/event-stream: the answer is then
  * an SSE stream carrying the call's notifications/progress and
  * notifications/message, then its result. notifications/cancelled (another
- * POST) stops the named call; its stream ends without a result. GET gets 405
- * (we send no server-initiated messages); DELETE ends the session.
+ * POST) stops the named call; its stream ends without a result. GET opens the
+ * session's standalone SSE stream: notifications/resources/updated for what
+ * it subscribed to, after every committed plan or script whoever ran it (the
+ * executors' events; mcp_watch.h), resumable with Last-Event-ID, one per
+ * session; 2026-07-28 clients POST subscriptions/listen instead (GET: 405).
+ * DELETE ends the session.
  * Sessions are bounded (the least recently used is dropped) and expire after
  * an hour unused. */
 #ifndef BMQ_HTTP_MCP_H
