@@ -269,6 +269,15 @@ static s_step_t s_call (s_dialogue_t *d, bmq_tools_t *tools, const bmq_llm_call_
         *answer = bmq_tools_inspect (tools, tool);
         return S_GO_ON;
     }
+    if (!strcmp (c->name, "place") && !o->script_mode) {
+        const char *obj = json_string_value (json_object_get (c->args, "object"));
+        const char *rel = json_string_value (json_object_get (c->args, "relation"));
+        const char *anchor = json_string_value (json_object_get (c->args, "anchor"));
+        s_note (d, "placing %.64s%s%.24s%s%.64s…", obj ? obj : "(nothing)", rel ? " " : "", rel ? rel : "", anchor ? " " : "",
+                anchor ? anchor : "");
+        *answer = bmq_tools_place (tools, c->args);
+        return S_GO_ON;
+    }
     if (!strcmp (c->name, "search_assets") && !o->script_mode) {
         const char *q = json_string_value (json_object_get (c->args, "query"));
         s_note (d, "searching %.32s for \"%.80s\"…", s_str (json_object_get (c->args, "source")), q ? q : "");
@@ -298,7 +307,7 @@ static s_step_t s_call (s_dialogue_t *d, bmq_tools_t *tools, const bmq_llm_call_
     if (submit) return s_submit_script (d, json_string_value (json_object_get (c->args, "script")), c->args, prompt, out, answer);
     char msg[200];
     snprintf (msg, sizeof msg, "there is no function %.64s; use discover_capabilities, inspect_tool%s or %s", c->name,
-              o->script_mode ? "" : o->review ? ", search_assets, look, done" : ", search_assets, look",
+              o->script_mode ? "" : o->review ? ", place, search_assets, look, done" : ", place, search_assets, look",
               o->script_mode ? "submit_script" : "submit_plan");
     *answer = json_pack ("{s:s}", "error", msg);
     return S_GO_ON;

@@ -1,5 +1,6 @@
 /* planner_tools — declarations and answers for the planning functions. */
 #include "planner_tools.h"
+#include "planner_place.h"
 #include "bus.h"
 #include "inspect.h"
 #include "log.h"
@@ -16,6 +17,8 @@ struct bmq_tools_t {
     char     cid[BMQ_MAX_ID + 1];
     bool   (*cancelled) (void *ctx);
     void    *cancel_ctx;
+    json_t  *described;             /* the palette described: primitive defaults for place's boxes */
+    bmq_place_t *place;             /* place's objects, this dialogue's */
 };
 
 bmq_tools_t *bmq_tools_new (const bmq_palette_t *palette, const bmq_caps_snapshot_t *caps, const char *gateway_endpoint,
@@ -36,6 +39,9 @@ bmq_tools_t *bmq_tools_new (const bmq_palette_t *palette, const bmq_caps_snapsho
     snprintf (self->cid, sizeof self->cid, "%s", cid ? cid : "");
     self->cancelled = cancelled;
     self->cancel_ctx = cancel_ctx;
+    self->described = bmq_palette_describe (palette);
+    self->place = bmq_place_new (self->described);
+    if (!self->described || !self->place) bmq_tools_destroy (&self);
     return self;
 }
 
@@ -45,6 +51,8 @@ void bmq_tools_destroy (bmq_tools_t **self_p)
     bmq_tools_t *self = *self_p;
     json_decref (self->full);
     json_decref (self->compact);
+    bmq_place_destroy (&self->place);
+    json_decref (self->described);
     free (self->gateway);
     free (self);
     *self_p = NULL;
@@ -164,6 +172,7 @@ json_t *bmq_tools_declarations (const bmq_palette_t *palette, bool script_mode)
             "title", "type", "string", "description", "A short name for what the plan builds, e.g. snowman",
             "plan", "type", "array", "items", step, "description", "The steps, in order",
             "required", "plan"));
+        json_array_append_new (decls, bmq_place_declaration ());      /* issue 26: the composer's layout */
     }
     json_decref (described);
     return decls;
@@ -179,6 +188,11 @@ json_t *bmq_tools_discover (bmq_tools_t *self, const json_t *args)
         return json_pack ("{s:s}", "error", "form must be \"full\" or \"compact\"");
     bool compact = json_is_string (form) && !strcmp (json_string_value (form), "compact");
     return json_deep_copy (compact ? self->compact : self->full);
+}
+
+json_t *bmq_tools_place (bmq_tools_t *self, const json_t *args)
+{
+    return bmq_place_call (self->place, args);
 }
 
 json_t *bmq_tools_inspect (bmq_tools_t *self, const char *tool_name)

@@ -13,6 +13,9 @@
  *                                      entry (what validation allows) comes with it.
  *                                      No answer in time is an error the model reads,
  *                                      never a hang.
+ *   place (object, size, relation?,    where things go, by the offline composer's layout
+ *          anchor?, spot?, …)           engine (planner_place.h): every object's world box,
+ *                                      collision-free, relations checked (issue 26)
  *   submit_plan (plan, title?)         the action plan (seed 000's JSON array)
  *   submit_script (script, title?)     script mode only (seed 003): a bpy script
  *
@@ -48,6 +51,8 @@ json_t *bmq_tools_declarations (const bmq_palette_t *palette, bool script_mode);
 /* discover_capabilities with the model's arguments (may be NULL): the
  * capabilities.reply body of that form, or {error}. New reference. */
 json_t *bmq_tools_discover (bmq_tools_t *self, const json_t *args);
+/* place: every object placed so far in this dialogue, laid out, or {error}. New reference. */
+json_t *bmq_tools_place (bmq_tools_t *self, const json_t *args);
 /* inspect_tool: {tool, allowed} or {error, allowed?}. New reference. */
 json_t *bmq_tools_inspect (bmq_tools_t *self, const char *tool_name);
 

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,10 +84,11 @@ static void test_discover_inspect_submit (void **state)
     assert_non_null (strstr (json_string_value (json_object_get (json_array_get (json_object_get (
         json_object_get (r0, "systemInstruction"), "parts"), 0), "text")), "discover_capabilities"));
     json_t *decls = json_object_get (json_array_get (json_object_get (r0, "tools"), 0), "functionDeclarations");
-    assert_int_equal (json_array_size (decls), 5);      /* + search_assets and look (issue 16) */
+    assert_int_equal (json_array_size (decls), 6);      /* + place (issue 26), search_assets and look (issue 16) */
     assert_string_equal (json_string_value (json_object_get (json_array_get (decls, 2), "name")), "submit_plan");
-    assert_string_equal (json_string_value (json_object_get (json_array_get (decls, 3), "name")), "search_assets");
-    assert_string_equal (json_string_value (json_object_get (json_array_get (decls, 4), "name")), "look");
+    assert_string_equal (json_string_value (json_object_get (json_array_get (decls, 3), "name")), "place");
+    assert_string_equal (json_string_value (json_object_get (json_array_get (decls, 4), "name")), "search_assets");
+    assert_string_equal (json_string_value (json_object_get (json_array_get (decls, 5), "name")), "look");
     json_t *plan_schema = json_object_get (json_object_get (json_object_get (json_array_get (decls, 2), "parameters"),
                                                             "properties"), "plan");
     assert_string_equal (json_string_value (json_object_get (plan_schema, "type")), "ARRAY");
@@ -126,6 +128,55 @@ static void test_discover_inspect_submit (void **state)
     assert_int_equal (turns, 3);
     assert_int_equal (checks, 1);
     s_assert_no_key (w);
+    h_world_destroy (&w);
+}
+
+/* place (issue 26): the model lays out a desk and two monitors on it with the composer's engine
+ * and gets world boxes back in its functionResponse, then submits */
+static json_t *s_place_copy (json_t *response, const char *object, size_t k)
+{
+    size_t i;
+    json_t *o;
+    json_array_foreach (json_object_get (response, "objects"), i, o)
+        if (!strcmp (json_string_value (json_object_get (o, "object")) ?: "", object))
+            return json_array_get (json_object_get (o, "copies"), k);
+    return NULL;
+}
+
+static double s_num_at (const json_t *copy, const char *key, size_t a)
+{
+    return json_number_value (json_array_get (json_object_get (copy, key), a));
+}
+
+static void test_place_by_relation (void **state)
+{
+    h_world_t *w = h_world_new ("gemini", H_EXEC_ANSWER);
+    s_push_json (w, 200, h_gemini_call ("place", "{\"object\": \"desk\", \"size\": [1.4, 0.7, 0.75], \"spot\": \"wall\"}", "p-1"));
+    s_push_json (w, 200, h_gemini_call ("place", "{\"object\": \"monitor\", \"size\": [0.55, 0.2, 0.4], \"relation\": \"on\","
+                                                 " \"anchor\": \"desk\", \"count\": 2}", "p-2"));
+    s_push_json (w, 200, h_gemini_call ("place", "{\"object\": \"lamp\", \"size\": [0.2, 0.2, 0.5], \"relation\": \"on\","
+                                                 " \"anchor\": \"sofa\"}", "p-3"));
+    s_push_json (w, 200, s_submit (H_GOOD_PLAN, "p-4"));
+    assert_int_equal (h_run (w, "a desk with two monitors on it"), 0);
+    assert_int_equal (fake_llm_requests (w->llm), 4);
+    /* request 1 answers the first call: the desk in a room, against a wall */
+    json_t *fr = json_object_get (s_part (w, 1, 2, 0), "functionResponse");
+    assert_string_equal (json_string_value (json_object_get (fr, "name")), "place");
+    json_t *r1 = json_object_get (fr, "response");
+    assert_non_null (json_object_get (r1, "room"));
+    assert_non_null (s_place_copy (r1, "desk", 0));
+    /* request 2: both monitors on the desk's top, apart */
+    json_t *r2 = json_object_get (json_object_get (s_part (w, 2, 4, 0), "functionResponse"), "response");
+    json_t *desk = s_place_copy (r2, "desk", 0), *m0 = s_place_copy (r2, "monitor", 0), *m1 = s_place_copy (r2, "monitor", 1);
+    assert_non_null (m1);
+    assert_true (fabs (s_num_at (m0, "min", 2) - s_num_at (desk, "max", 2)) < 0.002);
+    assert_true (fabs (s_num_at (m1, "min", 2) - s_num_at (desk, "max", 2)) < 0.002);
+    assert_true (s_num_at (m0, "max", 0) <= s_num_at (m1, "min", 0) + 1e-3 || s_num_at (m1, "max", 0) <= s_num_at (m0, "min", 0) + 1e-3);
+    /* request 3: a wrong anchor is an error the model reads, and the dialogue goes on */
+    json_t *r3 = json_object_get (json_object_get (s_part (w, 3, 6, 0), "functionResponse"), "response");
+    assert_non_null (strstr (json_string_value (json_object_get (r3, "error")) ?: "", "anchor must name"));
+    assert_string_equal (json_string_value (json_object_get (s_part (w, 3, 5, 0), "thoughtSignature")), "p-3");
+    assert_true (h_noted (w, "placing monitor on desk"));
     h_world_destroy (&w);
 }
 
@@ -715,6 +766,7 @@ int main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_discover_inspect_submit),
         cmocka_unit_test (test_parallel_calls),
+        cmocka_unit_test (test_place_by_relation),
         cmocka_unit_test (test_rejected_then_fixed),
         cmocka_unit_test (test_rejected_until_the_end),
         cmocka_unit_test (test_429_honours_retry_delay),

@@ -42,6 +42,50 @@ static char *s_submit_args (const char *plan)
     return text;
 }
 
+/* place (issue 26) through tool_calls: string arguments in, the layout back in the tool message */
+static void test_place (void **state)
+{
+    h_world_t *w = s_world ();
+    s_push (w, 200, h_openai_call ("call_p1", "place", "{\"object\": \"table\", \"size\": [1.6, 0.9, 0.75]}"));
+    s_push (w, 200, h_openai_call ("call_p2", "place", "{\"object\": \"chair\", \"size\": [0.45, 0.45, 0.9], \"relation\":"
+                                                        " \"around\", \"anchor\": \"table\", \"count\": 4}"));
+    char *args = s_submit_args (H_GOOD_PLAN);
+    s_push (w, 200, h_openai_call ("call_p3", "submit_plan", args));
+    free (args);
+    assert_int_equal (h_run (w, "a table with four chairs around it"), 0);
+    json_t *tool = NULL;
+    for (size_t i = 0; i < json_array_size (json_object_get (fake_llm_body (w->llm, 2), "messages")); i++) {
+        json_t *m = s_msg (w, 2, i);
+        const char *id = json_string_value (json_object_get (m, "tool_call_id"));
+        if (id && !strcmp (id, "call_p2")) tool = m;
+    }
+    assert_non_null (tool);
+    assert_string_equal (json_string_value (json_object_get (tool, "role")), "tool");
+    json_t *answer = json_loads (json_string_value (json_object_get (tool, "content")), 0, NULL);
+    assert_non_null (answer);
+    json_t *objects = json_object_get (answer, "objects");
+    assert_int_equal (json_array_size (objects), 2);
+    json_t *table = json_array_get (json_object_get (json_array_get (objects, 0), "copies"), 0);
+    json_t *chairs = json_object_get (json_array_get (objects, 1), "copies");
+    assert_int_equal (json_array_size (chairs), 4);
+    size_t i;
+    json_t *c;
+    json_array_foreach (chairs, i, c) {         /* around: on the floor, off the table, each apart */
+        double lo[3], hi[3], tlo[3], thi[3];
+        for (size_t a = 0; a < 3; a++) {
+            lo[a] = json_number_value (json_array_get (json_object_get (c, "min"), a));
+            hi[a] = json_number_value (json_array_get (json_object_get (c, "max"), a));
+            tlo[a] = json_number_value (json_array_get (json_object_get (table, "min"), a));
+            thi[a] = json_number_value (json_array_get (json_object_get (table, "max"), a));
+        }
+        assert_true (lo[2] > -0.002 && lo[2] < 0.002);
+        assert_true (hi[0] <= tlo[0] + 1e-3 || lo[0] >= thi[0] - 1e-3 || hi[1] <= tlo[1] + 1e-3 || lo[1] >= thi[1] - 1e-3);
+    }
+    assert_int_equal (json_array_size (json_object_get (answer, "notes")), 0);
+    json_decref (answer);
+    h_world_destroy (&w);
+}
+
 static void test_dialogue (void **state)
 {
     h_world_t *w = s_world ();
@@ -61,10 +105,12 @@ static void test_dialogue (void **state)
     assert_string_equal (json_string_value (json_object_get (r0, "model")), "local-model");
     assert_string_equal (json_string_value (json_object_get (r0, "tool_choice")), "auto");
     json_t *tools = json_object_get (r0, "tools");
-    assert_int_equal (json_array_size (tools), 5);      /* + search_assets and look (issue 16) */
+    assert_int_equal (json_array_size (tools), 6);      /* + place (issue 26), search_assets and look (issue 16) */
     assert_string_equal (json_string_value (json_object_get (json_object_get (json_array_get (tools, 3), "function"), "name")),
-                         "search_assets");
+                         "place");
     assert_string_equal (json_string_value (json_object_get (json_object_get (json_array_get (tools, 4), "function"), "name")),
+                         "search_assets");
+    assert_string_equal (json_string_value (json_object_get (json_object_get (json_array_get (tools, 5), "function"), "name")),
                          "look");
     assert_string_equal (json_string_value (json_object_get (json_array_get (tools, 0), "type")), "function");
     json_t *p0 = json_object_get (json_object_get (json_array_get (tools, 0), "function"), "parameters");
@@ -219,6 +265,7 @@ int main (void)
     zsys_init ();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_dialogue),
+        cmocka_unit_test (test_place),
         cmocka_unit_test (test_bad_arguments_then_fixed),
         cmocka_unit_test (test_arguments_as_object_and_no_id),
         cmocka_unit_test (test_retry_after_header),
