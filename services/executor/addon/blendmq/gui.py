@@ -14,6 +14,7 @@ it at once when cheap (NOTICE_REBUILD_MAX_MS), and a query that finds it stale w
 (CLIENT_LOST), and a new client's hello reply is queued behind it (HELLO), so it reports that
 rollback (issue 17)."""
 import queue
+import sys
 import threading
 import time
 
@@ -30,13 +31,18 @@ from .snapshot import SceneSnapshot
 TICK_S = 0.01
 TICK_BUDGET_S = 0.05        # keep the UI responsive under a burst (and a run_plan's steps per redraw)
 REBUILD_MIN_GAP_S = 0.1     # idle snapshot rebuilds: at most this often, and at most ~10% of the time
-EAGER_REBUILD_MAX_MS = 5.0  # a write's reply waits for a rebuild of the snapshot when the last took at most this
-NOTICE_REBUILD_MAX_MS = 2.0     # a change notice (depsgraph, undo) rebuilds it at once when the last took at most this
+EAGER_REBUILD_MAX_MS = 5.0  # a write's reply waits for a rebuild of the snapshot when the last took at most this (CPU ms)
+NOTICE_REBUILD_MAX_MS = 2.0     # a change notice (depsgraph, undo) rebuilds it at once when the last took at most this (CPU ms)
 READ_WAIT_S = 0.02          # a query finding the snapshot stale waits this long for that rebuild, then the main thread
 CLIENT_LOST = object()      # queued by the I/O thread when an authenticated client goes away
 HELLO = object()            # queued by the I/O thread: send a hello reply (after earlier rollbacks)
 
 HANDLERS = ("depsgraph_update_post", "undo_post", "redo_post", "load_post")
+# How long the I/O thread may wait for the GIL while the main thread runs Python (a change
+# notice's rebuild, a step, a commit): Python's default is 5 ms, which a read answered from the
+# snapshot then waits at worst (issue 28: read after write within 5 ms at p99). Set while the
+# service runs, the interpreter's own value put back when it stops.
+GIL_SWITCH_S = 0.0005
 
 
 class GuiService:
@@ -64,6 +70,8 @@ class GuiService:
         self.handler_fn = s_change_handler(self.snapshot, lambda: self.in_tick)
         for name in HANDLERS:
             getattr(bpy.app.handlers, name).append(self.handler_fn)
+        self.switch_before = sys.getswitchinterval()
+        sys.setswitchinterval(min(self.switch_before, GIL_SWITCH_S))
         self.thread = threading.Thread(target=self._io, name="blendmq-io", daemon=True)
         self.thread.start()
         bpy.app.timers.register(self.tick_fn, first_interval=TICK_S, persistent=True)
@@ -141,7 +149,7 @@ class GuiService:
         """The scene changed: the snapshot is stale; rebuilt now when that is cheap, so the
         query that follows a write is answered by the I/O thread at once."""
         self.snapshot.invalidate()
-        if self.snapshot.build_ms <= EAGER_REBUILD_MAX_MS:
+        if self.snapshot.build_cpu_ms <= EAGER_REBUILD_MAX_MS:
             try:
                 self.snapshot.rebuild()
             except Exception as e:          # stale is safe: the next query rebuilds on this thread
@@ -226,6 +234,7 @@ class GuiService:
         self.server.stopping = True
         self.server.wake()
         self.thread.join(2.0)
+        sys.setswitchinterval(self.switch_before)
         if not from_timer and bpy.app.timers.is_registered(self.tick_fn):
             bpy.app.timers.unregister(self.tick_fn)
         for name in HANDLERS:
@@ -265,14 +274,16 @@ def s_read_only(req):
 def s_change_handler(snapshot, in_tick=lambda: False):
     @bpy.app.handlers.persistent        # survives loading another .blend
     def on_change(*_args):
-        snapshot.invalidate()
         REVISION.bump()                 # a person may have added, removed or renamed objects
-        if not in_tick() and snapshot.build_ms <= NOTICE_REBUILD_MAX_MS:
+        if not in_tick() and snapshot.build_cpu_ms <= NOTICE_REBUILD_MAX_MS:
             try:                        # right after an evaluation: no view_layer.update() here
-                snapshot.rebuild(update=False)
+                # not marked stale first: a redraw's evaluation of what a write already
+                # published keeps the snapshot fresh, so a read never waits on it (issue 28)
+                snapshot.rebuild(update=False, keep_if_same=True)
+                return
             except Exception as e:      # stale is safe: a query then waits for the main thread
                 log("snapshot rebuild after a change failed: %s: %s" % (type(e).__name__, e))
-                snapshot.invalidate()
+        snapshot.invalidate()
     return on_change
 
 

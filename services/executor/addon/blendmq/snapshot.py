@@ -100,6 +100,7 @@ class SceneSnapshot:
         self.generation = 1
         self.data = None
         self.build_ms = 0.0
+        self.build_cpu_ms = 0.0
         self.rebuilt = threading.Condition()    # notified by every rebuild (wait_fresh)
 
     def invalidate(self, *_args):
@@ -118,10 +119,17 @@ class SceneSnapshot:
             self.rebuilt.wait_for(lambda: self.fresh() is not None, timeout)
         return self.fresh()
 
-    def rebuild(self, update=True):
+    def rebuild(self, update=True, keep_if_same=False):
         """Main thread: read the scene now (update: evaluate the view layer first; not from a
-        depsgraph handler, which runs right after an evaluation). Returns the new SceneData."""
-        t0 = time.perf_counter()
+        depsgraph handler, which runs right after an evaluation). Returns the new SceneData.
+
+        keep_if_same (a change notice, issue 28): the snapshot is not marked stale first; the
+        scene is read, and when what the snapshot says is unchanged (a redraw's evaluation of
+        the state a write already published) the fresh snapshot stays as it is, so a read in
+        flight never waits for a rebuild that changes nothing. Otherwise the new data is
+        published under a new generation. A read meanwhile gets the snapshot as it was before
+        the notice, as if it had come a moment earlier."""
+        t0, c0 = time.perf_counter(), time.thread_time()
         if update:
             bpy.context.view_layer.update()      # dimensions come from evaluated data
         generation = self.generation         # after update(): its own depsgraph notice is included
@@ -131,11 +139,22 @@ class SceneSnapshot:
             info = s_object_info_dict(o)
             entry = {k: info[k] for k in self.SCENE_KEYS}
             objects.append((o.name, entry, info))
-        data = SceneData(generation, objects, scene_boxes(ordered))
+        boxes = scene_boxes(ordered)
         with self.rebuilt:
-            self.data = data
+            cur = self.data
+            if keep_if_same and cur is not None and cur.generation == generation \
+                    and cur.objects == objects and cur.boxes == boxes:
+                data = cur
+            else:
+                if keep_if_same and cur is not None and cur.generation == generation:
+                    self.generation = generation = generation + 1      # the change, published at once
+                data = SceneData(generation, objects, boxes)
+                self.data = data
             self.rebuilt.notify_all()
         self.build_ms = (time.perf_counter() - t0) * 1000.0
+        # what the rebuild costs this thread, without the waits of a loaded machine: the cheap
+        # or costly decisions (gui.EAGER_REBUILD_MAX_MS, NOTICE_REBUILD_MAX_MS) use this
+        self.build_cpu_ms = (time.thread_time() - c0) * 1000.0
         return data
 
     def table(self, data):
