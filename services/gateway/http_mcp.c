@@ -38,6 +38,7 @@ struct bmq_http_mcp_t {
     int              per_token;          /* sessions one token may hold (http.mcp_sessions_per_token) */
     pthread_mutex_t  lock;               /* sessions and their streams lists */
     zhashx_t        *sessions;           /* id → s_session_t* */
+    zhashx_t        *listening;          /* token → its listen streams (GET, subscriptions/listen), as (void *) count */
 };
 
 /* One tools/call answered as an SSE stream (or waited for, in JSON mode). */
@@ -80,6 +81,7 @@ bmq_http_mcp_t *bmq_http_mcp_new (bool test_tools, int request_timeout_ms, int s
     pthread_mutex_init (&self->lock, NULL);
     self->sessions = zhashx_new ();
     zhashx_set_destructor (self->sessions, s_session_free);
+    self->listening = zhashx_new ();
     return self;
 }
 
@@ -90,6 +92,7 @@ void bmq_http_mcp_destroy (bmq_http_mcp_t **self_p)
     /* the server stops first: task threads see it within a slice and end */
     for (int i = 0; i < 400 && atomic_load (&self->task_threads) > 0; i++) zclock_sleep (25);
     zhashx_destroy (&self->sessions);
+    zhashx_destroy (&self->listening);
     pthread_mutex_destroy (&self->lock);
     bmq_mcp_destroy (&self->mcp);
     free (self);
@@ -417,7 +420,8 @@ static enum MHD_Result s_run_task (bmq_http_mcp_t *self, bmq_http_req_t *req, s_
  *       session (a new GET ends the old one); resumable (Last-Event-ID).
  *   subscriptions/listen (2026-07-28): the POST's answer stream; its URIs are
  *       the request's resourceSubscriptions, its id tags every notification.
- * Both count in http.streams_per_token. A reader that falls so far behind that
+ * Both count in http.streams_per_token, and take at most half of a token's
+ * (its tool calls' answer streams keep the rest). A reader that falls so far behind that
  * the ring dropped events it had not read is dropped (it may reconnect: the
  * first read after a resume from a dropped id tells every subscription). */
 typedef struct {
@@ -559,16 +563,35 @@ static ssize_t s_listen_read (void *cls, uint64_t pos, char *buf, size_t max)
     return (ssize_t) n;
 }
 
+/* A token's listen streams live long: they may hold at most half its event
+ * streams (http.streams_per_token), so that its tool calls always find room.
+ * Takes a listen slot and a stream slot (false: none left). Under the lock. */
+static bool s_listen_slot (bmq_http_mcp_t *self, bmq_http_req_t *req)
+{
+    const bmq_http_options_t *o = bmq_http_ctx_options (req->ctx);
+    intptr_t cap = (o && o->streams_per_token > 0 ? o->streams_per_token : 16) / 2;
+    intptr_t open = (intptr_t) zhashx_lookup (self->listening, req->who.name);
+    if (open >= (cap < 1 ? 1 : cap) || !bmq_http_ctx_stream_open (req->ctx, req->who.name)) return false;
+    zhashx_update (self->listening, req->who.name, (void *) (open + 1));
+    return true;
+}
+
+static void s_listen_unslot (bmq_http_mcp_t *self, bmq_http_ctx_t *ctx, const char *who)
+{
+    intptr_t open = (intptr_t) zhashx_lookup (self->listening, who);
+    if (open > 1) zhashx_update (self->listening, who, (void *) (open - 1));
+    else zhashx_delete (self->listening, who);
+    bmq_http_ctx_stream_close (ctx, who);
+}
+
 static void s_listen_free (void *cls)
 {
     s_listen_t *l = cls;
-    if (!l->uris) {
-        pthread_mutex_lock (&l->owner->lock);
-        s_session_t *s = zhashx_lookup (l->owner->sessions, l->session_id);
-        if (s && s->listen_gen == l->generation) s->state.listening = false;    /* calls tell their own commits again */
-        pthread_mutex_unlock (&l->owner->lock);
-    }
-    bmq_http_ctx_stream_close (l->ctx, l->who);
+    pthread_mutex_lock (&l->owner->lock);
+    s_session_t *s = l->uris ? NULL : zhashx_lookup (l->owner->sessions, l->session_id);
+    if (s && s->listen_gen == l->generation) s->state.listening = false;        /* calls tell their own commits again */
+    s_listen_unslot (l->owner, l->ctx, l->who);
+    pthread_mutex_unlock (&l->owner->lock);
     bmq_mcp_watch_destroy (&l->watch);
     json_decref (l->uris);
     json_decref (l->subscription_id);
@@ -630,10 +653,11 @@ static enum MHD_Result s_get (bmq_http_mcp_t *self, bmq_http_req_t *req)
         free (l);
         return s_reply_rpc_error (req, 404, -32001, "Session not found: initialize a new session");
     }
-    if (!bmq_http_ctx_stream_open (req->ctx, req->who.name)) {
+    if (!s_listen_slot (self, req)) {
         pthread_mutex_unlock (&self->lock);
         free (l);
-        return s_reply_rpc_error (req, 429, -32000, "Too many event streams for this token (http.streams_per_token)");
+        return s_reply_rpc_error (req, 429, -32000, "Too many listening streams for this token (half of http.streams_per_token): "
+                                  "close one first");
     }
     l->generation = ++s->listen_gen;                    /* an older GET of the session ends */
     s->state.listening = true;
@@ -669,8 +693,12 @@ static enum MHD_Result s_listen_stateless (bmq_http_mcp_t *self, bmq_http_req_t 
         json_decref (ack);
         return s_reply_message (req, 400, e, NULL);
     }
-    if (!bmq_http_ctx_stream_open (req->ctx, req->who.name)) {
-        json_t *e = bmq_mcp_error (sub_id, -32000, "Too many event streams for this token (http.streams_per_token)");
+    pthread_mutex_lock (&self->lock);
+    bool room = s_listen_slot (self, req);
+    pthread_mutex_unlock (&self->lock);
+    if (!room) {
+        json_t *e = bmq_mcp_error (sub_id, -32000, "Too many listening streams for this token (half of http.streams_per_token): "
+                                   "close one first");
         json_decref (ack);
         return s_reply_message (req, 429, e, NULL);
     }

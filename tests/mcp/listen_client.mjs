@@ -195,7 +195,8 @@ try {
   check("GET with a malformed Last-Event-ID: 400", r.status === 400, r.status);
   g2.close();
 
-  // bounds: streams per token (http.streams_per_token, 16 by default): the 17th listen stream is refused
+  // bounds: a token's listen streams take at most half its event streams (http.streams_per_token, 16 by default):
+  // past 8 a listen stream answers 429, and the token's tool calls still get their answer streams
   const extra = [];
   let refused = 0;
   for (let i = 0; i < 20 && !refused; i++) {
@@ -204,7 +205,12 @@ try {
       body: JSON.stringify({ jsonrpc: "2.0", id: `x${i}`, method: "subscriptions/listen", params: { _meta: meta, notifications: {} } }) });
     if (resp.status === 429) refused++; else extra.push(sse(resp));
   }
-  check("streams per token are bounded: a listen stream past them answers 429", refused === 1, { open: extra.length });
+  check("listen streams are bounded: past half the token's streams, 429", refused === 1 && extra.length >= 1 && extra.length <= 8,
+        { open: extra.length });
+  const calls = await Promise.all([0, 1, 2].map((i) => b.client.callTool({ name: "execute_plan", arguments: { plan: [sphere(`${tag}_c${i}`, 2 + i)] } },
+                                                                          undefined, { timeout: 120000 })));
+  check("with the listen streams at their bound, tool calls still run (3 at once)",
+        calls.every((c) => !c.isError && c.structuredContent?.status === "done"), calls.map((c) => c.structuredContent));
   extra.forEach((x) => x.close());
   l.close();
   g.close();
