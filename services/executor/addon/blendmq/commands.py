@@ -10,6 +10,7 @@ import re
 import time
 
 from . import bounds, durable, fingerprint, link_proto, script_exec
+from . import server as link_server
 from .args import CommandError
 from .asset_stage import cmd_asset_stage
 from .bench import cmd_bench_direct
@@ -116,6 +117,25 @@ def s_rollback(plan_id):
     return "rolled back"
 
 
+SCRIPT_RUNNING = [None]     # the plan_id of the run_script running now (cancel_plan's answer says running)
+
+
+def s_undone(plan_id):
+    """Roll a cancelled script's transaction back (issue 29); what the answer says of it: the
+    objects it made that were removed, and whether the scene's fingerprint is the one before."""
+    try:
+        out, _ = cmd_plan_rollback({"plan_id": plan_id})
+    except CommandError as e:
+        return "not rolled back: %s" % e
+    removed = list(out.get("removed") or []) if isinstance(out, dict) else []
+    names = ", ".join(n[:60] for n in removed[:8]) + (", …" if len(removed) > 8 else "")
+    exact = isinstance(out, dict) and out.get("exact")
+    return "rolled back: removed %d object(s) the script made%s; %s" % (
+        len(removed), " (%s)" % names if removed else "",
+        "the scene's fingerprint equals the one before" if exact
+        else "not exactly (fingerprint %s)" % str(out.get("fingerprint") if isinstance(out, dict) else "?")[:64])
+
+
 DIVERGED_DIFF_MAX = 256 * 1024      # characters of the live diff in a `diverged:` answer
 
 
@@ -166,13 +186,30 @@ def cmd_run_script(args):
     if expect_before is not None and fp_before["digest"] != expect_before:
         raise CommandError("refused: the live scene changed since the sandbox run (live fingerprint %s, the "
                            "sandbox started from %s); sandbox the script again" % (fp_before["digest"], expect_before))
+    if plan_id in CANCELS:          # cancelled on its way here (issue 29)
+        CANCELS.discard(plan_id)
+        raise CommandError("cancelled: the script was cancelled before it started; nothing ran")
     hazards = script_exec.hazards()
     shapes = script_exec.topology()
     cmd_plan_begin({"plan_id": plan_id})
     for o in list(bpy.data.objects)[:TOUCH_MAX]:
         TXN.current.touch(o)
     before = set(bpy.data.objects.keys())
-    res = script_exec.run(code, glob, timeout_ms)
+    # Issue 29: a cancel_plan naming plan_id stops the script (the watchdog raises
+    # ScriptCancelled, as it raises ScriptTimeout at the limit), then it is rolled back.
+    SCRIPT_RUNNING[0] = plan_id
+    try:
+        res = script_exec.run(code, glob, timeout_ms, cancelled=link_server.cancel_poll(plan_id, lambda: plan_id in CANCELS))
+    finally:
+        SCRIPT_RUNNING[0] = None
+        CANCELS.discard(plan_id)
+    if res["cancelled"]:
+        note = s_undone(plan_id)
+        if res["timed_out"]:
+            raise CommandError("cancelled: the script ignored the interrupt and was stopped at its time limit of %d ms; %s"
+                               % (timeout_ms, note))
+        raise CommandError("cancelled: the script was stopped %.1f s after it started; %s"
+                           % ((res["cancel_ms"] or 0.0) / 1000.0, note))
     if res["timed_out"]:
         note = s_rollback(plan_id)
         raise CommandError("timeout: the script ran longer than %d ms and was stopped; rolled back (%s)"
@@ -365,5 +402,6 @@ def answer_cancel(conn, req, running):
         conn.send({"id": rid, "ok": False, "error": wrong, "bpy_ms": 0.0})
         return
     cancel(args["plan_id"])
-    conn.send({"id": rid, "ok": True, "result": {"plan_id": args["plan_id"], "running": running(args["plan_id"])},
+    busy = running(args["plan_id"]) or args["plan_id"] == SCRIPT_RUNNING[0]
+    conn.send({"id": rid, "ok": True, "result": {"plan_id": args["plan_id"], "running": busy},
                "bpy_ms": 0.0})

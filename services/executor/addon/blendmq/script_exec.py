@@ -27,9 +27,13 @@ library, and bpy lazily (the first time a script imports it).
                                     (an ID property over 1 MiB): the sandbox rejects it, live
                                     refuses it before the commit
   settle()                          the depsgraph evaluated, before a fingerprint
-  run(code, globals, timeout_ms)    exec on the calling (main) thread, prints captured, under a
+  run(code, globals, timeout_ms, cancelled=None)
+                                    exec on the calling (main) thread, prints captured, under a
                                     wall-clock limit enforced by a watchdog thread that raises
-                                    ScriptTimeout inside the script
+                                    ScriptTimeout inside the script; the same watchdog asks
+                                    cancelled() (on its own thread) every CANCEL_POLL_S and,
+                                    once it says yes, raises ScriptCancelled the same way (a
+                                    script that swallows it still ends at its time limit)
   format_error(exc, source)         the traceback, frames of "<script>" only
 
 Nothing here is a substitute for the static validator: it repeats the cheap, decisive checks
@@ -83,6 +87,8 @@ FACADE_NAMES = {
 
 OUTPUT_MAX = 64 * 1024       # the tail of the script's prints that is kept
 TIMEOUT_REPEAT_S = 0.1       # the watchdog raises again this often until the script is gone
+CANCEL_POLL_S = 0.05         # how often the watchdog asks whether the run was cancelled (issue 29)
+ESCALATE_S = 0.5             # a script still running this long after it was told to stop is stopped harder
 
 _COOKIE_LINE = re.compile(r"^[ \t\f]*#")
 _COOKIE = re.compile(r"coding[:=][ \t]*([-\w.]+)")
@@ -95,6 +101,12 @@ class ScriptRefused(Exception):
 
 class ScriptTimeout(BaseException):
     """Raised inside the script by the watchdog: the script ran past its time limit."""
+
+
+class ScriptCancelled(ScriptTimeout):
+    """Raised inside the script by the watchdog: the run was cancelled (issue 29: Ctrl-C on
+    `script apply`, `blendmq cancel`). A ScriptTimeout, so that whatever stops a timeout
+    reaching the script's handlers (the bytecode and handler checks) stops this one too."""
 
 
 # ---------------------------------------------------------------------------- the text
@@ -1196,6 +1208,48 @@ def s_async(thread_id, exc):
     return _SET_ASYNC(ctypes.c_ulong(thread_id), ctypes.py_object(exc))
 
 
+# The harder stop (issue 29). An exception raised asynchronously lands where the script is, and a
+# script that catches BaseException in a loop (or whose handler loops) catches every one of them.
+# So a script still running ESCALATE_S after it was told to stop gets a line tracer, installed on
+# its own (main) thread by a pending call: at each line it asks whether any handler of the
+# script's frames covers where they are (the code's exception table, Python 3.11+), and raises
+# only where none does, so the exception leaves the script whatever it catches. (Before 3.11 it
+# raises at every line.) A C-level call that never returns is not stopped by anything here: the
+# executor's link gives up on it (the add-on rolls back when the link drops).
+_PENDING_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+try:
+    _ADD_PENDING = ctypes.pythonapi.Py_AddPendingCall
+    _ADD_PENDING.argtypes, _ADD_PENDING.restype = [_PENDING_FN, ctypes.c_void_p], ctypes.c_int
+except AttributeError:
+    _ADD_PENDING = None
+_PENDING_KEPT = []              # the callbacks of recent runs: one may still be queued when run() returns
+_HANDLERS = {}                  # code object → [(start, end)] of its exception table (bytes)
+
+
+def s_handler_ranges(code):
+    ranges = _HANDLERS.get(code)
+    if ranges is None:
+        try:
+            ranges = [(e.start, e.end) for e in dis._parse_exception_table(code)]
+        except Exception:       # no exception table (before 3.11): no range known
+            ranges = []
+        if len(_HANDLERS) > 4096:
+            _HANDLERS.clear()
+        _HANDLERS[code] = ranges
+    return ranges
+
+
+def s_handled(frame):
+    """Could a handler of the script's frames (this one and its script callers) catch an
+    exception raised here?"""
+    while frame is not None and frame.f_code.co_filename == "<script>":
+        lasti = frame.f_lasti
+        if any(a <= lasti < b for a, b in s_handler_ranges(frame.f_code)):
+            return True
+        frame = frame.f_back
+    return False
+
+
 class s_Tail(io.TextIOBase):
     """Captured prints: only the last OUTPUT_MAX characters are kept."""
 
@@ -1220,23 +1274,74 @@ class s_Tail(io.TextIOBase):
         return "".join(self.parts)[-OUTPUT_MAX:]
 
 
-def run(code, glob, timeout_ms):
+def run(code, glob, timeout_ms, cancelled=None):
     """exec(code, glob) on this thread (Blender's main thread), prints captured, stopped by
-    ScriptTimeout after timeout_ms. Returns {"failure": exception or None, "timed_out",
+    ScriptTimeout after timeout_ms, or by ScriptCancelled once cancelled() (asked on the
+    watchdog's thread every CANCEL_POLL_S; it must be thread-safe and must not block) says
+    yes. Either is raised again every TIMEOUT_REPEAT_S until the script is gone, and the time
+    limit holds for a cancelled script too. Returns {"failure": exception or None,
+    "timed_out", "cancelled", "cancel_ms" (from the start to the cancel, or None),
     "duration_ms", "output"}. When it returns, the watchdog is gone and nothing is pending."""
     if not isinstance(timeout_ms, (int, float)) or isinstance(timeout_ms, bool) or not timeout_ms > 0:
         raise ValueError("timeout_ms must be a positive number")
     thread_id = threading.get_ident()
     stop = threading.Event()
-    fired = []
+    fired, cancels = [], []
+    halt = {"exc": None, "done": False}     # the harder stop: the class the line tracer raises
+
+    def on_line(frame, event, arg):
+        exc = halt["exc"]
+        if exc is not None and not halt["done"] and event == "line" and not s_handled(frame):
+            raise exc("the script was stopped")
+        return on_line
+
+    def on_call(frame, event, arg):
+        return on_line if frame.f_code.co_filename == "<script>" else None
+
+    def arm(_arg):              # a pending call: on the script's thread, between two bytecodes
+        try:
+            if halt["exc"] is not None and not halt["done"]:
+                sys.settrace(on_call)
+                f = sys._getframe(1)
+                while f is not None:
+                    if f.f_code.co_filename == "<script>":
+                        f.f_trace = on_line
+                    f = f.f_back
+        except BaseException:
+            pass
+        return 0
+
+    arm_cb = _PENDING_FN(arm)
+    _PENDING_KEPT.append(arm_cb)
+    del _PENDING_KEPT[:-64]
+    saved_trace = sys.gettrace()
 
     def watchdog():
-        if stop.wait(timeout_ms / 1000.0):
-            return
+        limit = time.perf_counter() + timeout_ms / 1000.0
+        ask = cancelled
+        while not cancels:
+            left = limit - time.perf_counter()
+            if left <= 0:
+                break
+            if stop.wait(min(left, CANCEL_POLL_S) if ask is not None else left):
+                return
+            if ask is not None and time.perf_counter() < limit:
+                try:
+                    if ask():
+                        cancels.append(time.perf_counter())
+                except Exception as e:      # a broken hook must not end the watchdog: the limit holds
+                    print("blendmq: the cancel check failed: %s: %s" % (type(e).__name__, e), file=sys.__stderr__)
+                    ask = None
+        first = time.perf_counter()
         while not stop.is_set():
-            fired.append(time.perf_counter())
-            s_async(thread_id, ScriptTimeout)
-            if stop.wait(TIMEOUT_REPEAT_S):
+            now = time.perf_counter()
+            late = now >= limit
+            (fired if late else cancels).append(now)
+            s_async(thread_id, ScriptTimeout if late else ScriptCancelled)
+            if now - first >= ESCALATE_S and _ADD_PENDING is not None:
+                halt["exc"] = ScriptTimeout if late else ScriptCancelled
+                _ADD_PENDING(arm_cb, None)
+            if stop.wait(TIMEOUT_REPEAT_S if late else min(TIMEOUT_REPEAT_S, max(0.001, limit - time.perf_counter()))):
                 return
 
     out = s_Tail()
@@ -1259,20 +1364,29 @@ def run(code, glob, timeout_ms):
             if dog.ident is not None:
                 dog.join()
             s_async(thread_id, None)
+            halt["done"] = True         # an arm still queued does nothing now
+            if halt["exc"] is not None:
+                sys.settrace(saved_trace)
             break
         except ScriptTimeout as exc:
             if failure is None:
                 failure = exc
     ms = (time.perf_counter() - t0) * 1000.0
     sys.stdout, sys.stderr = saved
-    timed_out = bool(fired)
-    if timed_out and not isinstance(failure, ScriptTimeout):
+    timed_out, was_cancelled = bool(fired), bool(cancels)
+    if was_cancelled and not timed_out and not isinstance(failure, ScriptCancelled):
+        # cancelled; whatever the script did or raised in the meantime, the cancel stopped it
+        late = ScriptCancelled("the script was cancelled")
+        late.__context__ = failure
+        failure = late
+    elif timed_out and (not isinstance(failure, ScriptTimeout) or isinstance(failure, ScriptCancelled)):
         # the limit was reached; whatever the script did or raised in the meantime, it was
         # stopped by the timeout
         late = ScriptTimeout("the script ran longer than %d ms" % timeout_ms)
         late.__context__ = failure
         failure = late
-    return {"failure": failure, "timed_out": timed_out, "duration_ms": ms, "output": out.getvalue()}
+    return {"failure": failure, "timed_out": timed_out, "cancelled": was_cancelled,
+            "cancel_ms": (cancels[0] - t0) * 1000.0 if cancels else None, "duration_ms": ms, "output": out.getvalue()}
 
 
 # ---------------------------------------------------------------------------- errors

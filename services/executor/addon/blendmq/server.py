@@ -50,6 +50,7 @@ HELLO_TIMEOUT_S = link_proto.PREAUTH_TIMEOUT_MS / 1000.0     # how long a connec
 MAX_PENDING = link_proto.MAX_PENDING    # unauthenticated connections waiting at once
 SEND_TIMEOUT_S = 30.0       # a peer that stops reading must not wedge Blender's main thread
 SO_TIMESTAMPING = getattr(socket, "SO_TIMESTAMPING", 37)
+SERVING = [None]    # background runtime: the connection whose request the main thread runs now (cancel_poll)
 TS_FLAGS = (1 << 3) | (1 << 4)  # SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE
 
 
@@ -84,6 +85,8 @@ class Connection:
         self.closed = False     # set by Server.drop_client (the socket is gone)
         self.dead = False       # a send failed: no more replies; the reader drops us on EOF
         self.opened = time.monotonic()
+        self.aside = []         # frames read_aside read while a long command ran, for after it
+        self.aside_lost = None  # why the link broke while read_aside read it (dropped after the command)
         self.lock = threading.Lock()
         if sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -160,6 +163,29 @@ class Connection:
                 continue
             out.append((req, blob, arrival))
         return out
+
+    def read_aside(self):
+        """While the main thread runs a long command (run_script) in the background runtime,
+        where nobody else reads the link: read what came, without blocking, on the calling
+        thread (the script's watchdog). A cancel_plan goes to the server's on_cancel at once;
+        every other frame waits in self.aside, in order, for the command's end (_on_client
+        handles them then). A link that broke is noted in aside_lost, not dropped here (the
+        main thread drops it after the command)."""
+        if self.closed or self.dead or self.aside_lost is not None or not self.authed:
+            return
+        try:
+            while selectors.select.select([self.sock], [], [], 0)[0]:
+                for req, blob, arrival in self.read():
+                    if req.get("cmd") == "cancel_plan" and self.server.on_cancel is not None:
+                        self.server.on_cancel(self, req)
+                    else:
+                        self.aside.append((req, blob, arrival))
+        except FrameError as e:
+            self.aside_lost = "protocol error: %s" % (e.args[0] or "refused")
+        except EOFError:
+            self.aside_lost = "the client closed the connection"
+        except OSError as e:
+            self.aside_lost = "connection error: %s" % e
 
     def challenge(self):
         """The first frame on a connection: the server's nonce."""
@@ -378,10 +404,22 @@ class Server:
                 if req.get("cmd") == "cancel_plan":
                     self.on_cancel(conn, req)
             reqs = [r for r in reqs if r[0].get("cmd") != "cancel_plan"]
-        for req, blob, arrival in reqs:
+        reqs = list(reqs)
+        while reqs:
+            req, blob, arrival = reqs.pop(0)
             if conn.closed or conn.dead or self.stopping:
                 break
-            self.on_request(conn, req, blob, arrival)
+            SERVING[0] = conn if threading.current_thread() is threading.main_thread() else None
+            try:
+                self.on_request(conn, req, blob, arrival)
+            finally:
+                SERVING[0] = None
+            reqs.extend(conn.aside)         # what read_aside read meanwhile came after these
+            conn.aside = []
+            if conn.aside_lost is not None:
+                conn.drop_reason = conn.aside_lost
+                self.drop_client(conn)
+                return
 
     def drop_client(self, conn):
         if conn.closed:
@@ -414,6 +452,23 @@ class Server:
                 os.unlink(self.socket_path)
             except OSError:
                 pass
+
+
+def cancel_poll(plan_id, noted):
+    """For run_script (issue 29): a callable the script's watchdog asks, on its own thread,
+    whether plan_id was cancelled. noted() says whether a cancel_plan named it (plan_run.CANCELS:
+    the runtimes' on_cancel notes it). In the GUI the I/O thread reads the link all along, so
+    noted is enough; in the background runtime the main thread is running the script and
+    nobody reads the link, so the callable reads it first (Connection.read_aside). A link that
+    broke meanwhile counts as a cancel: nobody waits for the script's answer."""
+    conn = SERVING[0] if threading.current_thread() is threading.main_thread() else None
+    if conn is None:
+        return noted
+
+    def poll():
+        conn.read_aside()
+        return noted() or conn.aside_lost is not None
+    return poll
 
 
 def s_send_parts(sock, parts):
