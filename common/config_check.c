@@ -2,16 +2,18 @@
  * and a loaded configuration checked against the declaration: type, choices,
  * range; each problem at the line and column of the file that set it. */
 #include "config.h"
+#include "service_registry.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
 
-static const bmq_config_key_t s_keys[] = {
+static const bmq_config_key_t s_declared[] = {
 #define BMQ_CONFIG_KEY(NAME, TYPE, DEFAULT, CHOICES, MIN, MAX, DOC) \
     { NAME, BMQ_CONFIG_##TYPE, DEFAULT, CHOICES, (int64_t) (MIN), (int64_t) (MAX), DOC },
 #define BMQ_CONFIG_NOTE(SECTION, TEXT)           /* for the docs only (config_docs.c) */
@@ -19,17 +21,50 @@ static const bmq_config_key_t s_keys[] = {
 #undef BMQ_CONFIG_KEY
 #undef BMQ_CONFIG_NOTE
 };
+#define N_DECLARED (sizeof s_declared / sizeof s_declared[0])
+#define MAX_DERIVED 64
+
+/* Every key: config_keys.def's, then the endpoint keys of service_registry.def
+ * it does not declare (a new service's NAME.endpoint needs no line here). */
+static bmq_config_key_t s_keys[N_DECLARED + MAX_DERIVED];
+static size_t s_nkeys;
+static char s_derived_text[MAX_DERIVED][3][160];        /* name, default, doc */
+static pthread_once_t s_once = PTHREAD_ONCE_INIT;
+
+static void s_build (void)
+{
+    memcpy (s_keys, s_declared, sizeof s_declared);
+    s_nkeys = N_DECLARED;
+    size_t n;
+    const bmq_service_t *svc = bmq_services (&n);
+    for (size_t i = 0; i < n; i++) {
+        char key[160], sock[64], def[64];
+        for (size_t e = 0; bmq_service_endpoint (&svc[i], e, key, sizeof key, sock, sizeof sock, def, sizeof def); e++) {
+            bool declared = false;
+            for (size_t k = 0; k < s_nkeys && !declared; k++) declared = !strcmp (s_keys[k].name, key);
+            if (declared || s_nkeys - N_DECLARED >= MAX_DERIVED) continue;
+            char (*text)[160] = s_derived_text[s_nkeys - N_DECLARED];
+            snprintf (text[0], sizeof text[0], "%s", key);
+            snprintf (text[1], sizeof text[1], "%s", def);
+            snprintf (text[2], sizeof text[2], "%s binds it (service_registry.def; `blendmq up`: ipc://RUN/%s.sock)", svc[i].name, sock);
+            s_keys[s_nkeys++] = (bmq_config_key_t) { text[0], BMQ_CONFIG_STR, text[1], "", 0, 0, text[2] };
+        }
+    }
+}
 
 const bmq_config_key_t *bmq_config_keys (size_t *count)
 {
-    if (count) *count = sizeof s_keys / sizeof s_keys[0];
+    pthread_once (&s_once, s_build);
+    if (count) *count = s_nkeys;
     return s_keys;
 }
 
 const bmq_config_key_t *bmq_config_key (const char *name)
 {
-    for (size_t i = 0; name && i < sizeof s_keys / sizeof s_keys[0]; i++)
-        if (!strcmp (s_keys[i].name, name)) return &s_keys[i];
+    size_t n;
+    const bmq_config_key_t *keys = bmq_config_keys (&n);
+    for (size_t i = 0; name && i < n; i++)
+        if (!strcmp (keys[i].name, name)) return &keys[i];
     return NULL;
 }
 

@@ -26,6 +26,7 @@ static const s_item_t s_items[] = {
 #undef BMQ_CONFIG_NOTE
 };
 #define ITEMS (sizeof s_items / sizeof s_items[0])
+#define MAX_ORDER (ITEMS + 64)
 
 static const char s_yaml_head[] =
     "# blendmq configuration: the defaults built into every binary.\n"
@@ -119,6 +120,46 @@ static void s_yaml_comment (FILE *out, const char *indent, const char *text)
     }
 }
 
+static bool s_in_def (const char *name)
+{
+    for (size_t i = 0; i < ITEMS; i++)
+        if (!s_items[i].section && !strcmp (s_items[i].text, name)) return true;
+    return false;
+}
+
+static bool s_in_section (const char *name, const char *section)
+{
+    size_t n = strlen (section);
+    return !strncmp (name, section, n) && name[n] == '.';
+}
+
+/* The .def's items in order, each key the registry adds (an endpoint the .def
+ * does not declare: config_check.c) first in its section, or in a section of
+ * its own at the end. *count items. */
+static size_t s_order (s_item_t *order)
+{
+    size_t count, n = 0, nkeys;
+    const bmq_config_key_t *keys = bmq_config_keys (&nkeys);
+    char section[64] = "", now[64];
+    for (size_t i = 0; i < ITEMS; i++) {
+        const char *sec = s_items[i].section ? s_items[i].section : s_section (s_items[i].text, now, sizeof now);
+        if (strcmp (sec, section)) {
+            snprintf (section, sizeof section, "%s", sec);
+            for (size_t k = 0; k < nkeys && n < MAX_ORDER; k++)
+                if (!s_in_def (keys[k].name) && s_in_section (keys[k].name, section)) order[n++] = (s_item_t) { NULL, keys[k].name };
+        }
+        if (n < MAX_ORDER) order[n++] = s_items[i];
+    }
+    count = n;
+    for (size_t k = 0; k < nkeys && n < MAX_ORDER; k++) {
+        if (s_in_def (keys[k].name)) continue;
+        bool placed = false;
+        for (size_t j = 0; j < count && !placed; j++) placed = !order[j].section && !strcmp (order[j].text, keys[k].name);
+        if (!placed) order[n++] = (s_item_t) { NULL, keys[k].name };
+    }
+    return n;
+}
+
 char *bmq_config_docs_yaml (void)
 {
     char *text = NULL;
@@ -126,15 +167,17 @@ char *bmq_config_docs_yaml (void)
     FILE *out = open_memstream (&text, &size);
     if (!out) return NULL;
     fputs (s_yaml_head, out);
+    s_item_t order[MAX_ORDER];
+    size_t items = s_order (order);
     char section[64] = "", now[64];
-    for (size_t i = 0; i < ITEMS; i++) {
-        const char *sec = s_items[i].section ? s_items[i].section : s_section (s_items[i].text, now, sizeof now);
+    for (size_t i = 0; i < items; i++) {
+        const char *sec = order[i].section ? order[i].section : s_section (order[i].text, now, sizeof now);
         if (strcmp (sec, section)) {
             snprintf (section, sizeof section, "%s", sec);
             fprintf (out, "\n%s:\n", section);
         }
-        if (s_items[i].section) { s_yaml_comment (out, "  ", s_items[i].text); continue; }
-        const bmq_config_key_t *k = bmq_config_key (s_items[i].text);
+        if (order[i].section) { s_yaml_comment (out, "  ", order[i].text); continue; }
+        const bmq_config_key_t *k = bmq_config_key (order[i].text);
         char *line = NULL;
         size_t len = 0;
         FILE *one = open_memstream (&line, &len);
@@ -182,18 +225,20 @@ char *bmq_config_docs_markdown (void)
     FILE *out = open_memstream (&text, &size);
     if (!out) return NULL;
     fputs (s_md_head, out);
+    s_item_t order[MAX_ORDER];
+    size_t items = s_order (order);
     char section[64] = "", now[64];
     bool table = false;
-    for (size_t i = 0; i < ITEMS; i++) {
-        const char *sec = s_items[i].section ? s_items[i].section : s_section (s_items[i].text, now, sizeof now);
+    for (size_t i = 0; i < items; i++) {
+        const char *sec = order[i].section ? order[i].section : s_section (order[i].text, now, sizeof now);
         if (strcmp (sec, section)) {
             snprintf (section, sizeof section, "%s", sec);
             fprintf (out, "\n## `%s`\n", section);
             table = false;
         }
-        if (s_items[i].section) {
+        if (order[i].section) {
             fputc ('\n', out);
-            s_cell (out, s_items[i].text);
+            s_cell (out, order[i].text);
             fputc ('\n', out);
             table = false;
             continue;
@@ -202,7 +247,7 @@ char *bmq_config_docs_markdown (void)
             fputs ("\n| key | type | default | range or choices | what it is |\n|---|---|---|---|---|\n", out);
             table = true;
         }
-        const bmq_config_key_t *k = bmq_config_key (s_items[i].text);
+        const bmq_config_key_t *k = bmq_config_key (order[i].text);
         fprintf (out, "| `%s` | %s | ", k->name, types[k->type]);
         if (*k->def) { fputc ('`', out); s_cell (out, k->def); fputc ('`', out); }
         else fputs ("`\"\"`", out);

@@ -7,12 +7,14 @@
 static const bmq_service_t s_services[] = {
 #define WAITS(X) true
 #define NOWAIT   false
+#define BINDS(ENDPOINTS, PORT) ENDPOINTS, PORT
 #define BMQ_SERVICE(NAME, ORDER, INSTANCES, ENDPOINTS, WAIT, HEALTH, DOC) \
     { NAME, ORDER, BMQ_SVC_##INSTANCES, ENDPOINTS, WAIT, HEALTH, DOC },
 #include "service_registry.def"
 #undef BMQ_SERVICE
 #undef WAITS
 #undef NOWAIT
+#undef BINDS
 };
 #define N_SERVICES (sizeof s_services / sizeof s_services[0])
 
@@ -76,4 +78,26 @@ void bmq_service_list_text (const char *list, char *buf, size_t len)
     buf[0] = 0;
     s_text_t t = { buf, len, 0 };
     s_each (list, s_append, &t);
+}
+
+bool bmq_service_endpoint (const bmq_service_t *svc, size_t i, char *key, size_t key_len, char *sock, size_t sock_len,
+                           char *def, size_t def_len)
+{
+    const char *p = svc->endpoints;
+    for (size_t k = 0; *p; k++) {
+        p += strspn (p, " ");
+        size_t len = strcspn (p, " ");
+        const char *eq = memchr (p, '=', len);
+        if (!len) break;
+        if (k == i) {
+            if (!eq) return false;
+            snprintf (key, key_len, "%.*s", (int) (eq - p), p);
+            snprintf (sock, sock_len, "%.*s", (int) (p + len - eq - 1), eq + 1);
+            if (svc->port > 0) snprintf (def, def_len, "tcp://127.0.0.1:%d", svc->port + (int) i);
+            else snprintf (def, def_len, "%s", "");
+            return true;
+        }
+        p += len;
+    }
+    return false;
 }

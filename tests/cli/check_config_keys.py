@@ -35,6 +35,12 @@ for m in pattern.finditer(text):
 declared_count = text.count("BMQ_CONFIG_KEY (") - 1     # the header comment names the macro once
 if len(decl) != declared_count:
     problems.append(f"{declared_count} BMQ_CONFIG_KEY lines, {len(decl)} parsed: fix the pattern or the line")
+# issue 31: the endpoints of common/service_registry.def are keys too (config_check.c), default tcp://127.0.0.1:PORT+i
+registry = open(os.path.join(src, "common/service_registry.def"), encoding="utf-8").read()
+for eps, port in re.findall(r'BINDS \("([^"]*)", (\d+)\)', registry):
+    for i, ep in enumerate(eps.split()):
+        name = ep.split("=")[0]
+        decl.setdefault(name, dict(type="STR", default=f"tcp://127.0.0.1:{int(port) + i}", choices="", lo=0, hi=0, doc="(registry)"))
 
 defaults = yaml.safe_load(open(os.path.join(src, "deploy/blendmq.yaml"), encoding="utf-8"))
 in_yaml = {}

@@ -30,6 +30,15 @@ def section(text, title):
     return m.group(1) if m else ""
 
 
+def subjects(block):
+    """The first path of each "- " item: what a Derived item is about (the rest is prose)."""
+    out = []
+    for line in block.splitlines():
+        if line.startswith("- "):
+            out += paths(line)[:1]
+    return out
+
+
 def paths(block):
     out = []
     for tok in re.findall(r"`([^`\s]+)`", block):
@@ -48,15 +57,23 @@ for page in pages:
     touch = section(text, "Files to touch")
     if not touch:
         problems.append(f"{rel}: no '## Files to touch' section")
-    listed[rel] = (paths(touch), paths(section(text, "Derived: nothing to edit")))
-    for p in listed[rel][0] + listed[rel][1]:
+    derived_block = section(text, "Derived: nothing to edit")
+    listed[rel] = (paths(touch), subjects(derived_block), paths(section(text, "Only when it needs them")))
+    for p in listed[rel][0] + listed[rel][1] + listed[rel][2] + paths(derived_block):
         real = p.replace("NAME", "planner")
         if not os.path.exists(os.path.join(src, real)):
             problems.append(f"{rel}: names {p}, which does not exist ({real})")
 
 # the fake sixth service: what the deploy check asks for must be on the page
 page = "docs/howto-add-service.md"
-touch, derived = listed.get(page, ([], []))
+touch, derived, when = listed.get(page, ([], [], []))
+# the measure (issue 31): the files a new service touches, the first path of each item
+service_text = open(os.path.join(src, page)).read()
+always = [paths(line)[0] for line in section(service_text, "Files to touch").splitlines()
+          if re.match(r"\d+\. ", line) and paths(line)]
+needed = subjects(section(service_text, "Only when it needs them"))
+print(f"docs.howtos: adding a service touches {len(always)} file(s) or folder(s) always ({', '.join(always)}), "
+      f"and {len(needed)} more when it needs them ({', '.join(needed)})")
 sixth = dict(name="sixth", order=max(s["order"] for s in services) + 1, instances="one",
              endpoints="sixth.endpoint=sixth", waited=False, health="heartbeat")
 rows = [s for s in services if s["instances"] != "key_only"] + [sixth] + [s for s in services if s["instances"] == "key_only"]
@@ -80,7 +97,7 @@ for w in sorted(wanted):
 
 # derived only: no list of services of its own
 for p in derived:
-    if p in touch or os.path.isdir(os.path.join(src, p)):
+    if p in touch or p in when or os.path.isdir(os.path.join(src, p)):
         continue
     for i, line in enumerate(open(os.path.join(src, p)), 1):
         s = line.strip()
@@ -93,5 +110,5 @@ for p in derived:
 
 for p in problems:
     print("docs.howtos:", p)
-print(f"docs.howtos: {len(pages)} pages, {sum(len(a) + len(b) for a, b in listed.values())} files named, {len(problems)} problem(s)")
+print(f"docs.howtos: {len(pages)} pages, {sum(len(a) + len(b) + len(c) for a, b, c in listed.values())} files named, {len(problems)} problem(s)")
 sys.exit(1 if problems else 0)

@@ -13,7 +13,7 @@ For every service of common/service_registry.def with a process of its own:
   container   the image copies every blendmq-* binary, the entrypoint runs blendmq-NAME
               for any NAME (no list of its own)
 and no deploy file names a service the registry does not know (a unit, a manifest, an
-args: [X]). Prints every disagreement; exit 1 when there is one."""
+args: [X]), nor does proto/messages.def ("answered by") or common/roles.def (TO, SERVICES). Prints every disagreement; exit 1 when there is one."""
 import json
 import os
 import re
@@ -111,6 +111,26 @@ for line in ep.splitlines():
     listed = set(re.findall(r"\b([a-z]+)\b", line.split(")")[0])) if re.match(r"\s*[a-z|]+\)", line) else set()
     if len(listed & names) >= 2:
         bad(f"deploy/container/entrypoint.sh: a list of services of its own: {line.strip()}")
+
+# ---- proto/messages.def, common/roles.def: the services they name are the registry's -----------
+all_names = {s["name"] for s in services}
+msgs = read("proto", "messages.def")
+for m in re.finditer(r'^BMQ_MSG \((\w+),\s*"[^"]*",\s*"([^"]*)"', msgs, re.M):
+    for who in m.group(2).split(","):
+        if who not in names | {"any", "client"}:
+            bad(f"proto/messages.def: {m.group(1)} is answered by '{who}', no service of common/service_registry.def")
+roles = read("common", "roles.def")
+rules = list(re.finditer(r'^BMQ_RULE \("([^"]*)",\s*(\w+),.*?BMQ_PATH_\w+,\s*(.*)\)\s*(?:/\*.*)?$', roles, re.M))
+if len(rules) != len(re.findall(r"^BMQ_RULE \(", roles, re.M)):
+    bad(f"common/roles.def: {len(rules)} of its BMQ_RULE rows read: fix the row or tests/deploy/check_services.py")
+for m in re.finditer(r'^BMQ_RULE \("([^"]*)",\s*(\w+),.*?BMQ_PATH_\w+,\s*(.*)\)\s*(?:/\*.*)?$', roles, re.M):
+    to, msg, rest = m.groups()
+    if to not in names | {"*", "broker"}:
+        bad(f"common/roles.def: a {msg} row goes to '{to}', no service of common/service_registry.def")
+    senders = " ".join(re.findall(r'"([^"]*)"', rest)) + (" *" if "SERVICES_ALL" in rest else "")
+    for who in senders.split():
+        if who != "*" and who not in all_names:
+            bad(f"common/roles.def: {msg} to {to} lets '{who}' send it, no service of common/service_registry.def")
 
 for p in problems:
     print("deploy.services:", p)

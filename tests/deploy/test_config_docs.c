@@ -5,6 +5,7 @@
  * Usage: test_config_docs SOURCE_DIR           check (exit 1 on any problem)
  *        test_config_docs --write SOURCE_DIR   write both files */
 #include "config.h"
+#include "service_registry.h"
 #include "yaml_json.h"
 
 #include <stdio.h>
@@ -85,6 +86,25 @@ static void s_reads_back (const char *yaml)
     json_decref (root);
 }
 
+/* Each endpoint of the registry is a key, with the registry's default, and is
+ * in the YAML made (config_keys.def may declare it too, for its doc). */
+static void s_registry_keys (const char *yaml)
+{
+    size_t n;
+    const bmq_service_t *svc = bmq_services (&n);
+    for (size_t i = 0; i < n; i++) {
+        char key[160], sock[64], def[64], line[256];
+        for (size_t e = 0; bmq_service_endpoint (&svc[i], e, key, sizeof key, sock, sizeof sock, def, sizeof def); e++) {
+            const bmq_config_key_t *k = bmq_config_key (key);
+            if (!k) { s_problem ("%s: service %s binds it, and it is no configuration key", key, svc[i].name); continue; }
+            if (k->type != BMQ_CONFIG_STR || strcmp (k->def, def))
+                s_problem ("%s: config_keys.def's default is not the registry's (%s)", key, def);
+            snprintf (line, sizeof line, "\n  %s: %s", strchr (key, '.') + 1, def);
+            if (!strstr (yaml, line)) s_problem ("%s: not in the YAML made with its default %s", key, def);
+        }
+    }
+}
+
 int main (int argc, char **argv)
 {
     bool write = argc == 3 && !strcmp (argv[1], "--write");
@@ -97,6 +117,7 @@ int main (int argc, char **argv)
     snprintf (md_path, sizeof md_path, "%s/docs/config.md", src);
     snprintf (readme, sizeof readme, "%s/README.md", src);
     s_reads_back (yaml);
+    s_registry_keys (yaml);
     if (write) {
         if (s_problems) { fprintf (stderr, "not written: %d problem(s)\n", s_problems); return 1; }
         const char *paths[] = { yaml_path, md_path }, *texts[] = { yaml, md };

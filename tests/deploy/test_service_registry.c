@@ -111,7 +111,13 @@ static void test_roles (void **state)
     assert_false (bmq_service_listed ("", "planner"));
     char text[200];
     bmq_service_list_text ("* supervisor", text, sizeof text);
-    assert_string_equal (text, "audit planner executor gateway validator supervisor");
+    char want[200] = "";                                    /* the registry's services with a process, in its order */
+    size_t count;
+    const bmq_service_t *svc = bmq_services (&count);
+    for (size_t i = 0; i < count; i++)
+        if (svc[i].instances != BMQ_SVC_KEY_ONLY) snprintf (want + strlen (want), sizeof want - strlen (want), "%s ", svc[i].name);
+    strncat (want, "supervisor", sizeof want - strlen (want) - 1);
+    assert_string_equal (text, want);
     bmq_service_list_text ("* supervisor", text, 12);       /* cut, terminated */
     assert_int_equal (strlen (text), 11);
 }

@@ -11,7 +11,14 @@ fails=0; checks=0
 fail () { echo "FAIL: $*"; fails=$((fails + 1)); }
 ok () { checks=$((checks + 1)); }
 
-services=(gateway planner validator@ executor audit blender)
+# the registry's services with a process (CMake reads common/service_registry.def: BMQ_SERVICES);
+# a POOL's unit is a template (NAME@); and the headless Blender's
+[ -n "${BMQ_SERVICES:-}" ] || { echo "FAIL: BMQ_SERVICES (the registry's services) is not set"; exit 1; }
+services=()
+for s in $BMQ_SERVICES; do
+  if [ -f "$dir/blendmq-$s@.service" ]; then services+=("$s@"); else services+=("$s"); fi
+done
+services+=(blender)
 # value of KEY in [Service] (all occurrences, one per line)
 get () { awk -v k="$2" -F= '/^\[/{s=$0} s=="[Service]" && $1==k {sub(/^[^=]*=/,""); print}' "$1"; }
 has () { [ "$(get "$1" "$2")" = "$3" ] && ok || fail "$(basename "$1"): $2=$3 expected, got '$(get "$1" "$2" | tr '\n' '|')'"; }

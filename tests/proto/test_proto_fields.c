@@ -6,6 +6,7 @@
  * and decode. An undeclared field fails encode and decode in strict mode
  * (and the bus answers `bad_message` naming it), passes untouched outside it;
  * a value past its declared limit fails both ways in either mode. */
+#include "service_registry.h"
 #include "bus.h"
 #include "codec.h"
 #include "msgpack_json.h"
@@ -20,7 +21,6 @@
 
 #define UNDECLARED "surely_not_declared"
 
-static const char *s_services[] = { "gateway", "planner", "validator", "executor", "audit", NULL };
 
 /* A value of `f`'s type holding `n` (string bytes, array items, map keys,
  * integer value); `n` past the limits makes an out-of-range value. */
@@ -129,10 +129,13 @@ static bmq_envelope_t *s_decode_raw (bmq_msg_type_t type, const json_t *body, ch
     return env;
 }
 
+/* A service with a process of its own (common/service_registry.def). */
 static bool s_is_service (const char *s, size_t n)
 {
-    for (int i = 0; s_services[i]; i++)
-        if (strlen (s_services[i]) == n && !strncmp (s_services[i], s, n)) return true;
+    size_t count;
+    const bmq_service_t *svc = bmq_services (&count);
+    for (size_t i = 0; i < count; i++)
+        if (svc[i].instances != BMQ_SVC_KEY_ONLY && strlen (svc[i].name) == n && !strncmp (svc[i].name, s, n)) return true;
     return false;
 }
 
