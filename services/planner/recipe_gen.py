@@ -214,7 +214,7 @@ R("teddy_bear", "toy", ["teddy bear", "teddy", "stuffed animal", "plush toy", "s
 R("armchair", "seating", ["armchair", "arm chair", "sofa chair", "easy chair", "club chair", "lounge chair", "accent chair", "reading chair", "wingback chair",
                          "fauteuil", "sillon", "poltrona", "sessel"], "An upholstered armchair",
   seat("armchair", 0.85, 0.85, 0.45, 0.95, arms=0.15), seat_=True)
-R("loveseat", "seating", ["loveseat", "love seat", "two seater", "two seat sofa", "small sofa", "small couch"], "A two-seat sofa",
+R("loveseat", "seating", ["loveseat", "love seat", "two seater", "two seater sofa", "two seat sofa", "small sofa", "small couch"], "A two-seat sofa",
   seat("loveseat", 1.5, 0.88, 0.45, 0.9, arms=0.18), seat_=True)
 R("sectional_sofa", "seating", ["sectional", "sectional sofa", "corner sofa", "l shaped sofa", "l shaped couch", "corner couch", "modular sofa"],
   "An L-shaped corner sofa",
