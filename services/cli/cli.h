@@ -86,6 +86,8 @@ int bmq_cli_assets (const bmq_cli_opts_t *opts, int nwords, const char **words);
  * NULL when images are given), then imported; Ctrl-C cancels it (cli_generate.c). */
 int bmq_cli_assets_generate (const bmq_cli_opts_t *opts, const char *prompt);
 int bmq_cli_watch (const bmq_cli_opts_t *opts);
+/* `watch PLAN_ID`: that plan's events until it ends; Ctrl-C cancels it (cli_watch.c, issue 29). */
+int bmq_cli_watch_plan (const bmq_cli_opts_t *opts, const char *plan_id);
 int bmq_cli_demo (bmq_cli_opts_t *opts, const char *prompt);
 /* Ask the executor (through the gateway) for a scene command; write its blob to `path` if given. */
 int bmq_cli_scene (const bmq_cli_opts_t *opts, const char *command, json_t *args, const char *path);

@@ -8,9 +8,10 @@
  * still be running and how to cancel it. The plan id is taken from the first
  * answer that names one (chat.planned, validate.reply, progress...).
  *
- * `blendmq cancel PLAN_ID | --all-mine`: cancel.request {plan_id} or
+ * `blendmq cancel PLAN_ID | SCRIPT_ID | --all-mine`: cancel.request {plan_id} or
  * {all_mine: true} on a story of its own; the gateway answers cancel.reply
- * {cancelled: [{plan_id, state}]} (an empty list: nothing of that name, or
+ * {cancelled: [{plan_id, state, kind}]} (kind "script": a live script, named
+ * by its script id, interrupted in Blender; an empty list: nothing of that name, or
  * of yours, is in progress). Exit 0 something was cancelled, 1 nothing was
  * in progress, 2 usage or connection error. */
 #include "bus.h"
@@ -47,6 +48,9 @@ static int s_handle (const bmq_envelope_t *env, void *arg)
         fprintf (stderr, "blendmq: %s %s cancelled\n", c->what, c->plan_id[0] ? c->plan_id : env->cid);
         return 130;
     }
+    /* one question, one answer (script apply): the answer is kept for the caller, who says how
+     * it ended; 130 tells it that this Ctrl-C's cancel ended it */
+    if (code == 0 && c->cancel_sent && !strcmp (bmq_body_str (env, "status") ?: "", "cancelled")) return 130;
     return code;
 }
 
@@ -58,7 +62,10 @@ static int s_tick (bmq_peer_t *gw, const char *cid, void *arg)
         bmq_peer_send (gw, cancel);
         bmq_envelope_destroy (&cancel);
         c->cancel_sent = true;
-        if (c->plan_id[0])
+        if (c->plan_id[0] && !strcmp (c->what, "script"))
+            fprintf (stderr, "\nblendmq: cancelling script %s: it is interrupted in Blender and what it did is rolled back"
+                             " (Ctrl-C again: leave without waiting)\n", c->plan_id);
+        else if (c->plan_id[0])
             fprintf (stderr, "\nblendmq: cancelling %s %s: it stops after its current step and what it did is rolled back"
                              " (Ctrl-C again: leave without waiting)\n", c->what, c->plan_id);
         else
@@ -82,6 +89,7 @@ int bmq_cli_converse_cancellable (bmq_config_t *cfg, bmq_envelope_t *req, bmq_cl
 {
     s_cancellable_t c = { .handler = handler, .state = state, .what = what };
     const char *named = bmq_body_str (req, "plan_id");
+    if (!named) named = bmq_body_str (req, "script_id");     /* script apply: the gateway names it by its script id */
     if (named && strlen (named) <= BMQ_MAX_ID) snprintf (c.plan_id, sizeof c.plan_id, "%s", named);
     zsys_handler_set (NULL);                /* our handler, not czmq's: the first Ctrl-C is a request, not an exit */
     struct sigaction sa = { .sa_handler = s_on_sigint }, old;
@@ -111,9 +119,13 @@ static int s_on_cancel_reply (const bmq_envelope_t *env, void *arg)
     json_t *p;
     json_array_foreach (list, i, p) {
         const char *state = json_string_value (json_object_get (p, "state"));
-        printf ("cancelling plan %s (%s): %s\n", json_string_value (json_object_get (p, "plan_id")) ?: "?", state ? state : "?",
-                state && !strcmp (state, "executing") ? "it stops after its current step and is rolled back"
-                                                       : "nothing of it has run");
+        const char *id = json_string_value (json_object_get (p, "plan_id")) ?: "?";
+        if (!strcmp (json_string_value (json_object_get (p, "kind")) ?: "", "script"))
+            printf ("cancelling script %s (running live): it is interrupted in Blender and rolled back\n", id);
+        else
+            printf ("cancelling plan %s (%s): %s\n", id, state ? state : "?",
+                    state && !strcmp (state, "executing") ? "it stops after its current step and is rolled back"
+                                                           : "nothing of it has run");
     }
     return 0;
 }
@@ -121,7 +133,7 @@ static int s_on_cancel_reply (const bmq_envelope_t *env, void *arg)
 int bmq_cli_cancel (const bmq_cli_opts_t *opts, const char *plan_id)
 {
     if (!plan_id == !opts->all_mine) {
-        fprintf (stderr, "blendmq: cancel needs a plan id or --all-mine (usage: blendmq cancel PLAN_ID | --all-mine)\n");
+        fprintf (stderr, "blendmq: cancel needs a plan id or --all-mine (usage: blendmq cancel PLAN_ID | SCRIPT_ID | --all-mine)\n");
         return 2;
     }
     if (plan_id && (!*plan_id || strlen (plan_id) > BMQ_MAX_ID)) {

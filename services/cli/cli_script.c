@@ -8,7 +8,8 @@
  * apply:    script.confirm {script_id, sha256}: live only with --confirm and --sha256 (the
  *           sha256 of the script the person reviewed: only exactly that script runs), only the
  *           sandboxed script, only while the live scene is the one it was tested on; exit 0
- *           applied, 1 refused or failed. Without --sha256 nothing is confirmed: the entry is
+ *           applied, 1 refused or failed, 130 cancelled (Ctrl-C, or `blendmq cancel ID`: the
+ *           running script is interrupted in Blender and rolled back; issue 29). Without --sha256 nothing is confirmed: the entry is
  *           looked up (script.list {script_id}) and its id, sha256, status and line count are
  *           printed with how to apply exactly it (exit 1; 2 when the id is unknown).
  * Exit 2: usage, connection or protocol errors. */
@@ -169,9 +170,15 @@ int bmq_cli_script (const bmq_cli_opts_t *opts, const char *action, const char *
     bmq_config_t *cfg = bmq_cli_config (opts);
     if (!cfg) { json_decref (body); return 2; }
     bmq_envelope_t *req = bmq_envelope_new (apply ? BMQ_MSG_SCRIPT_CONFIRM : BMQ_MSG_SCRIPT_REQUEST, NULL, body);
-    int code = 0;
-    bmq_envelope_t *answer = apply ? bmq_cli_ask_cancellable (cfg, req, BMQ_MSG_SCRIPT_REPLY, "script", &code) : s_ask (cfg, req);
-    code = !answer && code == 130 ? 130 : s_finish (answer, opts->json, !strcmp (action, "validate"));
+    int rc = 0;
+    bmq_envelope_t *answer = apply ? bmq_cli_ask_cancellable (cfg, req, BMQ_MSG_SCRIPT_REPLY, "script", &rc) : s_ask (cfg, req);
+    /* Ctrl-C (issue 29): the script was interrupted in Blender and rolled back, as the answer says */
+    bool cancelled = apply && answer && answer->type == BMQ_MSG_SCRIPT_REPLY && !strcmp (bmq_body_str (answer, "status") ?: "", "cancelled");
+    int code = !answer && rc == 130 ? 130 : s_finish (answer, opts->json, !strcmp (action, "validate"));
+    if (cancelled && rc == 130) {      /* stopped by this Ctrl-C (a cancel from elsewhere: exit 1, as a plan run) */
+        fprintf (stderr, "blendmq: script %s cancelled\n", arg);
+        code = 130;
+    }
     bmq_config_destroy (&cfg);
     return code;
 }

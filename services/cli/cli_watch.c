@@ -22,11 +22,21 @@
  *
  * With --json they are JSON lines {"type": "gap", "reason", "message", …}
  * among the events (which have no "type"). watch never exits because a
- * service went away: only Ctrl+C ends it. */
+ * service went away: only Ctrl+C ends it.
+ *
+ * `watch PLAN_ID` (issue 29) follows one plan (or a live script, by its
+ * script id) until its end event, printing only its events (and the gap
+ * lines), and exits 0 done (or applied), 1 failed, 130 cancelled. Ctrl-C
+ * there means stop, as on `chat`: the first sends cancel.request {plan_id}
+ * (the gateway's own rules: the plan's key or a person) and waits for the
+ * plan's end; a second leaves at once, saying the plan may still be running
+ * and how to cancel it. A cancel that finds nothing in progress ends the
+ * watch (exit 1); a refused one is said, and the watch goes on. */
 #include "bus.h"
 #include "cli.h"
 #include "peer.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -67,7 +77,17 @@ typedef struct {
     int64_t     clock;
     int64_t     status_at;          /* when the last status.request went (0: ask now) */
     char        status_cid[BMQ_MAX_ID + 1];
+    const char *plan_id;            /* watch PLAN_ID: only its events, until its end (NULL: everything) */
+    char        cancel_cid[BMQ_MAX_ID + 1];     /* watch PLAN_ID: the cancel.request sent ("": none) */
 } s_watch_t;
+
+static volatile sig_atomic_t s_interrupts;      /* watch PLAN_ID: Ctrl-C presses */
+
+static void s_on_sigint (int sig)
+{
+    (void) sig;
+    s_interrupts++;
+}
 
 /* ---- output -------------------------------------------------------------------- */
 
@@ -337,7 +357,52 @@ static int s_events_heal (s_watch_t *w, s_events_t *e)
     return 0;
 }
 
-int bmq_cli_watch (const bmq_cli_opts_t *opts)
+/* watch PLAN_ID: is this the end of the plan watched? Its exit code (0 done or applied, 130
+ * cancelled, 1 anything else), or BMQ_CLI_CONTINUE. */
+static int s_plan_end (const bmq_envelope_t *env)
+{
+    const char *event = bmq_body_str (env, "event"), *status = bmq_body_str (env, "status");
+    if (!event || !status) return BMQ_CLI_CONTINUE;
+    if (!strcmp (event, "plan") && (!strcmp (status, "started") || !strcmp (status, "continue"))) return BMQ_CLI_CONTINUE;
+    if (strcmp (event, "plan") && strcmp (event, "script")) return BMQ_CLI_CONTINUE;
+    return !strcmp (status, "done") || !strcmp (status, "applied") ? 0 : !strcmp (status, "cancelled") ? 130 : 1;
+}
+
+/* watch PLAN_ID: Ctrl-C. The first asks the gateway to cancel the plan; a second leaves. */
+static int s_plan_interrupts (s_watch_t *w)
+{
+    if (s_interrupts && !w->cancel_cid[0]) {
+        bmq_envelope_t *req = bmq_envelope_new (BMQ_MSG_CANCEL_REQUEST, NULL, json_pack ("{s:s}", "plan_id", w->plan_id));
+        snprintf (w->cancel_cid, sizeof w->cancel_cid, "%s", req->cid);
+        bmq_peer_send (w->gw, req);
+        bmq_envelope_destroy (&req);
+        fprintf (stderr, "\nblendmq: cancelling plan %s: it stops after its current step and what it did is rolled back"
+                         " (Ctrl-C again: leave without waiting)\n", w->plan_id);
+        fflush (stderr);
+    }
+    else if (s_interrupts > 1) {
+        fprintf (stderr, "blendmq: left without waiting: plan %s may still be running; cancel it with `blendmq cancel %s`\n",
+                 w->plan_id, w->plan_id);
+        return 130;
+    }
+    return BMQ_CLI_CONTINUE;
+}
+
+/* watch PLAN_ID: the gateway's answer to our cancel.request. */
+static int s_plan_cancel_reply (s_watch_t *w, const bmq_envelope_t *env)
+{
+    if (env->type == BMQ_MSG_ERROR) {       /* e.g. forbidden: another key's plan, and ours is not a person's */
+        fprintf (stderr, "blendmq: %s (Ctrl-C again: stop watching)\n", bmq_body_str (env, "message") ?: "the cancel was refused");
+        return BMQ_CLI_CONTINUE;
+    }
+    if (!json_array_size (json_object_get (env->body, "cancelled"))) {
+        fprintf (stderr, "blendmq: no plan %s is in progress (it ended, or never started)\n", w->plan_id);
+        return 1;
+    }
+    return BMQ_CLI_CONTINUE;
+}
+
+static int s_watch (const bmq_cli_opts_t *opts, const char *plan_id)
 {
     bmq_config_t *cfg = bmq_cli_config (opts);
     if (!cfg) return 2;
@@ -345,21 +410,33 @@ int bmq_cli_watch (const bmq_cli_opts_t *opts)
     if (interval <= 0) interval = 1000;
     if (liveness <= 0) liveness = 3;
     s_watch_t w = { .json = opts->json, .interval = interval, .liveness = liveness,
-                    .max_msg = bmq_config_int (cfg, "security.max_message_bytes") };
+                    .max_msg = bmq_config_int (cfg, "security.max_message_bytes"), .plan_id = plan_id };
     snprintf (w.default_name, sizeof w.default_name, "%s", bmq_config_str (cfg, "executor.name"));
     snprintf (w.events_ep, sizeof w.events_ep, "%s", bmq_config_str (cfg, "gateway.events"));
     w.gw = bmq_peer_new ("gateway", bmq_config_str (cfg, "gateway.endpoint"), interval, liveness);
     bmq_config_destroy (&cfg);
     s_events_t ev = { 0 };
     if (!w.gw || s_events_open (&w, &ev)) { s_events_close (&ev); bmq_peer_destroy (&w.gw); return 2; }
-    fprintf (stderr, "watching progress events (Ctrl+C to stop)\n");
+    struct sigaction old_sa;
+    if (plan_id) {
+        zsys_handler_set (NULL);            /* ours, not czmq's: the first Ctrl-C is a request, not an exit */
+        struct sigaction sa = { .sa_handler = s_on_sigint };
+        sigemptyset (&sa.sa_mask);
+        sigaction (SIGINT, &sa, &old_sa);
+        s_interrupts = 0;
+        fprintf (stderr, "watching plan %s until it ends (Ctrl+C cancels it; twice: leave without waiting)\n", plan_id);
+    }
+    else fprintf (stderr, "watching progress events (Ctrl+C to stop)\n");
     int code = 0;
     while (!zsys_interrupted) {
+        if (plan_id && (code = s_plan_interrupts (&w)) != BMQ_CLI_CONTINUE) break;
+        code = 0;
         bmq_peer_tick (w.gw);
         s_ask_status (&w);
         if (s_events_heal (&w, &ev)) { code = 2; break; }
         void *which = zpoller_wait (ev.poller, interval / 4);
-        if (zpoller_terminated (ev.poller)) break;
+        if (zpoller_terminated (ev.poller) && (!plan_id || zsys_interrupted)) break;
+        if (zpoller_terminated (ev.poller)) continue;          /* watch PLAN_ID: our Ctrl-C (EINTR), seen above */
         if (which == ev.monitor) { s_on_monitor (&w, ev.monitor); continue; }
         bmq_envelope_t *env = which ? bmq_bus_recv (which, NULL) : NULL;
         if (env && which == ev.sub) {
@@ -368,14 +445,45 @@ int bmq_cli_watch (const bmq_cli_opts_t *opts)
             if (w.resync) s_resync (&w);        /* a new connection: a restart is said before its events */
             else s_check_gateway (&w);
             if (env->type == BMQ_MSG_PROGRESS) s_follow_seq (&w, env);
-            s_print_event (&w, env);
+            bool ours = !plan_id || !strcmp (bmq_body_str (env, "plan_id") ?: "", plan_id);
+            if (ours) s_print_event (&w, env);
+            int end = plan_id && ours && env->type == BMQ_MSG_PROGRESS ? s_plan_end (env) : BMQ_CLI_CONTINUE;
+            if (end != BMQ_CLI_CONTINUE) {
+                if (end == 130) fprintf (stderr, "blendmq: plan %s cancelled\n", plan_id);
+                else if (end) fprintf (stderr, "blendmq: plan %s %s\n", plan_id, bmq_body_str (env, "status"));
+                bmq_envelope_destroy (&env);
+                code = end;
+                break;
+            }
         }
         else if (env && !bmq_peer_heard (w.gw, env) && env->type == BMQ_MSG_STATUS_REPLY && !strcmp (env->cid, w.status_cid))
             s_on_status (&w, env);
+        else if (env && plan_id && w.cancel_cid[0] && !strcmp (env->cid, w.cancel_cid)
+                 && (env->type == BMQ_MSG_CANCEL_REPLY || env->type == BMQ_MSG_ERROR)) {
+            int end = s_plan_cancel_reply (&w, env);
+            if (end != BMQ_CLI_CONTINUE) {
+                bmq_envelope_destroy (&env);
+                code = end;
+                break;
+            }
+        }
         bmq_envelope_destroy (&env);
         s_check_gateway (&w);
     }
+    /* once Ctrl-C was pressed the handler stays: a second one while we say how it ended must not kill us */
+    if (plan_id && !s_interrupts) sigaction (SIGINT, &old_sa, NULL);
     s_events_close (&ev);
     bmq_peer_destroy (&w.gw);
     return code;
+}
+
+int bmq_cli_watch (const bmq_cli_opts_t *opts) { return s_watch (opts, NULL); }
+
+int bmq_cli_watch_plan (const bmq_cli_opts_t *opts, const char *plan_id)
+{
+    if (!*plan_id || strlen (plan_id) > BMQ_MAX_ID) {
+        fprintf (stderr, "blendmq: '%.80s' is not a plan id (usage: blendmq watch [PLAN_ID])\n", plan_id);
+        return 2;
+    }
+    return s_watch (opts, plan_id);
 }

@@ -38,7 +38,9 @@ const char *bmq_cli_usage_text (void)
         "  script list             the sandboxed scripts, newest first: ID, state, lines, sha256 (pending ones can be applied)\n"
         "  capabilities [--compact]  the capability palette as JSON (operation -> parameters); --compact: one line each\n"
         "  inspect NAME            one Blender operator's description from its RNA (e.g. bpy.ops.mesh.primitive_cube_add)\n"
-        "  watch                   print every progress event as it is published\n"
+        "  watch                   print every progress event as it is published (Ctrl-C stops watching)\n"
+        "  watch PLAN_ID           follow one plan (or a live script, by its id) until it ends; exit 0 done,\n"
+        "                          1 failed, 130 cancelled; Ctrl-C cancels it and waits, twice leaves without waiting\n"
         "  web [--open]            print the web page's address with a token (the `web` client's); --open opens it\n"
         "  mcp                     an MCP server on stdin/stdout for AI assistants ({\"command\": \"blendmq\", \"args\": [\"mcp\"]});\n"
         "                          Streamable HTTP is served by the gateway (`status` prints its URL)\n"
@@ -63,10 +65,11 @@ const char *bmq_cli_usage_text (void)
         "  audit list [--all] [--since T] [--plan ID] [--kind K] [--limit N] | audit show CID | audit export [--format jsonl] | audit verify\n"
         "                          the audit trail: recent records (people's requests; --all: the look-ups services\n"
         "                          make among themselves too), one story in order, or everything as JSON lines\n"
-        "  cancel PLAN_ID | --all-mine\n"
-        "                          stop a plan in progress (after its current step; what it did is rolled back);\n"
-        "                          --all-mine: every plan of this client key (Ctrl-C on chat, plan run and script\n"
-        "                          apply does the same for their own plan; Ctrl-C twice leaves without waiting)\n"
+        "  cancel PLAN_ID | SCRIPT_ID | --all-mine\n"
+        "                          stop a plan in progress (after its current step; what it did is rolled back), or\n"
+        "                          a script running live (interrupted in Blender, rolled back); --all-mine: every plan\n"
+        "                          and script of this client key (Ctrl-C on chat, plan run, script apply and watch\n"
+        "                          PLAN_ID does the same for their own; Ctrl-C twice leaves without waiting)\n"
         "  config check [FILE]     check a configuration (default: the run dir's, else the built-in one): every key,\n"
         "                          type, choice and range, YAML syntax at its line and column; exit 0 valid, 1 not\n"
         "  config keys             every configuration key: type, default, allowed values, what it is (--json)\n"
@@ -167,6 +170,7 @@ int main (int argc, char **argv)
     if (!strcmp (cmd, "supervise") && nwords == 1) return bmq_cli_supervise (&opts);
     if (!strcmp (cmd, "status") && nwords == 1) return bmq_cli_status (&opts);
     if (!strcmp (cmd, "watch") && nwords == 1) return bmq_cli_watch (&opts);
+    if (!strcmp (cmd, "watch") && nwords == 2) return bmq_cli_watch_plan (&opts, words[1]);
     if (!strcmp (cmd, "mcp") && nwords == 1) return bmq_cli_mcp (&opts);
     if (!strcmp (cmd, "web") && nwords == 1) return bmq_cli_web (&opts);
     if (!strcmp (cmd, "capabilities") && nwords == 1) return bmq_cli_capabilities (&opts);

@@ -229,11 +229,16 @@ static bmq_envelope_t *s_accept_inspect (executor_t *ex, const bmq_envelope_t *r
 }
 
 /* cancel.request {plan_id}: the running plan stops after its current step; a
- * queued one never starts. Unknown ids are ignored (the plan already ended). */
+ * queued one never starts; a live script (plan_id: its script id) is
+ * interrupted in Blender (script_jobs.h). Unknown ids are ignored (the plan
+ * already ended). */
 static void s_cancel (executor_t *ex, const bmq_envelope_t *env)
 {
     const char *plan_id = bmq_body_str (env, "plan_id");
     if (!plan_id) return;
+    int script = ex->scripts ? bmq_script_jobs_cancel (ex->scripts, env, ex->current, ex->queue) : 0;
+    if (script == 1) atomic_store (&ex->link_cancel, true);     /* a live script: the actor sends cancel_plan (issue 29) */
+    if (script) return;
     if (ex->current && ex->current->kind == BMQ_JOB_PLAN && !strcmp (ex->current->plan_id, plan_id)) {
         bmq_audit_record (ex->audit, env->cid, "plan.cancel", json_pack ("{s:s}", "plan_id", plan_id));
         ex->current->cancel = true;

@@ -43,6 +43,7 @@ typedef struct {
     int      timeout_ms;        /* the sandbox's wall-clock limit: the live one, so what passes has room live */
     json_t  *result;            /* set by the worker */
     json_t  *who;               /* confirm: {key, role, channel} for the audit */
+    bool     cancelled;         /* confirm: a cancel.request named it (issue 29) */
 } s_run_t;
 
 /* A script that went through the sandbox. */
@@ -485,6 +486,71 @@ bool bmq_script_jobs_owns (const bmq_job_t *job)
     return job->kind == BMQ_JOB_COMMAND && !strncmp (job->req_type, "script.", 7);
 }
 
+/* A live run's run_script job, and its script id (its transaction's plan_id). */
+static const char *s_live_id (const bmq_job_t *job)
+{
+    if (!job || !bmq_script_jobs_owns (job) || strcmp (job->req_type, "script.confirm") || strcmp (job->command, "run_script"))
+        return NULL;
+    return json_string_value (json_object_get (job->args, "plan_id"));
+}
+
+void bmq_script_jobs_send (zactor_t *blender, const bmq_job_t *job, int timeout_ms)
+{
+    const char *id = s_live_id (job);
+    char *text = json_dumps (job->args, JSON_COMPACT);
+    char timeout[16];
+    snprintf (timeout, sizeof timeout, "%d", timeout_ms);
+    zstr_sendx (blender, "STREAM", "job", job->command, text ? text : "{}", timeout, id ? id : "", NULL);
+    free (text);
+}
+
+/* Who asked for a cancel (the gateway vouches for it in on_behalf_of), for the audit. */
+static json_t *s_canceller (const bmq_envelope_t *req)
+{
+    json_t *obo = json_object_get (req->body, "on_behalf_of");
+    const char *key = json_string_value (json_object_get (obo, "name"));
+    const char *role = json_string_value (json_object_get (obo, "role"));
+    return json_pack ("{s:s, s:s}", "key", key ? key : req->auth_name[0] ? req->auth_name : "?",
+                      "role", role ? role : req->auth_role[0] ? req->auth_role : "?");
+}
+
+int bmq_script_jobs_cancel (bmq_script_jobs_t *self, const bmq_envelope_t *req, bmq_job_t *current, zlistx_t *queue)
+{
+    const char *script_id = bmq_body_str (req, "plan_id");
+    if (!script_id || !*script_id || strlen (script_id) > BMQ_MAX_ID) return 0;
+    bmq_job_t *job = NULL;
+    bool running = false;
+    const char *id = s_live_id (current);
+    if (id && !strcmp (id, script_id)) job = current, running = true;
+    for (bmq_job_t *j = running ? NULL : zlistx_first (queue); j; j = zlistx_next (queue)) {
+        id = s_live_id (j);
+        if (id && !strcmp (id, script_id)) { job = j; break; }     /* the cursor stays on it */
+    }
+    s_run_t *run = job ? zhashx_lookup (self->pending, job->cid) : NULL;
+    if (!run) return 0;
+    bmq_audit_record (self->audit, run->script_id, "script.cancel",
+        json_pack ("{s:s, s:s, s:s, s:s, s:o}", "script_id", run->script_id, "script_sha256", run->sha,
+                   "state", running ? "running" : "queued", "cancel_cid", req->cid, "cancelled_by", s_canceller (req)));
+    if (running) {
+        bmq_info ("script %s: cancel asked while it runs live: interrupting it in Blender", run->script_id);
+        run->cancelled = job->cancel = true;
+        return 1;
+    }
+    /* queued: nothing ran, so the script may be confirmed again */
+    s_entry_t *e = s_find (self, run->script_id);
+    if (e) e->applied = false;
+    const char *why = "cancelled before it started; nothing ran";
+    bmq_audit_record (self->audit, run->script_id, "script.live",
+        json_pack ("{s:s, s:s, s:s, s:s}", "script_id", run->script_id, "script_sha256", run->sha, "status", "cancelled",
+                   "error", why));
+    s_progress (self, run, "cancelled", why);
+    s_answer (self, run->rid, run->cid, run->script_id, "cancelled", why, NULL, NULL);
+    bmq_info ("script %s: cancelled before it started", run->script_id);
+    zlistx_delete (queue, zlistx_cursor (queue));       /* the job (the cursor is on it) */
+    zhashx_delete (self->pending, run->cid);
+    return 2;
+}
+
 /* ---- Blender's answers ---------------------------------------------------------------- */
 
 static const char *s_link_error (int status, json_t *reply, const char *err)
@@ -550,7 +616,11 @@ void bmq_script_jobs_on_command (bmq_script_jobs_t *self, const bmq_job_t *job, 
     const char *why = ok ? NULL : s_link_error (status, reply, err);
     bool diverged = !ok && status == BMQ_LINK_OK && why && !strncmp (why, "diverged:", 9);
     bool refused = !ok && status == BMQ_LINK_OK && why && !strncmp (why, "refused", 7);
-    const char *outcome = ok ? "applied" : diverged ? "diverged" : refused ? "refused" : "failed";
+    /* cancelled (issue 29): the add-on interrupted the script and rolled it back; its answer
+     * starts with "cancelled:" and says how. Only after a cancel of ours: nothing else says so. */
+    bool cancelled = !ok && status == BMQ_LINK_OK && run->cancelled && why && !strncmp (why, "cancelled:", 10);
+    if (cancelled) why += 10 + (why[10] == ' ');
+    const char *outcome = ok ? "applied" : cancelled ? "cancelled" : diverged ? "diverged" : refused ? "refused" : "failed";
     json_t *sandbox_diff = e && e->fp_diff ? e->fp_diff : json_null ();
     bmq_audit_record (self->audit, run->script_id, diverged ? "script.diverged" : "script.live",
         json_pack ("{s:s, s:s, s:s, s:s?, s:O*, s:s, s:s, s:O}", "script_id", run->script_id, "script_sha256", run->sha,
@@ -564,7 +634,7 @@ void bmq_script_jobs_on_command (bmq_script_jobs_t *self, const bmq_job_t *job, 
     if (diverged && json_is_object (sandbox_diff)) json_object_set (body, "sandbox_diff", sandbox_diff);
     bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_SCRIPT_REPLY, run->cid, body);
     bmq_bus_send_and_destroy (self->router, run->rid, &env);
-    bmq_info ("script %s %s live%s%.200s", run->script_id, ok ? "applied" : "failed", why ? ": " : "", why ? why : "");
+    bmq_info ("script %s %s live%s%.200s", run->script_id, outcome, why ? ": " : "", why ? why : "");
     zhashx_delete (self->pending, run->cid);
 }
 

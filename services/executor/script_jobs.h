@@ -27,7 +27,16 @@
  * script.confirm (refusals too: status "refused", reason), script.live.
  *
  * script.list {}: every entry, newest first, without the text; script.list
- * {script_id}: that one entry (or none) with its exact text in "script". */
+ * {script_id}: that one entry (or none) with its exact text in "script".
+ *
+ * cancel.request {plan_id: script_id} (issue 29: Ctrl-C on `script apply`, `blendmq
+ * cancel`; the gateway already checked who may cancel): a live run still queued is
+ * answered "cancelled" at once (nothing ran; the script may be confirmed again); a
+ * running one is interrupted in Blender: run_script goes to the Blender actor as a
+ * STREAM naming the script id, so the executor's link cancel sends cancel_plan
+ * {plan_id: script_id}, the add-on's watchdog stops the script and rolls it back, and
+ * its answer ("cancelled: … rolled back: …") becomes script.reply status "cancelled".
+ * Audited as script.cancel (who asked) and script.live (status cancelled). */
 #ifndef BMQ_SCRIPT_JOBS_H
 #define BMQ_SCRIPT_JOBS_H
 
@@ -61,6 +70,14 @@ void bmq_script_jobs_set_blender (bmq_script_jobs_t *self, const char *version);
 /* The link timeout for one of our Blender commands: timeout_ms + 15 s for run_script (the
  * add-on's own limit answers first), 0 for anything else (the caller's default). */
 int bmq_script_jobs_link_timeout (const bmq_script_jobs_t *self, const bmq_job_t *job);
+
+/* Send run_script to the Blender actor as a STREAM naming its script id (so a cancel reaches
+ * it), with the link timeout bmq_script_jobs_link_timeout gave. */
+void bmq_script_jobs_send (zactor_t *blender, const bmq_job_t *job, int timeout_ms);
+/* cancel.request {plan_id} naming a live run's script id: 0 not one of ours; 1 it is `current`
+ * (marked cancelled: the caller raises the link's cancel, the add-on interrupts the script);
+ * 2 it was queued and is answered "cancelled" now (removed from `queue`). */
+int bmq_script_jobs_cancel (bmq_script_jobs_t *self, const bmq_envelope_t *req, bmq_job_t *current, zlistx_t *queue);
 
 /* The sandbox worker: poll it, call bmq_script_jobs_on_worker when readable. */
 zactor_t *bmq_script_jobs_worker (bmq_script_jobs_t *self);

@@ -125,8 +125,10 @@ static bmq_envelope_t *s_cancel_named (gw_t *gw, const bmq_envelope_t *env, cons
             else refused = r;
         }
     if (refused && !zlistx_size (hits)) {
-        bmq_envelope_t *no = bmq_envelope_error (env, "forbidden", "plan %s was started by key '%s': only that key or a person "
-                                                 "(a reviewer or admin key) may cancel it", refused->plan_id, refused->client_name);
+        bmq_envelope_t *no = bmq_envelope_error (env, "forbidden", "%s %s was started by key '%s': only that key or a person "
+                                                 "(a reviewer or admin key) may cancel it",
+                                                 refused->kind == BMQ_REQ_SCRIPT_LIVE ? "script" : "plan", refused->plan_id,
+                                                 refused->client_name);
         bmq_audit_record (gw->audit, refused->cid, "request.cancel_refused", json_pack ("{s:s, s:s, s:s}", "plan_id",
                           refused->plan_id, "name", who->name, "role", who->role));
         zlistx_destroy (&hits);
@@ -134,8 +136,9 @@ static bmq_envelope_t *s_cancel_named (gw_t *gw, const bmq_envelope_t *env, cons
         return no;
     }
     for (gw_request_t *r = zlistx_first (hits); r; r = zlistx_next (hits)) {
-        json_array_append_new (cancelled, json_pack ("{s:s, s:s}", "plan_id", r->plan_id[0] ? r->plan_id : r->cid,
-                                                     "state", gw_request_state_name (r->state)));
+        json_array_append_new (cancelled, json_pack ("{s:s, s:s, s:s}", "plan_id", r->plan_id[0] ? r->plan_id : r->cid,
+                                                     "state", gw_request_state_name (r->state),
+                                                     "kind", r->kind == BMQ_REQ_SCRIPT_LIVE ? "script" : "plan"));
         s_cancel_one (gw, r, env, who);     /* may end (and free) r: the list is walked no further than it */
     }
     zlistx_destroy (&hits);
@@ -166,7 +169,8 @@ static void s_cancel_one (gw_t *gw, gw_request_t *r, const bmq_envelope_t *env, 
         bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), stop);
         bmq_envelope_destroy (&stop);
     }
-    else if (r->state == BMQ_REQ_EXECUTING) {
+    else if (r->state == BMQ_REQ_EXECUTING || (r->kind == BMQ_REQ_SCRIPT_LIVE && r->state == BMQ_REQ_AT_EXECUTOR)) {
+        /* a live script is named by its script id (issue 29): the executor interrupts it in Blender */
         bmq_envelope_t *stop = bmq_envelope_new (BMQ_MSG_CANCEL_REQUEST, NULL, json_pack ("{s:s}", "plan_id", r->plan_id));
         bmq_roles_set_on_behalf_of (stop->body, who->name, who->role);
         bmq_peer_send (bmq_executor_set_peer (gw->executors, (size_t) r->executor), stop);
@@ -256,6 +260,8 @@ static void s_on_client (gw_t *gw, zsock_t *sock)
         snprintf (r->client_role, sizeof r->client_role, "%s", who.role);
         gw_for_client (r, env);          /* forwarded as is below: the client's own on_behalf_of never passes */
         if (named) snprintf (r->plan_id, sizeof r->plan_id, "%s", bmq_body_str (env, "plan_id"));
+        else if (env->type == BMQ_MSG_SCRIPT_CONFIRM && s_plan_id_ok (gw, bmq_body_str (env, "script_id")))
+            snprintf (r->plan_id, sizeof r->plan_id, "%s", bmq_body_str (env, "script_id"));   /* `cancel SCRIPT_ID` (issue 29) */
         zhashx_insert (gw->requests, r->cid, r);
         json_t *what = json_deep_copy (env->body);
         json_object_del (what, BMQ_ON_BEHALF_OF);
