@@ -160,43 +160,68 @@ static size_t s_order (s_item_t *order)
     return n;
 }
 
-char *bmq_config_docs_yaml (void)
+/* One file's form: what starts a section, a note, a key. */
+typedef struct {
+    const char *head;
+    void (*section) (FILE *out, const char *name, bool *table);
+    void (*note) (FILE *out, const char *text, bool *table);
+    void (*key) (FILE *out, const bmq_config_key_t *key, bool *table);
+} s_form_t;
+
+/* The file in form, every item in order (s_order); malloc'd, NULL: out of memory. */
+static char *s_render (const s_form_t *form)
 {
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream (&text, &size);
     if (!out) return NULL;
-    fputs (s_yaml_head, out);
+    fputs (form->head, out);
     s_item_t order[MAX_ORDER];
     size_t items = s_order (order);
     char section[64] = "", now[64];
+    bool table = false;                     /* Markdown: a table's head is out */
     for (size_t i = 0; i < items; i++) {
         const char *sec = order[i].section ? order[i].section : s_section (order[i].text, now, sizeof now);
         if (strcmp (sec, section)) {
             snprintf (section, sizeof section, "%s", sec);
-            fprintf (out, "\n%s:\n", section);
+            form->section (out, section, &table);
         }
-        if (order[i].section) { s_yaml_comment (out, "  ", order[i].text); continue; }
-        const bmq_config_key_t *k = bmq_config_key (order[i].text);
-        char *line = NULL;
-        size_t len = 0;
-        FILE *one = open_memstream (&line, &len);
-        if (!one) { fclose (out); free (text); return NULL; }
-        fprintf (one, "  %s: ", strchr (k->name, '.') + 1);
-        s_yaml_value (one, k);
-        fclose (one);
-        size_t pad = len + 2 > INLINE_COLUMN ? len + 2 : INLINE_COLUMN;
-        if (!strchr (k->doc, '\n') && pad + 2 + strlen (k->doc) <= INLINE_WIDTH)
-            fprintf (out, "%-*s# %s\n", (int) pad, line, k->doc);
-        else {
-            s_yaml_comment (out, "  ", k->doc);
-            fprintf (out, "%s\n", line);
-        }
-        free (line);
+        if (order[i].section) form->note (out, order[i].text, &table);
+        else form->key (out, bmq_config_key (order[i].text), &table);
     }
-    fclose (out);
-    return text;
+    return fclose (out) ? (free (text), NULL) : text;
 }
+
+/* ---- deploy/blendmq.yaml ---------------------------------------------------------------- */
+
+static void s_yaml_section (FILE *out, const char *name, bool *table) { (void) table; fprintf (out, "\n%s:\n", name); }
+static void s_yaml_note (FILE *out, const char *text, bool *table) { (void) table; s_yaml_comment (out, "  ", text); }
+
+/* "  key: value", the doc after it when both fit a line, else above it. */
+static void s_yaml_key (FILE *out, const bmq_config_key_t *k, bool *table)
+{
+    (void) table;
+    char line[512];
+    int len = snprintf (line, sizeof line, "  %s: ", strchr (k->name, '.') + 1);
+    FILE *one = fmemopen (line + len, sizeof line - (size_t) len, "w");
+    if (one) { s_yaml_value (one, k); fclose (one); }
+    len = (int) strlen (line);
+    int pad = len + 2 > INLINE_COLUMN ? len + 2 : INLINE_COLUMN;
+    if (!strchr (k->doc, '\n') && (size_t) pad + 2 + strlen (k->doc) <= INLINE_WIDTH)
+        fprintf (out, "%-*s# %s\n", pad, line, k->doc);
+    else {
+        s_yaml_comment (out, "  ", k->doc);
+        fprintf (out, "%s\n", line);
+    }
+}
+
+char *bmq_config_docs_yaml (void)
+{
+    static const s_form_t form = { s_yaml_head, s_yaml_section, s_yaml_note, s_yaml_key };
+    return s_render (&form);
+}
+
+/* ---- docs/config.md ------------------------------------------------------------------- */
 
 /* A Markdown table cell: lines joined (a list item, a line that starts with
  * two spaces, on a line of its own: <br>), runs of spaces one, '|' escaped,
@@ -217,56 +242,49 @@ static void s_cell (FILE *out, const char *text)
     }
 }
 
-char *bmq_config_docs_markdown (void)
+static void s_md_section (FILE *out, const char *name, bool *table)
+{
+    fprintf (out, "\n## `%s`\n", name);
+    *table = false;
+}
+
+static void s_md_note (FILE *out, const char *text, bool *table)
+{
+    fputc ('\n', out);
+    s_cell (out, text);
+    fputc ('\n', out);
+    *table = false;
+}
+
+static void s_md_key (FILE *out, const bmq_config_key_t *k, bool *table)
 {
     static const char *const types[] = { "string", "integer", "bool", "choice", "mapping" };   /* bmq_config_type_t */
-    char *text = NULL;
-    size_t size = 0;
-    FILE *out = open_memstream (&text, &size);
-    if (!out) return NULL;
-    fputs (s_md_head, out);
-    s_item_t order[MAX_ORDER];
-    size_t items = s_order (order);
-    char section[64] = "", now[64];
-    bool table = false;
-    for (size_t i = 0; i < items; i++) {
-        const char *sec = order[i].section ? order[i].section : s_section (order[i].text, now, sizeof now);
-        if (strcmp (sec, section)) {
-            snprintf (section, sizeof section, "%s", sec);
-            fprintf (out, "\n## `%s`\n", section);
-            table = false;
-        }
-        if (order[i].section) {
-            fputc ('\n', out);
-            s_cell (out, order[i].text);
-            fputc ('\n', out);
-            table = false;
-            continue;
-        }
-        if (!table) {
-            fputs ("\n| key | type | default | range or choices | what it is |\n|---|---|---|---|---|\n", out);
-            table = true;
-        }
-        const bmq_config_key_t *k = bmq_config_key (order[i].text);
-        fprintf (out, "| `%s` | %s | ", k->name, types[k->type]);
-        if (*k->def) { fputc ('`', out); s_cell (out, k->def); fputc ('`', out); }
-        else fputs ("`\"\"`", out);
-        fputs (" | ", out);
-        if (k->type == BMQ_CONFIG_INT) fprintf (out, "%lld..%lld", (long long) k->min, (long long) k->max);
-        else if (k->type == BMQ_CONFIG_ENUM) {
-            for (const char *c = k->choices; ; ) {
-                const char *bar = strchr (c, '|');
-                size_t n = bar ? (size_t) (bar - c) : strlen (c);
-                if (n) fprintf (out, "%s`%.*s`", c == k->choices ? "" : ", ", (int) n, c);
-                else fprintf (out, "%s`\"\"`", c == k->choices ? "" : ", ");
-                if (!bar) break;
-                c = bar + 1;
-            }
-        }
-        fputs (" | ", out);
-        s_cell (out, k->doc);
-        fputs (" |\n", out);
+    if (!*table) {
+        fputs ("\n| key | type | default | range or choices | what it is |\n|---|---|---|---|---|\n", out);
+        *table = true;
     }
-    fclose (out);
-    return text;
+    fprintf (out, "| `%s` | %s | ", k->name, types[k->type]);
+    if (*k->def) { fputc ('`', out); s_cell (out, k->def); fputc ('`', out); }
+    else fputs ("`\"\"`", out);
+    fputs (" | ", out);
+    if (k->type == BMQ_CONFIG_INT) fprintf (out, "%lld..%lld", (long long) k->min, (long long) k->max);
+    else if (k->type == BMQ_CONFIG_ENUM) {
+        for (const char *c = k->choices; ; ) {
+            const char *bar = strchr (c, '|');
+            size_t n = bar ? (size_t) (bar - c) : strlen (c);
+            if (n) fprintf (out, "%s`%.*s`", c == k->choices ? "" : ", ", (int) n, c);
+            else fprintf (out, "%s`\"\"`", c == k->choices ? "" : ", ");
+            if (!bar) break;
+            c = bar + 1;
+        }
+    }
+    fputs (" | ", out);
+    s_cell (out, k->doc);
+    fputs (" |\n", out);
+}
+
+char *bmq_config_docs_markdown (void)
+{
+    static const s_form_t form = { s_md_head, s_md_section, s_md_note, s_md_key };
+    return s_render (&form);
 }
