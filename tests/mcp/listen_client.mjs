@@ -6,7 +6,8 @@
 //   G  a raw GET stream of a raw session: the notification as SSE, with an id that resumes
 //      (Last-Event-ID); GET without a session 400, an unknown one 404, a 2026-07-28 GET 405.
 //   L  2026-07-28 subscriptions/listen: the acknowledgement first, then the notification
-//      tagged with the request's id as subscriptionId.
+//      tagged with the request's id as subscriptionId; over HTTP and over stdio (`blendmq mcp`,
+//      a client without a session: the bridge repeats the method in Mcp-Method).
 //   bounds: a token's streams are bounded (http.streams_per_token): past them, 429.
 //   audit: blendmq://audit/stories and .../{plan_id}: the agent's key (mcp) reads its own stories and not
 //      the CLI's (not found); a person's key (cli, admin) reads both.
@@ -16,7 +17,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { writeFileSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -123,6 +124,24 @@ try {
         ack?.method === "notifications/subscriptions/acknowledged" && ack.params?._meta?.["io.modelcontextprotocol/subscriptionId"] === "listen-1"
         && ack.params.notifications?.resourceSubscriptions?.length === 2, l.events);
 
+  // L over stdio: one JSON-RPC message per line, no initialize (2026-07-28)
+  const bridge = spawn(bin, ["--run-dir", runDir, "mcp"], { stdio: ["pipe", "pipe", "inherit"] });
+  const lines = [];
+  let partial = "";
+  bridge.stdout.on("data", (d) => {
+    partial += d;
+    for (let i; (i = partial.indexOf("\n")) >= 0; partial = partial.slice(i + 1)) lines.push(JSON.parse(partial.slice(0, i)));
+  });
+  bridge.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: "stdio-listen", method: "subscriptions/listen",
+                                      params: { _meta: meta, notifications: { resourceSubscriptions: ["blendmq://scene"] } } }) + "\n");
+  bridge.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "resources/read", params: { _meta: meta, uri: "blendmq://recipes" } }) + "\n");
+  await until(() => lines.some((m) => m.method === "notifications/subscriptions/acknowledged") && lines.some((m) => m.id === 5), 10000);
+  check("stdio, no session (2026-07-28): subscriptions/listen acknowledged",
+        lines.some((m) => m.method === "notifications/subscriptions/acknowledged"
+                   && m.params?._meta?.["io.modelcontextprotocol/subscriptionId"] === "stdio-listen"), lines);
+  check("stdio, no session (2026-07-28): resources/read answers (Mcp-Method and Mcp-Name sent)",
+        lines.some((m) => m.id === 5 && m.result?.contents?.length === 1), lines.filter((m) => m.id === 5));
+
   // B, a second session, and a stream too many
   b = await sdkClient(new StreamableHTTPClientTransport(new URL(url), auth));
 
@@ -134,6 +153,10 @@ try {
   check("S (stdio, `blendmq mcp`) hears the CLI's plan", await until(() => s.heard.includes("blendmq://scene"), 15000), s.heard);
   check("G (raw GET) hears the CLI's plan, with an event id",
         await until(() => g.events.some((e) => e.msg.method === "notifications/resources/updated" && e.id), 15000), g.events);
+  check("L over stdio hears the CLI's plan",
+        await until(() => lines.some((m) => m.method === "notifications/resources/updated"
+                                     && m.params?._meta?.["io.modelcontextprotocol/subscriptionId"] === "stdio-listen"), 15000), lines.slice(-3));
+  bridge.kill();
   check("L (listen) hears the CLI's plan, tagged with its subscription id",
         await until(() => l.events.some((e) => e.msg.method === "notifications/resources/updated" && e.msg.params.uri === "blendmq://scene"
                                         && e.msg.params._meta?.["io.modelcontextprotocol/subscriptionId"] === "listen-1"), 15000), l.events);
