@@ -11,7 +11,9 @@ In this headless Blender, against a private state folder:
   * a failed fsync (injected) seals nothing and answers the error; the commit before stays;
   * durable.commit's reported fingerprint is the scene's (computed while the .blend's fsync
     runs) and the sidecar records it;
-  * a fingerprint that raises inside durable.commit removes the unsealed .blend.
+  * a fingerprint that raises inside durable.commit removes the unsealed .blend;
+  * the fingerprint's per-type plans, kept across computes in a headless Blender, give the
+    digest a fresh walk gives after a property is registered, re-registered or removed.
 Exit 0 when every expectation holds, 1 otherwise (each failure printed)."""
 import json
 import os
@@ -112,6 +114,29 @@ finally:
     fingerprint.compute = real_compute
 expect(state.committed(folder) == cur and not os.path.exists(os.path.join(folder, "gen-3.blend")),
        "and leaves no unsealed .blend behind")
+
+# the fingerprint's plans kept across computes (headless) follow a property registered or
+# removed after them: the digest is always what a walk with no kept plans gives
+def fresh_digest():
+    kept = dict(fingerprint.PLANS)
+    fingerprint.PLANS.clear()
+    try:
+        return digest()
+    finally:
+        fingerprint.PLANS.update(kept)
+
+
+d0 = digest()
+expect(fingerprint.PLANS and d0 == fresh_digest(), "kept plans give the digest of a fresh walk")
+bpy.types.Object.bmq_seal_test = bpy.props.IntProperty(default=3)
+bpy.data.objects[0].bmq_seal_test = 5
+d1 = digest()
+expect(d1 != d0 and d1 == fresh_digest(), "a property registered after the plans were kept is walked")
+bpy.types.Object.bmq_seal_test = bpy.props.FloatProperty(default=3.0)
+d2 = digest()
+expect(d2 == fresh_digest(), "a property registered again with another type is walked as a fresh walk does")
+del bpy.types.Object.bmq_seal_test
+expect(digest() == fresh_digest(), "a property removed is no longer read")
 
 shutil.rmtree(folder, ignore_errors=True)
 print("%d failure(s)" % len(FAILURES), flush=True)

@@ -148,6 +148,13 @@ def s_base_names(rna):
     return out
 
 
+# Headless only: struct identifier -> (its property names, its plan), kept across computes, for
+# types whose properties are all Blender's own (none is_runtime): a property registered from
+# Python can be freed (an add-on disabled) while a kept plan still names it. A GUI Blender makes
+# the plans anew every compute.
+PLANS = {}
+
+
 class s_Walker:
     """Serialises RNA structs into nested tuples marshal can encode. One per compute()."""
 
@@ -164,10 +171,21 @@ class s_Walker:
         plan = self.plans.get(ident)
         if plan is not None:
             return plan
+        # headless, the plans are kept across computes, each checked once per compute against
+        # the type's property names (a property registered or removed since makes a new plan)
+        keys = None
+        if bpy.app.background:
+            keys = tuple(rna.properties.keys())
+            kept = PLANS.get(ident)
+            if kept is not None and kept[0] == keys:
+                self.plans[ident] = kept[1]
+                return kept[1]
         bases = s_base_names(rna)
         plan = []
         for prop in rna.properties:
             pid = prop.identifier
+            if keys is not None and getattr(prop, "is_runtime", True):
+                keys = None             # a property registered from Python: never kept (it can be freed)
             if pid in SKIP_PROPS or any((b, pid) in SKIP_PAIRS for b in bases):
                 continue
             ptype = prop.type
@@ -185,6 +203,8 @@ class s_Walker:
                 kind = "S"
             plan.append((pid, kind, ptype, prop))
         self.plans[ident] = plan
+        if keys is not None:
+            PLANS[ident] = (keys, plan)
         return plan
 
     # ---- values

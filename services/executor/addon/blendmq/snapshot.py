@@ -129,9 +129,10 @@ class SceneSnapshot:
         flight never waits for a rebuild that changes nothing. Otherwise the new data is
         published under a new generation. A read meanwhile gets the snapshot as it was before
         the notice, as if it had come a moment earlier."""
-        t0, c0 = time.perf_counter(), time.thread_time()
+        t0 = time.perf_counter()
         if update:
             bpy.context.view_layer.update()      # dimensions come from evaluated data
+        c0 = time.thread_time()             # the read alone: a change notice's rebuild does no update()
         generation = self.generation         # after update(): its own depsgraph notice is included
         objects = []
         ordered = sorted(bpy.context.scene.objects, key=lambda o: o.name)
@@ -152,8 +153,9 @@ class SceneSnapshot:
                 self.data = data
             self.rebuilt.notify_all()
         self.build_ms = (time.perf_counter() - t0) * 1000.0
-        # what the rebuild costs this thread, without the waits of a loaded machine: the cheap
-        # or costly decisions (gui.EAGER_REBUILD_MAX_MS, NOTICE_REBUILD_MAX_MS) use this
+        # what reading the scene costs this thread, without the waits of a loaded machine and
+        # without the evaluation update() may do: the cheap or costly decisions
+        # (gui.EAGER_REBUILD_MAX_MS, NOTICE_REBUILD_MAX_MS) use this
         self.build_cpu_ms = (time.thread_time() - c0) * 1000.0
         return data
 
