@@ -78,14 +78,16 @@ try:
            max_lines=1)
     expect("chat with 16001 bytes", R + ["chat", "a" * 16001], 2, "blendmq: the prompt is 16001 bytes; at most 16000", max_lines=1)
     expect("cancel without a plan", R + ["cancel"], 2,
-           "blendmq: cancel needs a plan id or --all-mine (usage: blendmq cancel PLAN_ID | --all-mine)", max_lines=1)
+           "blendmq: cancel needs a plan id or --all-mine (usage: blendmq cancel PLAN_ID | SCRIPT_ID | --all-mine)", max_lines=1)
+    expect("watch with an empty plan id", R + ["watch", ""], 2,
+           "blendmq: '' is not a plan id (usage: blendmq watch [PLAN_ID])", max_lines=1)
 
     # --- no stack, a stopped stack, a revoked key ---------------------------------------------
     none = f"blendmq: no blendmq stack in {empty}: start one with `blendmq up`"
     plan = os.path.join(work, "plan.json")
     with open(plan, "w") as f:
         f.write('[{"operation": "bpy.ops.mesh.primitive_cube_add", "params": {}}]')
-    for cmd in (["status"], ["chat", "a red ball"], ["plan", "run", plan], ["plan", "validate", plan], ["watch"],
+    for cmd in (["status"], ["chat", "a red ball"], ["plan", "run", plan], ["plan", "validate", plan], ["watch"], ["watch", "p-1"],
                 ["cancel", "--all-mine"], ["scene"], ["audit", "list"], ["web"]):     # (`mcp` starts a stack itself)
         expect("no stack: " + " ".join(cmd), R + cmd, 2, none, max_lines=1, max_s=2)
 

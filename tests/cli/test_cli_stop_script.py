@@ -108,17 +108,32 @@ try:
     check("a scene to keep (chat 'a red ball')", rc == 0, out.strip().splitlines()[-1] if out.strip() else err)
     before = scene()
 
-    # a long live script: 3 cubes, then a loop of some seconds (it must end in the sandbox too,
-    # within executor.script_timeout_ms); live, Ctrl-C comes while it loops
-    long_py = os.path.join(work, "long.py")
-    with open(long_py, "w") as f:
-        f.write("import bpy\n"
-                "for i in range(3):\n"
-                "    bpy.ops.mesh.primitive_cube_add(size=0.5, location=(i * 2, 8, 0))\n"
-                "n = 0\n"
-                "while n < 25000000:\n"
-                "    n = n + 1\n"
-                "print(n)\n")
+    # a long live script: 3 cubes, then a loop of about LOOP_S seconds (it must end in the sandbox
+    # too, within executor.script_timeout_ms, 20 s); live, Ctrl-C comes while it loops. The loop's
+    # count comes from a sandbox run of a short one: the machine may be loaded or not.
+    LOOP_S = 8.0
+
+    def long_script(count):
+        path = os.path.join(work, f"long-{count}.py")
+        with open(path, "w") as f:
+            f.write("import bpy\n"
+                    "for i in range(3):\n"
+                    "    bpy.ops.mesh.primitive_cube_add(size=0.5, location=(i * 2, 8, 0))\n"
+                    "n = 0\n"
+                    f"while n < {count}:\n"
+                    "    n = n + 1\n"
+                    "print(n)\n")
+        return path
+
+    rc, out, err = cli("script", "sandbox", long_script(2000000), "--json", timeout=300)
+    try:
+        ms = float(json.loads(out)["sandbox"]["duration_ms"])
+    except (ValueError, KeyError, TypeError):
+        ms = 0
+    count = int(2000000 * LOOP_S * 1000 / ms) if ms > 0 else 50000000
+    count = max(5000000, min(count, 400000000))
+    print(f"note  2,000,000 iterations took {ms:.0f} ms in the sandbox: {count:,} for about {LOOP_S:.0f} s")
+    long_py = long_script(count)
     t0 = time.monotonic()
     script_id, sha = sandbox(long_py)
     sandbox_s = time.monotonic() - t0
@@ -187,6 +202,8 @@ try:
               r2 == 1 and "blendmq: cancelled: the script was stopped " in e, f"exit {r2}: {e.strip()[-300:]}")
         after = scene()
         check("after the cancel: the scene equals the one before", after == before, f"{len(after[0])} objects")
+        if after != before:
+            before = after              # what follows compares with the scene as it is now
 
     # 3. watch PLAN_ID
     plan = os.path.join(work, "spheres.json")
