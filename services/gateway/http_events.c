@@ -21,8 +21,7 @@ typedef struct {
     bmq_sse_ring_t    *ring;
     uint64_t           after;       /* number of the last event handed out (or skipped) */
     char              *plan_id;     /* NULL: every plan */
-    char              *pending;
-    size_t             len, off;
+    bmq_http_pending_t out;             /* made, not yet read */
     int64_t            last_write;
     char               who[64];     /* the token whose stream it is (http.streams_per_token) */
     int                fd;          /* the connection's socket: a reader that left ends the stream at once */
@@ -92,10 +91,7 @@ static char *s_join (char *head, char *tail)
 static ssize_t s_read (void *cls, uint64_t pos, char *buf, size_t max)
 {
     s_stream_t *s = cls;
-    while (s->off == s->len) {
-        free (s->pending);
-        s->pending = NULL;
-        s->len = s->off = 0;
+    while (bmq_http_pending_done (&s->out)) {
         if (bmq_http_ctx_stopping (s->ctx)) return MHD_CONTENT_READER_END_OF_STREAM;
         char peek;
         if (s->fd >= 0 && recv (s->fd, &peek, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
@@ -107,12 +103,9 @@ static ssize_t s_read (void *cls, uint64_t pos, char *buf, size_t max)
         if (dropped) text = s_join (s_gap_evicted (s, before, dropped, start + dropped), text);
         if (!text && bmq_mono_ms () - s->last_write >= KEEPALIVE_MS) text = s_position (s, ": keepalive");
         if (bmq_sse_ring_closed (s->ring) && !text) return MHD_CONTENT_READER_END_OF_STREAM;
-        if (text) { s->pending = text; s->len = strlen (text); s->last_write = bmq_mono_ms (); }
+        if (bmq_http_pending_set (&s->out, text)) s->last_write = bmq_mono_ms ();
     }
-    size_t n = s->len - s->off < max ? s->len - s->off : max;
-    memcpy (buf, s->pending + s->off, n);
-    s->off += n;
-    return (ssize_t) n;
+    return bmq_http_pending_read (&s->out, buf, max);
 }
 
 static void s_free (void *cls)
@@ -120,7 +113,7 @@ static void s_free (void *cls)
     s_stream_t *s = cls;
     bmq_http_metrics_subscribers (bmq_http_ctx_metrics (s->ctx), -1);
     bmq_http_ctx_stream_close (s->ctx, s->who);
-    free (s->pending);
+    bmq_http_pending_free (&s->out);
     free (s->plan_id);
     free (s);
 }
@@ -150,9 +143,9 @@ enum MHD_Result bmq_http_events_handle (bmq_http_req_t *req)
     s->after = after;                   /* an evicted id is found out by the first read */
     if (resume == BMQ_SSE_RESUME_OTHER) s->after = bmq_sse_ring_first (ring) - 1;     /* all the new process holds came after */
     /* ": connected" tells a client the stream is live */
-    s->pending = s_join (strdup ("retry: 2000\n"), s_position (s, ": connected"));
-    if (resume == BMQ_SSE_RESUME_OTHER) s->pending = s_join (s->pending, s_gap_restarted (s, last));
-    s->len = strlen (s->pending);
+    char *head = s_join (strdup ("retry: 2000\n"), s_position (s, ": connected"));
+    if (resume == BMQ_SSE_RESUME_OTHER) head = s_join (head, s_gap_restarted (s, last));
+    bmq_http_pending_set (&s->out, head);
     s->last_write = bmq_mono_ms ();
     bmq_http_metrics_subscribers (bmq_http_ctx_metrics (req->ctx), 1);
     struct MHD_Response *resp = MHD_create_response_from_callback (MHD_SIZE_UNKNOWN, SSE_CHUNK, s_read, s, s_free);

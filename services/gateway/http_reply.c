@@ -65,3 +65,32 @@ enum MHD_Result bmq_http_reply_error (bmq_http_req_t *req, int status, const cha
     return bmq_http_reply_json (req, status, json_pack ("{s:{s:s, s:s}}", "error", "code", code, "message", message));
 }
 
+
+bool bmq_http_pending_done (bmq_http_pending_t *self)
+{
+    if (self->off < self->len) return false;
+    bmq_http_pending_free (self);
+    return true;
+}
+
+bool bmq_http_pending_set (bmq_http_pending_t *self, char *text)
+{
+    bmq_http_pending_free (self);
+    self->text = text;
+    self->len = text ? strlen (text) : 0;
+    return text != NULL;
+}
+
+ssize_t bmq_http_pending_read (bmq_http_pending_t *self, char *buf, size_t max)
+{
+    size_t n = self->len - self->off < max ? self->len - self->off : max;
+    memcpy (buf, self->text + self->off, n);
+    self->off += n;
+    return (ssize_t) n;
+}
+
+void bmq_http_pending_free (bmq_http_pending_t *self)
+{
+    free (self->text);
+    *self = (bmq_http_pending_t) { 0 };
+}

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 typedef struct bmq_http_ctx_t bmq_http_ctx_t;        /* http_ctx.c */
 typedef struct bmq_http_bus_t bmq_http_bus_t;
@@ -97,6 +98,20 @@ bool bmq_http_req_csrf (bmq_http_req_t *req, char *nonce, size_t len);
 bmq_http_bus_t *bmq_http_req_bus (bmq_http_req_t *req);
 const char *bmq_http_req_header (bmq_http_req_t *req, const char *name);
 const char *bmq_http_req_query (bmq_http_req_t *req, const char *name);
+
+/* The text an event stream (an MHD content reader) has made and not yet
+ * handed out, a piece at a time. */
+typedef struct {
+    char  *text;                /* NULL: none */
+    size_t len, off;
+} bmq_http_pending_t;
+/* true when all of it has been read (it is freed then): the reader makes more. */
+bool    bmq_http_pending_done (bmq_http_pending_t *self);
+/* text (taken; NULL: nothing) is what waits now: false for NULL. */
+bool    bmq_http_pending_set (bmq_http_pending_t *self, char *text);
+/* At most max bytes of it into buf: how many. */
+ssize_t bmq_http_pending_read (bmq_http_pending_t *self, char *buf, size_t max);
+void    bmq_http_pending_free (bmq_http_pending_t *self);
 
 /* Queue `resp` with the common headers (CORS, no caching) and destroy it. */
 enum MHD_Result bmq_http_reply (bmq_http_req_t *req, int status, struct MHD_Response *resp);

@@ -164,8 +164,7 @@ typedef struct {
     bmq_http_ctx_t    *ctx;
     bmq_http_bus_t    *bus;             /* the connection's: outlives the response */
     char               cid[BMQ_MAX_ID + 1];
-    char              *pending;
-    size_t             len, off;
+    bmq_http_pending_t out;             /* made, not yet read */
     int64_t            last_heard, last_write;
     int                idle_ms;
     bool               ended;
@@ -189,10 +188,7 @@ static char *s_story_event (const bmq_envelope_t *env, bool *ended)
 static ssize_t s_story_read (void *cls, uint64_t pos, char *buf, size_t max)
 {
     s_story_t *s = cls;
-    while (s->off == s->len) {
-        free (s->pending);
-        s->pending = NULL;
-        s->len = s->off = 0;
+    while (bmq_http_pending_done (&s->out)) {
         if (s->ended || bmq_http_ctx_stopping (s->ctx)) return MHD_CONTENT_READER_END_OF_STREAM;
         char *text = NULL;
         bmq_envelope_t *env = bmq_http_bus_recv (s->bus, s->cid, SLICE_MS);
@@ -208,19 +204,16 @@ static ssize_t s_story_read (void *cls, uint64_t pos, char *buf, size_t max)
                           "request for %d ms: its story is in the audit (cid %s)\"}\n\n", s->idle_ms, s->cid) < 0) text = NULL;
         }
         else if (now - s->last_write >= KEEPALIVE_MS) text = strdup (": keepalive\n\n");
-        if (text) { s->pending = text; s->len = strlen (text); s->last_write = now; }
+        if (bmq_http_pending_set (&s->out, text)) s->last_write = now;
     }
-    size_t n = s->len - s->off < max ? s->len - s->off : max;
-    memcpy (buf, s->pending + s->off, n);
-    s->off += n;
-    return (ssize_t) n;
+    return bmq_http_pending_read (&s->out, buf, max);
 }
 
 static void s_story_free (void *cls)
 {
     s_story_t *s = cls;
     bmq_http_ctx_stream_close (s->ctx, s->who);
-    free (s->pending);
+    bmq_http_pending_free (&s->out);
     free (s);
 }
 
@@ -279,8 +272,7 @@ enum MHD_Result bmq_http_web_chat (bmq_http_req_t *req)
         head = NULL;
     free (more);
     bmq_envelope_destroy (&first);
-    s->pending = head;
-    s->len = head ? strlen (head) : 0;
+    bmq_http_pending_set (&s->out, head);
     struct MHD_Response *resp = MHD_create_response_from_callback (MHD_SIZE_UNKNOWN, 16 * 1024, s_story_read, s, s_story_free);
     MHD_add_response_header (resp, "Content-Type", "text/event-stream");
     MHD_add_response_header (resp, "Cache-Control", "no-cache");
