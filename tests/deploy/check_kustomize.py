@@ -113,6 +113,9 @@ doc = open(f"{src}/deploy/kubernetes/README.md").read()
 import re
 loop = re.search(r"for s in ([a-z ]+); do\n\s*kubectl -n blendmq create secret generic blendmq-key-\$s ", doc)
 looped = {f"blendmq-key-{n}" for n in loop.group(1).split()} if loop else set()
+# or the loop over the keys of role service (`blendmq keys init` makes one for each registry service)
+if re.search(r"for s in \$\(blendmq keys list [^)]*\$2 == \"service\"[^)]*\); do\n\s*kubectl -n blendmq create secret generic blendmq-key-\$s ", doc):
+    looped |= {f"blendmq-key-{n}" for n in services}
 for s in sorted(secrets_used):
     check(f"secret generic {s} " in doc or s in looped, f"Secret {s} has no `kubectl create secret generic {s}` in deploy/kubernetes/README.md")
 
