@@ -1311,7 +1311,10 @@ def run(code, glob, timeout_ms, cancelled=None):
             pass
         return 0
 
-    arm_cb = _PENDING_FN(arm)
+    try:
+        arm_cb = _PENDING_FN(arm) if _ADD_PENDING is not None else None
+    except (MemoryError, OSError):      # no executable memory for the callback: the time limit alone
+        arm_cb = None
     _PENDING_KEPT.append(arm_cb)
     del _PENDING_KEPT[:-64]
     saved_trace = sys.gettrace()
@@ -1338,7 +1341,7 @@ def run(code, glob, timeout_ms, cancelled=None):
             late = now >= limit
             (fired if late else cancels).append(now)
             s_async(thread_id, ScriptTimeout if late else ScriptCancelled)
-            if now - first >= ESCALATE_S and _ADD_PENDING is not None:
+            if now - first >= ESCALATE_S and arm_cb is not None:
                 halt["exc"] = ScriptTimeout if late else ScriptCancelled
                 _ADD_PENDING(arm_cb, None)
             if stop.wait(TIMEOUT_REPEAT_S if late else min(TIMEOUT_REPEAT_S, max(0.001, limit - time.perf_counter()))):
