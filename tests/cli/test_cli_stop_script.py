@@ -10,7 +10,7 @@ real stack (`up --ipc`, a confined headless Blender).
   2. whose script may be stopped: an agent's key (mcp) cannot cancel a person's live script
      (exit 2, the key that started it named); the person's `blendmq cancel SCRIPT_ID` can
      (exit 0, "cancelling script …"), and the apply ends "cancelled" (exit 1: stopped from
-     elsewhere), rolled back.
+     elsewhere), rolled back; so does `blendmq cancel --all-mine`.
   3. `watch PLAN_ID` on a running plan, one SIGINT: it cancels that plan and waits for its
      end (exit 130, "plan P cancelled"); the plan's own `plan run` ends cancelled; the
      scene equals the one before. `watch NO-SUCH` + SIGINT: "no plan … is in progress",
@@ -111,7 +111,7 @@ try:
     # a long live script: 3 cubes, then a loop of about LOOP_S seconds (it must end in the sandbox
     # too, within executor.script_timeout_ms, 20 s); live, Ctrl-C comes while it loops. The loop's
     # count comes from a sandbox run of a short one: the machine may be loaded or not.
-    LOOP_S = 8.0
+    LOOP_S = 5.0
 
     def long_script(count):
         path = os.path.join(work, f"long-{count}.py")
@@ -143,7 +143,7 @@ try:
     # 1. script apply, one Ctrl-C while it runs
     if script_id:
         p, out, err = start("script", "apply", script_id, "--confirm", "--sha256", sha, tag="apply1")
-        time.sleep(min(3.0, max(1.5, sandbox_s / 4)))
+        time.sleep(1.5)
         running = p.poll() is None
         t_int = time.monotonic()
         p.send_signal(signal.SIGINT)
@@ -204,6 +204,21 @@ try:
         check("after the cancel: the scene equals the one before", after == before, f"{len(after[0])} objects")
         if after != before:
             before = after              # what follows compares with the scene as it is now
+
+    # `cancel --all-mine` covers live scripts too
+    script_id, sha = sandbox(long_py)
+    if script_id:
+        p, out, err = start("script", "apply", script_id, "--confirm", "--sha256", sha, tag="apply3")
+        time.sleep(1.5)
+        rc, co, ce = cli("cancel", "--all-mine")
+        r2, o, e = ended(p, out, err)
+        check("cancel --all-mine stops my live script",
+              rc == 0 and co.strip() == f"cancelling script {script_id} (running live): it is interrupted in Blender and rolled back"
+              and r2 == 1 and "blendmq: cancelled: the script was stopped " in e, f"exit {rc}, apply exit {r2}: {(co + ce).strip()}")
+        after = scene()
+        check("after cancel --all-mine: the scene equals the one before", after == before, f"{len(after[0])} objects")
+        if after != before:
+            before = after
 
     # 3. watch PLAN_ID
     plan = os.path.join(work, "spheres.json")
