@@ -1030,8 +1030,19 @@ static void test_mcp_http (void **state)
     assert_non_null (strstr (r.headers.data, "application/json"));
     assert_non_null (strstr (r.body.data, "\"accepted\":false"));
     s_free (&r);
-    r = s_http (s_base, "GET", "/mcp", NULL, accept, session, NULL);
-    assert_int_equal (r.status, 405);
+    /* GET /mcp is the session's standalone stream (listen_client.mjs follows one on a real stack):
+     * here, what refuses one before it opens */
+    r = s_http (s_base, "GET", "/mcp", NULL, "Accept: application/json", session, NULL);
+    assert_int_equal (r.status, 406);                                       /* a stream is text/event-stream */
+    s_free (&r);
+    r = s_http (s_base, "GET", "/mcp", NULL, accept, NULL);
+    assert_int_equal (r.status, 400);                                       /* no session: initialize first */
+    s_free (&r);
+    r = s_http (s_base, "GET", "/mcp", NULL, accept, "Mcp-Session-Id: 00000000000000000000000000000000", NULL);
+    assert_int_equal (r.status, 404);                                       /* not a session of this token */
+    s_free (&r);
+    r = s_http (s_base, "GET", "/mcp", NULL, accept, "MCP-Protocol-Version: 2026-07-28", NULL);
+    assert_int_equal (r.status, 405);                                       /* 2026-07-28: subscriptions/listen instead */
     s_free (&r);
     r = s_http (s_base, "POST", "/mcp", "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}", "Accept: image/png", session, NULL);
     assert_int_equal (r.status, 406);
