@@ -64,11 +64,9 @@ def s_fsync_file(path):
         os.close(fd)
 
 
-def write_atomic(path, data):
-    """Write bytes to path atomically and durably (temp file, fsync, rename, fsync folder)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+def s_write_fsync(path, data):
+    """Write bytes to a new file at path (0600) and fsync it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         view = memoryview(data)
         while view:
@@ -77,6 +75,13 @@ def write_atomic(path, data):
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def write_atomic(path, data):
+    """Write bytes to path atomically and durably (temp file, fsync, rename, fsync folder)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    s_write_fsync(tmp, data)
     os.replace(tmp, path)
     s_fsync_dir(folder)
 
@@ -283,15 +288,7 @@ def commit_finish(pending, extra=None):
     side_path = pending.path + ".json"
     tmp = "%s.tmp.%d" % (side_path, os.getpid())
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                n = os.write(fd, view)
-                view = view[n:]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        s_write_fsync(tmp, data)
         pending.join()                  # the .blend's bytes and name are on disk before the seal
         os.replace(tmp, side_path)
     except BaseException:
