@@ -366,7 +366,7 @@ static enum MHD_Result s_scripts (bmq_http_req_t *req, const char *confirm_id, s
 /* POST /api/plans/{id}/cancel: stop that plan. The gateway is asked by plan id, on a story
  * of its own (cancel.reply names what it stopped; the executor rolls it back): 202 cancelling,
  * 403 when the plan is another key's and this token is not a person's (issue 29), 404 when
- * no such plan is in progress. */
+ * no such plan is in progress. A live script is cancelled by its script id the same way. */
 static bool s_final_cancel (const bmq_envelope_t *env) { return env->type == BMQ_MSG_CANCEL_REPLY || env->type == BMQ_MSG_ERROR; }
 
 enum MHD_Result bmq_http_api_plan_cancel (bmq_http_req_t *req)
@@ -377,13 +377,17 @@ enum MHD_Result bmq_http_api_plan_cancel (bmq_http_req_t *req)
     json_t *rec = bmq_http_plans_get (bmq_http_ctx_plans (req->ctx), plan_id);
     bool known = json_string_value (json_object_get (rec, "cid")) != NULL;
     json_decref (rec);
-    if (!known) return bmq_http_reply_error (req, 404, "unknown_plan", "no plan %s is known here", plan_id);
+    /* not in this book: a live script (script.confirm, issue 29) is named by its script id, and the gateway knows it */
     bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_CANCEL_REQUEST, NULL, json_pack ("{s:s}", "plan_id", plan_id));
     bmq_envelope_t *answer = s_ask (req, &env, s_final_cancel, 10000);
     enum MHD_Result rc;
     const char *code = answer && answer->type == BMQ_MSG_ERROR ? bmq_body_str (answer, "code") : NULL;
     if (code && !strcmp (code, "forbidden"))
         rc = bmq_http_reply_error (req, 403, "forbidden", "%s", bmq_body_str (answer, "message") ?: "forbidden");
+    else if (!known && (!answer || answer->type != BMQ_MSG_CANCEL_REPLY || !json_array_size (json_object_get (answer->body, "cancelled"))))
+        rc = bmq_http_reply_error (req, 404, "unknown_plan", "no plan or script %s is in progress here%s%s", plan_id,
+                                   answer && answer->type == BMQ_MSG_ERROR ? ": " : "",
+                                   answer && answer->type == BMQ_MSG_ERROR ? bmq_body_str (answer, "message") ?: "" : "");
     else if (!answer || answer->type != BMQ_MSG_CANCEL_REPLY) rc = s_gateway_error (req, answer);
     else if (!json_array_size (json_object_get (answer->body, "cancelled")))
         rc = bmq_http_reply_error (req, 404, "unknown_plan", "no plan %s is in progress (it ended, or never started)", plan_id);

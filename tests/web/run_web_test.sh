@@ -5,7 +5,7 @@
 #         dir, HTTP on a free port chosen here (fixed, so a restarted gateway comes
 #         back on the same address and the page's stream can reconnect)
 #   down  `blendmq down`, a check of the services' logs for sanitizer reports
-#   TEST  node web_test.mjs TEST against that stack (prompt, rollback, review, load, reconnect)
+#   TEST  node web_test.mjs TEST against that stack (prompt, rollback, review, load, scriptcancel, reconnect)
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 bin="$1" work="$2" what="$3"

@@ -21,6 +21,11 @@
 //              agent's next call says applied
 //   open       (issue 24, label attack) `blendmq web --open` with a fake xdg-open/$BROWSER that records its
 //              argv and every process's: no token in any; the one-time code signs in once; no browser: exit ≠ 0
+//   scriptcancel (issue 29) Scripts: "Apply to live" of a long script (3 cubes, then a loop of about 5 s) shows
+//              "Cancel this script"; pressed, the page shows cancelled and the executor's rollback message, and the live
+//              scene's objects are those before. Over HTTP: POST /api/plans/SCRIPT_ID/cancel of a running script is
+//              refused with a viewer token (403) and with another agent's key (403), answered 202 for its own key
+//              (the apply then answers cancelled), 404 once it ended
 //   reconnect  the gateway is killed (kill -9; `up` supervises it back): the page's live stream
 //              reconnects with Last-Event-ID, shows the gap, and follows plans again
 // Screenshots go to ./screenshots (the test's working dir).
@@ -502,7 +507,78 @@ exit \${FAKE_EXIT:-0}
   check(existsSync(rec), 'done');
 }
 
-const tests = { prompt, rollback, review, load, crosssite, open, reconnect };
+// issue 29: a live script is cancellable from the page (and over HTTP, by whom it may be)
+async function scriptcancel(browser) {
+  try { statSync(join(runDir, 'keys', 'web_vera.token')); } catch { blendmq('keys', 'add-client', 'web_vera', '--role', 'viewer'); }
+  const objects = async () => ((await bearer('GET', '/api/scene?limit=1000', 'cli')).data.objects || [])
+    .map(o => `${o.name}:${o.type}`).sort().join(',');
+  // the loop is sized from a sandbox run of a short one (as cli.stop_script): about 5 s, well under the
+  // sandbox's time limit (executor.script_timeout_ms, 20 s) on a loaded machine, long enough to cancel live
+  const long = n => 'import bpy\nfor i in range(3):\n    bpy.ops.mesh.primitive_cube_add(size=0.5, location=(i * 2, -9, 0))\n'
+    + `n = 0\nwhile n < ${n}:\n    n = n + 1\nprint(n)\n`;
+  const probe = await bearer('POST', '/api/scripts', 'web', { script: long(2000000) });
+  const ms = Number(probe.data && probe.data.sandbox && probe.data.sandbox.duration_ms) || 0;
+  const count = Math.max(5000000, Math.min(ms > 0 ? Math.round(2000000 * 5000 / ms) : 50000000, 400000000));
+  console.log(`     2,000,000 iterations took ${ms.toFixed(0)} ms in the sandbox: ${count} for about 5 s`);
+  const sandboxed = async () => {
+    const r = await bearer('POST', '/api/scripts', 'web', { script: long(count) });
+    if (r.status !== 200 || r.data.status !== 'sandboxed') throw new Error(`the long script did not sandbox: ${JSON.stringify(r).slice(0, 400)}`);
+    return r.data.script_id;
+  };
+  const before = await objects();
+
+  // 1. the page: Apply to live, then Cancel this script
+  const id = await sandboxed();
+  const { page, log } = await signIn(browser, 'web');
+  await page.goto(`${url}/#/scripts/${id}`);
+  await page.getByRole('heading', { name: /^Review script/ }).waitFor();
+  await page.getByRole('button', { name: 'Apply to live' }).click();
+  const cancel = page.getByRole('button', { name: 'Cancel this script' });
+  await cancel.waitFor({ timeout: 10000 });
+  check(true, '"Cancel this script" is shown while the script is applied');
+  await sleep(1500);                                   // the 3 cubes are made; it loops
+  check(await cancel.isVisible(), 'the script is still running after 1.5 s');
+  const t0 = Date.now();
+  await cancel.click();
+  const note = page.locator('.note', { hasText: /^cancelled/ });
+  await note.waitFor({ timeout: 15000 });
+  const text = await note.innerText();
+  console.log(`     ${text}`);
+  check(/^cancelled: the script was stopped /.test(text), `the page shows cancelled (${Date.now() - t0} ms after Cancel)`);
+  check(/rolled back: removed 3 object\(s\) the script made \(Cube, Cube\.001, Cube\.002\); the scene's fingerprint equals the one before$/.test(text),
+    'with the executor\'s rollback message: the 3 cubes removed, the fingerprint the one before');
+  check(!(await cancel.isVisible()), 'and the Cancel button is gone');
+  // one confirmation, one live run (script_jobs.c): a script stopped while it ran is sandboxed again to be applied again
+  const live = page.locator('dl.facts dd', { hasText: /^cancelled while it ran, and rolled back/ });
+  await live.waitFor({ timeout: 5000 });
+  check(true, `the script's Live fact says so: "${await live.innerText()}"`);
+  check(!(await page.getByRole('button', { name: 'Apply to live' }).isEnabled()), 'and Apply to live is off');
+  const after = await objects();
+  check(after === before, `the live scene's objects are those before (${before.split(',').length} objects)`);
+  await shot(page, 'scripts-cancelled');
+  check(!log.console.some(l => !/status of 422/.test(l)), `no console errors but the apply's 422 (cancelled) (${log.console.join(' | ')})`);
+
+  // 2. over HTTP: who may cancel a running script
+  const id2 = await sandboxed();
+  const sha2 = (await bearer('GET', `/api/scripts/${id2}`, 'web')).data;
+  const sha = (sha2.scripts ? sha2.scripts[0] : sha2).sha256;
+  const applying = bearer('POST', `/api/scripts/${id2}/confirm`, 'web', { sha256: sha });
+  await sleep(1500);
+  const viewer = await bearer('POST', `/api/plans/${id2}/cancel`, 'web_vera', {});
+  check(viewer.status === 403, `a viewer token's cancel of a running script is refused: ${viewer.status} ${JSON.stringify(viewer.data)}`);
+  const agent = await bearer('POST', `/api/plans/${id2}/cancel`, 'mcp', {});
+  check(agent.status === 403 && /^script .* was started by key 'web'/.test(agent.data.error.message),
+    `another agent's key is refused too: ${agent.status} ${agent.data && agent.data.error && agent.data.error.message}`);
+  const own = await bearer('POST', `/api/plans/${id2}/cancel`, 'web', {});
+  check(own.status === 202 && own.data.plan_id === id2 && own.data.state === 'cancelling', `its own key's cancel: ${own.status} ${JSON.stringify(own.data)}`);
+  const applied = await applying;
+  check(applied.data && applied.data.status === 'cancelled', `the apply answers cancelled: ${applied.status} ${JSON.stringify(applied.data).slice(0, 200)}`);
+  const gone = await bearer('POST', `/api/plans/${id2}/cancel`, 'web', {});
+  check(gone.status === 404, `once it ended, its cancel is 404: ${gone.status} ${gone.data && gone.data.error && gone.data.error.message}`);
+  check(await objects() === before, 'and the live scene\'s objects are still those before');
+}
+
+const tests = { prompt, rollback, review, load, crosssite, open, scriptcancel, reconnect };
 if (!tests[which]) { console.error(`unknown test ${which}: one of ${Object.keys(tests).join(', ')}`); process.exit(2); }
 try { unlinkSync(`screenshots/FAILED-${which}.png`); } catch { /* none */ }
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true });

@@ -7,7 +7,11 @@ import { ErrorNote, NumberedText, short } from '../ui.jsx';
 const STATUS_TEXT = {
   validated: 'valid (not run: validate only)', sandboxed: 'ran cleanly in the sandbox', rejected: 'rejected by the static checks',
   sandbox_failed: 'failed in the sandbox', applied: 'applied live', refused: 'refused', failed: 'failed live',
+  cancelled: 'cancelled',
 };
+
+// the executor's message may already begin with the status ("cancelled: the script was stopped …; rolled back: …")
+const outcome = (status, message) => (message && message.startsWith(`${status}:`) ? message.slice(status.length + 1).trim() : message);
 
 function Verdict({ verdict }) {
   if (!verdict) return null;
@@ -148,17 +152,26 @@ function Review({ id, who }) {
   const [error, setError] = useState(null);
   const [applied, setApplied] = useState(null);
   const [busy, setBusy] = useState(false);
+  const [cancelling, setCancelling] = useState(false);
+  const [cancelError, setCancelError] = useState(null);
   async function load() {
     const r = await api('GET', `/api/scripts/${encodeURIComponent(id)}`);
     if (r.ok) { setEntry(r.data); setError(null); } else setError(r.error);
   }
-  useEffect(() => { setEntry(null); setApplied(null); load(); }, [id]);
+  useEffect(() => { setEntry(null); setApplied(null); setCancelError(null); load(); }, [id]);
   async function apply() {
-    setBusy(true);
+    setBusy(true); setApplied(null); setCancelError(null);
     const r = await api('POST', `/api/scripts/${encodeURIComponent(id)}/confirm`, { sha256: entry.sha256 });
-    setBusy(false);
+    setBusy(false); setCancelling(false);
     setApplied(r);
     load();
+  }
+  // a live script is named by its script id (issue 29): the executor interrupts it in Blender and rolls the scene
+  // back; the apply's own answer (above) then says cancelled and how it was rolled back
+  async function cancel() {
+    setCancelling(true);
+    const r = await api('POST', `/api/plans/${encodeURIComponent(id)}/cancel`, {});
+    if (!r.ok) { setCancelling(false); setCancelError(r.error); } else setCancelError(null);
   }
   const reviewer = canReview(who);
   return (
@@ -171,14 +184,23 @@ function Review({ id, who }) {
           <dl class="facts">
             <dt>sha256</dt><dd><code class="sha">{entry.sha256}</code></dd>
             <dt>Sandbox</dt><dd>{entry.ok ? 'ran cleanly' : entry.verdict}</dd>
-            <dt>Live</dt><dd>{entry.applied ? 'applied' : 'not applied'}</dd>
+            <dt>Live</dt><dd>{entry.applied && applied && applied.data && applied.data.status === 'cancelled'
+              ? 'cancelled while it ran, and rolled back (one confirmation, one live run: sandbox it again to apply it again)'
+              : entry.applied ? 'applied' : 'not applied'}</dd>
             <dt>Lines</dt><dd>{entry.lines}</dd>
           </dl>
           <h4>The exact text that would run</h4>
           <NumberedText text={entry.script} label={`Script ${id}, the exact text that would run`} />
           <div class="apply">
             <button type="button" onClick={apply} disabled={busy || !reviewer || !entry.ok || entry.applied}
-              aria-describedby="apply-help">Apply to live</button>
+              aria-describedby="apply-help">{busy ? 'Applying…' : 'Apply to live'}</button>
+            {busy && (
+              <button type="button" class="secondary" onClick={cancel} disabled={cancelling}>
+                {cancelling ? 'Cancelling…' : 'Cancel this script'}</button>
+            )}
+            {busy && <p class="muted" role="status">{cancelling
+              ? 'Cancelling: the script is interrupted in Blender and what it did is rolled back.'
+              : 'Running live in Blender…'}</p>}
             <p id="apply-help" class="muted">
               {reviewer
                 ? <>Applies exactly the text above, sha256 <code>{short(entry.sha256, 16)}</code>, to the live scene. The executor
@@ -191,10 +213,12 @@ function Review({ id, who }) {
       )}
       {applied && applied.data && applied.data.status && (
         <p class={`note ${applied.data.status === 'applied' ? 'good' : 'error'}`} role={applied.data.status === 'applied' ? 'status' : 'alert'}>
-          <strong>{STATUS_TEXT[applied.data.status] || applied.data.status}</strong>{applied.data.message ? `: ${applied.data.message}` : ''}
+          <strong>{STATUS_TEXT[applied.data.status] || applied.data.status}</strong>
+          {applied.data.message ? `: ${outcome(applied.data.status, applied.data.message)}` : ''}
         </p>
       )}
       {applied && !applied.ok && !(applied.data && applied.data.status) && <ErrorNote error={applied.error} context="apply" />}
+      <ErrorNote error={cancelError} context="cancel" />
     </section>
   );
 }
