@@ -555,6 +555,7 @@ async function scriptcancel(browser) {
   check(!(await page.getByRole('button', { name: 'Apply to live' }).isEnabled()), 'and Apply to live is off');
   const after = await objects();
   check(after === before, `the live scene's objects are those before (${before.split(',').length} objects)`);
+  await axe(page, 'a script cancelled from the Scripts screen');
   await shot(page, 'scripts-cancelled');
   check(!log.console.some(l => !/status of 422/.test(l)), `no console errors but the apply's 422 (cancelled) (${log.console.join(' | ')})`);
 
