@@ -2,12 +2,16 @@
 """docs.howtos: the how-to pages in docs/ name files that exist, and the add-a-service page
 names every file a new service needs (issue 31).
 
-usage: check_howtos.py SRC REGISTRY_JSON CHECK_SERVICES_PY
+usage: check_howtos.py SRC REGISTRY_JSON CHECK_SERVICES_PY [DEPLOY_GEN_SIXTH]
 
 - every docs/howto-*.md has a "## Files to touch" list; each path in backticks there (and
   under "## Derived") exists, NAME read as an existing service (planner);
 - a fake sixth service added to the registry makes check_services.py complain about deploy
-  files: each one is on docs/howto-add-service.md's list (NAME for the sixth's name);
+  files: each one is on docs/howto-add-service.md's list, to touch or derived (NAME for the
+  sixth's name);
+- DEPLOY_GEN_SIXTH (test_deploy_gen built over the registry plus the sixth's rows,
+  tests/deploy/sixth_registry.def) writes the deploy files into a copy of the tree, and
+  check_services.py then accepts the sixth: its rows are all its deploy files need;
 - a file the service page marks derived only holds no list of services of its own (a line,
   not a comment, naming three or more of the registry's services)."""
 import glob
@@ -18,7 +22,9 @@ import subprocess
 import sys
 import tempfile
 
+import shutil
 src, registry, checker = sys.argv[1], sys.argv[2], sys.argv[3]
+gen_sixth = sys.argv[4] if len(sys.argv) > 4 else None
 problems = []
 with open(registry) as f:
     services = json.load(f)
@@ -92,14 +98,49 @@ for line in run.stdout.splitlines():
 if not wanted:
     problems.append("check_services.py named no file for the sixth service")
 for w in sorted(wanted):
-    if w not in touch:
+    if w not in touch and w not in derived:
         problems.append(f"{page}: a new service needs {w} (deploy.services says so), not on its list")
+
+# the sixth's deploy files, made from its registry rows: deploy.services accepts them
+if gen_sixth:
+    tmp = tempfile.mkdtemp(prefix="howto-sixth-")
+    try:
+        for d in ("deploy", "proto", "common"):
+            shutil.copytree(os.path.join(src, d), os.path.join(tmp, d),
+                            ignore=lambda _d, names: [n for n in names if n.endswith((".c", ".h", ".py", ".o"))])
+        gen = subprocess.run([gen_sixth, "--write", tmp], capture_output=True, text=True)
+        if gen.returncode != 0:
+            problems.append(f"the generator over the registry plus a sixth service failed: {gen.stderr.strip()}")
+        made = [line.split(tmp + "/", 1)[1] for line in gen.stdout.splitlines() if line.startswith("wrote ")]
+        for want in ("deploy/systemd/blendmq-sixth.service", "deploy/kubernetes/sixth.yaml"):
+            if want not in made:
+                problems.append(f"the generator did not make {want} for the sixth service")
+        for m in made:          # the sixth's own files and the shared ones (not another service's own)
+            if any(re.search(rf"[-/]{re.escape(n)}[@.]", m) for n in names):
+                continue
+            g = m.replace("sixth", "NAME")
+            if g not in derived and g not in touch:
+                problems.append(f"{page}: the generator makes {g}, which the page does not list as derived")
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump(rows, f)
+            fake = f.name
+        run = subprocess.run(["/usr/bin/python3", checker, tmp, fake], capture_output=True, text=True)
+        os.unlink(fake)
+        if run.returncode != 0:
+            problems.append("deploy.services refuses the sixth service's generated deploy files:\n" + run.stdout)
+        else:
+            print("docs.howtos: a sixth service's deploy files, made from its registry rows, pass deploy.services "
+                  f"({len(made)} files written)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+else:
+    problems.append("no DEPLOY_GEN_SIXTH given: cannot check that a sixth service's deploy files are made from its rows")
 
 # derived only: no list of services of its own
 for p in derived:
     if p in touch or p in when or os.path.isdir(os.path.join(src, p)):
         continue
-    for i, line in enumerate(open(os.path.join(src, p)), 1):
+    for i, line in enumerate(open(os.path.join(src, p.replace("NAME", "planner"))), 1):
         s = line.strip()
         if s.startswith(("#", "*", "/*", "//")):
             continue
