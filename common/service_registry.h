@@ -3,8 +3,9 @@
  * From it come the service keys (keys.c), roles.def's SERVICES_ALL, the order
  * and instances `blendmq up`'s supervisor starts (cli_supervise.c), the ipc
  * endpoints of a private stack (cli_stack.c), the gateway's fail-fast names
- * (gateway_failfast.c); the deploy files (systemd, container, Kubernetes) are
- * checked against it (ctest deploy.services). */
+ * (gateway_failfast.c); its BMQ_SERVICE_DEPLOY rows make the systemd units and
+ * Kubernetes files (deploy_gen.c, ctest deploy.generated), and every deploy file
+ * is checked against it (ctest deploy.services). */
 #ifndef BMQ_SERVICE_REGISTRY_H
 #define BMQ_SERVICE_REGISTRY_H
 

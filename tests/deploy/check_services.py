@@ -12,7 +12,9 @@ For every service of common/service_registry.def with a process of its own:
               blendmq-NAME host; README.md's loop makes its key Secret
   container   the image copies every blendmq-* binary, the entrypoint runs blendmq-NAME
               for any NAME (no list of its own)
-and no deploy file names a service the registry does not know (a unit, a manifest, an
+(the units, the manifests, blendmq.yaml, kustomization.yaml and networkpolicy.yaml are made from
+the registry by common/deploy_gen.c: ctest deploy.generated checks they are fresh; this checks
+what they say, and the hand-written files) and no deploy file names a service the registry does not know (a unit, a manifest, an
 args: [X]), nor does proto/messages.def ("answered by") or common/roles.def (TO, SERVICES). Prints every disagreement; exit 1 when there is one."""
 import json
 import os

@@ -30,7 +30,11 @@ static char *s_read (const char *path)
 static void s_same (const char *src, const bmq_deploy_file_t *file)
 {
     char path[1200];
-    snprintf (path, sizeof path, "%s/%s", src, file->path);
+    if ((size_t) snprintf (path, sizeof path, "%s/%s", src, file->path) >= sizeof path) {
+        s_problems++;
+        fprintf (stderr, "%s: the source directory's path is too long\n", file->path);
+        return;
+    }
     char *have = s_read (path);
     if (!have) {
         s_problems++;
@@ -66,7 +70,10 @@ int main (int argc, char **argv)
         if (list) printf ("%s\n", files[i].path);
         else if (write) {
             char path[1200];
-            snprintf (path, sizeof path, "%s/%s", src, files[i].path);
+            if ((size_t) snprintf (path, sizeof path, "%s/%s", src, files[i].path) >= sizeof path) {
+                fprintf (stderr, "%s: the source directory's path is too long\n", files[i].path);
+                return 1;
+            }
             FILE *f = fopen (path, "w");
             if (!f || fputs (files[i].text, f) < 0 || fclose (f)) { fprintf (stderr, "cannot write %s\n", path); return 1; }
             printf ("wrote %s\n", path);
