@@ -44,7 +44,7 @@ check(not any(d["kind"] == "Secret" for d in docs), "a Secret is rendered: keys 
 
 # workloads
 workloads = [d for d in docs if d["kind"] in ("Deployment", "StatefulSet")]
-check(len(workloads) == 5, f"want 5 workloads, got {len(workloads)}")
+check(len(workloads) == len(services), f"want {len(services)} workloads (one per registry service), got {len(workloads)}")
 secrets_used = set()
 for w in workloads:
     name = f'{w["kind"]}/{w["metadata"]["name"]}'
