@@ -707,6 +707,21 @@ const char *bmq_deploy_problem (void)
         bool known = false;
         for (size_t r = 0; r < ROWS; r++) known |= !strcmp (s_rows[r].name, s_deps[c].name) && s_rows[r].instances != S_KEY_ONLY;
         if (!known) { snprintf (why, sizeof why, "BMQ_SERVICE_DEPLOY %s: no service with a process of that name", s_deps[c].name); return why; }
+        char w[64];
+        if (!s_word (s_deps[c].resources, 2, w, sizeof w) || s_word (s_deps[c].resources, 3, w, sizeof w) || !*s_deps[c].tmp
+            || atoi (s_deps[c].replicas) < 1) {
+            snprintf (why, sizeof why, "%s: POD wants replicas >= 1, \"CPU MEMORY LIMIT\" and a /tmp size", s_deps[c].name);
+            return why;
+        }
+        for (size_t i = 0; s_word (s_deps[c].public, i, w, sizeof w); i++) {
+            int port;
+            const char *colon = strchr (w, ':');
+            const s_row_t *owner = colon ? NULL : s_owner (w, strlen (w), &port);
+            if (colon ? atoi (colon + 1) < 1 || atoi (colon + 1) > 65535 : !owner || strcmp (owner->name, s_deps[c].name)) {
+                snprintf (why, sizeof why, "%s: PUBLIC %s is neither an endpoint it binds nor name:PORT", s_deps[c].name, w);
+                return why;
+            }
+        }
         for (const char *p = s_deps[c].connects; *p; ) {
             p += strspn (p, " ");
             size_t n = strcspn (p, " ");
