@@ -70,23 +70,27 @@ static const s_dep_t *s_dep (const char *name)
     return NULL;
 }
 
-/* The i-th endpoint of row: its key (into key) and port; false past the last. */
-static bool s_endpoint (const s_row_t *row, size_t i, char *key, size_t len, int *port)
+/* The i-th word of list (into buf); false past the last. */
+static bool s_word (const char *list, size_t i, char *buf, size_t len)
 {
-    const char *p = row->endpoints;
-    for (size_t k = 0; *p; k++) {
+    for (const char *p = list; *p; ) {
         p += strspn (p, " ");
         size_t n = strcspn (p, " ");
         if (!n) break;
-        if (k == i) {
-            size_t klen = strcspn (p, "= ");
-            snprintf (key, len, "%.*s", (int) klen, p);
-            *port = row->port + (int) i;
-            return true;
-        }
+        if (!i--) { snprintf (buf, len, "%.*s", (int) n, p); return true; }
         p += n;
     }
     return false;
+}
+
+/* The i-th endpoint of row: its key (into key) and port; false past the last. */
+static bool s_endpoint (const s_row_t *row, size_t i, char *key, size_t len, int *port)
+{
+    char w[256];
+    if (!s_word (row->endpoints, i, w, sizeof w)) return false;
+    snprintf (key, len, "%.*s", (int) strcspn (w, "= "), w);
+    *port = row->port + (int) i;
+    return true;
 }
 
 /* The row that binds key, its port. NULL: none does. */
@@ -441,34 +445,10 @@ static void s_networkpolicy (FILE *out)
  * ("executor-events": events). */
 static void s_port_name (const s_row_t *row, size_t i, char *buf, size_t len)
 {
-    const char *p = row->endpoints;
-    for (size_t k = 0; *p; k++) {
-        p += strspn (p, " ");
-        size_t n = strcspn (p, " ");
-        if (!n) break;
-        if (k == i) {
-            const char *eq = memchr (p, '=', n), *end = p + n, *w = eq ? eq + 1 : p;
-            for (const char *q = w; q < end; q++) if (*q == '-') w = q + 1;
-            if (i == 0) snprintf (buf, len, "bus");
-            else snprintf (buf, len, "%.*s", (int) (end - w), w);
-            return;
-        }
-        p += n;
-    }
-    snprintf (buf, len, "port%zu", i);
-}
-
-/* The i-th word of list (into buf); false past the last. */
-static bool s_word (const char *list, size_t i, char *buf, size_t len)
-{
-    for (const char *p = list; *p; ) {
-        p += strspn (p, " ");
-        size_t n = strcspn (p, " ");
-        if (!n) break;
-        if (!i--) { snprintf (buf, len, "%.*s", (int) n, p); return true; }
-        p += n;
-    }
-    return false;
+    char w[256];
+    if (!s_word (row->endpoints, i, w, sizeof w)) { snprintf (buf, len, "port%zu", i); return; }
+    const char *eq = strchr (w, '='), *word = eq ? eq + 1 : w, *dash = strrchr (word, '-');
+    snprintf (buf, len, "%s", i == 0 ? "bus" : dash ? dash + 1 : word);
 }
 
 /* The gateway's non-bus public port (PUBLIC's name:PORT): its name and port; false: none. */
