@@ -32,35 +32,10 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import stack_env  # noqa: E402
 
-BIN, blender, work, R, env = stack_env.prepare(sys.argv[1], "bmq-stop-")
-failures = []
-
-
-def cli(*args, timeout=120):
-    p = subprocess.run([BIN, "--run-dir", R] + list(args), capture_output=True, text=True, env=env, timeout=timeout)
-    return p.returncode, p.stdout, p.stderr
-
-
-def check(name, ok, detail=""):
-    print(("ok    " if ok else "FAIL  ") + name + (f": {detail}" if detail else ""))
-    if not ok:
-        failures.append(name)
-
-
-def scene():
-    rc, out, err = cli("scene")
-    assert rc == 0, err
-    objects = json.loads(out)["objects"]
-    rounded = json.loads(json.dumps(objects), parse_float=lambda s: round(float(s), 4))
-    rc, digest, err = cli("scene", "fingerprint")
-    return sorted(rounded, key=lambda o: o["name"]), digest.strip()
-
-
-def start(*args):
-    out = open(os.path.join(work, "out.txt"), "w+")
-    err = open(os.path.join(work, "err.txt"), "w+")
-    p = subprocess.Popen([BIN, "--run-dir", R] + list(args), stdout=out, stderr=err, env=env)
-    return p, out, err
+STACK = stack_env.Stack(sys.argv[1], "bmq-stop-", cli_timeout=120)
+BIN, blender, work, R, env = STACK.bin, STACK.blender, STACK.work, STACK.run_dir, STACK.env
+failures = STACK.failures
+cli, check, scene, start, ended = STACK.cli, STACK.check, STACK.scene, STACK.start, STACK.ended
 
 
 def wait_for_step(p, out, n, limit=60):
@@ -71,17 +46,6 @@ def wait_for_step(p, out, n, limit=60):
             return True
         time.sleep(0.05)
     return False
-
-
-def ended(p, out, err, limit=120):
-    try:
-        rc = p.wait(timeout=limit)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        rc = p.wait()
-    out.seek(0)
-    err.seek(0)
-    return rc, out.read(), err.read()
 
 
 try:

@@ -21,53 +21,16 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import stack_env  # noqa: E402
 
-BIN, blender, work, R, env = stack_env.prepare(sys.argv[1], "bmq-stop-script-")
-failures = []
-
-
-def cli(*args, timeout=180):
-    p = subprocess.run([BIN, "--run-dir", R] + list(args), capture_output=True, text=True, env=env, timeout=timeout)
-    return p.returncode, p.stdout, p.stderr
-
-
-def check(name, ok, detail=""):
-    print(("ok    " if ok else "FAIL  ") + name + (f": {detail}" if detail else ""), flush=True)
-    if not ok:
-        failures.append(name)
-
-
-def scene():
-    rc, out, err = cli("scene")
-    assert rc == 0, err
-    objects = json.loads(out)["objects"]
-    rounded = json.loads(json.dumps(objects), parse_float=lambda s: round(float(s), 4))
-    rc, digest, err = cli("scene", "fingerprint")
-    return sorted(rounded, key=lambda o: o["name"]), digest.strip()
-
-
-def start(*args, tag="run"):
-    out = open(os.path.join(work, f"{tag}-out.txt"), "w+")
-    err = open(os.path.join(work, f"{tag}-err.txt"), "w+")
-    p = subprocess.Popen([BIN, "--run-dir", R] + list(args), stdout=out, stderr=err, env=env)
-    return p, out, err
-
-
-def ended(p, out, err, limit=120):
-    try:
-        rc = p.wait(timeout=limit)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        rc = p.wait()
-    out.seek(0)
-    err.seek(0)
-    return rc, out.read(), err.read()
+STACK = stack_env.Stack(sys.argv[1], "bmq-stop-script-", cli_timeout=180)
+BIN, blender, work, R, env = STACK.bin, STACK.blender, STACK.work, STACK.run_dir, STACK.env
+failures = STACK.failures
+cli, check, scene, start, ended = STACK.cli, STACK.check, STACK.scene, STACK.start, STACK.ended
 
 
 def wait_for(f, text, p, limit=60):
