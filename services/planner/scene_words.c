@@ -59,6 +59,8 @@ static const s_vocab_t s_vocab[] = {
     { "a esquerda da", BMQ_W_REL, BMQ_REL_LEFT_OF },
     { "right of", BMQ_W_REL, BMQ_REL_RIGHT_OF }, { "to the right of", BMQ_W_REL, BMQ_REL_RIGHT_OF },
     { "on the right of", BMQ_W_REL, BMQ_REL_RIGHT_OF }, { "at the right of", BMQ_W_REL, BMQ_REL_RIGHT_OF },
+    { "on the right side of", BMQ_W_REL, BMQ_REL_RIGHT_OF }, { "on the left side of", BMQ_W_REL, BMQ_REL_LEFT_OF },
+    { "to the right side of", BMQ_W_REL, BMQ_REL_RIGHT_OF }, { "to the left side of", BMQ_W_REL, BMQ_REL_LEFT_OF },
     { "a droite de", BMQ_W_REL, BMQ_REL_RIGHT_OF }, { "a droite du", BMQ_W_REL, BMQ_REL_RIGHT_OF }, { "a droite d", BMQ_W_REL, BMQ_REL_RIGHT_OF },
     { "a la derecha de", BMQ_W_REL, BMQ_REL_RIGHT_OF }, { "a la derecha del", BMQ_W_REL, BMQ_REL_RIGHT_OF },
     { "a direita de", BMQ_W_REL, BMQ_REL_RIGHT_OF }, { "a direita do", BMQ_W_REL, BMQ_REL_RIGHT_OF },
