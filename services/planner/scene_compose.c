@@ -152,6 +152,35 @@ static void s_camera (json_t *plan, json_t *used, int max_len, const bmq_box_t *
 
 /* ---- the parts --------------------------------------------------------------------- */
 
+/* "a trash can under the desk": a thing taller than the room under its anchor's top is made a little
+ * smaller so that it fits there (down to half its size, with a note); else it stays as it is. */
+static void s_fit_under (s_compose_t *c, const json_t *described)
+{
+    for (size_t p = 0; p < c->req.count; p++) {
+        bmq_scene_part_t *part = &c->req.part[p];
+        int a = part->ref[0];
+        if (part->relation != BMQ_REL_UNDER || a < 0 || a >= (int) c->req.count || a == (int) p) continue;
+        bmq_bounds_t *pb = bmq_bounds_new (json_object_get (part->recipe, "steps"), described);
+        bmq_bounds_t *ab = bmq_bounds_new (json_object_get (c->req.part[a].recipe, "steps"), described);
+        bmq_box_t pbox, abox, top;
+        if (pb && ab && bmq_bounds_total (pb, &pbox) && bmq_bounds_total (ab, &abox)
+            && bmq_bounds_support (ab, (abox.min[0] + abox.max[0]) / 2, (abox.min[1] + abox.max[1]) / 2, &top)) {
+            double room = (top.min[2] - abox.min[2]) * c->req.part[a].scale, h = (pbox.max[2] - pbox.min[2]) * part->scale;
+            double f = 0.95 * room / h;
+            if (room >= 0.25 && h > 0.05 && f < 1 && f >= 0.5) {
+                part->scale *= f;
+                if (!part->scale_word[0]) snprintf (part->scale_word, sizeof part->scale_word, "smaller");
+                char text[200];
+                snprintf (text, sizeof text, "the %.60s made %.0f %% smaller to fit under the %.60s", part->name, (1 - f) * 100,
+                          c->req.part[a].name);
+                json_array_append_new (c->notes, json_string (text));
+            }
+        }
+        bmq_bounds_destroy (&pb);
+        bmq_bounds_destroy (&ab);
+    }
+}
+
 /* Each part's steps with its size and colour (kept as the recipe is when they would break a bound, with a note). */
 static int s_prepare (s_compose_t *c, const bmq_palette_t *palette, const json_t *described)
 {
@@ -194,6 +223,42 @@ static int s_prepare (s_compose_t *c, const bmq_palette_t *palette, const json_t
         c->per_copy[p] = (double) json_array_size (c->steps[p]) + 1 + (double) made;
     }
     return 0;
+}
+
+static bool s_kind_is (const json_t *recipe, const char *kind)
+{
+    const char *k = json_string_value (json_object_get (recipe, "kind"));
+    return k && !strcmp (k, kind);
+}
+
+/* "a desk with a lamp", "nightstands with lamps", "a sofa with two cushions": what "with" hung on a thing
+ * that has a top it fits on goes on that top (one per copy when the thing comes in numbers and the
+ * count was not said); furniture, seats and hung things stay beside it. */
+static void s_with_on (s_compose_t *c)
+{
+    for (size_t p = 0; p < c->req.count; p++) {
+        bmq_scene_part_t *part = &c->req.part[p];
+        int a = part->ref[0];
+        if (!part->with_given || part->relation != BMQ_REL_NEXT_TO || a < 0 || a >= (int) c->req.count || a == (int) p) continue;
+        const json_t *mr = part->recipe, *ar = c->req.part[a].recipe;
+        if (json_is_true (json_object_get (mr, "seat")) || json_is_true (json_object_get (mr, "holds"))
+            || bmq_recipe_place (mr) == BMQ_PLACE_WALL || s_kind_is (mr, "table") || s_kind_is (mr, "storage")
+            || s_kind_is (mr, "seating") || s_kind_is (mr, "bed") || strstr (part->name, "stool") || strstr (part->name, "chair")
+            || strstr (part->name, "bench"))
+            continue;
+        bool soft = s_kind_is (mr, "textile") || s_kind_is (mr, "toy");
+        bool lounge = json_is_true (json_object_get (ar, "seat")) || s_kind_is (ar, "seating") || s_kind_is (ar, "bed");
+        if (lounge && !soft) continue;                 /* a sofa with a lamp: beside it; with cushions: on it */
+        bmq_box_t ab, mb, top;
+        if (!bmq_bounds_total (c->bounds[a], &ab) || !bmq_bounds_total (c->bounds[p], &mb)) continue;
+        if (!bmq_bounds_support (c->bounds[a], (ab.min[0] + ab.max[0]) / 2, (ab.min[1] + ab.max[1]) / 2, &top)) continue;
+        double tw = top.max[0] - top.min[0], td = top.max[1] - top.min[1];
+        double mw = mb.max[0] - mb.min[0], md = mb.max[1] - mb.min[1], mh = mb.max[2] - mb.min[2];
+        if (top.max[2] < 0.2 || top.max[2] > 1.4 || mh > 1.2) continue;
+        if (fmax (mw, md) > 1.3 * fmax (tw, td) || mw * md > 1.5 * tw * td) continue;     /* a lamp's shade may overhang */
+        part->relation = BMQ_REL_ON;
+        if (!part->count_given && c->req.part[a].count >= 2) part->count = c->req.part[a].count;
+    }
 }
 
 /* Do the copies fit in one plan? 0, or -1 with the message. */
@@ -277,7 +342,7 @@ static int s_build (s_compose_t *c, const bmq_palette_t *palette, const json_t *
                                          json_is_true (json_object_get (part->recipe, "seat")), part->name,
                                          bmq_recipe_place (part->recipe) < 0 ? BMQ_PLACE_FLOOR : bmq_recipe_place (part->recipe),
                                          json_is_true (json_object_get (part->recipe, "holds")), part->spot, part->wall,
-                                         bmq_room_usual (part->recipe) };
+                                         bmq_room_usual (part->recipe), part->each_other };
         c->place[p] = calloc ((size_t) part->count, sizeof *c->place[p]);
         if (!c->place[p]) return -1;
         *copies += (size_t) part->count;
@@ -370,7 +435,9 @@ int bmq_scene_compose_in (const bmq_recipe_book_t *book, const bmq_palette_t *pa
     c->room = (bmq_layout_room_t) { .sized = c->req.room.sized, .width = c->req.room.width, .depth = c->req.room.depth,
                                     .min_area = bmq_room_area (c->req.room.kind), .scale = c->req.room.scale,
                                     .door = c->door, .window = c->window };
+    s_fit_under (c, described);
     int rc = s_prepare (c, palette, described);
+    if (rc == 0) s_with_on (c);
     if (rc == 0 && s_limits (c, palette, prompt, message, msglen)) { snprintf (code, codelen, "too_big"); rc = -2; }
     json_t *plan = json_array ();
     size_t copies = 0;

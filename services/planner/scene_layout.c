@@ -257,7 +257,41 @@ static void s_on (s_layout_t *L, s_cluster_t *out, int p, size_t k, const s_inst
     size_t fit = !surface ? 0 : cols * rows > 0 ? cols * rows : 1;        /* one too big for it still stands on it */
     size_t on = n < fit ? n : fit, use_cols = cols ? (cols < on ? cols : on) : 1;
     size_t use_rows = on ? (on + use_cols - 1) / use_cols : 0;
-    for (size_t i = 0; i < on; i++) {
+    /* when one cell per thing (the biggest's) leaves some off, rows of their own widths may hold more:
+     * "a desk: a monitor, a keyboard, a mouse, a mug and a lamp" */
+    size_t packed = 0, row_of[64];
+    double px[64], rowd[64], used_d = 0, cur_w = 0;
+    size_t nrows = 0;
+    for (size_t i = 0; surface && on < n && i < n && i < 64; i++) {
+        double w = cs[i].hi[0] - cs[i].lo[0], d = cs[i].hi[1] - cs[i].lo[1];
+        if (nrows && cur_w + g + w <= sw) { px[i] = cur_w + g; cur_w += g + w; }
+        else {
+            if (w > sw || used_d + (nrows ? g : 0) + d > sd) break;
+            used_d += (nrows ? g : 0);
+            rowd[nrows++] = 0;
+            px[i] = 0;
+            cur_w = w;
+        }
+        row_of[i] = nrows - 1;
+        if (d > rowd[nrows - 1]) { used_d += d - rowd[nrows - 1]; rowd[nrows - 1] = d; }
+        if (used_d > sd) break;
+        packed = i + 1;
+    }
+    if (packed > on) {
+        double rw[64] = { 0 };
+        for (size_t i = 0; i < packed; i++) rw[row_of[i]] = px[i] + cs[i].hi[0] - cs[i].lo[0];
+        for (size_t i = 0; i < packed; i++) {
+            double y0 = s.max[1] - (sd - used_d) / 2;
+            for (size_t r = 0; r < row_of[i]; r++) y0 -= rowd[r] + g;
+            double x = s.min[0] + (sw - rw[row_of[i]]) / 2 + px[i] + (cs[i].hi[0] - cs[i].lo[0]) / 2;
+            double y = y0 - rowd[row_of[i]] / 2;
+            s_centre_on (L, &cs[i], x + base->pos[0], y + base->pos[1]);
+            s_move (L, &cs[i], 0, 0, s.max[2] + base->pos[2]);
+            s_merge (L, out, &cs[i]);
+        }
+        on = packed;
+    }
+    else for (size_t i = 0; i < on; i++) {
         double x = s.min[0] + ((double) (i % use_cols) + 0.5) * sw / (double) use_cols;     /* recipe coordinates */
         double y = s.max[1] - ((double) (i / use_cols) + 0.5) * sd / (double) use_rows;
         s_centre_on (L, &cs[i], x + base->pos[0], y + base->pos[1]);
@@ -329,22 +363,39 @@ static void s_zspan (const s_layout_t *L, const s_cluster_t *c, double *lo, doub
 }
 
 /* "a rug under the bed": centred under copy k of p on the ground; a flat thing lifts p (and what is on it) onto its top. */
+#define BMQ_SCENE_MAX_PARTS_LAYOUT 64
+
 static void s_under (s_layout_t *L, s_cluster_t *out, int p, size_t k, s_inst_t *base, int depth)
 {
-    size_t from = 0, n;
+    size_t from = 0, n, nsolid = 0, nheld = 0;
     int c;
-    s_cluster_t *cs;
-    double cx = (out->lo[0] + out->hi[0]) / 2, cy = (out->lo[1] + out->hi[1]) / 2, lift = 0;
+    s_cluster_t *cs, *held[BMQ_SCENE_MAX_PARTS_LAYOUT], *solid[32];
+    double cx = (out->lo[0] + out->hi[0]) / 2, cy = (out->lo[1] + out->hi[1]) / 2, lift = 0, span = 0;
+    bool along_x = out->hi[0] - out->lo[0] >= out->hi[1] - out->lo[1];
     while ((cs = s_kids (L, p, k, BMQ_REL_UNDER, depth, &n, &c, &from))) {
         for (size_t i = 0; i < n; i++) {
             double lo, hi;
             s_zspan (L, &cs[i], &lo, &hi);
             s_centre_on (L, &cs[i], cx, cy);
-            if (hi - lo <= 0.05) lift = fmax (lift, hi - lo);
-            s_merge (L, out, &cs[i]);
+            if (hi - lo <= 0.05) { lift = fmax (lift, hi - lo); s_merge (L, out, &cs[i]); }
+            else if (nsolid < sizeof solid / sizeof *solid && nheld < sizeof held / sizeof *held) {
+                solid[nsolid++] = &cs[i];
+                span += along_x ? cs[i].hi[0] - cs[i].lo[0] : cs[i].hi[1] - cs[i].lo[1];
+            }
+            else s_merge (L, out, &cs[i]);
         }
-        free (cs);
+        if (nheld < sizeof held / sizeof *held) held[nheld++] = cs;
+        else free (cs);                                 /* every copy above was merged already */
     }
+    /* "a sink and a washing machine under the counter": side by side along its length, not in one another */
+    double gap = 0.03, at = -(span + gap * (double) (nsolid ? nsolid - 1 : 0)) / 2;
+    for (size_t i = 0; i < nsolid; i++) {
+        double w = along_x ? solid[i]->hi[0] - solid[i]->lo[0] : solid[i]->hi[1] - solid[i]->lo[1];
+        if (nsolid > 1) s_centre_on (L, solid[i], along_x ? cx + at + w / 2 : cx, along_x ? cy : cy + at + w / 2);
+        at += w + gap;
+        s_merge (L, out, solid[i]);
+    }
+    for (size_t h = 0; h < nheld; h++) free (held[h]);
     base->pos[2] += lift;
 }
 
@@ -406,7 +457,8 @@ static int s_build (s_layout_t *L, int p, size_t k, s_cluster_t *out, int depth)
     in->part = p;
     in->pos[0] = -(b->min[0] + b->max[0]) / 2;
     in->pos[1] = -(b->min[1] + b->max[1]) / 2;
-    in->pos[2] = L->parts[p].place == BMQ_PLACE_WALL ? 0 : -b->min[2];     /* hung things keep their height */
+    /* hung things keep their height, unless they stand on something ("a dresser with a mirror on top") */
+    in->pos[2] = L->parts[p].place == BMQ_PLACE_WALL && L->rel[p] != BMQ_REL_ON ? 0 : -b->min[2];
     in->theta = 0;
     out->rotatable = bmq_bounds_rotatable (L->parts[p].bounds);
     out->front = L->parts[p].front;
@@ -516,6 +568,26 @@ static void s_arrange (s_layout_t *L, s_cluster_t *out, s_cluster_t *cs, size_t 
     for (size_t i = 0; i < n; i++) s_merge (L, out, &cs[i]);
 }
 
+/* "two desks facing each other": the first half in a row at +Y looking -Y, the rest at -Y looking +Y;
+ * seats (sofas, armchairs) keep 1.2 m between the rows for a table, desks and the like stand close. */
+static void s_face_rows (s_layout_t *L, s_cluster_t *out, s_cluster_t *cs, size_t n, bool seat)
+{
+    size_t half = (n + 1) / 2;
+    double w = 0, d = 0, g = 1.0;
+    for (size_t i = 0; i < n; i++) {
+        s_face (L, &cs[i], 0, i < half ? 1 : -1);
+        w = fmax (w, cs[i].hi[0] - cs[i].lo[0]);
+        d = fmax (d, cs[i].hi[1] - cs[i].lo[1]);
+        g = fmin (g, s_gap (s_size (&cs[i]), s_size (&cs[i])));
+    }
+    double apart = seat ? 1.2 : 0.05;
+    for (size_t i = 0; i < n; i++) {
+        size_t cols = i < half ? half : n - half, col = i < half ? i : i - half;
+        s_centre_on (L, &cs[i], ((double) col - (double) (cols - 1) / 2) * (w + g), (i < half ? 1 : -1) * (d + apart) / 2);
+    }
+    for (size_t i = 0; i < n; i++) s_merge (L, out, &cs[i]);
+}
+
 /* Part p's copies as one group. */
 static void s_group (s_layout_t *L, int p, s_cluster_t *out)
 {
@@ -526,7 +598,8 @@ static void s_group (s_layout_t *L, int p, s_cluster_t *out)
     out->front = L->parts[p].front;
     if (!cs) { L->oom = true; return; }
     for (size_t k = 0; k < n; k++) s_build (L, p, k, &cs[k], 0);
-    s_arrange (L, out, cs, n, L->parts[p].arrange);
+    if (L->parts[p].each_other && n >= 2) s_face_rows (L, out, cs, n, L->parts[p].seat);
+    else s_arrange (L, out, cs, n, L->parts[p].arrange);
     free (cs);
 }
 
@@ -547,6 +620,10 @@ static void s_between (s_layout_t *L, int x, s_cluster_t *out)
         for (size_t k = 0; k < n; k++) s_build (L, a, k, &rest[k], 0);
         row[0] = rest[0];
         row[2] = rest[1];
+        if (L->parts[a].each_other) {                   /* "two sofas facing each other, a table between them" */
+            s_face (L, &row[0], -1, 0);
+            s_face (L, &row[2], 1, 0);
+        }
         s_arrange (L, out, row, 3, BMQ_ARRANGE_ROW);
         if (n > 2) {                                    /* more copies of a: a row of their own behind */
             s_cluster_t more;

@@ -80,6 +80,7 @@ typedef struct {
     bmq_spot_t    spot;             /* where in a room, when the prompt said */
     int           wall;             /* 0 any, 1 back, 2 left, 3 right, 4 front */
     bmq_spot_t    usual;            /* where its kind usually goes in a room */
+    bool          each_other;       /* its copies face one another in two rows ("two sofas facing each other") */
 } bmq_layout_part_t;
 
 /* A room around the layout (walls 10 cm thick outside the floor). */

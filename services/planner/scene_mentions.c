@@ -9,18 +9,37 @@
 
 /* ---- objects named ------------------------------------------------------------------ */
 
+/* "the tv stands on a dresser", "the lamp stands next to it": after "the", a last word that is a verb
+ * ("stands", "sits", "hangs", "rests") and a place word after it is not part of the name. */
+static bool s_verb_after_the (const bmq_tokens_t *k, size_t i, size_t len)
+{
+    static const char *verb[] = { "stands", "sits", "hangs", "rests", "lies" };
+    static const char *next[] = { "on", "in", "against", "next", "beside", "by", "near", "under", "above", "over", "behind",
+                                  "inside", "between", "at", "upon", "atop" };
+    const bmq_token_t *head = &k->t[i + len - 1];
+    bool is_verb = false, placed = false;
+    for (size_t v = 0; v < sizeof verb / sizeof *verb; v++) is_verb = is_verb || !strcmp (head->text, verb[v]);
+    size_t j = i + len;
+    for (size_t v = 0; j < k->n && k->t[j].kind == BMQ_TOK_WORD && v < sizeof next / sizeof *next; v++)
+        placed = placed || !strcmp (k->t[j].text, next[v]);
+    bool the = i > 0 && k->t[i - 1].kind == BMQ_TOK_WORD && !strcmp (k->t[i - 1].text, "the");
+    return is_verb && placed && the;
+}
+
 void bmq_scene_find_mentions (const bmq_recipe_book_t *book, const bmq_tokens_t *k, bmq_mention_t *mention)
 {
     memset (mention, 0, k->n * sizeof *mention);
     for (size_t i = 0; i < k->n; i++) {
         if (k->t[i].kind != BMQ_TOK_WORD) continue;
+        size_t limit = S_RUN;
+    again:;
         const json_t *best = NULL;
         double best_score = 0;
         size_t best_kw = 0, best_len = 0;
         char run[BMQ_PHRASE_LEN] = "";
         size_t lr = 0;
         bool reserved = false;
-        for (size_t len = 1; len <= S_RUN && i + len <= k->n && k->t[i + len - 1].kind == BMQ_TOK_WORD; len++) {
+        for (size_t len = 1; len <= limit && i + len <= k->n && k->t[i + len - 1].kind == BMQ_TOK_WORD; len++) {
             const bmq_token_t *t = &k->t[i + len - 1];
             size_t lt = strlen (t->single);
             if (lr + lt >= sizeof run) break;
@@ -50,6 +69,10 @@ void bmq_scene_find_mentions (const bmq_recipe_book_t *book, const bmq_tokens_t 
         }
         if (!best) continue;
         const bmq_token_t *head = &k->t[i + best_len - 1];
+        if (best_len >= 2 && limit == S_RUN && s_verb_after_the (k, i, best_len)) {
+            limit = best_len - 1;                       /* "the tv stands on a dresser": a tv that stands */
+            goto again;
+        }
         bool plural = strcmp (head->text, head->single) != 0;
         size_t j;
         json_t *kw;

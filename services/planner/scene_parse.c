@@ -33,6 +33,7 @@ typedef struct {
     int       stage;                /* 0 wants an object, 1 wants "and" (between), 2 a second object, 3 a subject */
     size_t    toks[8], n;
     bool      each;                 /* "a lamp on each nightstand": one per copy of the object */
+    bool      pronoun;              /* its object was "them" ("a table between them and a lamp on it": complete) */
     int       group[BMQ_SCENE_MAX_PARTS];   /* "X and Y on Z": the subject's partners, who get it too */
     size_t    ngroup;
 } s_relation_t;
@@ -55,6 +56,10 @@ typedef struct {
     size_t               nwith;
     size_t               with_toks[4], with_n;
     bool                 with_applied;
+    bool                 with_each;                                  /* "each with a lamp": one per copy of the anchor */
+    bool                 side_total;
+    int                  colon_anchor;                               /* "a cluttered desk: a monitor, a mug": the desk */
+    size_t               colon_from;                                 /* order[] index after that colon */                                 /* "two nightstands on either side": two in all */
     int                  group[BMQ_SCENE_MAX_PARTS];                 /* phrases joined by "and" since the last break */
     size_t               ngroup;
     bool                 room_just;                                  /* a room word was the last thing named */
@@ -183,7 +188,10 @@ static bool s_relate (s_parse_t *p, int subject, bmq_rel_t kind, int a, int b, b
     if (part->relation != BMQ_REL_NONE && !p->inherited[subject]) return false;
     if (s_reaches (p, a, subject, 0) || s_reaches (p, b, subject, 0)) return false;     /* no cycles, not on itself */
     if (kind == BMQ_REL_EACH_SIDE) {        /* "two chairs on each side of the table": two a side */
-        part->count = fmin ((part->count_given ? part->count : 1) * 2, BMQ_COUNT_MAX);
+        /* "two nightstands on either side", "two lamps, one on each side": two in all, one a side; a seat
+         * ("two chairs on each side of the table") or any other count is per side */
+        bool total = p->side_total || (part->count_given && part->count == 2 && !json_is_true (json_object_get (part->recipe, "seat")));
+        if (!total || !part->count_given) part->count = fmin ((part->count_given ? part->count : 1) * 2, BMQ_COUNT_MAX);
         part->count_given = true;
         kind = BMQ_REL_NEXT_TO;
     }
@@ -191,6 +199,7 @@ static bool s_relate (s_parse_t *p, int subject, bmq_rel_t kind, int a, int b, b
     part->ref[0] = a;
     part->ref[1] = b;
     p->inherited[subject] = inherited;
+    part->with_given = kind == BMQ_REL_WITH;
     if (part->has_position) {               /* a relation places it: its position words go unused */
         part->has_position = false;
         for (size_t t = 0; t < p->pos_tok[subject][1]; t++) p->used[p->pos_tok[subject][0] + t] = false;
@@ -220,7 +229,9 @@ static void s_rel_finish (s_parse_t *p, bool ok)
         memset (r, 0, sizeof *r);
         return;
     }
-    if (r->active && ok && s_relate (p, r->subject, r->kind, r->obj[0], b, false)) {
+    bool related = r->active && ok && s_relate (p, r->subject, r->kind, r->obj[0], b, false);
+    p->side_total = false;
+    if (related) {
         for (size_t t = 0; t < r->n; t++) p->used[r->toks[t]] = true;
         bmq_scene_part_t *sub = &p->req->part[r->subject];
         if (r->each && (!sub->count_given || sub->count == 1)) sub->count = p->req->part[r->obj[0]].count;
@@ -252,11 +263,22 @@ static void s_with_end (s_parse_t *p)
     p->with_n = 0;
     p->nwith = 0;
     p->with_applied = false;
+    p->with_each = false;
+}
+
+/* Does a recipe hold things on its top (a table, a desk, a dresser, a nightstand, a counter, a shelf)? */
+static bool s_holder (const json_t *recipe)
+{
+    const char *kind = json_string_value (json_object_get (recipe, "kind"));
+    const char *name = json_string_value (json_object_get (recipe, "name"));
+    return json_is_true (json_object_get (recipe, "holds")) || (kind && !strcmp (kind, "table"))
+           || (name && (strstr (name, "nightstand") || strstr (name, "counter") || strstr (name, "table")));
 }
 
 static void s_relation_word (s_parse_t *p, bmq_rel_t kind, size_t i, size_t n)
 {
     if (kind == BMQ_REL_OF && !(p->post && p->last >= 0)) { p->weak[i] = n == 1; p->post = false; return; }
+    bool was_post = p->post;
     s_rel_settle (p, false);
     int with_anchor = p->with_anchor, with_members[BMQ_SCENE_MAX_PARTS];      /* "with A and B on it": both */
     size_t nwith = p->nwith;
@@ -271,15 +293,53 @@ static void s_relation_word (s_parse_t *p, bmq_rel_t kind, size_t i, size_t n)
         s_use (p, i, n);
         return;
     }
+    if (kind == BMQ_REL_WITH && i > 0 && s_word (p, i - 1, "each") && p->norder) {
+        /* "two desks against the wall, each with a lamp": the last thing named in numbers, one per copy */
+        int to = -1;
+        for (size_t j = p->norder; j > 0 && to < 0; j--)
+            if (p->req->part[p->order[j - 1]].count >= 2) to = p->order[j - 1];
+        if (to >= 0) {
+            p->with_anchor = to;
+            p->with_each = true;
+            p->with_toks[p->with_n++] = i - 1;
+            for (size_t t = 0; t < n && p->with_n < 4; t++) p->with_toks[p->with_n++] = i + t;
+            return;
+        }
+    }
     if (kind == BMQ_REL_WITH) {
         p->with_anchor = p->last;
         if (p->last < 0 && i > 0 && p->k.t[i - 1].kind == BMQ_TOK_BREAK && p->k.t[i - 1].text[0] == ',' && p->norder)
             p->with_anchor = p->order[p->norder - 1];        /* "three chairs around a table, with a vase …": the table */
+        if (p->last >= 0 && was_post && p->norder >= 2 && p->order[p->norder - 1] == p->last) {
+            /* "a dresser facing the bed with a TV on top", "a nightstand on the right of the bed with a clock":
+             * the one the relation placed, when it holds things and the one it was placed by is not such */
+            int prev = p->order[p->norder - 2];
+            const bmq_scene_part_t *pp = &p->req->part[prev];
+            /* "a shelf on the wall above the desk with a few books on it": the shelf */
+            bool above = pp->relation == BMQ_REL_ABOVE;
+            if (pp->relation != BMQ_REL_NONE && pp->relation != BMQ_REL_ON && pp->relation != BMQ_REL_INSIDE
+                && pp->relation != BMQ_REL_UNDER && pp->ref[0] == p->last
+                && s_holder (pp->recipe) && (above || !s_holder (p->req->part[p->last].recipe)))
+                p->with_anchor = prev;
+        }
         for (size_t t = 0; t < n && p->with_n < 4; t++) p->with_toks[p->with_n++] = i + t;
         return;
     }
-    if (kind == BMQ_REL_EACH_SIDE && !s_word (p, i + n - 1, "of")) {  /* "a bed with a nightstand on each side": of the bed */
+    if (kind == BMQ_REL_EACH_SIDE) {
+        p->side_total = false;
+        for (size_t t = i; t < i + n; t++) p->side_total = p->side_total || s_word (p, t, "either") || s_word (p, t, "both");
+        if (p->last < 0 && i > 0 && s_word (p, i - 1, "one") && p->norder && p->req->part[p->order[p->norder - 1]].count >= 2) {
+            p->last = p->order[p->norder - 1];          /* "two floor lamps, one on each side of the sofa": the lamps */
+            p->side_total = true;
+            p->used[i - 1] = true;
+            s_pend_reset (p);
+        }
+    }
+    bool of_the = s_word (p, i + n - 1, "the") && s_word (p, i + n - 2, "of");     /* "on each side of the sofa" */
+    if (of_the) p->pend.definite = true;
+    if (kind == BMQ_REL_EACH_SIDE && !s_word (p, i + n - 1, "of") && !of_the) {  /* "a bed with a nightstand on each side": of the bed */
         if (s_relate (p, p->last, BMQ_REL_EACH_SIDE, s_antecedent (p, p->last), -1, false)) s_use (p, i, n);
+        p->side_total = false;
         return;
     }
     if (kind == BMQ_REL_BETWEEN && s_word (p, i, "in") && p->last >= 0 && !(i + n < p->k.n && p->mention[i + n].recipe)) {
@@ -364,6 +424,8 @@ static bool s_rel_feed (s_parse_t *p, int idx, bool fresh)
     else if (p->with_anchor >= 0 && idx != p->with_anchor && p->req->part[idx].relation == BMQ_REL_NONE
              && s_relate (p, idx, BMQ_REL_WITH, p->with_anchor, -1, true)) {
         p->with_applied = true;
+        bmq_scene_part_t *m = &p->req->part[idx];
+        if (p->with_each && (!m->count_given || m->count == 1)) { m->count = p->req->part[p->with_anchor].count; m->count_given = true; }
         if (p->nwith < BMQ_SCENE_MAX_PARTS) p->with_members[p->nwith++] = idx;
     }
     return object;
@@ -532,6 +594,21 @@ static size_t s_dims (s_parse_t *p, size_t i)
     return e - i;
 }
 
+/* "a cluttered desk: a monitor, a keyboard and a mug": what the list after the colon names with no
+ * place of its own is with the desk (on it when it fits there, see scene_compose). */
+static void s_colon_end (s_parse_t *p)
+{
+    int a = p->colon_anchor;
+    p->colon_anchor = -1;
+    if (a < 0) return;
+    for (size_t j = p->colon_from; j < p->norder; j++) {
+        int o = p->order[j];
+        bmq_scene_part_t *part = &p->req->part[o];
+        if (o != a && part->relation == BMQ_REL_NONE && part->spot == BMQ_SPOT_NONE && !part->has_position)
+            s_relate (p, o, BMQ_REL_WITH, a, -1, true);
+    }
+}
+
 /* One token (or phrase) at i that is not an object's name; returns how many tokens it took. */
 static size_t s_step (s_parse_t *p, size_t i)
 {
@@ -553,6 +630,12 @@ static size_t s_step (s_parse_t *p, size_t i)
         return n;
     }
     if (k->t[i].kind == BMQ_TOK_BREAK) {
+        if (k->t[i].text[0] != ',') s_colon_end (p);
+        if (k->t[i].text[0] == ':' && p->post && p->last >= 0 && s_holder (p->req->part[p->last].recipe)
+            && p->req->part[p->last].relation == BMQ_REL_NONE) {
+            p->colon_anchor = p->last;
+            p->colon_from = p->norder;
+        }
         if (k->t[i].text[0] != ',') p->sent_start = p->norder;      /* a sentence ends */
         s_pending_t spot = p->pend;         /* "in the middle of the room, a round table": the spot waits */
         bool keep = k->t[i].text[0] == ',' && spot.spot != BMQ_SPOT_NONE && !spot.negated;
@@ -610,10 +693,22 @@ static size_t s_step (s_parse_t *p, size_t i)
     case BMQ_W_WEAK: p->weak[i] = true; p->post = false; return n;
     case BMQ_W_CONNECT:
         s_use (p, i, n);
-        if (p->rel.active && p->rel.kind == BMQ_REL_BETWEEN && p->rel.stage == 1) { p->rel.stage = 2; return n; }
+        if (p->rel.active && p->rel.kind == BMQ_REL_BETWEEN && p->rel.stage == 1 && !p->rel.pronoun) { p->rel.stage = 2; return n; }
         s_end_clause (p, false);
         return n;
-    case BMQ_W_REL: s_relation_word (p, (bmq_rel_t) value, i, n); return n;
+    case BMQ_W_REL:
+        if ((bmq_rel_t) value == BMQ_REL_FACING && ((s_word (p, i + n, "each") && s_word (p, i + n + 1, "other"))
+                                                    || (s_word (p, i + n, "one") && s_word (p, i + n + 1, "another")))) {
+            /* "two desks facing each other": the copies of the phrase before turn to one another */
+            int who = p->last >= 0 ? p->last : p->norder ? p->order[p->norder - 1] : -1;
+            if (who >= 0 && p->req->part[who].count >= 2 && p->req->part[who].relation == BMQ_REL_NONE) {
+                p->req->part[who].each_other = true;
+                s_use (p, i, n + 2);
+            }
+            return n + 2;
+        }
+        s_relation_word (p, (bmq_rel_t) value, i, n);
+        return n;
     case BMQ_W_ARRANGE:
         if (p->post && p->last >= 0 && p->req->part[p->last].arrange == BMQ_ARRANGE_NONE) {
             p->req->part[p->last].arrange = (bmq_arrange_t) value;
@@ -699,7 +794,11 @@ static size_t s_step (s_parse_t *p, size_t i)
             if (s_word (p, i, "them"))
                 for (size_t j = p->norder; j > 0; j--)
                     if (p->order[j - 1] != p->rel.subject && p->req->part[p->order[j - 1]].count >= 2) { to = p->order[j - 1]; break; }
-            if (to >= 0) { p->rel.toks[p->rel.n < 8 ? p->rel.n++ : 7] = i; s_rel_feed (p, to, false); }
+            if (to >= 0) {
+                p->rel.toks[p->rel.n < 8 ? p->rel.n++ : 7] = i;
+                p->rel.pronoun = s_word (p, i, "them");
+                s_rel_feed (p, to, false);
+            }
         }
         return n;
     default:
@@ -750,7 +849,7 @@ int bmq_scene_parse (const bmq_recipe_book_t *book, const char *prompt, bmq_scen
         return -1;
     }
     p->req = req;
-    p->last = p->with_anchor = -1;
+    p->last = p->with_anchor = p->colon_anchor = -1;
     s_pend_reset (p);
     bmq_scene_find_mentions (book, &p->k, p->mention);
     for (size_t i = 0; i < p->k.n; ) {
@@ -763,6 +862,7 @@ int bmq_scene_parse (const bmq_recipe_book_t *book, const char *prompt, bmq_scen
     }
     s_end_clause (p, true);
     s_rel_finish (p, false);                        /* a relation still waiting for its subject */
+    s_colon_end (p);
     s_drop_negated (req);
     const json_t *basin = bmq_recipe_book_get (book, "bathroom_sink");
     for (size_t j = 0; basin && req->room.kind == BMQ_ROOM_BATHROOM && j < req->count; j++)

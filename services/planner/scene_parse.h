@@ -80,6 +80,8 @@ typedef struct {
     int    wall;                    /* 0 any, 1 back, 2 left, 3 right, 4 front */
     int    material;                /* -1, or a bmq_material index ("a leather sofa") */
     double clamped;                 /* a coordinate asked past ±1000 m (then moved to the bound, with a note); 0: none */
+    bool   with_given;              /* its NEXT_TO came from "X with Y": compose puts it ON X when X has a top it fits on */
+    bool   each_other;              /* "two desks facing each other": its copies face one another */
 } bmq_scene_part_t;
 
 #define BMQ_SCENE_MAX_NEGATED 16
