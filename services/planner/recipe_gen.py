@@ -189,7 +189,7 @@ R("vanity_table", "table", ["vanity", "vanity table", "dressing table", "makeup 
   table("vanity_table", 1.0, 0.45, 0.75, legs=2) + [box("vanity_table_mirror", 0.6, 0.03, 0.7, y=0.19, z=0.75, c=GLASS, metallic=0.8, rough=0.1)])
 R("ottoman", "seating", ["ottoman", "footstool", "foot stool", "pouf", "pouffe", "footrest", "hassock"], "A padded footstool",
   [box("ottoman_body", 0.6, 0.6, 0.36, c=FABRIC, main=True), box("ottoman_top", 0.62, 0.62, 0.06, z=0.36, c=FABRIC, main=True)], front="none")
-R("blanket_chest", "storage", ["chest", "blanket chest", "trunk", "toy chest", "toy box", "toybox", "storage chest", "hope chest"], "A lidded chest",
+R("blanket_chest", "storage", ["chest", "blanket chest", "trunk", "storage chest", "hope chest"], "A lidded chest",
   [box("blanket_chest_body", 0.9, 0.45, 0.42, c=WOOD, main=True), box("blanket_chest_lid", 0.92, 0.47, 0.05, z=0.42, c=DARKWOOD, main=True),
    box("blanket_chest_lock", 0.08, 0.02, 0.06, y=-0.235, z=0.34, c=BRASS, metallic=1.0, rough=0.3)], holds=True)
 R("coat_rack", "storage", ["coat rack", "coat stand", "hat stand", "hall tree", "coat hanger stand"], "A standing coat rack",
@@ -224,7 +224,7 @@ R("recliner", "seating", ["recliner", "reclining chair", "lazy boy", "la z boy",
   seat("recliner", 0.95, 0.95, 0.48, 1.05, arms=0.2, c=(0.35, 0.25, 0.2)), seat_=True)
 R("bean_bag", "seating", ["bean bag", "beanbag", "bean bag chair", "beanbag chair"], "A bean bag",
   [sph("bean_bag_body", 0.45, c=(0.7, 0.3, 0.2), sz=0.7, main=True)], front="none")
-R("office_chair", "seating", ["office chair", "desk chair", "swivel chair", "computer chair", "task chair", "gaming chair", "rolling chair", "chaise de bureau",
+R("office_chair", "seating", ["office chair", "desk chair", "swivel chair", "computer chair", "task chair", "ergonomic chair", "ergonomic office chair", "rolling chair", "chaise de bureau",
                               "silla de oficina", "burostuhl"], "An office chair on a five-star base",
   chairlike("office_chair", 0.55, 0.55, 0.5, 1.1, c=DARK, star=True), seat_=True)
 R("bar_stool", "seating", ["bar stool", "barstool", "counter stool", "high stool", "kitchen stool"], "A tall stool",
@@ -279,7 +279,7 @@ R("cabinet", "storage", ["cabinet", "storage cabinet", "cupboard cabinet", "util
   "A storage cabinet with doors", casegood("cabinet", 0.8, 0.45, 0.9, front="doors"), holds=True)
 R("kitchen_cabinet", "kitchen", ["kitchen cabinet", "kitchen cabinets", "kitchen cupboard", "kitchen unit", "lower cabinet", "kitchen base cabinet"],
   "A kitchen base cabinet with a worktop", casegood("kitchen_cabinet", 0.8, 0.6, 0.9, c=WHITE, front="doors"), holds=True)
-R("wall_cabinet", "kitchen", ["wall cabinet", "upper cabinet", "hanging cabinet", "wall cupboard", "medicine cabinet", "bathroom cabinet"],
+R("wall_cabinet", "kitchen", ["wall cabinet", "upper cabinet", "hanging cabinet", "wall cupboard", "medicine cabinet", "bathroom cabinet", "mirror cabinet", "mirrored cabinet", "medicine chest", "upper cupboard"],
   "A cabinet hung on the wall", [box("wall_cabinet_body", 0.8, 0.35, 0.7, z=1.45, c=WHITE, main=True),
                                  box("wall_cabinet_doors", 0.76, 0.012, 0.66, y=-0.181, z=1.47, c=WHITE, main=True),
                                  box("wall_cabinet_handle", 0.02, 0.02, 0.15, x=0.3, y=-0.197, z=1.5, c=METAL, metallic=1.0)], place="wall", holds=True)
@@ -319,14 +319,14 @@ R("curtains", "textile", ["curtains", "curtain", "drapes", "drape", "window curt
    box("curtains_right", 0.5, 0.06, 2.2, x=0.62, z=0.03, c=(0.7, 0.65, 0.55), main=True)], place="wall")
 R("blinds", "textile", ["blinds", "window blind", "roller blind", "venetian blinds", "shades", "roman shade", "window shade"], "A window blind",
   [box("blinds_slats", 1.2, 0.03, 1.2, z=1.0, c=WHITE, main=True), box("blinds_head", 1.24, 0.05, 0.06, z=2.2, c=WHITE)], place="wall")
-R("painting", "wall decor", ["painting", "picture", "artwork", "art", "canvas", "framed picture", "framed print", "print", "framed art", "wall art", "portrait",
+R("painting", "wall decor", ["painting", "picture", "artwork", "art", "framed picture", "framed print", "print", "framed art", "wall art", "portrait",
                              "landscape painting", "oil painting", "tableau", "peinture", "cuadro", "pintura", "quadro", "bild", "gemalde", "dipinto"],
   "A framed painting on the wall", panel("painting", 0.9, 0.65, 0.04, 1.3, c=DARKWOOD, face=(0.3, 0.5, 0.7), face_name="canvas"), place="wall")
 R("poster", "wall decor", ["poster", "wall poster", "movie poster", "affiche", "cartel", "afiche"], "A poster on the wall",
   panel("poster", 0.6, 0.9, 0.01, 1.2, c=WHITE, face=(0.8, 0.4, 0.2), face_name="print", margin=0.02), place="wall")
 R("mirror", "wall decor", ["mirror", "wall mirror", "bathroom mirror", "vanity mirror", "miroir", "espejo", "espelho", "spiegel", "specchio"],
   "A framed mirror on the wall", panel("mirror", 0.7, 0.9, 0.03, 1.1, c=BRASS, face=GLASS, face_name="glass", face_metal=1.0), place="wall")
-R("floor_mirror", "decor", ["floor mirror", "standing mirror", "full length mirror", "full-length mirror", "cheval mirror", "leaning mirror", "dressing mirror"],
+R("floor_mirror", "decor", ["floor mirror", "standing mirror", "full length mirror", "full-length mirror", "cheval mirror", "leaning mirror", "dressing mirror", "tall mirror", "body mirror"],
   "A tall standing mirror", panel("floor_mirror", 0.6, 1.7, 0.04, 0.0, c=DARKWOOD, face=GLASS, face_name="glass", face_metal=1.0) +
   [box("floor_mirror_foot", 0.6, 0.35, 0.04, c=DARKWOOD)])
 R("wall_clock", "wall decor", ["wall clock", "clock", "kitchen clock", "round clock", "horloge", "reloj de pared", "reloj", "relogio", "uhr", "orologio"],
@@ -338,7 +338,7 @@ R("photo_frame", "decor", ["photo frame", "picture frame", "photo", "framed phot
 R("whiteboard", "office", ["whiteboard", "white board", "dry erase board", "marker board", "blackboard", "chalkboard", "bulletin board", "cork board", "corkboard",
                            "pin board", "notice board", "tableau blanc", "pizarra"], "A board on the wall",
   panel("whiteboard", 1.2, 0.9, 0.03, 1.0, c=METAL, face=WHITE, face_name="board", margin=0.03), place="wall")
-R("wall_tv", "electronics", ["wall tv", "wall mounted tv", "mounted tv", "tv on the wall", "wall television", "flat screen on the wall"], "A TV on the wall",
+R("wall_tv", "electronics", ["wall tv", "wall mounted tv", "mounted tv", "tv on the wall", "wall television", "flat screen on the wall", "big screen tv", "big screen", "large screen tv", "huge tv", "wall mounted television"], "A TV on the wall",
   panel("wall_tv", 1.25, 0.72, 0.05, 1.1, c=DARK, face=(0.02, 0.02, 0.03), face_name="screen", margin=0.015), place="wall")
 R("coat_hooks", "storage", ["coat hooks", "wall hooks", "hook rail", "coat hook", "peg rail", "key rack"], "A rail of hooks on the wall",
   [box("coat_hooks_rail", 0.8, 0.03, 0.1, z=1.6, c=WOOD, main=True), box("coat_hooks_pegs", 0.7, 0.06, 0.03, y=-0.04, z=1.62, c=BRASS, metallic=1.0)], place="wall")
@@ -385,7 +385,7 @@ R("table_lamp", "lighting", ["table lamp", "night lamp", "nightstand lamp", "sma
                              "lampara de mesa", "nachttischlampe"], "A table lamp with a fabric shade",
   [sph("table_lamp_base", 0.08, c=(0.75, 0.7, 0.65), sz=1.2, main=True), cyl("table_lamp_stem", 0.012, 0.12, z=0.18, c=BRASS, metallic=1.0),
    cone("table_lamp_shade", 0.15, 0.1, 0.18, z=0.28, c=(0.95, 0.92, 0.8), v=24, main=True)], place="surface", front="none")
-R("pendant_lamp", "lighting", ["pendant lamp", "ceiling lamp", "ceiling light", "hanging lamp", "pendant light", "chandelier", "light fixture", "lustre", "lampara de techo"],
+R("pendant_lamp", "lighting", ["pendant lamp", "ceiling lamp", "ceiling light", "hanging lamp", "pendant light", "light fixture", "lampara de techo"],
   "A lamp hanging from the ceiling", [cyl("pendant_lamp_cord", 0.008, 0.6, z=2.0, c=DARK), cone("pendant_lamp_shade", 0.25, 0.05, 0.22, z=1.8, c=BRASS, v=24, metallic=0.8, main=True)],
   place="wall", front="none")
 R("wall_sconce", "lighting", ["wall sconce", "sconce", "wall lamp", "wall light", "applique", "aplique"], "A lamp on the wall",
@@ -460,7 +460,7 @@ R("wine_rack", "kitchen", ["wine rack", "bottle rack", "wine shelf", "casier a b
   [box("wine_rack_frame", 0.6, 0.3, 0.9, c=WOOD, main=True), box("wine_rack_bottles", 0.5, 0.28, 0.7, z=0.1, c=(0.2, 0.35, 0.2))])
 R("fruit_bowl", "kitchen", ["fruit bowl", "bowl of fruit", "bowl of apples", "fruit basket", "bowl of fruits", "corbeille de fruits", "frutero"],
   "A bowl of fruit", [cyl("fruit_bowl_bowl", 0.14, 0.07, c=WHITE, v=24, main=True), sph("fruit_bowl_fruit", 0.1, z=0.05, c=(0.8, 0.2, 0.1), sz=0.6)], place="surface", front="none")
-R("dish_rack", "kitchen", ["dish rack", "dish drainer", "drying rack", "dish drying rack", "egouttoir", "escurridor"], "A dish rack",
+R("dish_rack", "kitchen", ["dish rack", "dish drainer", "dish drying rack", "dish drainer rack", "egouttoir", "escurridor"], "A dish rack",
   [box("dish_rack_tray", 0.45, 0.32, 0.03, c=METAL, metallic=1.0), box("dish_rack_plates", 0.35, 0.05, 0.22, z=0.03, c=WHITE, main=True)], place="surface")
 R("trash_bin_kitchen", "kitchen", ["pedal bin", "kitchen bin", "recycling bin", "compost bin", "step bin"], "A pedal bin",
   [box("trash_bin_kitchen_body", 0.32, 0.32, 0.6, c=METAL, metallic=1.0, main=True), box("trash_bin_kitchen_lid", 0.33, 0.33, 0.03, z=0.6, c=DARK)])
@@ -484,7 +484,7 @@ R("shower", "bathroom", ["shower", "shower stall", "shower cabin", "shower enclo
 R("bathroom_sink", "bathroom", ["bathroom sink", "washbasin", "wash basin", "basin", "vanity sink", "bathroom vanity", "hand basin", "lavabo", "lavatorio",
                                 "waschbecken"], "A washbasin on a vanity",
   casegood("bathroom_sink", 0.7, 0.48, 0.85, c=WHITE, front="doors") + [box("bathroom_sink_bowl", 0.45, 0.35, 0.02, z=0.85, c=(0.95, 0.95, 0.97), rough=0.1)])
-R("towel_rack", "bathroom", ["towel rack", "towel rail", "towel bar", "towel holder", "towel", "towels", "bath towel", "serviette", "toalla", "toalha", "handtuch"],
+R("towel_rack", "bathroom", ["towel rack", "towel rail", "towel bar", "towel holder", "towel ring", "towel hook", "heated towel rail"],
   "A towel on a rail on the wall", [box("towel_rack_rail", 0.6, 0.05, 0.02, z=1.2, c=METAL, metallic=1.0), box("towel_rack_towel", 0.5, 0.04, 0.5, y=-0.03, z=0.72, c=(0.9, 0.9, 0.95), main=True)],
   place="wall")
 R("washing_machine", "laundry", ["washing machine", "washer", "laundry machine", "washing mashine", "lave linge", "lavadora", "maquina de lavar", "waschmaschine",
@@ -508,7 +508,7 @@ R("desk_organizer", "office", ["desk organizer", "pen holder", "pencil cup", "pe
   [cyl("desk_organizer_cup", 0.04, 0.1, c=DARK, main=True), cyl("desk_organizer_pens", 0.025, 0.06, z=0.1, c=(0.2, 0.3, 0.8))], place="surface", front="none")
 R("paper_stack", "office", ["papers", "stack of papers", "paper stack", "documents", "folder", "folders", "binder", "notebook paper", "files"], "A stack of papers",
   [box("paper_stack_pile", 0.3, 0.22, 0.05, c=WHITE, main=True)], place="surface")
-R("office_plant", "plant", ["office plant", "corner plant", "potted tree", "plant in the corner"], "A tall potted plant in a square planter",
+R("office_plant", "plant", ["office plant", "corner plant", "potted tree"], "A tall potted plant in a square planter",
   [box("office_plant_planter", 0.4, 0.4, 0.45, c=DARK), sph("office_plant_leaves", 0.4, z=0.45, c=GREEN, sz=1.5, main=True)], front="none")
 R("typewriter", "office", ["typewriter", "type writer", "machine a ecrire", "maquina de escribir"], "A typewriter",
   [box("typewriter_body", 0.4, 0.3, 0.12, c=DARK, main=True), cyl("typewriter_roller", 0.025, 0.42, y=0.1, z=0.14, c=GREY, rot=[0, 1.5708, 0])], place="surface")
@@ -568,7 +568,7 @@ R("nightstand", "storage", ["nightstand", "night stand", "bedside table", "night
 R("wardrobe", "storage", ["wardrobe", "closet", "armoire", "cupboard", "clothes cupboard", "garde robe", "penderie", "armario", "ropero", "guarda roupa",
                           "guardarropa", "roupeiro", "armadio", "kleiderschrank", "schrank"], "A tall two-door wardrobe",
   casegood("wardrobe", 1.2, 0.6, 2.0, front="doors"), holds=True)
-R("sofa", "seating", ["sofa", "couch", "settee", "sofa bed", "sofabed", "futon", "seater sofa", "canape", "divan", "divano", "sofá"], "A three-seat sofa with arms and a backrest",
+R("sofa", "seating", ["sofa", "couch", "settee", "seater sofa", "canape", "divan", "divano", "sofá"], "A three-seat sofa with arms and a backrest",
   seat("sofa", 2.0, 0.9, 0.45, 0.85, arms=0.2, c=(0.45, 0.5, 0.6)), seat_=True)
 R("bookshelf", "storage", ["bookshelf", "bookcase", "book shelf", "shelf", "shelves", "etagere", "bibliotheque", "estanteria", "libreria", "buecherregal",
                            "bücherregal", "regal"], "A bookshelf: two sides, a back and four boards",
@@ -579,6 +579,252 @@ R("bookshelf", "storage", ["bookshelf", "bookcase", "book shelf", "shelf", "shel
 R("vase", "decor", ["vase", "flower vase", "vase of flowers", "jarron", "florero", "vaso de flores", "jarra de flores", "vaso", "blumenvase"],
   "A round vase with flowers", [sph("vase_body", 0.07, c=(0.2, 0.35, 0.7), sz=1.3, main=True, rough=0.2), sph("vase_flowers", 0.07, z=0.17, c=(0.9, 0.35, 0.45))],
   place="surface", front="none")
+
+# ---- more of what people put in rooms (issue 26, the held-out failures and the room kinds people describe) ----
+RED = (0.75, 0.15, 0.12)
+BLUE = (0.2, 0.35, 0.7)
+PINK = (0.92, 0.6, 0.7)
+YELLOW = (0.9, 0.75, 0.2)
+BLACK = (0.05, 0.05, 0.05)
+
+# kids rooms and nurseries
+R("toy_box", "toy", ["toy box", "toybox", "toy chest", "toy bin", "toy storage", "toy trunk", "toy basket", "coffre a jouets", "baul de juguetes"],
+  "A painted lidded toy box", [box("toy_box_body", 0.8, 0.45, 0.45, c=(0.3, 0.55, 0.75), main=True), box("toy_box_lid", 0.82, 0.47, 0.05, z=0.45, c=(0.9, 0.75, 0.2), main=True)], holds=True)
+R("dollhouse", "toy", ["dollhouse", "doll house", "dolls house", "doll s house", "maison de poupee", "casa de munecas"], "A doll's house with a pitched roof",
+  [box("dollhouse_body", 0.7, 0.35, 0.6, c=PINK, main=True), cone("dollhouse_roof", 0.5, 0.0, 0.3, z=0.6, c=RED, v=4, main=True),
+   box("dollhouse_door", 0.12, 0.01, 0.2, y=-0.18, c=WHITE)])
+R("changing_table", "nursery", ["changing table", "change table", "changing station", "changing unit", "baby changing table", "diaper changing table",
+                                "changing dresser", "table a langer", "cambiador"], "A baby changing table with a padded top",
+  casegood("changing_table", 0.9, 0.5, 0.9, c=WHITE, front="drawers") + [box("changing_table_pad", 0.8, 0.45, 0.08, z=0.9, c=(0.7, 0.85, 0.9))], holds=True)
+R("mobile", "nursery", ["mobile", "baby mobile", "crib mobile", "cot mobile", "hanging mobile", "mobile musical"], "A baby mobile on an arm, toys hanging from it",
+  [cyl("mobile_post", 0.012, 0.75, c=WHITE), box("mobile_arm", 0.4, 0.02, 0.02, x=0.2, z=0.73, c=WHITE),
+   sph("mobile_toys", 0.09, x=0.35, z=0.5, c=(0.95, 0.75, 0.3), sz=1.3, main=True)], place="surface", front="none")
+R("playpen", "nursery", ["playpen", "play pen", "play yard", "baby playpen", "parc bebe", "corralito"], "A square playpen with mesh sides",
+  [box("playpen_floor", 1.0, 1.0, 0.08, c=(0.4, 0.5, 0.7), main=True), box("playpen_sides", 1.0, 1.0, 0.6, z=0.08, c=(0.85, 0.88, 0.9), main=True)], front="none")
+R("toy_car", "toy", ["toy car", "car toy", "toy truck", "toy train", "race car toy", "model car", "voiture jouet", "cochecito"], "A small toy car",
+  [box("toy_car_body", 0.2, 0.1, 0.06, z=0.02, c=RED, main=True), box("toy_car_cabin", 0.1, 0.09, 0.05, z=0.08, c=RED, main=True),
+   box("toy_car_wheels", 0.16, 0.11, 0.03, c=BLACK)], place="surface")
+R("slide", "toy", ["slide", "kids slide", "toy slide", "playground slide", "indoor slide", "toboggan", "tobogan"], "A children's plastic slide",
+  [box("slide_steps", 0.5, 0.4, 1.0, y=0.5, c=(0.3, 0.6, 0.3), main=True), box("slide_chute", 0.45, 1.3, 0.05, y=-0.35, z=0.4, c=YELLOW, main=True)])
+R("ball_pit", "toy", ["ball pit", "ball pool", "ball pond", "piscine a balles", "piscina de bolas"], "A round ball pit full of coloured balls",
+  [cyl("ball_pit_wall", 0.6, 0.35, c=(0.3, 0.5, 0.8), v=24, main=True), sph("ball_pit_balls", 0.55, z=0.05, c=(0.9, 0.3, 0.3), sz=0.3)], front="none")
+R("play_tent", "toy", ["play tent", "teepee", "tipi", "kids tent", "play teepee", "tente de jeu"], "A kids' teepee tent",
+  [cone("play_tent_cover", 0.65, 0.05, 1.5, c=BEIGE, v=6, main=True)], front="none")
+R("kids_table", "table", ["kids table", "children s table", "child table", "play table", "activity table", "toddler table", "childrens table"],
+  "A low children's table", table("kids_table", 0.7, 0.5, 0.48, c=WHITE, leg=0.04))
+R("stroller", "nursery", ["stroller", "pram", "pushchair", "baby carriage", "buggy", "poussette", "cochecito de bebe"], "A baby stroller",
+  [box("stroller_seat", 0.5, 0.6, 0.45, z=0.35, c=(0.25, 0.3, 0.4), main=True), box("stroller_wheels", 0.55, 0.8, 0.3, c=BLACK),
+   box("stroller_handle", 0.5, 0.05, 0.4, y=0.35, z=0.7, c=METAL, metallic=1.0)])
+
+# seating and beds
+R("gaming_chair", "seating", ["gaming chair", "gamer chair", "racing chair", "game chair", "esports chair", "e sports chair", "chaise gaming", "silla gamer"],
+  "A high-backed gaming chair on a five-star base",
+  chairlike("gaming_chair", 0.6, 0.6, 0.5, 1.35, c=BLACK, star=True) + [box("gaming_chair_stripe", 0.2, 0.01, 0.8, y=0.27, z=0.52, c=RED)], seat_=True)
+R("sofa_bed", "seating", ["sofa bed", "sofabed", "futon", "sleeper sofa", "pull out couch", "pull out sofa", "convertible sofa", "click clack", "canape lit",
+                          "sofa cama", "bettsofa"], "A sofa bed folded as a sofa",
+  seat("sofa_bed", 1.9, 0.95, 0.45, 0.85, arms=0.12, c=(0.5, 0.45, 0.4)), seat_=True)
+R("piano_bench", "seating", ["piano bench", "piano stool", "piano seat", "keyboard bench", "banc de piano", "banqueta de piano"], "A padded piano bench",
+  [box("piano_bench_legs", 0.72, 0.32, 0.44, c=BLACK), box("piano_bench_seat", 0.76, 0.36, 0.06, z=0.44, c=BLACK, main=True, rough=0.3)])
+R("window_seat", "seating", ["window seat", "window bench", "bay window seat", "window nook", "reading nook seat"], "A cushioned bench seat under a window",
+  [box("window_seat_base", 1.4, 0.5, 0.4, c=WHITE, main=True), box("window_seat_cushion", 1.36, 0.46, 0.08, z=0.4, c=(0.6, 0.65, 0.75), main=True)])
+R("canopy_bed", "bed", ["canopy bed", "four poster bed", "four poster", "poster bed", "lit a baldaquin", "cama con dosel"], "A double bed with four posts and a canopy",
+  [box("canopy_bed_frame", 1.6, 2.1, 0.3, c=WOOD), box("canopy_bed_mattress", 1.52, 2.0, 0.25, z=0.3, c=WHITE, main=True),
+   box("canopy_bed_posts", 1.6, 2.1, 0.06, z=2.0, c=DARKWOOD), box("canopy_bed_headboard", 1.6, 0.08, 2.06, y=1.01, c=WOOD, main=True)])
+R("hammock", "seating", ["hammock", "hammock chair", "hamac", "hamaca"], "A hammock on its stand",
+  [box("hammock_stand", 2.8, 0.1, 0.1, c=WOOD), box("hammock_bed", 2.0, 0.8, 0.1, z=0.5, c=BEIGE, main=True),
+   box("hammock_ends", 2.7, 0.08, 1.2, c=WOOD)])
+R("sun_lounger", "seating", ["sun lounger", "deck chair", "deckchair", "lounger", "pool lounger", "patio lounger", "sunbed", "chaise longue outdoor",
+                             "transat", "tumbona"], "A reclining outdoor sun lounger",
+  [box("sun_lounger_frame", 0.65, 1.9, 0.3, c=WHITE), box("sun_lounger_pad", 0.6, 1.3, 0.06, y=-0.3, z=0.3, c=BEIGE, main=True),
+   box("sun_lounger_back", 0.6, 0.1, 0.6, y=0.6, z=0.3, c=BEIGE, main=True)], seat_=True)
+R("patio_chair", "seating", ["patio chair", "garden chair", "outdoor chair", "lawn chair", "adirondack chair", "bistro chair", "terrace chair",
+                             "chaise de jardin", "silla de jardin"], "An outdoor chair",
+  chairlike("patio_chair", 0.55, 0.55, 0.44, 0.9, c=(0.3, 0.32, 0.3)), seat_=True)
+R("weight_bench", "sport", ["weight bench", "bench press", "workout bench", "exercise bench", "gym bench", "banc de musculation"], "A padded weight bench",
+  [box("weight_bench_frame", 0.3, 1.2, 0.38, c=DARK), box("weight_bench_pad", 0.3, 1.2, 0.07, z=0.38, c=BLACK, main=True)])
+
+# tables
+R("pool_table", "game", ["pool table", "billiard table", "billiards table", "snooker table", "billard", "mesa de billar"], "A pool table with green cloth",
+  [box("pool_table_body", 2.4, 1.3, 0.7, c=DARKWOOD, main=True), box("pool_table_cloth", 2.2, 1.1, 0.1, z=0.7, c=(0.1, 0.45, 0.2)),
+   box("pool_table_rails", 2.4, 1.3, 0.06, z=0.74, c=DARKWOOD, main=True)])
+R("ping_pong_table", "game", ["ping pong table", "table tennis table", "ping pong", "table tennis", "table de ping pong"], "A table tennis table with its net",
+  [box("ping_pong_table_top", 2.74, 1.52, 0.04, z=0.72, c=(0.1, 0.3, 0.55), main=True), box("ping_pong_table_legs", 2.2, 1.2, 0.72, c=DARK),
+   box("ping_pong_table_net", 0.03, 1.6, 0.15, z=0.76, c=WHITE)])
+R("foosball_table", "game", ["foosball table", "foosball", "table football", "table soccer", "baby foot", "babyfoot", "futbolin"], "A foosball table",
+  [box("foosball_table_box", 1.4, 0.75, 0.25, z=0.65, c=WOOD, main=True), box("foosball_table_legs", 1.3, 0.65, 0.65, c=DARK),
+   box("foosball_table_rods", 1.0, 1.1, 0.04, z=0.85, c=METAL, metallic=1.0)])
+R("arcade_machine", "game", ["arcade machine", "arcade cabinet", "arcade game", "pinball machine", "pinball", "borne d arcade"], "An upright arcade cabinet",
+  [box("arcade_machine_cabinet", 0.7, 0.8, 1.8, c=(0.15, 0.1, 0.35), main=True), box("arcade_machine_screen", 0.55, 0.01, 0.45, y=-0.405, z=1.2, c=(0.1, 0.5, 0.9)),
+   box("arcade_machine_panel", 0.65, 0.3, 0.08, y=-0.5, z=0.95, c=RED)])
+R("drafting_table", "table", ["drafting table", "drawing table", "drawing desk", "architect table", "table a dessin"], "A tilted drafting table",
+  [box("drafting_table_base", 1.0, 0.6, 0.85, c=METAL, metallic=0.8), box("drafting_table_board", 1.1, 0.75, 0.03, z=0.85, c=WHITE, main=True)])
+R("reception_desk", "office", ["reception desk", "front desk", "reception counter", "check in desk", "service counter", "welcome desk", "comptoir d accueil"],
+  "A reception counter", [box("reception_desk_body", 2.0, 0.7, 1.05, c=WOOD, main=True), box("reception_desk_top", 2.04, 0.35, 0.04, y=-0.2, z=1.05, c=WHITE)])
+R("patio_table", "table", ["patio table", "garden table", "outdoor table", "picnic table", "terrace table", "table de jardin", "mesa de jardin"],
+  "An outdoor table", table("patio_table", 1.2, 0.8, 0.73, c=(0.3, 0.32, 0.3), leg=0.04))
+
+# storage and kitchen
+R("bar_cart", "kitchen", ["bar cart", "drinks trolley", "drinks cart", "drink cart", "bar trolley", "serving cart", "tea trolley", "tea cart", "serving trolley",
+                          "chariot de bar", "carrito de bar"], "A two-tier bar cart with bottles",
+  [box("bar_cart_frame", 0.75, 0.45, 0.85, c=BRASS, metallic=1.0, rough=0.3), box("bar_cart_shelf", 0.72, 0.42, 0.03, z=0.8, c=GLASS, main=True),
+   box("bar_cart_bottles", 0.4, 0.15, 0.3, z=0.83, c=(0.3, 0.15, 0.1))])
+R("spice_rack", "kitchen", ["spice rack", "spice shelf", "spice jars", "spice holder", "spice organizer", "etagere a epices", "especiero"],
+  "A small spice shelf on the wall", [box("spice_rack_shelf", 0.5, 0.1, 0.3, z=1.4, c=WOOD, main=True), box("spice_rack_jars", 0.44, 0.06, 0.1, y=-0.02, z=1.43, c=(0.8, 0.4, 0.15))],
+  place="wall")
+R("pot_rack", "kitchen", ["pot rack", "hanging pot rack", "pan rack", "pot hanger", "pot and pan rack", "utensil rail"],
+  "A rack on two posts with pots and pans hanging from its rail (stands on a counter or an island)",
+  [box("pot_rack_post_1", 0.04, 0.04, 0.8, x=-0.43, c=METAL, metallic=1.0), box("pot_rack_post_2", 0.04, 0.04, 0.8, x=0.43, c=METAL, metallic=1.0),
+   box("pot_rack_rail", 0.9, 0.04, 0.04, z=0.76, c=METAL, metallic=1.0), box("pot_rack_pans", 0.7, 0.1, 0.3, z=0.42, c=(0.6, 0.4, 0.25), metallic=0.8, main=True)],
+  place="surface")
+R("blender", "kitchen", ["blender", "food processor", "smoothie maker", "stand mixer", "mixer", "kitchen mixer", "mixeur", "licuadora", "liquidificador"],
+  "A kitchen blender", [box("blender_base", 0.16, 0.16, 0.12, c=DARK, main=True), cyl("blender_jug", 0.065, 0.25, z=0.12, c=GLASS, rough=0.1)], place="surface")
+R("popcorn_machine", "appliance", ["popcorn machine", "popcorn maker", "popcorn cart", "machine a popcorn", "maquina de palomitas"], "A popcorn cart",
+  [box("popcorn_machine_cart", 0.5, 0.4, 0.75, c=RED, main=True), box("popcorn_machine_kettle", 0.48, 0.38, 0.55, z=0.75, c=GLASS, rough=0.1),
+   box("popcorn_machine_roof", 0.52, 0.42, 0.06, z=1.3, c=RED, main=True)])
+R("toolbox", "garage", ["toolbox", "tool box", "tool chest", "tool case", "tool kit", "toolkit", "boite a outils", "caja de herramientas"], "A metal toolbox",
+  [box("toolbox_body", 0.5, 0.22, 0.22, c=RED, main=True, metallic=0.5), box("toolbox_handle", 0.3, 0.03, 0.05, z=0.22, c=DARK)], place="surface")
+R("pegboard", "garage", ["pegboard", "peg board", "tool wall", "tool board", "tool rack", "panneau perfore"], "A pegboard with tools on the wall",
+  [box("pegboard_board", 1.2, 0.03, 0.8, z=1.0, c=(0.75, 0.6, 0.4), main=True), box("pegboard_tools", 0.9, 0.05, 0.5, y=-0.04, z=1.15, c=GREY, metallic=0.8)],
+  place="wall")
+R("metal_shelving", "garage", ["metal shelving", "metal shelf", "storage rack", "shelving unit", "utility shelf", "garage shelf", "wire shelf", "etagere metallique"],
+  "A metal shelving unit", [box("metal_shelving_posts", 1.0, 0.45, 1.8, c=GREY, metallic=0.8, main=True), box("metal_shelving_boxes", 0.9, 0.4, 0.35, z=0.9, c=BEIGE)],
+  holds=True)
+R("bicycle", "garage", ["bicycle", "bike", "road bike", "mountain bike", "velo", "bicicleta", "fahrrad"], "A bicycle standing on its wheels",
+  [cyl("bicycle_wheel_back", 0.33, 0.04, x=-0.5, z=0.33, c=BLACK, rot=[1.5708, 0, 0], v=24), cyl("bicycle_wheel_front", 0.33, 0.04, x=0.5, z=0.33, c=BLACK, rot=[1.5708, 0, 0], v=24),
+   box("bicycle_frame", 0.95, 0.04, 0.45, z=0.45, c=RED, main=True),
+   box("bicycle_bars", 0.05, 0.5, 0.05, x=0.4, z=0.95, c=DARK)], front="+x")
+R("lawn_mower", "garage", ["lawn mower", "lawnmower", "mower", "tondeuse", "cortacesped"], "A push lawn mower",
+  [box("lawn_mower_deck", 0.5, 0.6, 0.3, c=(0.2, 0.5, 0.2), main=True), box("lawn_mower_handle", 0.45, 0.04, 0.9, y=0.45, z=0.3, c=DARK)])
+R("ladder", "garage", ["ladder", "step ladder", "stepladder", "step stool", "escabeau", "escalera de mano", "escada"], "A step ladder",
+  [box("ladder_rails", 0.45, 0.6, 1.5, c=METAL, metallic=0.8, main=True), box("ladder_top", 0.45, 0.25, 0.05, z=1.5, c=GREY)])
+R("drying_rack", "laundry", ["clothes drying rack", "clothes horse", "airer", "laundry rack", "clothes airer", "drying rack for clothes", "etendoir", "tendedero"],
+  "A folding clothes airer", [box("drying_rack_frame", 1.2, 0.55, 0.95, c=WHITE, main=True), box("drying_rack_clothes", 0.9, 0.5, 0.3, z=0.6, c=FABRIC)])
+R("utility_sink", "laundry", ["utility sink", "laundry sink", "laundry tub", "mop sink", "deep sink"], "A deep utility sink on legs",
+  [box("utility_sink_tub", 0.6, 0.55, 0.35, z=0.55, c=WHITE, main=True), box("utility_sink_legs", 0.56, 0.5, 0.55, c=GREY)])
+R("clothes_pile", "laundry", ["laundry pile", "pile of laundry", "pile of clothes", "clothes pile", "heap of clothes", "dirty clothes",
+                             "stack of clothes", "folded clothes"], "A heap of clothes",
+  [sph("clothes_pile_heap", 0.18, c=(0.5, 0.55, 0.65), sx=1.1, sz=0.5, main=True)], place="surface", front="none")
+R("cash_register", "cafe", ["cash register", "point of sale", "checkout counter", "caisse enregistreuse", "caja registradora"],
+  "A cash register", [box("cash_register_body", 0.4, 0.4, 0.12, c=DARK, main=True), box("cash_register_screen", 0.25, 0.03, 0.15, y=0.1, z=0.12, c=(0.1, 0.4, 0.7))],
+  place="surface")
+R("pastry_case", "cafe", ["pastry case", "display counter", "cake display", "bakery display", "food display case", "deli counter", "vitrine refrigeree"],
+  "A glass-topped display counter", [box("pastry_case_base", 1.5, 0.7, 0.85, c=WOOD, main=True), box("pastry_case_glass", 1.45, 0.65, 0.45, z=0.85, c=GLASS, rough=0.05)],
+  holds=True)
+R("vending_machine", "appliance", ["vending machine", "snack machine", "soda machine", "drinks machine", "distributeur automatique", "maquina expendedora"],
+  "A vending machine", appliance("vending_machine", 0.9, 0.8, 1.85, c=(0.7, 0.15, 0.15), door="window"))
+R("paper_shredder", "office", ["paper shredder", "shredder", "destructeur de documents", "trituradora"], "A paper shredder",
+  [box("paper_shredder_bin", 0.35, 0.25, 0.5, c=DARK, main=True), box("paper_shredder_head", 0.36, 0.26, 0.08, z=0.5, c=GREY)])
+R("school_desk", "classroom", ["school desk", "student desk with chair", "classroom desk", "pupil desk", "pupitre", "pupitre escolar"],
+  "A school desk", table("school_desk", 0.7, 0.5, 0.72, c=LIGHTWOOD, leg=0.03, leg_c=GREY))
+R("music_stand", "music", ["music stand", "sheet music stand", "pupitre de musique", "atril"], "A music stand",
+  [cyl("music_stand_pole", 0.012, 1.1, c=DARK), box("music_stand_desk", 0.5, 0.03, 0.35, y=0.0, z=1.0, c=DARK, main=True)], front="none")
+R("amplifier", "music", ["amplifier", "amp", "guitar amp", "guitar amplifier", "ampli", "amplificador"], "A guitar amplifier",
+  [box("amplifier_body", 0.55, 0.28, 0.45, c=BLACK, main=True), box("amplifier_grille", 0.5, 0.01, 0.3, y=-0.145, z=0.05, c=(0.2, 0.2, 0.2))])
+R("microphone", "music", ["microphone", "mic", "podcast microphone", "studio microphone", "condenser microphone", "microphone stand", "microfono"],
+  "A microphone on a desk stand", [cyl("microphone_base", 0.07, 0.02, c=DARK), cyl("microphone_stem", 0.008, 0.2, z=0.02, c=DARK),
+                                   cyl("microphone_head", 0.03, 0.1, z=0.22, c=(0.25, 0.25, 0.27), main=True)], place="surface", front="none")
+R("sewing_machine", "craft", ["sewing machine", "machine a coudre", "maquina de coser", "maquina de costura", "nahmaschine"], "A sewing machine",
+  [box("sewing_machine_base", 0.42, 0.2, 0.08, c=WHITE, main=True), box("sewing_machine_arm", 0.36, 0.16, 0.24, x=0.03, z=0.08, c=WHITE, main=True)], place="surface")
+R("mannequin", "craft", ["mannequin", "dress form", "dressmaker dummy", "tailor dummy", "tailors dummy", "dress dummy", "maniqui"], "A dress form on a stand",
+  [cyl("mannequin_stand", 0.2, 0.03, c=DARK), cyl("mannequin_pole", 0.015, 0.9, z=0.03, c=DARK),
+   sph("mannequin_torso", 0.2, z=0.9, c=BEIGE, sy=0.7, sz=1.8, main=True)], front="none")
+
+# art studio
+R("canvas", "art", ["canvas", "blank canvas", "art canvas", "stretched canvas", "canvas board", "toile", "lienzo"], "A stretched canvas leaning on the floor",
+  [box("canvas_frame", 0.6, 0.03, 0.8, c=LIGHTWOOD), box("canvas_face", 0.58, 0.004, 0.78, y=-0.017, z=0.01, c=(0.97, 0.96, 0.93), main=True)])
+R("paint_jar", "art", ["paint jar", "jar of paint", "paint pot", "pot of paint", "paint can", "can of paint", "paint tin", "paint bottle", "pot de peinture",
+                       "bote de pintura"], "A jar of paint", [cyl("paint_jar_glass", 0.045, 0.1, c=GLASS, rough=0.1), cyl("paint_jar_paint", 0.042, 0.07, z=0.005, c=(0.2, 0.4, 0.85), main=True)],
+  place="surface", front="none")
+R("paintbrush", "art", ["paintbrush", "paint brush", "brush", "brushes in a jar", "artist brush", "pinceau", "pincel"], "Paintbrushes in a cup",
+  [cyl("paintbrush_cup", 0.04, 0.1, c=GREY), cyl("paintbrush_brushes", 0.025, 0.14, z=0.08, c=LIGHTWOOD, main=True)], place="surface", front="none")
+
+# bathroom
+R("bidet", "bathroom", ["bidet"], "A floor-standing bidet",
+  [box("bidet_bowl", 0.38, 0.55, 0.4, c=WHITE, main=True, rough=0.2), cyl("bidet_tap", 0.015, 0.1, y=0.22, z=0.4, c=METAL, metallic=1.0)])
+R("towel", "bathroom", ["towel", "bath towel", "hand towel", "beach towel", "folded towel", "stack of towels", "bath sheet", "serviette", "serviette de bain",
+                        "toalla", "toalha", "handtuch"], "A folded towel",
+  [box("towel_fold", 0.35, 0.25, 0.1, c=(0.9, 0.9, 0.95), main=True)], place="surface")
+R("shower_curtain", "bathroom", ["shower curtain", "bath curtain", "rideau de douche", "cortina de ducha"], "A shower curtain on a rail",
+  [box("shower_curtain_rail", 1.6, 0.03, 0.03, z=2.0, c=METAL, metallic=1.0), box("shower_curtain_sheet", 1.5, 0.02, 1.7, z=0.3, c=(0.75, 0.85, 0.9), main=True)], place="wall")
+
+# appliances
+R("ceiling_fan", "appliance", ["ceiling fan", "overhead fan", "ceiling fan light", "ventilateur de plafond", "ventilador de techo"],
+  "A fan hanging from the ceiling", [cyl("ceiling_fan_rod", 0.015, 0.35, z=2.25, c=DARK), cyl("ceiling_fan_hub", 0.1, 0.12, z=2.15, c=BRASS, metallic=0.8),
+                                     box("ceiling_fan_blades", 1.2, 0.14, 0.01, z=2.2, c=WOOD, main=True)], place="wall", front="none")
+R("chandelier", "lighting", ["chandelier", "crystal chandelier", "lustre", "candelabra chandelier", "lustre en cristal"], "A chandelier hanging from the ceiling",
+  [cyl("chandelier_chain", 0.01, 0.5, z=2.1, c=BRASS, metallic=1.0), cyl("chandelier_ring", 0.35, 0.05, z=2.0, c=BRASS, metallic=1.0, v=24, main=True),
+   cone("chandelier_crystals", 0.3, 0.05, 0.35, z=1.7, c=GLASS, rough=0.05, v=12)], place="wall", front="none")
+R("humidifier", "appliance", ["humidifier", "diffuser", "aroma diffuser", "oil diffuser", "essential oil diffuser", "air humidifier", "humidificateur",
+                              "humidificador"], "A small humidifier", [cyl("humidifier_body", 0.08, 0.2, c=WHITE, main=True), cone("humidifier_top", 0.08, 0.03, 0.05, z=0.2, c=(0.7, 0.8, 0.9))],
+  place="surface", front="none")
+R("air_purifier", "appliance", ["air purifier", "air cleaner", "dehumidifier", "purificateur d air", "purificador de aire"], "A floor air purifier",
+  [box("air_purifier_body", 0.3, 0.3, 0.65, c=WHITE, main=True), box("air_purifier_grille", 0.26, 0.26, 0.02, z=0.65, c=GREY)])
+R("air_conditioner", "appliance", ["air conditioner", "air conditioning", "air conditioning unit", "ac unit", "aircon", "split unit", "wall ac", "climatiseur",
+                                   "aire acondicionado"], "A split air conditioner on the wall",
+  [box("air_conditioner_body", 0.85, 0.22, 0.28, z=2.0, c=WHITE, main=True), box("air_conditioner_vent", 0.7, 0.02, 0.04, y=-0.115, z=2.03, c=GREY)], place="wall")
+R("vacuum_cleaner", "appliance", ["vacuum cleaner", "vacuum", "hoover", "robot vacuum", "aspirateur", "aspiradora"], "An upright vacuum cleaner",
+  [box("vacuum_cleaner_head", 0.3, 0.25, 0.1, c=DARK), box("vacuum_cleaner_body", 0.22, 0.2, 1.0, y=0.05, z=0.1, c=(0.6, 0.2, 0.6), main=True)])
+R("fire_extinguisher", "safety", ["fire extinguisher", "extinguisher", "extincteur", "extintor"], "A fire extinguisher",
+  [cyl("fire_extinguisher_body", 0.08, 0.5, c=RED, main=True), cyl("fire_extinguisher_head", 0.03, 0.1, z=0.5, c=BLACK)], front="none")
+
+# wall decor, games, sport
+R("dartboard", "game", ["dartboard", "dart board", "darts board", "darts", "cible de flechettes", "diana de dardos"], "A dartboard on the wall",
+  [cyl("dartboard_board", 0.23, 0.04, z=1.73, c=BLACK, rot=[1.5708, 0, 0], v=24, main=True), cyl("dartboard_rings", 0.17, 0.01, y=-0.025, z=1.73, c=(0.1, 0.5, 0.2), rot=[1.5708, 0, 0], v=24)],
+  place="wall", front="-y")
+R("acoustic_panel", "wall decor", ["acoustic panel", "sound panel", "sound absorbing panel", "acoustic foam", "foam panel", "soundproofing panel",
+                                  "panneau acoustique", "panel acustico"], "A fabric acoustic panel on the wall",
+  [box("acoustic_panel_board", 0.6, 0.05, 1.2, z=0.9, c=(0.3, 0.3, 0.35), main=True)], place="wall")
+R("tapestry", "wall decor", ["tapestry", "wall hanging", "macrame", "wall tapestry", "tapisserie", "tapiz"], "A woven tapestry on the wall",
+  [box("tapestry_cloth", 1.2, 0.01, 0.9, z=1.2, c=(0.7, 0.45, 0.3), main=True), box("tapestry_rod", 1.3, 0.03, 0.03, z=2.1, c=WOOD)], place="wall")
+R("grandfather_clock", "decor", ["grandfather clock", "longcase clock", "grandmother clock", "floor clock", "standing clock", "tall clock", "pendulum clock",
+                                 "horloge comtoise", "reloj de pie"], "A tall longcase clock",
+  [box("grandfather_clock_case", 0.5, 0.3, 2.0, c=DARKWOOD, main=True), cyl("grandfather_clock_face", 0.15, 0.01, y=-0.155, z=1.65, c=WHITE, rot=[1.5708, 0, 0])])
+R("punching_bag", "sport", ["punching bag", "punch bag", "boxing bag", "heavy bag", "speed bag", "kick bag", "sac de frappe", "saco de boxeo"],
+  "A punching bag on a free-standing base", [cyl("punching_bag_base", 0.3, 0.15, c=BLACK), cyl("punching_bag_bag", 0.18, 1.0, z=0.5, c=RED, main=True),
+                                             cyl("punching_bag_pole", 0.03, 0.35, z=0.15, c=METAL, metallic=1.0)], front="none")
+R("rowing_machine", "sport", ["rowing machine", "rower", "row machine", "ergometer", "rameur", "maquina de remo"], "A rowing machine",
+  [box("rowing_machine_rail", 0.35, 2.1, 0.2, c=DARK, main=True), box("rowing_machine_seat", 0.3, 0.3, 0.1, y=0.2, z=0.2, c=BLACK),
+   cyl("rowing_machine_fan", 0.25, 0.15, y=-0.9, z=0.3, c=GREY, rot=[0, 1.5708, 0])])
+R("squat_rack", "sport", ["squat rack", "power rack", "weight rack", "squat cage", "barbell rack", "cage a squat"], "A squat rack with a barbell",
+  [box("squat_rack_frame", 1.2, 1.2, 2.2, c=DARK, main=True), cyl("squat_rack_bar", 0.015, 2.0, z=1.4, c=METAL, metallic=1.0, rot=[0, 1.5708, 0])])
+R("elliptical", "sport", ["elliptical", "elliptical trainer", "cross trainer", "elliptical machine", "velo elliptique"], "An elliptical trainer",
+  [box("elliptical_base", 0.6, 1.6, 0.3, c=DARK, main=True), box("elliptical_post", 0.6, 0.1, 1.3, y=-0.7, z=0.3, c=GREY)])
+R("christmas_tree", "decor", ["christmas tree", "xmas tree", "holiday tree", "sapin de noel", "arbol de navidad"], "A decorated Christmas tree in a pot",
+  [cyl("christmas_tree_pot", 0.22, 0.3, c=RED), cone("christmas_tree_branches", 0.65, 0.05, 1.6, z=0.3, c=(0.1, 0.4, 0.15), main=True),
+   sph("christmas_tree_star", 0.07, z=1.85, c=YELLOW, metallic=0.8)], front="none")
+R("luggage_rack", "storage", ["luggage rack", "luggage stand", "suitcase stand", "suitcase rack", "porte bagages", "portamaletas"], "A folding luggage rack",
+  [box("luggage_rack_legs", 0.6, 0.4, 0.5, c=DARKWOOD), box("luggage_rack_straps", 0.62, 0.42, 0.04, z=0.5, c=(0.2, 0.2, 0.3), main=True)])
+R("magazine", "decor", ["magazine", "stack of magazines", "newspaper", "comic book", "revue", "revista"], "A magazine lying flat",
+  [box("magazine_pages", 0.21, 0.28, 0.01, c=(0.85, 0.3, 0.35), main=True)], place="surface")
+R("computer_mouse", "electronics", ["computer mouse", "mouse", "wireless mouse", "gaming mouse", "mouse pad", "souris", "raton"], "A computer mouse on its pad",
+  [box("computer_mouse_pad", 0.25, 0.2, 0.004, c=DARK), sph("computer_mouse_body", 0.03, z=0.004, c=(0.3, 0.3, 0.32), sx=1.0, sy=1.7, sz=0.6, main=True)], place="surface")
+R("headphones", "electronics", ["headphones", "headset", "earphones", "gaming headset", "casque audio", "auriculares"], "Headphones on a stand",
+  [box("headphones_stand", 0.12, 0.12, 0.25, c=DARK), sph("headphones_cups", 0.06, z=0.2, c=BLACK, sx=1.5, sy=0.8, main=True)], place="surface", front="none")
+R("planter_box", "plant", ["planter box", "planter", "flower box", "window box", "raised bed", "jardiniere", "jardinera"], "A long planter with plants",
+  [box("planter_box_box", 0.9, 0.35, 0.35, c=WOOD), box("planter_box_plants", 0.85, 0.3, 0.25, z=0.35, c=GREEN, main=True)], front="none")
+R("bbq_grill", "outdoor", ["barbecue", "bbq", "grill", "barbecue grill", "bbq grill", "gas grill", "charcoal grill", "parrilla"], "A barbecue grill",
+  [box("bbq_grill_cart", 0.9, 0.5, 0.8, c=BLACK, main=True), cyl("bbq_grill_hood", 0.25, 0.7, z=0.8, c=BLACK, rot=[0, 1.5708, 0])])
+R("fire_pit", "outdoor", ["fire pit", "firepit", "fire bowl", "brasero"], "A round fire pit",
+  [cyl("fire_pit_bowl", 0.45, 0.35, c=DARK, v=24, main=True), cone("fire_pit_flames", 0.2, 0.0, 0.3, z=0.3, c=(0.95, 0.5, 0.1))], front="none")
+R("birdcage", "decor", ["birdcage", "bird cage", "parrot cage", "cage a oiseaux", "jaula"], "A birdcage on a stand",
+  [cyl("birdcage_stand", 0.2, 0.9, c=DARK), cyl("birdcage_cage", 0.25, 0.5, z=0.9, c=BRASS, metallic=1.0, main=True)], front="none")
+R("dog_crate", "decor", ["dog crate", "pet crate", "dog cage", "kennel", "pet carrier", "dog house", "doghouse"], "A wire dog crate",
+  [box("dog_crate_cage", 0.9, 0.6, 0.65, c=GREY, metallic=0.8, main=True), box("dog_crate_tray", 0.88, 0.58, 0.04, c=DARK)])
+R("litter_box", "decor", ["litter box", "litter tray", "cat litter", "bac a litiere"], "A cat litter box",
+  [box("litter_box_tray", 0.5, 0.4, 0.15, c=(0.4, 0.6, 0.7), main=True)], front="none")
+R("plant_stand", "plant", ["plant stand", "plant table", "plant shelf", "flower stand", "support de plante"], "A small plant stand",
+  [cyl("plant_stand_top", 0.18, 0.03, z=0.6, c=WOOD, main=True), cyl("plant_stand_legs", 0.12, 0.6, c=DARKWOOD)], front="none", holds=True)
+R("jewelry_box", "decor", ["jewelry box", "jewellery box", "jewelry case", "trinket box", "music box", "boite a bijoux", "joyero"], "A small jewelry box",
+  [box("jewelry_box_body", 0.22, 0.14, 0.08, c=(0.5, 0.2, 0.3), main=True), box("jewelry_box_lid", 0.23, 0.15, 0.03, z=0.08, c=(0.5, 0.2, 0.3))], place="surface")
+R("tissue_box", "decor", ["tissue box", "box of tissues", "tissues", "kleenex", "mouchoirs"], "A box of tissues",
+  [box("tissue_box_box", 0.24, 0.12, 0.1, c=(0.7, 0.8, 0.9), main=True), box("tissue_box_tissue", 0.06, 0.04, 0.04, z=0.1, c=WHITE)], place="surface")
+R("knife_block", "kitchen", ["knife block", "knife set", "knife holder", "bloc couteaux", "taco de cuchillos"], "A knife block",
+  [box("knife_block_block", 0.12, 0.18, 0.22, c=WOOD, main=True), box("knife_block_handles", 0.08, 0.12, 0.08, z=0.22, c=BLACK)], place="surface")
+R("bread_box", "kitchen", ["bread box", "breadbox", "bread bin", "boite a pain", "panera"], "A bread box",
+  [box("bread_box_body", 0.4, 0.25, 0.18, c=(0.85, 0.2, 0.2), main=True)], place="surface")
+R("ironing_iron", "laundry", ["clothes iron", "steam iron", "fer a repasser", "plancha"], "A clothes iron",
+  [box("ironing_iron_body", 0.26, 0.11, 0.13, c=(0.3, 0.6, 0.8), main=True), box("ironing_iron_plate", 0.27, 0.12, 0.02, c=METAL, metallic=1.0)], place="surface")
+
 
 # ---- writing ------------------------------------------------------------------------------
 

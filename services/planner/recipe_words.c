@@ -26,7 +26,10 @@ static bool s_ends (const char *s, size_t len, const char *tail)
 void bmq_recipe_singular (char *w)
 {
     size_t n = strlen (w);
-    if (n > 4 && s_ends (w, n, "ies")) strcpy (w + n - 3, "y");
+    if (!strcmp (w, "canvases")) { strcpy (w, "canva"); return; }           /* as "canvas" reads (its s dropped) */
+    if (n > 5 && s_ends (w, n, "sses")) w[n - 2] = 0;                       /* glasses, dresses, mattresses */
+    else if (n > 5 && s_ends (w, n, "lves")) strcpy (w + n - 3, "f");       /* shelves, halves */
+    else if (n > 4 && s_ends (w, n, "ies")) strcpy (w + n - 3, "y");
     else if (n > 4 && s_ends (w, n, "men")) w[n - 2] = 'a';
     else if (n > 4 && (s_ends (w, n, "ches") || s_ends (w, n, "shes") || s_ends (w, n, "xes"))) w[n - 2] = 0;
     else if (n >= 4 && w[n - 1] == 's' && !s_ends (w, n, "ss") && !s_ends (w, n, "us") && !s_ends (w, n, "is"))

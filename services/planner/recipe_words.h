@@ -3,7 +3,8 @@
  * prompt names):
  *  - folding: lower case, Latin accents folded (é→e, ñ→n, ß→ss, œ→oe);
  *  - words: anything not a letter or digit splits them, and each word is
- *    made singular (chairs→chair, snowmen→snowman, puppies→puppy, boxes→box);
+ *    made singular (chairs→chair, snowmen→snowman, puppies→puppy, boxes→box,
+ *    glasses→glass, shelves→shelf);
  *  - the typo rule: a keyword and a run of words (both without spaces) meet
  *    when equal, or when the Damerau distance is 1 and the keyword has 6
  *    letters or more, or the edit is a swap in a 4–5 letter keyword
