@@ -33,6 +33,7 @@
  * and how to cancel it. A cancel that finds nothing in progress ends the
  * watch (exit 1); a refused one is said, and the watch goes on. */
 #include "bus.h"
+#include "progress_batch.h"
 #include "cli.h"
 #include "peer.h"
 
@@ -402,6 +403,24 @@ static int s_plan_cancel_reply (s_watch_t *w, const bmq_envelope_t *env)
     return BMQ_CLI_CONTINUE;
 }
 
+
+/* One event from the gateway's stream (a progress.batch's, one at a time). */
+typedef struct { s_watch_t *w; const char *plan_id; int end; } s_event_t;
+
+static int s_on_event (const bmq_envelope_t *env, void *arg)
+{
+    s_event_t *one = arg;
+    if (env->type == BMQ_MSG_PROGRESS) s_follow_seq (one->w, env);
+    bool ours = !one->plan_id || !strcmp (bmq_body_str (env, "plan_id") ?: "", one->plan_id);
+    if (ours) s_print_event (one->w, env);
+    int end = one->plan_id && ours && env->type == BMQ_MSG_PROGRESS ? s_plan_end (env) : BMQ_CLI_CONTINUE;
+    if (end == BMQ_CLI_CONTINUE) return 0;
+    if (end == 130) fprintf (stderr, "blendmq: plan %s cancelled\n", one->plan_id);
+    else if (end) fprintf (stderr, "blendmq: plan %s %s\n", one->plan_id, bmq_body_str (env, "status"));
+    one->end = end;
+    return 1;
+}
+
 static int s_watch (const bmq_cli_opts_t *opts, const char *plan_id)
 {
     bmq_config_t *cfg = bmq_cli_config (opts);
@@ -444,15 +463,12 @@ static int s_watch (const bmq_cli_opts_t *opts, const char *plan_id)
             while (zsock_events (zactor_sock (ev.monitor)) & ZMQ_POLLIN) s_on_monitor (&w, ev.monitor);
             if (w.resync) s_resync (&w);        /* a new connection: a restart is said before its events */
             else s_check_gateway (&w);
-            if (env->type == BMQ_MSG_PROGRESS) s_follow_seq (&w, env);
-            bool ours = !plan_id || !strcmp (bmq_body_str (env, "plan_id") ?: "", plan_id);
-            if (ours) s_print_event (&w, env);
-            int end = plan_id && ours && env->type == BMQ_MSG_PROGRESS ? s_plan_end (env) : BMQ_CLI_CONTINUE;
-            if (end != BMQ_CLI_CONTINUE) {
-                if (end == 130) fprintf (stderr, "blendmq: plan %s cancelled\n", plan_id);
-                else if (end) fprintf (stderr, "blendmq: plan %s %s\n", plan_id, bmq_body_str (env, "status"));
+            s_event_t one = { &w, plan_id, BMQ_CLI_CONTINUE };
+            if (bmq_progress_is (env)) bmq_progress_each (env, s_on_event, &one, NULL);   /* a batch: each event in order */
+            else s_on_event (env, &one);
+            if (one.end != BMQ_CLI_CONTINUE) {
                 bmq_envelope_destroy (&env);
-                code = end;
+                code = one.end;
                 break;
             }
         }

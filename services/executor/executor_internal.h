@@ -32,6 +32,8 @@ typedef struct executor_gen_t executor_gen_t;     /* executor_generate.c */
 typedef struct executor_t {
     bmq_config_t  *cfg;
     zsock_t       *router, *pub;
+    json_t        *pub_burst;         /* progress bodies of one burst held for one progress.batch (executor_plan.c) */
+    char           pub_burst_cid[BMQ_MAX_ID + 1];
     zactor_t      *blender;
     bmq_audit_t   *audit;
     bmq_script_jobs_t *scripts;       /* BPY scripts: sandbox runs, confirmed live runs (issue 8) */
@@ -96,6 +98,8 @@ void executor_step_result (executor_t *ex, int status, json_t *reply, const char
 void executor_record_steps (executor_t *ex, bmq_job_t *job);
 /* Progress for the job's requester and the watchers; `body` is stolen. */
 void executor_progress (executor_t *ex, bmq_job_t *job, json_t *body);
+void executor_burst_begin (executor_t *ex);
+void executor_burst_flush (executor_t *ex);
 /* Blender rolled the job's plan back (ok, result {removed, restored}) or could
  * not (why): the rollback event and audit record; returns the rollback object. */
 json_t *executor_rolled_back (executor_t *ex, bmq_job_t *job, bool ok, const json_t *result, const char *why);

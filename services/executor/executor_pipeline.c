@@ -75,10 +75,12 @@ void executor_run_progress (executor_t *ex, const char *batch_text)
     json_t *batch = batch_text ? json_loads (batch_text, 0, NULL) : NULL;
     size_t i;
     json_t *p;
+    executor_burst_begin (ex);
     json_array_foreach (batch, i, p) {
         if (!ex->current) break;
         s_one_progress (ex, p, batch_text);
     }
+    executor_burst_flush (ex);
     json_decref (batch);
 }
 

@@ -15,6 +15,7 @@
 #include "blender_link.h"
 #include "log.h"
 #include "progress_stamp.h"
+#include "progress_batch.h"
 
 void executor_progress (executor_t *ex, bmq_job_t *job, json_t *body)
 {
@@ -23,8 +24,38 @@ void executor_progress (executor_t *ex, bmq_job_t *job, json_t *body)
     bmq_progress_stamp (body);
     bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_PROGRESS, job->cid, body);
     bmq_bus_send (ex->router, job->rid, env);
-    bmq_bus_send (ex->pub, NULL, env);
+    if (ex->pub_burst && (strcmp (ex->pub_burst_cid, job->cid) || json_array_size (ex->pub_burst) >= BMQ_PROGRESS_BATCH_MAX))
+    {
+        executor_burst_flush (ex);
+        executor_burst_begin (ex);
+    }
+    if (ex->pub_burst) {                        /* watchers get the burst as one message at its end */
+        if (!json_array_size (ex->pub_burst)) snprintf (ex->pub_burst_cid, sizeof ex->pub_burst_cid, "%s", job->cid);
+        json_array_append (ex->pub_burst, env->body);
+    }
+    else bmq_bus_send (ex->pub, NULL, env);
     bmq_envelope_destroy (&env);
+}
+
+/* Issue 28: the progress of one burst (the steps of a run_plan chunk, which
+ * Blender reports together) goes to the watchers as one progress.batch, in
+ * order; the requester still gets each event on its own connection. */
+void executor_burst_begin (executor_t *ex)
+{
+    if (!ex->pub_burst) ex->pub_burst = json_array ();
+}
+
+void executor_burst_flush (executor_t *ex)
+{
+    json_t *events = ex->pub_burst;
+    if (!events) return;
+    ex->pub_burst = NULL;
+    bmq_envelope_t *env = NULL;
+    if (json_array_size (events) == 1) env = bmq_envelope_new (BMQ_MSG_PROGRESS, ex->pub_burst_cid, json_incref (json_array_get (events, 0)));
+    else if (json_array_size (events) > 1) env = bmq_progress_batch_new (ex->pub_burst_cid, json_incref (events));
+    if (env) bmq_bus_send (ex->pub, NULL, env);
+    bmq_envelope_destroy (&env);
+    json_decref (events);
 }
 
 /* The plan is open in Blender and the link is gone (or about to go): the

@@ -7,6 +7,7 @@
 #include "mcp_tools.h"
 #include "sse_ring.h"
 #include "log.h"
+#include "progress_batch.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -65,11 +66,9 @@ void bmq_story_event (zsock_t *pub, const void *frame, size_t len)
 
 /* ---- applying a story to the HTTP side's state -------------------------------------- */
 
-void bmq_http_ctx_apply_event (bmq_http_ctx_t *self, const void *frame, size_t len)
+static int s_apply_one (const bmq_envelope_t *env, void *arg)
 {
-    if (!self) return;
-    bmq_envelope_t *env = bmq_envelope_decode (frame, len, NULL, 0);
-    if (!env || env->type != BMQ_MSG_PROGRESS) { bmq_envelope_destroy (&env); return; }
+    bmq_http_ctx_t *self = arg;
     bmq_http_seqs_follow (bmq_http_ctx_seqs (self), bmq_http_ctx_events (self), env);      /* a gap before it goes first */
     json_t *data = json_deep_copy (env->body);
     json_object_set_new (data, "cid", json_string (env->cid));
@@ -85,6 +84,17 @@ void bmq_http_ctx_apply_event (bmq_http_ctx_t *self, const void *frame, size_t l
     /* a report with `by` retells how an already-counted plan ended (Blender's rollback after a lost link) */
     else if (event && status && !strcmp (event, "plan") && strcmp (status, "started") && !json_object_get (env->body, "by"))
         bmq_http_metrics_plan (bmq_http_ctx_metrics (self), status, ms);
+    return 0;
+}
+
+/* A progress, or a progress.batch (issue 28) taken apart in order. */
+void bmq_http_ctx_apply_event (bmq_http_ctx_t *self, const void *frame, size_t len)
+{
+    if (!self) return;
+    bmq_envelope_t *env = bmq_envelope_decode (frame, len, NULL, 0);
+    size_t skipped = 0;
+    bmq_progress_each (env, s_apply_one, self, &skipped);
+    if (skipped) bmq_warn ("progress.batch: %zu event(s) that are not progress bodies skipped", skipped);
     bmq_envelope_destroy (&env);
 }
 

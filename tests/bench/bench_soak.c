@@ -27,6 +27,7 @@
  * (per lane: count, errors, p99). Exit 1 when a request failed or timed out,
  * a process of the stack was replaced (a restart) or gone at the end. */
 #include "bench_util.h"
+#include "progress_batch.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -170,6 +171,13 @@ static void s_on_answer (lane_t *l, bmq_envelope_t *env, samples_t *samples, dou
 
 /* Drive every lane and watcher until `until_us`; with `send` false, only take
  * the answers and events still coming (the end of the run). */
+static int s_count_event (const bmq_envelope_t *env, void *arg)
+{
+    (void) env;
+    (*(size_t *) arg)++;
+    return 0;
+}
+
 static void s_drive (lane_t *lanes, zsock_t **watchers, size_t *events, samples_t *samples, double t0_us, double until_us,
                      bool send)
 {
@@ -206,7 +214,11 @@ static void s_drive (lane_t *lanes, zsock_t **watchers, size_t *events, samples_
             if (!(items[L_COUNT + i].revents & ZMQ_POLLIN)) continue;
             zmq_msg_t msg;
             zmq_msg_init (&msg);
-            while (zmq_msg_recv (&msg, items[L_COUNT + i].socket, ZMQ_DONTWAIT) >= 0) events[i]++;
+            while (zmq_msg_recv (&msg, items[L_COUNT + i].socket, ZMQ_DONTWAIT) >= 0) {     /* events, not messages: */
+                bmq_envelope_t *env = bmq_envelope_decode (zmq_msg_data (&msg), zmq_msg_size (&msg), NULL, 0);
+                bmq_progress_each (env, s_count_event, &events[i], NULL);                   /* a batch holds several */
+                bmq_envelope_destroy (&env);
+            }
             zmq_msg_close (&msg);
         }
     }

@@ -38,6 +38,7 @@ static json_t *s_body_for (bmq_msg_type_t type)
     json_object_set_new (body, "filter", json_pack ("{s:s}", "kind", "plan.*"));
     json_object_set_new (body, "result", json_pack ("{s:i}", "count", 2));
     json_object_set_new (body, "cancelled", json_pack ("[{s:s, s:s}]", "plan_id", "p-1", "state", "executing"));
+    json_object_set_new (body, "events", json_pack ("[{s:s, s:i, s:i, s:s}]", "plan_id", "p-1", "step", 1, "total", 2, "status", "ok"));
     json_object_set_new (body, "data", json_pack ("{s:s, s:n, s:b}", "k", "é ünïcode", "nothing", "flag", 1));
     if (type == BMQ_MSG_STATUS_REPLY) json_object_set_new (body, "records", json_integer (3));    /* the audit's count there */
     char err[256] = "";

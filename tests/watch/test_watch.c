@@ -18,6 +18,7 @@
  * A long plan (many small spheres) keeps the executor busy while the gateway
  * is away. */
 #include "bus.h"
+#include "progress_batch.h"
 #include "config.h"
 #include "e2e_util.h"
 
@@ -304,6 +305,12 @@ static int s_find (json_t *lines, int from, const char *key, const char *value)
     return -1;
 }
 
+static int s_first_event (const bmq_envelope_t *env, void *arg)
+{
+    *(json_t **) arg = json_incref (env->body);
+    return 1;
+}
+
 /* The next progress event the executor publishes itself (not through the gateway). */
 static json_t *s_executor_event (zsock_t *sub, int timeout_ms)
 {
@@ -312,7 +319,7 @@ static json_t *s_executor_event (zsock_t *sub, int timeout_ms)
     for (int64_t until = s_now_ms () + timeout_ms; !body && s_now_ms () < until; ) {
         if (!zpoller_wait (poller, 200)) continue;
         bmq_envelope_t *env = bmq_bus_recv (sub, NULL);
-        if (env && env->type == BMQ_MSG_PROGRESS) body = json_incref (env->body);
+        bmq_progress_each (env, s_first_event, &body, NULL);     /* a progress, or a batch's first */
         bmq_envelope_destroy (&env);
     }
     zpoller_destroy (&poller);
