@@ -246,7 +246,7 @@ R("coffee_table", "table", ["coffee table", "cocktail table", "center table", "c
                             "mesa de centro baja", "couchtisch"], "A low coffee table", table("coffee_table", 1.1, 0.6, 0.42, legs=4))
 R("side_table", "table", ["side table", "end table", "accent table", "lamp table", "occasional table", "sofa side table", "table d appoint"],
   "A small side table", table("side_table", 0.5, 0.5, 0.55))
-R("desk", "table", ["desk", "writing desk", "computer desk", "work desk", "study desk", "office desk", "student desk", "workstation", "bureau desk", "escritorio",
+R("desk", "table", ["desk", "writing desk", "computer desk", "work desk", "study desk", "office desk", "student desk", "school desk", "classroom desk", "pupil desk", "workstation", "bureau desk", "escritorio",
                     "schreibtisch", "scrivania"], "A desk with two panel ends and a drawer",
   table("desk", 1.4, 0.7, 0.75, legs=2) + [box("desk_drawer", 0.5, 0.6, 0.12, x=0.35, z=0.59, c=WOOD)], holds=False)
 R("standing_desk", "table", ["standing desk", "sit stand desk", "height adjustable desk", "adjustable desk"], "A standing desk",
@@ -557,7 +557,8 @@ R("room_divider", "structure", ["room divider", "folding screen", "partition", "
 
 
 # the room staples, compact (they were hand-written with 25-40 steps a copy; a room needs many of them)
-R("bed", "bed", ["bed", "double bed", "queen bed", "king bed", "queen size bed", "king size bed", "kingsize bed",
+R("bed", "bed", ["bed", "double bed", "queen bed", "king bed", "queen size bed", "king size bed", "kingsize bed", "canopy bed", "four poster bed",
+                 "four poster", "poster bed", "platform bed", "unmade bed",
                  "cama", "bett", "letto"], "A double bed with a headboard, mattress, pillows and a blanket",
   [box("bed_frame", 1.6, 2.1, 0.3, c=WOOD), box("bed_mattress", 1.52, 2.0, 0.22, y=-0.02, z=0.3, c=WHITE),
    box("bed_blanket", 1.56, 1.4, 0.05, y=-0.32, z=0.5, c=(0.35, 0.45, 0.65), main=True),
@@ -610,8 +611,6 @@ R("ball_pit", "toy", ["ball pit", "ball pool", "ball pond", "piscine a balles", 
   [cyl("ball_pit_wall", 0.6, 0.35, c=(0.3, 0.5, 0.8), v=24, main=True), sph("ball_pit_balls", 0.55, z=0.05, c=(0.9, 0.3, 0.3), sz=0.3)], front="none")
 R("play_tent", "toy", ["play tent", "teepee", "tipi", "kids tent", "play teepee", "tente de jeu"], "A kids' teepee tent",
   [cone("play_tent_cover", 0.65, 0.05, 1.5, c=BEIGE, v=6, main=True)], front="none")
-R("kids_table", "table", ["kids table", "children s table", "child table", "play table", "activity table", "toddler table", "childrens table"],
-  "A low children's table", table("kids_table", 0.7, 0.5, 0.48, c=WHITE, leg=0.04))
 R("stroller", "nursery", ["stroller", "pram", "pushchair", "baby carriage", "buggy", "poussette", "cochecito de bebe"], "A baby stroller",
   [box("stroller_seat", 0.5, 0.6, 0.45, z=0.35, c=(0.25, 0.3, 0.4), main=True), box("stroller_wheels", 0.55, 0.8, 0.3, c=BLACK),
    box("stroller_handle", 0.5, 0.05, 0.4, y=0.35, z=0.7, c=METAL, metallic=1.0)])
@@ -627,9 +626,6 @@ R("piano_bench", "seating", ["piano bench", "piano stool", "piano seat", "keyboa
   [box("piano_bench_legs", 0.72, 0.32, 0.44, c=BLACK), box("piano_bench_seat", 0.76, 0.36, 0.06, z=0.44, c=BLACK, main=True, rough=0.3)])
 R("window_seat", "seating", ["window seat", "window bench", "bay window seat", "window nook", "reading nook seat"], "A cushioned bench seat under a window",
   [box("window_seat_base", 1.4, 0.5, 0.4, c=WHITE, main=True), box("window_seat_cushion", 1.36, 0.46, 0.08, z=0.4, c=(0.6, 0.65, 0.75), main=True)])
-R("canopy_bed", "bed", ["canopy bed", "four poster bed", "four poster", "poster bed", "lit a baldaquin", "cama con dosel"], "A double bed with four posts and a canopy",
-  [box("canopy_bed_frame", 1.6, 2.1, 0.3, c=WOOD), box("canopy_bed_mattress", 1.52, 2.0, 0.25, z=0.3, c=WHITE, main=True),
-   box("canopy_bed_posts", 1.6, 2.1, 0.06, z=2.0, c=DARKWOOD), box("canopy_bed_headboard", 1.6, 0.08, 2.06, y=1.01, c=WOOD, main=True)])
 R("hammock", "seating", ["hammock", "hammock chair", "hamac", "hamaca"], "A hammock on its stand",
   [box("hammock_stand", 2.8, 0.1, 0.1, c=WOOD), box("hammock_bed", 2.0, 0.8, 0.1, z=0.5, c=BEIGE, main=True),
    box("hammock_ends", 2.7, 0.08, 1.2, c=WOOD)])
@@ -637,9 +633,6 @@ R("sun_lounger", "seating", ["sun lounger", "deck chair", "deckchair", "lounger"
                              "transat", "tumbona"], "A reclining outdoor sun lounger",
   [box("sun_lounger_frame", 0.65, 1.9, 0.3, c=WHITE), box("sun_lounger_pad", 0.6, 1.3, 0.06, y=-0.3, z=0.3, c=BEIGE, main=True),
    box("sun_lounger_back", 0.6, 0.1, 0.6, y=0.6, z=0.3, c=BEIGE, main=True)], seat_=True)
-R("patio_chair", "seating", ["patio chair", "garden chair", "outdoor chair", "lawn chair", "adirondack chair", "bistro chair", "terrace chair",
-                             "chaise de jardin", "silla de jardin"], "An outdoor chair",
-  chairlike("patio_chair", 0.55, 0.55, 0.44, 0.9, c=(0.3, 0.32, 0.3)), seat_=True)
 R("weight_bench", "sport", ["weight bench", "bench press", "workout bench", "exercise bench", "gym bench", "banc de musculation"], "A padded weight bench",
   [box("weight_bench_frame", 0.3, 1.2, 0.38, c=DARK), box("weight_bench_pad", 0.3, 1.2, 0.07, z=0.38, c=BLACK, main=True)])
 
@@ -660,10 +653,6 @@ R("drafting_table", "table", ["drafting table", "drawing table", "drawing desk",
   [box("drafting_table_base", 1.0, 0.6, 0.85, c=METAL, metallic=0.8), box("drafting_table_board", 1.1, 0.75, 0.03, z=0.85, c=WHITE, main=True)])
 R("reception_desk", "office", ["reception desk", "front desk", "reception counter", "check in desk", "service counter", "welcome desk", "comptoir d accueil"],
   "A reception counter", [box("reception_desk_body", 2.0, 0.7, 1.05, c=WOOD, main=True), box("reception_desk_top", 2.04, 0.35, 0.04, y=-0.2, z=1.05, c=WHITE)])
-R("patio_table", "table", ["patio table", "garden table", "outdoor table", "picnic table", "terrace table", "table de jardin", "mesa de jardin"],
-  "An outdoor table", table("patio_table", 1.2, 0.8, 0.73, c=(0.3, 0.32, 0.3), leg=0.04))
-
-# storage and kitchen
 R("bar_cart", "kitchen", ["bar cart", "drinks trolley", "drinks cart", "drink cart", "bar trolley", "serving cart", "tea trolley", "tea cart", "serving trolley",
                           "chariot de bar", "carrito de bar"], "A two-tier bar cart with bottles",
   [box("bar_cart_frame", 0.75, 0.45, 0.85, c=BRASS, metallic=1.0, rough=0.3), box("bar_cart_shelf", 0.72, 0.42, 0.03, z=0.8, c=GLASS, main=True),
@@ -714,8 +703,6 @@ R("vending_machine", "appliance", ["vending machine", "snack machine", "soda mac
   "A vending machine", appliance("vending_machine", 0.9, 0.8, 1.85, c=(0.7, 0.15, 0.15), door="window"))
 R("paper_shredder", "office", ["paper shredder", "shredder", "destructeur de documents", "trituradora"], "A paper shredder",
   [box("paper_shredder_bin", 0.35, 0.25, 0.5, c=DARK, main=True), box("paper_shredder_head", 0.36, 0.26, 0.08, z=0.5, c=GREY)])
-R("school_desk", "classroom", ["school desk", "student desk with chair", "classroom desk", "pupil desk", "pupitre", "pupitre escolar"],
-  "A school desk", table("school_desk", 0.7, 0.5, 0.72, c=LIGHTWOOD, leg=0.03, leg_c=GREY))
 R("music_stand", "music", ["music stand", "sheet music stand", "pupitre de musique", "atril"], "A music stand",
   [cyl("music_stand_pole", 0.012, 1.1, c=DARK), box("music_stand_desk", 0.5, 0.03, 0.35, y=0.0, z=1.0, c=DARK, main=True)], front="none")
 R("amplifier", "music", ["amplifier", "amp", "guitar amp", "guitar amplifier", "ampli", "amplificador"], "A guitar amplifier",
@@ -800,7 +787,7 @@ R("computer_mouse", "electronics", ["computer mouse", "mouse", "wireless mouse",
   [box("computer_mouse_pad", 0.25, 0.2, 0.004, c=DARK), sph("computer_mouse_body", 0.03, z=0.004, c=(0.3, 0.3, 0.32), sx=1.0, sy=1.7, sz=0.6, main=True)], place="surface")
 R("headphones", "electronics", ["headphones", "headset", "earphones", "gaming headset", "casque audio", "auriculares"], "Headphones on a stand",
   [box("headphones_stand", 0.12, 0.12, 0.25, c=DARK), sph("headphones_cups", 0.06, z=0.2, c=BLACK, sx=1.5, sy=0.8, main=True)], place="surface", front="none")
-R("planter_box", "plant", ["planter box", "planter", "flower box", "window box", "raised bed", "jardiniere", "jardinera"], "A long planter with plants",
+R("planter_box", "plant", ["planter box", "flower box", "window box", "raised bed", "jardiniere", "jardinera"], "A long planter with plants",
   [box("planter_box_box", 0.9, 0.35, 0.35, c=WOOD), box("planter_box_plants", 0.85, 0.3, 0.25, z=0.35, c=GREEN, main=True)], front="none")
 R("bbq_grill", "outdoor", ["barbecue", "bbq", "grill", "barbecue grill", "bbq grill", "gas grill", "charcoal grill", "parrilla"], "A barbecue grill",
   [box("bbq_grill_cart", 0.9, 0.5, 0.8, c=BLACK, main=True), cyl("bbq_grill_hood", 0.25, 0.7, z=0.8, c=BLACK, rot=[0, 1.5708, 0])])
@@ -822,8 +809,8 @@ R("knife_block", "kitchen", ["knife block", "knife set", "knife holder", "bloc c
   [box("knife_block_block", 0.12, 0.18, 0.22, c=WOOD, main=True), box("knife_block_handles", 0.08, 0.12, 0.08, z=0.22, c=BLACK)], place="surface")
 R("bread_box", "kitchen", ["bread box", "breadbox", "bread bin", "boite a pain", "panera"], "A bread box",
   [box("bread_box_body", 0.4, 0.25, 0.18, c=(0.85, 0.2, 0.2), main=True)], place="surface")
-R("ironing_iron", "laundry", ["clothes iron", "steam iron", "fer a repasser", "plancha"], "A clothes iron",
-  [box("ironing_iron_body", 0.26, 0.11, 0.13, c=(0.3, 0.6, 0.8), main=True), box("ironing_iron_plate", 0.27, 0.12, 0.02, c=METAL, metallic=1.0)], place="surface")
+R("clothes_iron", "laundry", ["clothes iron", "steam iron", "fer a repasser", "plancha"], "A clothes iron",
+  [box("clothes_iron_body", 0.26, 0.11, 0.13, c=(0.3, 0.6, 0.8), main=True), box("clothes_iron_plate", 0.27, 0.12, 0.02, c=METAL, metallic=1.0)], place="surface")
 
 
 # ---- writing ------------------------------------------------------------------------------

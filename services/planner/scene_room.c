@@ -43,7 +43,7 @@ void bmq_room_defaults (const bmq_recipe_book_t *book, bmq_scene_request_t *req)
         [BMQ_ROOM_OFFICE] = { "desk", "office_chair", "bookshelf", "desk_lamp", NULL },
         [BMQ_ROOM_DINING] = { "table", "chair", "sideboard", NULL },
         [BMQ_ROOM_BATHROOM] = { "toilet", "bathroom_sink", "bathtub", "mirror", NULL },
-        [BMQ_ROOM_KIDS] = { "single_bed", "blanket_chest", "desk", "rug", NULL },
+        [BMQ_ROOM_KIDS] = { "single_bed", "toy_box", "desk", "rug", NULL },
         [BMQ_ROOM_LAUNDRY] = { "washing_machine", "dryer", "laundry_basket", NULL },
         [BMQ_ROOM_HALL] = { "console_table", "coat_rack", "shoe_rack", "mirror", NULL },
         [BMQ_ROOM_GYM] = { "treadmill", "exercise_bike", "yoga_mat", NULL },

@@ -40,7 +40,7 @@ NOUN = {
     "mini_fridge": (["mini fridge"], "mini fridges"), "bar_stool": (["bar stool"], "bar stools"), "kitchen_island": (["kitchen island"], "kitchen islands"),
     "ottoman": (["ottoman", "footstool"], "ottomans"), "piano": (["piano"], "pianos"), "fireplace": (["fireplace"], "fireplaces"),
     "speaker": (["speaker"], "speakers"), "whiteboard": (["whiteboard"], "whiteboards"), "trash_can": (["trash can", "bin"], "trash cans"),
-    "crib": (["crib"], "cribs"), "blanket_chest": (["toy chest", "toy box"], "toy chests"), "teddy_bear": (["teddy bear"], "teddy bears"),
+    "crib": (["crib"], "cribs"), "toy_box": (["toy chest", "toy box"], "toy chests"), "teddy_bear": (["teddy bear"], "teddy bears"),
     "coat_rack": (["coat rack"], "coat racks"), "shoe_rack": (["shoe rack"], "shoe racks"), "console_table": (["console table"], "console tables"),
     "loveseat": (["loveseat"], "loveseats"), "recliner": (["recliner"], "recliners"), "cabinet": (["cabinet"], "cabinets"),
     "desk_lamp": (["desk lamp"], "desk lamps"), "printer": (["printer"], "printers"), "pillow": (["pillow", "cushion"], "pillows"),
@@ -52,7 +52,7 @@ MATERIALS = ["wooden", "oak", "metal", "leather", "glass", "fabric", "walnut", "
 ROOMS = {
     "bedroom": dict(anchor="bed", wall=["bed", "wardrobe", "dresser", "desk", "bookshelf"], corner=["tall_plant", "floor_lamp", "armchair"],
                     small=["table_lamp", "book", "mug", "vase"], surf=["nightstand", "dresser", "desk"], hung=["painting", "mirror", "wall_clock"],
-                    flank="nightstand", under="rug", extra=["armchair", "ottoman", "curtains", "blanket_chest", "side_table"], neg=["wardrobe", "tv", "desk"]),
+                    flank="nightstand", under="rug", extra=["armchair", "ottoman", "curtains", "toy_box", "side_table"], neg=["wardrobe", "tv", "desk"]),
     "living room": dict(anchor="sofa", wall=["tv_stand", "bookshelf", "sideboard", "piano", "fireplace"], corner=["tall_plant", "floor_lamp", "speaker"],
                         small=["vase", "book", "mug", "table_lamp"], surf=["coffee_table", "side_table", "sideboard"], hung=["painting", "mirror", "wall_clock"],
                         flank="side_table", under="rug", extra=["armchair", "ottoman", "loveseat", "recliner", "curtains"], neg=["tv", "piano", "rug"]),
@@ -68,7 +68,7 @@ ROOMS = {
     "bathroom": dict(anchor="bathtub", wall=["toilet", "bathroom_sink", "washing_machine", "cabinet"], corner=["potted_plant", "trash_can"],
                      small=["vase", "mug"], surf=["bathroom_sink", "cabinet"], hung=["mirror", "towel_rack"],
                      flank="potted_plant", under="rug", extra=["dryer", "shoe_rack"], neg=["washing_machine", "bathtub"]),
-    "kids room": dict(anchor="single_bed", wall=["dresser", "bookshelf", "desk", "blanket_chest"], corner=["tall_plant", "floor_lamp"],
+    "kids room": dict(anchor="single_bed", wall=["dresser", "bookshelf", "desk", "toy_box"], corner=["tall_plant", "floor_lamp"],
                       small=["teddy_bear", "book", "table_lamp"], surf=["nightstand", "desk", "dresser"], hung=["painting", "wall_clock", "whiteboard"],
                       flank="nightstand", under="rug", extra=["crib", "armchair", "ottoman"], neg=["crib", "desk"]),
 }
