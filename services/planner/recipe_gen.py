@@ -684,7 +684,7 @@ R("bicycle", "garage", ["bicycle", "bike", "road bike", "mountain bike", "velo",
    box("bicycle_bars", 0.05, 0.5, 0.05, x=0.4, z=0.95, c=DARK)], front="+x")
 R("lawn_mower", "garage", ["lawn mower", "lawnmower", "mower", "tondeuse", "cortacesped"], "A push lawn mower",
   [box("lawn_mower_deck", 0.5, 0.6, 0.3, c=(0.2, 0.5, 0.2), main=True), box("lawn_mower_handle", 0.45, 0.04, 0.9, y=0.45, z=0.3, c=DARK)])
-R("ladder", "garage", ["ladder", "step ladder", "stepladder", "step stool", "escabeau", "escalera de mano", "escada"], "A step ladder",
+R("ladder", "garage", ["ladder", "step ladder", "stepladder", "escabeau", "escalera de mano", "escada"], "A step ladder",
   [box("ladder_rails", 0.45, 0.6, 1.5, c=METAL, metallic=0.8, main=True), box("ladder_top", 0.45, 0.25, 0.05, z=1.5, c=GREY)])
 R("drying_rack", "laundry", ["clothes drying rack", "clothes horse", "airer", "laundry rack", "clothes airer", "drying rack for clothes", "etendoir", "tendedero"],
   "A folding clothes airer", [box("drying_rack_frame", 1.2, 0.55, 0.95, c=WHITE, main=True), box("drying_rack_clothes", 0.9, 0.5, 0.3, z=0.6, c=FABRIC)])
