@@ -254,7 +254,7 @@ R("standing_desk", "table", ["standing desk", "sit stand desk", "height adjustab
 R("l_shaped_desk", "table", ["l shaped desk", "corner desk", "l desk"], "An L-shaped corner desk",
   [box("l_shaped_desk_top", 1.6, 0.7, 0.04, y=0.25, z=0.71, c=WOOD, main=True), box("l_shaped_desk_wing", 0.9, 0.9, 0.04, x=0.35, y=-0.55, z=0.71, c=WOOD, main=True),
    box("l_shaped_desk_side_1", 0.04, 0.66, 0.71, x=-0.77, y=0.25, c=DARK), box("l_shaped_desk_side_2", 0.66, 0.04, 0.71, x=0.45, y=-0.98, c=DARK)])
-R("long_dining_table", "table", ["long dining table", "large dining table", "dinner table", "dining room table", "long table", "rectangular table", "banquet table",
+R("long_dining_table", "table", ["long dining table", "large dining table", "dinner table", "dining room table", "long table", "banquet table",
                             "table a manger", "mesa de comedor", "farmhouse table"], "A dining table for six", table("long_dining_table", 1.8, 0.9, 0.75))
 R("round_table", "table", ["round table", "round dining table", "bistro table", "cafe table", "pedestal table", "circular table"], "A round table on one column",
   round_table("round_table", 0.5, 0.75), front="none")
