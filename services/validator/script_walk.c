@@ -35,8 +35,9 @@ void walk_error_msg (walk_t *w, const char *rule, const char *msg)
  * entry is used only when its key IS the field's name object (one dict has
  * one entry per key, so that entry is the field's value, exactly what
  * bmq_script_get finds); at the first entry that is not, the rest are looked
- * up one by one as before. This spares two hash lookups per field in each
- * pass (about a third of the walk at 500 lines). */
+ * up one by one as before. This spares the field's lookup in the dict and
+ * the node's class lookup per field in each pass (about a tenth of the walk
+ * at 500 lines). */
 void walk_children (walk_t *w, PyObject *node, void (*fn) (walk_t *, PyObject *))
 {
     PyObject *fields = bmq_script_ast_fields (node);
