@@ -1,5 +1,6 @@
 /* scene_compose — a whole prompt to one plan; see scene_compose.h. */
 #include "scene_compose.h"
+#include "plan_assets.h"
 #include "plan_validator.h"
 #include "recipe_bounds.h"
 #include "recipe_params.h"
@@ -24,6 +25,7 @@ typedef struct {
     bmq_bounds_t  *bounds[BMQ_SCENE_MAX_PARTS];
     bmq_placement_t *place[BMQ_SCENE_MAX_PARTS];
     double         per_copy[BMQ_SCENE_MAX_PARTS];   /* steps one copy takes: its own, a root, a parent per object */
+    bool           tree[BMQ_SCENE_MAX_PARTS];       /* copies 2..n: one object.duplicate_tree step of copy 1 each */
     json_t        *notes;
     bool           in_room;                         /* a room around it all (a room named, a spot, a hung thing) */
     bool           door, window;                    /* the room's usual door and window */
@@ -152,6 +154,55 @@ static void s_camera (json_t *plan, json_t *used, int max_len, const bmq_box_t *
 
 /* ---- the parts --------------------------------------------------------------------- */
 
+static bool s_kind_is (const json_t *recipe, const char *kind)
+{
+    const char *k = json_string_value (json_object_get (recipe, "kind"));
+    return k && !strcmp (k, kind);
+}
+
+/* In a room, "an easel by the window", "a water cooler by the door", "a bed under the window": the room's own
+ * window (left wall) and door (back wall), not a second one standing in the room: what relates to it goes
+ * against that wall ("facing the window" with its back to the other wall, but a desk
+ * or table right at the window). The window or door part goes when nothing else needs it (curtains hung on
+ * it, a row of things by it). */
+static void s_use_openings (bmq_scene_request_t *req)
+{
+    for (size_t o = 0; o < req->count; o++) {
+        bmq_scene_part_t *op = &req->part[o];
+        bool window = !strcmp (op->name, "window"), door = !strcmp (op->name, "door");
+        if ((!window && !door) || op->count != 1 || op->has_color || op->relation != BMQ_REL_NONE || op->spot != BMQ_SPOT_NONE
+            || op->has_position || op->material >= 0 || op->scale != 1.0)
+            continue;
+        bool used = false, other = false;
+        for (size_t p = 0; p < req->count; p++) {
+            const bmq_scene_part_t *part = &req->part[p];
+            if (part->ref[1] == (int) o) other = true;
+            if (part->ref[0] != (int) o || part->relation == BMQ_REL_NONE) continue;
+            used = true;
+            if (part->spot != BMQ_SPOT_NONE || part->has_position || part->relation == BMQ_REL_BETWEEN || part->count > 1
+                || bmq_recipe_place (part->recipe) == BMQ_PLACE_WALL)
+                other = true;                           /* curtains on it, a row of plants by it: the opening stays a thing */
+        }
+        if (!used || other) continue;
+        for (size_t p = 0; p < req->count; p++) {
+            bmq_scene_part_t *part = &req->part[p];
+            if (part->ref[0] != (int) o || part->relation == BMQ_REL_NONE) continue;
+            const char *kind = json_string_value (json_object_get (part->recipe, "kind"));
+            bool at_it = part->relation != BMQ_REL_FACING || (kind && !strcmp (kind, "table"));
+            part->spot = BMQ_SPOT_WALL;
+            part->wall = window ? (at_it ? 2 : 3) : (at_it ? 1 : 4);
+            part->relation = BMQ_REL_NONE;
+            part->ref[0] = part->ref[1] = -1;
+        }
+        for (size_t p = 0; p < req->count; p++)         /* the opening's part goes: later indices move down one */
+            for (int r = 0; r < 2; r++)
+                if (req->part[p].ref[r] > (int) o) req->part[p].ref[r]--;
+        memmove (&req->part[o], &req->part[o + 1], (req->count - o - 1) * sizeof *req->part);
+        req->count--;
+        o--;
+    }
+}
+
 /* "a trash can under the desk": a thing taller than the room under its anchor's top is made a little
  * smaller so that it fits there (down to half its size, with a note); else it stays as it is. */
 static void s_fit_under (s_compose_t *c, const json_t *described)
@@ -172,6 +223,39 @@ static void s_fit_under (s_compose_t *c, const json_t *described)
                 if (!part->scale_word[0]) snprintf (part->scale_word, sizeof part->scale_word, "smaller");
                 char text[200];
                 snprintf (text, sizeof text, "the %.60s made %.0f %% smaller to fit under the %.60s", part->name, (1 - f) * 100,
+                          c->req.part[a].name);
+                json_array_append_new (c->notes, json_string (text));
+            }
+        }
+        bmq_bounds_destroy (&pb);
+        bmq_bounds_destroy (&ab);
+    }
+}
+
+/* "a blanket on the armchair", "a pile of clothes on the chair": a soft thing wider than the seat it lies on
+ * is folded to the seat's size (down to half, with a note) instead of poking into the arms and back. */
+static void s_fit_on (s_compose_t *c, const json_t *described)
+{
+    for (size_t p = 0; p < c->req.count; p++) {
+        bmq_scene_part_t *part = &c->req.part[p];
+        int a = part->ref[0];
+        if (part->relation != BMQ_REL_ON || a < 0 || a >= (int) c->req.count || a == (int) p
+            || !(s_kind_is (part->recipe, "textile") || strstr (part->name, "clothes")))
+            continue;
+        bmq_bounds_t *pb = bmq_bounds_new (json_object_get (part->recipe, "steps"), described);
+        bmq_bounds_t *ab = bmq_bounds_new (json_object_get (c->req.part[a].recipe, "steps"), described);
+        bmq_box_t pbox, abox, top;
+        if (pb && ab && bmq_bounds_total (pb, &pbox) && bmq_bounds_total (ab, &abox)
+            && bmq_bounds_support (ab, (abox.min[0] + abox.max[0]) / 2, (abox.min[1] + abox.max[1]) / 2, &top)) {
+            double sa = c->req.part[a].scale, sp = part->scale;
+            double fx = (top.max[0] - top.min[0]) * sa / ((pbox.max[0] - pbox.min[0]) * sp);
+            double fy = (top.max[1] - top.min[1]) * sa / ((pbox.max[1] - pbox.min[1]) * sp);
+            double f = 0.95 * fmin (fx, fy);
+            if (f < 1 && f >= 0.5 && isfinite (f)) {
+                part->scale *= f;
+                if (!part->scale_word[0]) snprintf (part->scale_word, sizeof part->scale_word, "folded");
+                char text[200];
+                snprintf (text, sizeof text, "the %.60s made %.0f %% smaller to lie on the %.60s", part->name, (1 - f) * 100,
                           c->req.part[a].name);
                 json_array_append_new (c->notes, json_string (text));
             }
@@ -216,19 +300,15 @@ static int s_prepare (s_compose_t *c, const bmq_palette_t *palette, const json_t
         size_t i, made = 0;
         json_t *step;
         json_t *ops = json_object_get (described, "operations");
+        c->tree[p] = json_object_get (ops, BMQ_PLAN_TREE_COPY) != NULL;     /* an imported model's parts have names of their own */
         json_array_foreach (c->steps[p], i, step) {
             const char *op = json_string_value (json_object_get (step, "operation"));
             made += json_is_true (json_object_get (json_object_get (ops, op ? op : ""), "creates"));
+            if (op && !strcmp (op, BMQ_ASSET_OPERATION)) c->tree[p] = false;
         }
         c->per_copy[p] = (double) json_array_size (c->steps[p]) + 1 + (double) made;
     }
     return 0;
-}
-
-static bool s_kind_is (const json_t *recipe, const char *kind)
-{
-    const char *k = json_string_value (json_object_get (recipe, "kind"));
-    return k && !strcmp (k, kind);
 }
 
 /* "a desk with a lamp", "nightstands with lamps", "a sofa with two cushions": what "with" hung on a thing
@@ -261,25 +341,59 @@ static void s_with_on (s_compose_t *c)
     }
 }
 
+/* "a tv stand with a tv, a sofa facing it": a piece of furniture placed by something that stands on a top
+ * (the tv) is placed by what holds it up (the stand), on the floor, not lifted with the tv. */
+static void s_ground (s_compose_t *c)
+{
+    for (size_t p = 0; p < c->req.count; p++) {
+        bmq_scene_part_t *part = &c->req.part[p];
+        int y = part->ref[0];
+        bmq_rel_t r = part->relation;
+        if (y < 0 || y >= (int) c->req.count || part->ref[1] >= 0 || r == BMQ_REL_NONE || r == BMQ_REL_ON || r == BMQ_REL_INSIDE
+            || r == BMQ_REL_UNDER || r == BMQ_REL_ABOVE || r == BMQ_REL_BETWEEN)
+            continue;
+        int place = bmq_recipe_place (part->recipe);
+        const json_t *rx = part->recipe;
+        bool furniture = json_is_true (json_object_get (rx, "seat")) || s_kind_is (rx, "seating") || s_kind_is (rx, "table")
+                         || s_kind_is (rx, "storage") || s_kind_is (rx, "bed");
+        if (!furniture) continue;                       /* a mug next to the lamp on the desk stays up there */
+        const bmq_scene_part_t *held = &c->req.part[y];
+        int z = held->ref[0];
+        if (place == BMQ_PLACE_SURFACE || place == BMQ_PLACE_WALL || (held->relation != BMQ_REL_ON && held->relation != BMQ_REL_INSIDE)
+            || z < 0 || z == (int) p)
+            continue;
+        part->ref[0] = z;
+    }
+}
+
 /* Do the copies fit in one plan? 0, or -1 with the message. */
 static int s_limits (s_compose_t *c, const bmq_palette_t *palette, const char *prompt, char *message, size_t msglen)
 {
     double total = 0, copies = 0, biggest = 0;
     size_t big = 0;
-    for (size_t p = 0; p < c->req.count; p++) {
-        total += c->req.part[p].count * c->per_copy[p];
-        copies += c->req.part[p].count;
-        if (c->req.part[p].count * c->per_copy[p] > biggest) { biggest = c->req.part[p].count * c->per_copy[p]; big = p; }
+    for (size_t p = 0; p < c->req.count; p++) {         /* copy 1 from scratch, each further copy one step when copied whole */
+        double n = c->req.part[p].count, steps = n < 1 ? n * c->per_copy[p] : c->per_copy[p] + (n - 1) * (c->tree[p] ? 1 : c->per_copy[p]);
+        total += steps;
+        copies += n;
+        if (steps > biggest) { biggest = steps; big = p; }
     }
     double extra = (copies >= 2 || c->in_room ? 2 : 0) + (c->in_room ? BMQ_ROOM_STEPS : 0), max = bmq_palette_max_steps (palette);
-    if (total + extra <= max) return 0;
+    if (total + extra <= max && copies <= BMQ_INSTANCE_MAX_COPIES) return 0;
     const bmq_scene_part_t *part = &c->req.part[big];
     double others = total - biggest + 2;                /* the rest of the scene, a camera and a sun */
-    double fit = floor ((max - others) / c->per_copy[big]);
-    snprintf (message, msglen, "\"%.120s\" asks for too much for one plan: %s ×%.0f takes %.0f steps (%.0f each) and the whole "
-              "scene %.0f, over the palette's limit of %.0f steps per plan; at most %.0f of them fit%s. Ask for fewer, or "
-              "build it in several prompts.", prompt, part->name, part->count, biggest, c->per_copy[big], total + extra, max,
-              fit > 0 ? fit : 0, c->req.count > 1 ? " with the rest of the scene" : "");
+    double each = c->tree[big] ? 1 : c->per_copy[big];
+    double fit = floor ((max - others - c->per_copy[big]) / each) + 1;
+    fit = fmin (fit, BMQ_INSTANCE_MAX_COPIES - (copies - part->count));
+    if (copies > BMQ_INSTANCE_MAX_COPIES)
+        snprintf (message, msglen, "\"%.120s\" asks for too much for one plan: %.0f objects in all (%s ×%.0f), over the planner's "
+                  "limit of %d copies per plan; at most %.0f of them fit%s. Ask for fewer, or build it in several prompts.", prompt,
+                  copies, part->name, part->count, BMQ_INSTANCE_MAX_COPIES, fit > 0 ? fit : 0,
+                  c->req.count > 1 ? " with the rest of the scene" : "");
+    else
+        snprintf (message, msglen, "\"%.120s\" asks for too much for one plan: %s ×%.0f takes %.0f steps (%.0f for the first, %.0f "
+                  "each after it) and the whole scene %.0f, over the palette's limit of %.0f steps per plan; at most %.0f of them "
+                  "fit%s. Ask for fewer, or build it in several prompts.", prompt, part->name, part->count, biggest,
+                  c->per_copy[big], each, total + extra, max, fit > 0 ? fit : 0, c->req.count > 1 ? " with the rest of the scene" : "");
     bmq_utf8_fix (message);
     return -1;
 }
@@ -372,12 +486,16 @@ static int s_build (s_compose_t *c, const bmq_palette_t *palette, const json_t *
         bmq_bounds_total (c->bounds[p], &b);
         double cx = (b.min[0] + b.max[0]) / 2, cy = (b.min[1] + b.max[1]) / 2;
         double radius = fmax (b.max[0] - b.min[0], b.max[1] - b.min[1]) / 2;
+        size_t first = json_array_size (plan), r1 = r;
         for (size_t k = 0; rc == 0 && k < parts[p].count; k++, r++) {
             const bmq_placement_t *at = &c->place[p][k];
             double cs = cos (at->theta), sn = sin (at->theta);
             double root_at[3] = { at->pos[0] + cs * cx - sn * cy, at->pos[1] + sn * cx + cs * cy, at->pos[2] + b.min[2] };
-            if (bmq_instance_append (plan, used, max_len, c->steps[p], described, roots[r], root_at, radius > 0 ? radius : 0.1,
-                                     at->pos, at->theta) < 0)
+            if (k > 0 && c->tree[p]) {                  /* a copy of copy 1, placed (issue 26) */
+                if (bmq_instance_copy (plan, used, max_len, first, roots[r1], roots[r], root_at, at->theta) < 0) rc = -1;
+            }
+            else if (bmq_instance_append (plan, used, max_len, c->steps[p], described, roots[r], root_at, radius > 0 ? radius : 0.1,
+                                          at->pos, at->theta) < 0)
                 rc = -1;
         }
     }
@@ -419,6 +537,7 @@ int bmq_scene_compose_in (const bmq_recipe_book_t *book, const bmq_palette_t *pa
             json_array_append_new (c->notes, json_string (text));
         }
     if (c->req.count == 0) { s_free (c); free (c); return 1; }
+    if (c->req.room.kind != BMQ_ROOM_NONE) s_use_openings (&c->req);
     c->in_room = c->req.room.kind != BMQ_ROOM_NONE;
     c->door = c->window = true;
     for (size_t p = 0; p < c->req.count; p++) {
@@ -436,8 +555,10 @@ int bmq_scene_compose_in (const bmq_recipe_book_t *book, const bmq_palette_t *pa
                                     .min_area = bmq_room_area (c->req.room.kind), .scale = c->req.room.scale,
                                     .door = c->door, .window = c->window };
     s_fit_under (c, described);
+    s_fit_on (c, described);
     int rc = s_prepare (c, palette, described);
     if (rc == 0) s_with_on (c);
+    if (rc == 0) s_ground (c);
     if (rc == 0 && s_limits (c, palette, prompt, message, msglen)) { snprintf (code, codelen, "too_big"); rc = -2; }
     json_t *plan = json_array ();
     size_t copies = 0;

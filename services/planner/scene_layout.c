@@ -679,8 +679,14 @@ static void s_settle_relations (s_layout_t *L)
                 json_array_append_new (L->notes, json_string (text));
             }
         }
+        bmq_box_t shelf;                        /* "books on a wall shelf": on it, up there */
+        const bmq_box_t *sb = &L->box[a];
+        bool held_up = (L->rel[x] == BMQ_REL_ON || L->rel[x] == BMQ_REL_INSIDE) && L->parts[a].place == BMQ_PLACE_WALL
+                       && bmq_bounds_support (L->parts[a].bounds, (sb->min[0] + sb->max[0]) / 2, (sb->min[1] + sb->max[1]) / 2, &shelf)
+                       && shelf.max[1] - shelf.min[1] >= 0.1;
+        if (held_up && L->rel[x] == BMQ_REL_INSIDE) L->rel[x] = BMQ_REL_ON;
         if (L->room && L->parts[a].place == BMQ_PLACE_WALL && L->parts[x].place != BMQ_PLACE_WALL && L->rel[x] != BMQ_REL_FACING
-            && L->rel[x] != BMQ_REL_IN_FRONT) {
+            && L->rel[x] != BMQ_REL_IN_FRONT && !held_up) {
             L->wall_anchor[x] = a;                  /* "a desk under the window": against that wall, under it */
             L->rel[x] = BMQ_REL_NONE;
         }

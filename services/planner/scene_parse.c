@@ -44,6 +44,7 @@ typedef struct {
     bmq_mention_t        mention[BMQ_TOKENS_MAX];                    /* the object named from each token */
     bool                 used[BMQ_TOKENS_MAX], weak[BMQ_TOKENS_MAX];
     bool                 inherited[BMQ_SCENE_MAX_PARTS];            /* its relation came from "with" */
+    bool                 via_it[BMQ_SCENE_MAX_PARTS];               /* its relation's object was "it" */
     size_t               pos_tok[BMQ_SCENE_MAX_PARTS][2];           /* first token of its position, count */
     int                  order[BMQ_TOKENS_MAX];                      /* parts in the order named */
     size_t               norder;
@@ -167,8 +168,23 @@ static int s_antecedent (const s_parse_t *p, int subject)
     if (subject >= 0 && p->inherited[subject]) return p->req->part[subject].ref[0];
     size_t at = p->norder;
     while (at > 0 && p->order[at - 1] != subject) at--;
-    for (size_t j = at ? at - 1 : p->norder; j > 0; j--)
-        if (p->order[j - 1] != subject) return p->order[j - 1];
+    for (size_t j = at ? at - 1 : p->norder; j > 0; j--) {
+        if (p->order[j - 1] == subject) continue;
+        int c = p->order[j - 1];
+        /* "an armchair with a lamp behind it and a table beside it": the second "it" is the first one's */
+        if (p->via_it[c] && p->req->part[c].relation != BMQ_REL_NONE && p->req->part[c].ref[0] >= 0 && p->req->part[c].ref[0] != subject)
+            return p->req->part[c].ref[0];
+        /* "an easel by the window, a stool in front of it": the easel, not the window it was placed by */
+        if (j >= 2 && p->order[j - 2] != subject && p->order[j - 2] != c) {
+            const bmq_scene_part_t *head = &p->req->part[p->order[j - 2]];
+            if (head->ref[0] == c && head->ref[1] < 0 && (head->relation == BMQ_REL_NEXT_TO || head->relation == BMQ_REL_FACING
+                                                          || head->relation == BMQ_REL_IN_FRONT || head->relation == BMQ_REL_BEHIND
+                                                          || head->relation == BMQ_REL_LEFT_OF || head->relation == BMQ_REL_RIGHT_OF)
+                && !p->inherited[p->order[j - 2]])
+                return p->order[j - 2];
+        }
+        return c;
+    }
     return -1;
 }
 
@@ -609,6 +625,27 @@ static void s_colon_end (s_parse_t *p)
     }
 }
 
+/* "a dining room with a table and six chairs", "a conference table, 6 office chairs": chairs named with a
+ * table to eat or meet at, and given no place of their own, are around it (two or fewer: next to it). */
+static void s_chairs_at_table (s_parse_t *p)
+{
+    static const char *tables[] = { "table", "round_table", "long_dining_table", "folding_table", "dining_table", "conference_table",
+                                    "kitchen_table" };
+    int t = -1;
+    for (size_t j = 0; j < p->req->count && t < 0; j++)
+        for (size_t w = 0; w < sizeof tables / sizeof *tables; w++)
+            if (!strcmp (p->req->part[j].name, tables[w]) && p->req->part[j].count == 1) t = (int) j;
+    if (t < 0) return;
+    for (size_t j = 0; j < p->req->count; j++) {
+        bmq_scene_part_t *part = &p->req->part[j];
+        const char *n = part->name;
+        bool chair = (strstr (n, "chair") || strstr (n, "stool")) && !strstr (n, "armchair") && !strstr (n, "rocking")
+                     && !strstr (n, "high") && !strstr (n, "lounge");
+        if ((int) j == t || !chair || part->relation != BMQ_REL_NONE || part->spot != BMQ_SPOT_NONE || part->has_position) continue;
+        s_relate (p, (int) j, part->count >= 3 ? BMQ_REL_AROUND : BMQ_REL_NEXT_TO, t, -1, false);
+    }
+}
+
 /* One token (or phrase) at i that is not an object's name; returns how many tokens it took. */
 static size_t s_step (s_parse_t *p, size_t i)
 {
@@ -797,7 +834,9 @@ static size_t s_step (s_parse_t *p, size_t i)
             if (to >= 0) {
                 p->rel.toks[p->rel.n < 8 ? p->rel.n++ : 7] = i;
                 p->rel.pronoun = s_word (p, i, "them");
+                int who = p->rel.subject;
                 s_rel_feed (p, to, false);
+                if (who >= 0 && p->req->part[who].ref[0] == to && s_word (p, i, "it")) p->via_it[who] = true;
             }
         }
         return n;
@@ -864,6 +903,7 @@ int bmq_scene_parse (const bmq_recipe_book_t *book, const char *prompt, bmq_scen
     s_rel_finish (p, false);                        /* a relation still waiting for its subject */
     s_colon_end (p);
     s_drop_negated (req);
+    s_chairs_at_table (p);
     const json_t *basin = bmq_recipe_book_get (book, "bathroom_sink");
     for (size_t j = 0; basin && req->room.kind == BMQ_ROOM_BATHROOM && j < req->count; j++)
         if (!strcmp (req->part[j].name, "kitchen_sink")) {           /* "a bathroom with a sink": a basin */
