@@ -202,7 +202,7 @@ static void s_use_openings (bmq_scene_request_t *req)
 }
 
 /* "a trash can under the desk": a thing taller than the room under its anchor's top is made a little
- * smaller so that it fits there (down to half its size, with a note); else it stays as it is. */
+ * smaller so that it fits there (down to three quarters of its size, with a note); else it stays as it is. */
 static void s_fit_under (s_compose_t *c, const json_t *described)
 {
     for (size_t p = 0; p < c->req.count; p++) {
@@ -216,7 +216,7 @@ static void s_fit_under (s_compose_t *c, const json_t *described)
             && bmq_bounds_support (ab, (abox.min[0] + abox.max[0]) / 2, (abox.min[1] + abox.max[1]) / 2, &top)) {
             double room = (top.min[2] - abox.min[2]) * c->req.part[a].scale, h = (pbox.max[2] - pbox.min[2]) * part->scale;
             double f = 0.95 * room / h;
-            if (room >= 0.25 && h > 0.05 && f < 1 && f >= 0.5) {
+            if (room >= 0.25 && h > 0.05 && f < 1 && f >= 0.75) {        /* a filing cabinet at half its size is no filing cabinet */
                 part->scale *= f;
                 if (!part->scale_word[0]) snprintf (part->scale_word, sizeof part->scale_word, "smaller");
                 char text[200];
