@@ -21,7 +21,16 @@ typedef struct {
  * max_steps names, so it never fills. Each remembers its object's vertex
  * estimate and the step that deleted it (0: alive). An object created
  * without a name lives in s_run_t.anon. */
-typedef struct { const char *key; size_t len; double vertices; int deleted_at; bool scene, shadowed; } s_name_t;
+typedef struct s_name_s s_name_t;
+struct s_name_s {
+    const char *key;
+    size_t len;
+    double vertices;
+    int deleted_at;
+    bool scene, shadowed;
+    s_name_t *parent, *child, *sibling;     /* the tree object.parent steps make (issue 26) */
+    double adopted;                         /* unnamed objects parented under it: their estimate */
+};
 
 typedef struct {
     const bmq_palette_t *palette;
@@ -104,6 +113,78 @@ static bool s_name_ok (const char *s, size_t len, size_t max)
         if (!word && (i == 0 || (c != '.' && c != ' ' && c != '-'))) return false;
     }
     return true;
+}
+
+/* ---- the tree object.parent steps make ------------------------------------- */
+
+static void s_unlink (s_name_t *n)
+{
+    if (!n->parent) return;
+    s_name_t **at = &n->parent->child;
+    while (*at && *at != n) at = &(*at)->sibling;
+    if (*at) *at = n->sibling;
+    n->parent = n->sibling = NULL;
+}
+
+/* n's children lose their parent (its name now means a new object). */
+static void s_detach (s_name_t *n)
+{
+    s_unlink (n);
+    for (s_name_t *k = n->child, *next; k; k = next) {
+        next = k->sibling;
+        k->parent = k->sibling = NULL;
+    }
+    n->child = NULL;
+    n->adopted = 0;
+}
+
+static void s_link (s_name_t *n, s_name_t *parent)
+{
+    s_unlink (n);
+    n->parent = parent;
+    n->sibling = parent->child;
+    parent->child = n;
+}
+
+/* The estimate of root and everything under it (a deleted object's own
+ * vertices are gone, what hung under it is still counted: an upper bound);
+ * *scene is set to the first object in it that came from the scene. Each
+ * slot is visited once: the tree has no cycles (s_parent refuses them). */
+static double s_tree_vertices (const s_run_t *run, s_name_t *root, const s_name_t **scene)
+{
+    double sum = 0;
+    size_t guard = 0, limit = run->name_mask + 2;
+    for (s_name_t *n = root; n && guard++ < limit;) {
+        if (n->scene && !*scene) *scene = n;
+        sum += (n->deleted_at ? 0 : n->vertices) + n->adopted;
+        if (n->child) { n = n->child; continue; }
+        while (n != root && !n->sibling) n = n->parent;
+        if (n == root) break;
+        n = n->sibling;
+    }
+    return sum;
+}
+
+/* object.parent: the target goes under params.parent when both are known
+ * objects (an unknown parent is left to the add-on, which refuses it). */
+static void s_parent (s_run_t *run, int i, s_name_t *acted, const json_t *params)
+{
+    const json_t *pv = json_object_get (params, "parent");
+    if (!acted || !json_is_string (pv)) return;     /* a bad type is reported by s_check_params */
+    s_name_t *to = s_name_slot (run, json_string_value (pv), json_string_length (pv));
+    if (!to->key || to->deleted_at) return;
+    if (acted == &run->anon) { to->adopted += acted->vertices; return; }
+    size_t guard = 0, limit = run->name_mask + 2;
+    for (s_name_t *w = to; w && guard++ < limit; w = w->parent)
+        if (w == acted) {
+            char a[80], b[80];
+            bmq_verdict_clip (a, sizeof a, acted->key, acted->len);
+            bmq_verdict_clip (b, sizeof b, to->key, to->len);
+            s_error (run, i, "params.parent", "parenting '%s' to '%s' would make a cycle ('%s' is '%s' or under it)",
+                     a, b, b, a);
+            return;
+        }
+    s_link (acted, to);
 }
 
 /* ---- one step --------------------------------------------------------------- */
@@ -215,13 +296,14 @@ static s_name_t *s_check_name (s_run_t *run, int i, const bmq_palette_op_t *op, 
         slot->shadowed = true;
         slot->scene = false;
         slot->vertices = 0;
+        s_detach (slot);
         return slot;
     }
     if (slot->key) {
         s_error (run, i, "name", "name '%s' is already used by an earlier step", clipped);
         return NULL;
     }
-    *slot = (s_name_t) { s, len, 0, 0, false, false };
+    *slot = (s_name_t) { .key = s, .len = len };
     return slot;
 }
 
@@ -262,12 +344,18 @@ static s_name_t *s_check_target (s_run_t *run, int i, const bmq_palette_op_t *op
 }
 
 /* Vertex estimates and the current object after step i. A creating step adds
- * its object (a copy of its target's vertices too, for a duplicate); a
- * multiplying step scales its object's estimate and the plan's total; a
- * deleting step ends its object (the total keeps it: an upper bound). */
+ * its object (a copy of its target's vertices too, for a duplicate; of its
+ * target's whole tree for BMQ_PLAN_TREE_COPY, refused when the tree holds a
+ * scene object, whose size is unknown); a copy stays under its target's
+ * parent, as in Blender; a multiplying step scales its object's estimate and
+ * the plan's total; a deleting step ends its object (the total keeps it: an
+ * upper bound). */
 static void s_account (s_run_t *run, int i, const bmq_palette_op_t *op, const json_t *params,
                        s_name_t *acted, s_name_t *named)
 {
+    bool tree = op && !strcmp (bmq_palette_op_name (op), BMQ_PLAN_TREE_COPY);
+    bool copy = op && bmq_palette_op_creates (op) && bmq_palette_op_acts_on (op)
+             && strcmp (bmq_palette_op_name (op), BMQ_ASSET_OPERATION);
     if (op && bmq_palette_op_deletes (op)) {
         if (acted) acted->deleted_at = i + 1;
         if (!acted || acted == run->current) { run->have_current = false; run->current = NULL; }
@@ -282,11 +370,30 @@ static void s_account (s_run_t *run, int i, const bmq_palette_op_t *op, const js
     }
     if (!op || bmq_palette_op_creates (op)) {
         double v = bmq_palette_op_vertices (op, params);
-        if (op && bmq_palette_op_acts_on (op) && acted) v += acted->vertices;
+        const s_name_t *scene = NULL;
+        if (tree && acted) {
+            v += s_tree_vertices (run, acted, &scene);
+            if (scene) {
+                char a[80], b[80];
+                bmq_verdict_clip (a, sizeof a, acted->key, acted->len);
+                bmq_verdict_clip (b, sizeof b, scene->key, scene->len);
+                if (scene == acted)
+                    s_error (run, i, "target", "%s copies only objects this plan built: '%s' was already in the scene,"
+                             " so the size of its tree is unknown here", BMQ_PLAN_TREE_COPY, a);
+                else
+                    s_error (run, i, "target", "%s copies only objects this plan built: '%s' under '%s' was already in"
+                             " the scene, so its size is unknown here", BMQ_PLAN_TREE_COPY, b, a);
+            }
+        }
+        else if (op && bmq_palette_op_acts_on (op) && acted) v += acted->vertices;
         run->vertices += v;
         s_name_t *obj = named ? named : &run->anon;
         obj->vertices = v;
         obj->deleted_at = 0;
+        if (copy && acted && acted->parent && acted->parent != obj) {
+            if (obj == &run->anon) acted->parent->adopted += v;
+            else if (!obj->child) s_link (obj, acted->parent);
+        }
         run->current = obj;
         run->have_current = true;
     }
@@ -340,6 +447,8 @@ static void s_check_step (s_run_t *run, int i, const json_t *step)
                     ? s_check_target (run, i, op, json_object_get (step, "target")) : NULL;
     s_name_t *named = s_check_name (run, i, op, op != NULL, json_object_get (step, "name"));
     s_account (run, i, op, params, acted, named);
+    if (op && acted && !strcmp (bmq_palette_op_name (op), "object.parent") && json_is_object (params))
+        s_parent (run, i, acted, params);
 
     if (run->vertices > bmq_palette_max_vertices (run->palette) && !run->vertices_reported) {
         run->vertices_reported = true;
@@ -409,7 +518,7 @@ json_t *bmq_plan_validate_in_scene (const bmq_palette_t *palette, const json_t *
             json_t *n = json_array_get (scene_objects, k);
             if (!json_is_string (n) || !json_string_length (n)) continue;
             s_name_t *slot = s_name_slot (&run, json_string_value (n), json_string_length (n));
-            if (!slot->key) *slot = (s_name_t) { json_string_value (n), json_string_length (n), 0, 0, true, false };
+            if (!slot->key) *slot = (s_name_t) { .key = json_string_value (n), .len = json_string_length (n), .scene = true };
         }
         for (size_t i = 0; i < examined; i++)
             s_check_step (&run, (int) i, json_array_get (plan, i));

@@ -17,6 +17,14 @@
  * object's (a copy its target's too), a multiplying step scales its object's;
  * the plan's total (deleted objects included: an upper bound) is capped by
  * limits.max_vertices.
+ * Trees (issue 26): object.parent steps whose target and parent are objects
+ * the validator knows are tracked as a tree (a step that would close a cycle
+ * is refused). BMQ_PLAN_TREE_COPY copies its target and every object under
+ * it: the copy costs the whole tree's estimate (what hung under a deleted
+ * object and unnamed objects parented there included: an upper bound), and
+ * stays under its target's parent as in Blender. Its target must
+ * be an object this plan built and nothing under it may come from the scene
+ * (their size is unknown here): such a step is refused, not guessed at.
  *
  * The plan is input from an AI or a network peer, so it is treated as hostile:
  * nothing here asserts on it, every loop is bounded by the palette's
@@ -30,6 +38,9 @@
 /* At most this many errors are listed; the rest are counted in
  * "errors_omitted" so a hostile plan cannot make the verdict huge. */
 #define BMQ_PLAN_MAX_ERRORS 256
+
+/* The palette operation that copies a whole tree (the add-on's builtin). */
+#define BMQ_PLAN_TREE_COPY "object.duplicate_tree"
 
 /* Check the WHOLE plan; never stops at the first problem. Returns a new verdict:
  *   {"accepted": bool, "steps": n,

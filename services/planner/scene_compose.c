@@ -1,5 +1,6 @@
 /* scene_compose — a whole prompt to one plan; see scene_compose.h. */
 #include "scene_compose.h"
+#include "plan_assets.h"
 #include "plan_validator.h"
 #include "recipe_bounds.h"
 #include "recipe_params.h"
@@ -24,6 +25,7 @@ typedef struct {
     bmq_bounds_t  *bounds[BMQ_SCENE_MAX_PARTS];
     bmq_placement_t *place[BMQ_SCENE_MAX_PARTS];
     double         per_copy[BMQ_SCENE_MAX_PARTS];   /* steps one copy takes: its own, a root, a parent per object */
+    bool           tree[BMQ_SCENE_MAX_PARTS];       /* copies 2..n: one object.duplicate_tree step of copy 1 each */
     json_t        *notes;
     bool           in_room;                         /* a room around it all (a room named, a spot, a hung thing) */
     bool           door, window;                    /* the room's usual door and window */
@@ -298,9 +300,11 @@ static int s_prepare (s_compose_t *c, const bmq_palette_t *palette, const json_t
         size_t i, made = 0;
         json_t *step;
         json_t *ops = json_object_get (described, "operations");
+        c->tree[p] = json_object_get (ops, BMQ_PLAN_TREE_COPY) != NULL;     /* an imported model's parts have names of their own */
         json_array_foreach (c->steps[p], i, step) {
             const char *op = json_string_value (json_object_get (step, "operation"));
             made += json_is_true (json_object_get (json_object_get (ops, op ? op : ""), "creates"));
+            if (op && !strcmp (op, BMQ_ASSET_OPERATION)) c->tree[p] = false;
         }
         c->per_copy[p] = (double) json_array_size (c->steps[p]) + 1 + (double) made;
     }
@@ -367,20 +371,29 @@ static int s_limits (s_compose_t *c, const bmq_palette_t *palette, const char *p
 {
     double total = 0, copies = 0, biggest = 0;
     size_t big = 0;
-    for (size_t p = 0; p < c->req.count; p++) {
-        total += c->req.part[p].count * c->per_copy[p];
-        copies += c->req.part[p].count;
-        if (c->req.part[p].count * c->per_copy[p] > biggest) { biggest = c->req.part[p].count * c->per_copy[p]; big = p; }
+    for (size_t p = 0; p < c->req.count; p++) {         /* copy 1 from scratch, each further copy one step when copied whole */
+        double n = c->req.part[p].count, steps = n < 1 ? n * c->per_copy[p] : c->per_copy[p] + (n - 1) * (c->tree[p] ? 1 : c->per_copy[p]);
+        total += steps;
+        copies += n;
+        if (steps > biggest) { biggest = steps; big = p; }
     }
     double extra = (copies >= 2 || c->in_room ? 2 : 0) + (c->in_room ? BMQ_ROOM_STEPS : 0), max = bmq_palette_max_steps (palette);
-    if (total + extra <= max) return 0;
+    if (total + extra <= max && copies <= BMQ_INSTANCE_MAX_COPIES) return 0;
     const bmq_scene_part_t *part = &c->req.part[big];
     double others = total - biggest + 2;                /* the rest of the scene, a camera and a sun */
-    double fit = floor ((max - others) / c->per_copy[big]);
-    snprintf (message, msglen, "\"%.120s\" asks for too much for one plan: %s ×%.0f takes %.0f steps (%.0f each) and the whole "
-              "scene %.0f, over the palette's limit of %.0f steps per plan; at most %.0f of them fit%s. Ask for fewer, or "
-              "build it in several prompts.", prompt, part->name, part->count, biggest, c->per_copy[big], total + extra, max,
-              fit > 0 ? fit : 0, c->req.count > 1 ? " with the rest of the scene" : "");
+    double each = c->tree[big] ? 1 : c->per_copy[big];
+    double fit = floor ((max - others - c->per_copy[big]) / each) + 1;
+    fit = fmin (fit, BMQ_INSTANCE_MAX_COPIES - (copies - part->count));
+    if (copies > BMQ_INSTANCE_MAX_COPIES)
+        snprintf (message, msglen, "\"%.120s\" asks for too much for one plan: %.0f objects in all (%s ×%.0f), over the planner's "
+                  "limit of %d copies per plan; at most %.0f of them fit%s. Ask for fewer, or build it in several prompts.", prompt,
+                  copies, part->name, part->count, BMQ_INSTANCE_MAX_COPIES, fit > 0 ? fit : 0,
+                  c->req.count > 1 ? " with the rest of the scene" : "");
+    else
+        snprintf (message, msglen, "\"%.120s\" asks for too much for one plan: %s ×%.0f takes %.0f steps (%.0f for the first, %.0f "
+                  "each after it) and the whole scene %.0f, over the palette's limit of %.0f steps per plan; at most %.0f of them "
+                  "fit%s. Ask for fewer, or build it in several prompts.", prompt, part->name, part->count, biggest,
+                  c->per_copy[big], each, total + extra, max, fit > 0 ? fit : 0, c->req.count > 1 ? " with the rest of the scene" : "");
     bmq_utf8_fix (message);
     return -1;
 }
@@ -473,12 +486,16 @@ static int s_build (s_compose_t *c, const bmq_palette_t *palette, const json_t *
         bmq_bounds_total (c->bounds[p], &b);
         double cx = (b.min[0] + b.max[0]) / 2, cy = (b.min[1] + b.max[1]) / 2;
         double radius = fmax (b.max[0] - b.min[0], b.max[1] - b.min[1]) / 2;
+        size_t first = json_array_size (plan), r1 = r;
         for (size_t k = 0; rc == 0 && k < parts[p].count; k++, r++) {
             const bmq_placement_t *at = &c->place[p][k];
             double cs = cos (at->theta), sn = sin (at->theta);
             double root_at[3] = { at->pos[0] + cs * cx - sn * cy, at->pos[1] + sn * cx + cs * cy, at->pos[2] + b.min[2] };
-            if (bmq_instance_append (plan, used, max_len, c->steps[p], described, roots[r], root_at, radius > 0 ? radius : 0.1,
-                                     at->pos, at->theta) < 0)
+            if (k > 0 && c->tree[p]) {                  /* a copy of copy 1, placed (issue 26) */
+                if (bmq_instance_copy (plan, used, max_len, first, roots[r1], roots[r], root_at, at->theta) < 0) rc = -1;
+            }
+            else if (bmq_instance_append (plan, used, max_len, c->steps[p], described, roots[r], root_at, radius > 0 ? radius : 0.1,
+                                          at->pos, at->theta) < 0)
                 rc = -1;
         }
     }
@@ -540,6 +557,11 @@ int bmq_scene_compose_in (const bmq_recipe_book_t *book, const bmq_palette_t *pa
     s_fit_under (c, described);
     s_fit_on (c, described);
     int rc = s_prepare (c, palette, described);
+    for (size_t p = 0; rc == 0 && p < c->req.count; p++) {     /* a variant's texture goes on each copy's parts by name */
+        json_t *variants = bmq_recipe_variants_for (c->req.part[p].recipe, prompt);
+        if (json_array_size (variants)) c->tree[p] = false;
+        json_decref (variants);
+    }
     if (rc == 0) s_with_on (c);
     if (rc == 0) s_ground (c);
     if (rc == 0 && s_limits (c, palette, prompt, message, msglen)) { snprintf (code, codelen, "too_big"); rc = -2; }

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static double s_round (double v)
@@ -154,4 +155,39 @@ int bmq_instance_append (json_t *plan, json_t *used, int max_len, const json_t *
     json_decref (renamed);
     json_decref (made);
     return rc ? -1 : (int) (json_array_size (plan) - before);
+}
+
+static int s_strcmp (const void *a, const void *b)
+{
+    return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
+int bmq_instance_copy (json_t *plan, json_t *used, int max_len, size_t from, const char *src_root, const char *root,
+                       const double root_at[3], double theta)
+{
+    size_t n = json_array_size (plan), count = 0;
+    const char **parts = n > from ? calloc (n - from, sizeof *parts) : NULL;
+    if (n > from && !parts) return -1;
+    for (size_t i = from; i < n; i++) {                 /* the parts: what the copy's parent steps hung under src_root */
+        json_t *step = json_array_get (plan, i);
+        const char *op = json_string_value (json_object_get (step, "operation"));
+        const char *parent = json_string_value (json_object_get (json_object_get (step, "params"), "parent"));
+        const char *target = json_string_value (json_object_get (step, "target"));
+        if (!op || strcmp (op, "object.parent") || !parent || strcmp (parent, src_root) || !target) continue;
+        size_t k = 0;
+        while (k < count && strcmp (parts[k], target)) k++;
+        if (k == count) parts[count++] = target;
+    }
+    if (count > 1) qsort (parts, count, sizeof *parts, s_strcmp);
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < count; k++) {
+        char name[80];
+        if (!bmq_instance_name (used, parts[k], max_len, name, sizeof name)) rc = -1;
+    }
+    free (parts);
+    if (rc) return -1;
+    json_t *step = json_pack ("{s:s, s:s, s:s, s:{s:b, s:[f, f, f], s:[f, f, f]}}", "operation", "object.duplicate_tree",
+                              "target", src_root, "name", root, "params", "linked", 1, "location", s_round (root_at[0]),
+                              s_round (root_at[1]), s_round (root_at[2]), "rotation", 0.0, 0.0, s_round (s_wrap (theta)));
+    return step && json_array_append_new (plan, step) == 0 ? 1 : -1;
 }

@@ -35,4 +35,20 @@ bool bmq_instance_name (json_t *used, const char *base, int max_len, char *out, 
 int bmq_instance_append (json_t *plan, json_t *used, int max_len, const json_t *steps, const json_t *described,
                          const char *root, const double root_at[3], double radius, const double pos[3], double theta);
 
+/* The composer's cap on copies in one plan (all parts together): with one
+ * step per further copy a plan could hold hundreds; "500 chairs" stays a
+ * clear too_big. */
+#define BMQ_INSTANCE_MAX_COPIES 100
+
+/* Append one object.duplicate_tree step (issue 26): a copy of the copy
+ * bmq_instance_append built from plan index `from` under src_root, named
+ * `root`, its root at root_at turned by theta about Z (the copy's parts keep
+ * their place in it, so they land where building the copy from scratch at
+ * that placement would put them). The names the add-on gives the copied parts
+ * (each part's name, else name.001, .002, ..., given in name order) are
+ * reserved in used, so no later step asks for one. Returns the number of
+ * steps appended (1), or -1 when out of memory or out of names. */
+int bmq_instance_copy (json_t *plan, json_t *used, int max_len, size_t from, const char *src_root, const char *root,
+                       const double root_at[3], double theta);
+
 #endif

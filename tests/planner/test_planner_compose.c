@@ -53,6 +53,11 @@ static size_t s_check_structure (const char *prompt, const json_t *body)
         if (name && json_object_get (names, name)) fail_msg ("'%s': the name %s is given twice", prompt, name);
         if (name) json_object_set_new (names, name, json_string (s_op (step)));
         if (!strcmp (s_op (step), "bpy.ops.object.empty_add")) json_object_set_new (roots, name, json_true ());
+        if (!strcmp (s_op (step), "object.duplicate_tree")) {       /* a further copy: a copy of a root (issue 26) */
+            const char *of = json_string_value (json_object_get (step, "target"));
+            if (!of || !json_object_get (roots, of)) fail_msg ("'%s': step %zu copies %s, not a root", prompt, i, of ? of : "?");
+            json_object_set_new (roots, name, json_true ());
+        }
         if (!strcmp (s_op (step), "bpy.ops.object.camera_add")) cameras++;
         if (!strcmp (s_op (step), "bpy.ops.object.light_add")) suns++;
         if (!strcmp (s_op (step), "object.parent")) {
@@ -66,7 +71,7 @@ static size_t s_check_structure (const char *prompt, const json_t *body)
     json_t *op;
     json_object_foreach (names, name, op) {
         const char *o = json_string_value (op);
-        bool root = !strcmp (o, "bpy.ops.object.empty_add"), scene = strstr (o, "camera_add") || strstr (o, "light_add");
+        bool root = !strcmp (o, "bpy.ops.object.empty_add") || !strcmp (o, "object.duplicate_tree"), scene = strstr (o, "camera_add") || strstr (o, "light_add");
         if (!root && !scene && !json_object_get (parent_of, name)) fail_msg ("'%s': %s (%s) hangs under no root", prompt, name, o);
     }
     if (json_object_get (body, "room")) copies++;          /* a room hangs under a root "room" of its own */
@@ -204,12 +209,17 @@ static void test_limits (void **state)
     char code[64], message[1024];
     assert_int_equal (compose_run (&s_env, "twenty thousand trees", &body, code, sizeof code, message, sizeof message), -1);
     assert_string_equal (code, "too_big");
-    if (!strstr (message, "tree ×20000") || !strstr (message, "at most 14 of them fit") || !strstr (message, "200 steps"))
+    if (!strstr (message, "tree ×20000") || !strstr (message, "at most 100 of them fit") || !strstr (message, "100 copies"))
         fail_msg ("unclear: %s", message);
-    assert_int_equal (compose_run (&s_env, "fourteen trees", &body, code, sizeof code, message, sizeof message), 0);
+    /* copy 1 from the recipe, each further copy one object.duplicate_tree step (issue 26) */
+    assert_int_equal (compose_run (&s_env, "fifteen trees", &body, code, sizeof code, message, sizeof message), 0);
+    json_decref (body);
+    assert_int_equal (compose_run (&s_env, "a hundred trees", &body, code, sizeof code, message, sizeof message), 0);
     assert_true (json_array_size (json_object_get (body, "plan")) <= 200);
     json_decref (body);
-    assert_int_equal (compose_run (&s_env, "fifteen trees", &body, code, sizeof code, message, sizeof message), -1);
+    assert_int_equal (compose_run (&s_env, "a hundred and one trees", &body, code, sizeof code, message, sizeof message), -1);
+    assert_string_equal (code, "too_big");
+    assert_int_equal (compose_run (&s_env, "500 chairs", &body, code, sizeof code, message, sizeof message), -1);
     assert_string_equal (code, "too_big");
     assert_int_equal (compose_run (&s_env, "999999999999999999999999 chairs", &body, code, sizeof code, message, sizeof message), -1);
     assert_string_equal (code, "too_big");
@@ -238,10 +248,15 @@ static void test_names_and_turns (void **state)
     char code[64], message[1024];
     assert_int_equal (compose_run (&s_env, "a table with two chairs", &body, code, sizeof code, message, sizeof message), 0);
     json_t *plan = json_object_get (body, "plan");
-    const char *expect[] = { "table", "table_top", "chair", "chair_seat", "chair.001", "chair_seat.001", "chair_back.001",
-                             "camera", "sun" };
+    const char *expect[] = { "table", "table_top", "chair", "chair_seat", "chair.001", "camera", "sun" };
     for (size_t i = 0; i < sizeof expect / sizeof *expect; i++)
         if (!s_step_named (plan, expect[i])) fail_msg ("no step names %s", expect[i]);
+    /* the second chair is a copy of the first, turned the other way; the names of its copied parts are the add-on's */
+    json_t *copy = s_step_named (plan, "chair.001");
+    assert_string_equal (s_op (copy), "object.duplicate_tree");
+    assert_string_equal (json_string_value (json_object_get (copy, "target")), "chair");
+    assert_true (fabs (fabs (s_at (copy, "rotation", 2) - s_at (s_step_named (plan, "chair"), "rotation", 2)) - M_PI) < 1e-3);
+    assert_null (s_step_named (plan, "chair_seat.001"));
     /* the chairs face the table: the one on its right (+X) looks along -X, so its backrest is further out */
     json_t *root = s_step_named (plan, "chair"), *seat = s_step_named (plan, "chair_seat"), *back = s_step_named (plan, "chair_back");
     assert_true (s_at (root, "location", 0) > 0.8);

@@ -157,6 +157,73 @@ def s_builtin_modifier(obj, p, spec):
         bend.object = other
 
 
+TREE_MAX = 1000     # objects one object.duplicate_tree may copy (a furnished room's recipe holds ~40)
+
+
+def s_tree_name(name):
+    """A free name for a copied part: the composer (scene_instance.c) reserves the same one, so
+    the plan's later names never collide with it: `name` when free, else name.001, .002, ..."""
+    if bpy.data.objects.get(name) is None:
+        return name
+    base = name[:59]
+    for i in range(1, 1000):
+        candidate = "%s.%03d" % (base, i)
+        if candidate not in bpy.data.objects:
+            return candidate
+    raise CommandError("object.duplicate_tree: no free name left for a copy of %s" % name[:80])
+
+
+def s_builtin_duplicate_tree(obj, p, spec):
+    """Copy obj and every object under it, keeping the parenting; the copy of obj (returned: the
+    step's name names it) stays under obj's parent. linked shares the meshes (and their
+    materials). Modifiers that point at an object of the tree (a boolean cutter, an array's
+    curve) point at its copy. location / rotation place the copy's root."""
+    where = "object.duplicate_tree"
+    tree = [obj] + sorted(obj.children_recursive, key=lambda o: o.name)
+    if len(tree) > TREE_MAX:
+        raise CommandError("%s: %s has %d objects under it; at most %d are copied"
+                           % (where, obj.name, len(tree) - 1, TREE_MAX - 1))
+    linked = bounds.value(p, spec, "linked")
+    linked = True if linked is None else bool(linked)
+    loc, rot = bounds.value(p, spec, "location"), bounds.value(p, spec, "rotation")
+    loc = s_vec3({"value": loc}, "value", where + " location") if loc is not None else None
+    rot = s_vec3({"value": rot}, "value", where + " rotation") if rot is not None else None
+    copies = {}
+    for i, o in enumerate(tree):
+        c = o.copy()
+        if not linked and o.data is not None:
+            c.data = o.data.copy()
+        for coll in o.users_collection or (bpy.context.scene.collection,):
+            coll.objects.link(c)
+        # a name no plan can give ("~"), until every copy exists: Blender's own "part.001" for one
+        # copy must not take the name another copy gets below
+        c.name = s_tree_name("~tree%d" % i)
+        copies[o] = c
+    for o in tree[1:]:              # in name order, as the composer reserves them
+        copies[o].name = s_tree_name(o.name)
+    copies[obj].name = s_tree_name(obj.name)    # the step's name, if it gives one, replaces it
+    for o, c in copies.items():
+        if o is not obj and o.parent in copies:
+            c.parent = copies[o.parent]         # setting parent resets the inverse: put the original's back
+            c.matrix_parent_inverse = o.matrix_parent_inverse.copy()
+        for mod in c.modifiers:
+            for prop in mod.bl_rna.properties:
+                if prop.type == "POINTER" and getattr(prop, "fixed_type", None) is not None \
+                        and prop.fixed_type.identifier == "Object" and not prop.is_readonly:
+                    other = getattr(mod, prop.identifier, None)
+                    if other in copies:
+                        setattr(mod, prop.identifier, copies[other])
+    root = copies[obj]
+    if loc is not None:
+        root.location = loc
+    if rot is not None:
+        root.rotation_mode = "XYZ" if root.rotation_mode in ("QUATERNION", "AXIS_ANGLE") else root.rotation_mode
+        root.rotation_euler = rot
+    bpy.context.view_layer.update()     # the new objects' bases: later steps find them by name
+    s_select_only(root.name)
+    return root
+
+
 KEYABLE = ("location", "rotation_euler", "scale", "hide_render", "hide_viewport", "data.energy", "data.color", "data.lens")
 
 
@@ -193,6 +260,7 @@ BUILTINS = {
     "object.material": s_builtin_material,
     "object.rotation": s_builtin_setter("rotation_euler"),
     "object.keyframe_insert": s_builtin_keyframe,
+    "object.duplicate_tree": s_builtin_duplicate_tree,
     "asset.import": s_builtin_asset_import,
 }
 BUILTINS.update(edit_ops.EDIT_BUILTINS)
