@@ -177,7 +177,7 @@ R("bunk_bed", "bed", ["bunk bed", "bunk beds", "bunkbed", "loft bed"], "Two beds
   [box("bunk_bed_lower", 0.95, 2.0, 0.45, z=0.0, c=WOOD, main=True), box("bunk_bed_upper", 0.95, 2.0, 0.2, z=1.35, c=WOOD, main=True),
    box("bunk_bed_post_1", 0.06, 0.06, 1.6, x=-0.47, y=0.97, c=DARKWOOD), box("bunk_bed_post_2", 0.06, 0.06, 1.6, x=0.47, y=0.97, c=DARKWOOD),
    box("bunk_bed_ladder", 0.35, 0.04, 1.35, x=0.2, y=-1.02, c=DARKWOOD)])
-R("crib", "bed", ["crib", "baby crib", "cot", "baby bed", "cradle"], "A baby's crib with slatted sides",
+R("crib", "bed", ["crib", "baby crib", "cot", "baby bed", "cradle", "bassinet", "moses basket", "baby cot"], "A baby's crib with slatted sides",
   [box("crib_mattress", 0.7, 1.3, 0.4, c=WHITE, main=True), box("crib_rail_front", 0.74, 0.04, 0.5, y=-0.67, z=0.4, c=WHITE, main=True),
    box("crib_rail_back", 0.74, 0.04, 0.5, y=0.67, z=0.4, c=WHITE, main=True)])
 R("single_bed", "bed", ["single bed", "twin bed", "kids bed", "child bed", "daybed"], "A single bed: frame, mattress, pillow and headboard",
@@ -301,7 +301,7 @@ R("tall_cabinet", "storage", ["tall cabinet", "pantry", "pantry cabinet", "linen
   casegood("tall_cabinet", 0.8, 0.5, 2.0, c=WHITE, front="doors"), holds=True)
 R("storage_box", "storage", ["storage box", "storage bin", "plastic box", "basket", "wicker basket", "storage basket", "bin box", "panier", "cesta"],
   "A storage basket", [box("storage_box_body", 0.4, 0.3, 0.25, c=BEIGE, main=True), box("storage_box_rim", 0.42, 0.32, 0.02, z=0.25, c=(0.6, 0.5, 0.35))], holds=True)
-R("magazine_rack", "storage", ["magazine rack", "magazine holder", "newspaper rack", "magazine basket"], "A magazine rack",
+R("magazine_rack", "storage", ["magazine rack", "magazine holder", "newspaper rack", "magazine basket", "brochure rack", "brochure stand"], "A magazine rack",
   [box("magazine_rack_body", 0.4, 0.25, 0.35, c=WOOD, main=True), box("magazine_rack_papers", 0.34, 0.15, 0.1, z=0.35, c=WHITE)])
 R("locker", "storage", ["locker", "metal locker", "gym locker", "school locker"], "A metal locker", casegood("locker", 0.4, 0.5, 1.8, c=(0.3, 0.4, 0.6), front="door", plinth=0.02), holds=True)
 R("safe", "storage", ["safe", "strongbox", "strong box", "vault"], "A steel safe",
@@ -336,7 +336,7 @@ R("photo_frame", "decor", ["photo frame", "picture frame", "photo", "framed phot
   "A framed photo on a stand", [box("photo_frame_frame", 0.2, 0.02, 0.25, c=DARKWOOD, main=True), box("photo_frame_photo", 0.16, 0.004, 0.2, y=-0.012, z=0.025, c=(0.6, 0.7, 0.8)),
                                 box("photo_frame_stand", 0.05, 0.1, 0.02, y=0.05, c=DARKWOOD)], place="surface")
 R("whiteboard", "office", ["whiteboard", "white board", "dry erase board", "marker board", "blackboard", "chalkboard", "bulletin board", "cork board", "corkboard",
-                           "pin board", "notice board", "tableau blanc", "pizarra"], "A board on the wall",
+                           "pin board", "notice board", "menu board", "chalkboard menu", "tableau blanc", "pizarra"], "A board on the wall",
   panel("whiteboard", 1.2, 0.9, 0.03, 1.0, c=METAL, face=WHITE, face_name="board", margin=0.03), place="wall")
 R("wall_tv", "electronics", ["wall tv", "wall mounted tv", "mounted tv", "tv on the wall", "wall television", "flat screen on the wall", "big screen tv", "big screen", "large screen tv", "huge tv", "wall mounted television"], "A TV on the wall",
   panel("wall_tv", 1.25, 0.72, 0.05, 1.1, c=DARK, face=(0.02, 0.02, 0.03), face_name="screen", margin=0.015), place="wall")
@@ -665,7 +665,7 @@ R("pot_rack", "kitchen", ["pot rack", "hanging pot rack", "pan rack", "pot hange
   [box("pot_rack_post_1", 0.04, 0.04, 0.8, x=-0.43, c=METAL, metallic=1.0), box("pot_rack_post_2", 0.04, 0.04, 0.8, x=0.43, c=METAL, metallic=1.0),
    box("pot_rack_rail", 0.9, 0.04, 0.04, z=0.76, c=METAL, metallic=1.0), box("pot_rack_pans", 0.7, 0.1, 0.3, z=0.42, c=(0.6, 0.4, 0.25), metallic=0.8, main=True)],
   place="surface")
-R("blender", "kitchen", ["blender", "food processor", "smoothie maker", "stand mixer", "mixer", "kitchen mixer", "mixeur", "licuadora", "liquidificador"],
+R("blender", "kitchen", ["blender", "food processor", "smoothie maker", "stand mixer", "food mixer", "kitchen mixer", "licuadora", "liquidificador"],
   "A kitchen blender", [box("blender_base", 0.16, 0.16, 0.12, c=DARK, main=True), cyl("blender_jug", 0.065, 0.25, z=0.12, c=GLASS, rough=0.1)], place="surface")
 R("popcorn_machine", "appliance", ["popcorn machine", "popcorn maker", "popcorn cart", "machine a popcorn", "maquina de palomitas"], "A popcorn cart",
   [box("popcorn_machine_cart", 0.5, 0.4, 0.75, c=RED, main=True), box("popcorn_machine_kettle", 0.48, 0.38, 0.55, z=0.75, c=GLASS, rough=0.1),
@@ -811,6 +811,42 @@ R("bread_box", "kitchen", ["bread box", "breadbox", "bread bin", "boite a pain",
   [box("bread_box_body", 0.4, 0.25, 0.18, c=(0.85, 0.2, 0.2), main=True)], place="surface")
 R("clothes_iron", "laundry", ["clothes iron", "steam iron", "fer a repasser", "plancha"], "A clothes iron",
   [box("clothes_iron_body", 0.26, 0.11, 0.13, c=(0.3, 0.6, 0.8), main=True), box("clothes_iron_plate", 0.27, 0.12, 0.02, c=METAL, metallic=1.0)], place="surface")
+
+
+# more of the rooms people describe: bathrooms, studios, game rooms, garages, patios, kitchens, nurseries, classrooms
+R("toothbrush_holder", "bathroom", ["toothbrush holder", "toothbrush cup", "toothbrush", "toothbrushes", "tooth brush", "porte brosse a dents", "cepillo de dientes"],
+  "A cup with toothbrushes", [cyl("toothbrush_holder_cup", 0.04, 0.1, c=(0.7, 0.85, 0.9), main=True), cyl("toothbrush_holder_brushes", 0.02, 0.1, z=0.08, c=(0.2, 0.5, 0.9))],
+  place="surface", front="none")
+R("hair_dryer", "bathroom", ["hair dryer", "hairdryer", "blow dryer", "seche cheveux", "secador de pelo"], "A hair dryer lying down",
+  [cyl("hair_dryer_body", 0.045, 0.2, y=0, z=0.045, c=BLACK, rot=[0, 1.5708, 0], main=True), box("hair_dryer_handle", 0.04, 0.04, 0.14, x=-0.04, y=-0.09, c=BLACK)], place="surface")
+R("camera_tripod", "studio", ["camera tripod", "tripod", "camera", "camera on a tripod", "video camera", "trepied", "tripode"], "A camera on a tripod",
+  [cone("camera_tripod_legs", 0.35, 0.02, 1.3, c=DARK, v=3), box("camera_tripod_camera", 0.14, 0.2, 0.1, z=1.3, c=BLACK, main=True)], front="none")
+R("wall_map", "wall decor", ["map", "world map", "wall map", "map of the world", "carte du monde", "mapa", "mapamundi"], "A map on the wall",
+  panel("wall_map", 1.2, 0.8, 0.01, 1.2, c=LIGHTWOOD, face=(0.55, 0.7, 0.6), face_name="print", margin=0.02), place="wall")
+R("air_hockey_table", "game", ["air hockey table", "air hockey", "hockey table", "table de air hockey"], "An air hockey table",
+  [box("air_hockey_table_body", 2.1, 1.1, 0.75, c=(0.15, 0.2, 0.5), main=True), box("air_hockey_table_top", 2.0, 1.0, 0.06, z=0.75, c=WHITE)])
+R("jukebox", "game", ["jukebox", "juke box", "juke-box"], "A jukebox",
+  [box("jukebox_body", 0.9, 0.6, 1.3, c=(0.6, 0.15, 0.15), main=True), cyl("jukebox_arch", 0.45, 0.6, y=0, z=1.3, c=(0.95, 0.75, 0.3), rot=[1.5708, 0, 0])])
+R("tire_stack", "garage", ["tire", "tyre", "stack of tires", "stack of tyres", "spare tire", "pneu", "neumatico"], "A stack of car tyres",
+  [cyl("tire_stack_tyres", 0.33, 0.6, c=BLACK, v=24, main=True), cyl("tire_stack_hub", 0.18, 0.61, c=GREY, v=16)], front="none")
+R("motorcycle", "garage", ["motorcycle", "motorbike", "scooter", "moped", "moto", "motocicleta"], "A motorcycle on its stand",
+  [cyl("motorcycle_wheel_back", 0.32, 0.12, x=-0.7, z=0.32, c=BLACK, rot=[1.5708, 0, 0], v=24), cyl("motorcycle_wheel_front", 0.32, 0.12, x=0.7, z=0.32, c=BLACK, rot=[1.5708, 0, 0], v=24),
+   box("motorcycle_body", 1.2, 0.35, 0.45, z=0.45, c=RED, main=True), box("motorcycle_bars", 0.08, 0.7, 0.06, x=0.6, z=1.05, c=DARK)], front="+x")
+R("watering_can", "outdoor", ["watering can", "watering pot", "arrosoir", "regadera"], "A watering can",
+  [cyl("watering_can_body", 0.1, 0.22, c=(0.3, 0.55, 0.35), main=True), box("watering_can_spout", 0.25, 0.03, 0.03, x=0.18, z=0.16, c=(0.3, 0.55, 0.35))], front="none")
+R("porch_swing", "outdoor", ["porch swing", "swing seat", "swing bench", "garden swing", "hanging chair", "egg chair", "balancelle", "columpio"],
+  "A swing seat hanging from a frame", [box("porch_swing_frame", 1.8, 1.0, 0.08, z=1.9, c=DARK), box("porch_swing_legs", 1.8, 1.0, 1.9, c=DARK, main=False),
+                                        box("porch_swing_seat", 1.3, 0.55, 0.45, z=0.4, c=BEIGE, main=True)], seat_=True)
+R("diaper_pail", "nursery", ["diaper pail", "nappy bin", "diaper bin", "diaper genie", "poubelle a couches"], "A diaper pail",
+  [cyl("diaper_pail_body", 0.15, 0.6, c=WHITE, main=True), cyl("diaper_pail_lid", 0.16, 0.05, z=0.6, c=(0.6, 0.8, 0.9))], front="none")
+R("detergent", "laundry", ["detergent", "laundry detergent", "detergent bottle", "washing powder", "fabric softener", "lessive", "detergente"], "A detergent bottle",
+  [box("detergent_bottle", 0.18, 0.11, 0.28, c=(0.2, 0.45, 0.85), main=True), cyl("detergent_cap", 0.035, 0.04, z=0.28, c=WHITE)], place="surface")
+R("air_fryer", "kitchen", ["air fryer", "airfryer", "deep fryer", "friteuse", "freidora"], "An air fryer",
+  [box("air_fryer_body", 0.3, 0.35, 0.32, c=BLACK, main=True), box("air_fryer_drawer", 0.24, 0.02, 0.14, y=-0.185, z=0.04, c=DARK)], place="surface")
+R("rice_cooker", "kitchen", ["rice cooker", "slow cooker", "crock pot", "crockpot", "instant pot", "pressure cooker", "cuiseur a riz", "arrocera"], "A rice cooker",
+  [cyl("rice_cooker_body", 0.14, 0.22, c=WHITE, main=True), sph("rice_cooker_lid", 0.14, z=0.16, c=GREY, sz=0.4)], place="surface", front="none")
+R("pull_up_bar", "sport", ["pull up bar", "pullup bar", "chin up bar", "dip station", "power tower", "barre de traction"], "A free-standing pull-up tower",
+  [box("pull_up_bar_frame", 1.0, 1.0, 2.1, c=DARK, main=True), cyl("pull_up_bar_bar", 0.016, 1.1, z=2.1, c=METAL, metallic=1.0, rot=[0, 1.5708, 0])])
 
 
 # ---- writing ------------------------------------------------------------------------------
