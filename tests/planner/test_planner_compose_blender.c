@@ -205,7 +205,8 @@ static void s_check (s_case_t *t, const json_t *body)
     size_t i, p = 0, k = 0;
     json_t *step;
     json_array_foreach (json_object_get (body, "plan"), i, step) {
-        if (strcmp (json_string_value (json_object_get (step, "operation")), "bpy.ops.object.empty_add")) continue;
+        const char *op = json_string_value (json_object_get (step, "operation"));
+        if (strcmp (op, "bpy.ops.object.empty_add") && strcmp (op, "object.duplicate_tree")) continue;   /* a root, or a copy of one */
         while (p < json_array_size (t->parts) && k >= s_count (t, (int) p)) { p++; k = 0; }
         json_t *root = json_object_get (roots, json_string_value (json_object_get (step, "name")));
         json_t *box = json_object_get (root, "box");
