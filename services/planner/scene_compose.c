@@ -160,7 +160,7 @@ static bool s_kind_is (const json_t *recipe, const char *kind)
     return k && !strcmp (k, kind);
 }
 
-/* In a room, "an easel by the window", "a water cooler by the door", "a bed under the window": the room's own
+/* In a room, "an easel by the window", "a water cooler by the door", "a desk facing the window": the room's own
  * window (left wall) and door (back wall), not a second one standing in the room: what relates to it goes
  * against that wall ("facing the window" with its back to the other wall, but a desk
  * or table right at the window). The window or door part goes when nothing else needs it (curtains hung on
@@ -180,8 +180,9 @@ static void s_use_openings (bmq_scene_request_t *req)
             if (part->ref[0] != (int) o || part->relation == BMQ_REL_NONE) continue;
             used = true;
             if (part->spot != BMQ_SPOT_NONE || part->has_position || part->relation == BMQ_REL_BETWEEN || part->count > 1
+                || part->relation == BMQ_REL_UNDER || part->relation == BMQ_REL_ON || part->relation == BMQ_REL_ABOVE
                 || bmq_recipe_place (part->recipe) == BMQ_PLACE_WALL)
-                other = true;                           /* curtains on it, a row of plants by it: the opening stays a thing */
+                other = true;       /* curtains on it, a desk under it, a row of plants by it: the opening stays a thing */
         }
         if (!used || other) continue;
         for (size_t p = 0; p < req->count; p++) {

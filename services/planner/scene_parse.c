@@ -625,8 +625,9 @@ static void s_colon_end (s_parse_t *p)
     }
 }
 
-/* "a dining room with a table and six chairs", "a conference table, 6 office chairs": chairs named with a
- * table to eat or meet at, and given no place of their own, are around it (two or fewer: next to it). */
+/* "a dining room with a table and six chairs", "an office with a conference table, 6 office chairs": in a
+ * room, chairs (two or more) named with a table to eat or meet at, and given no place of their own, are
+ * around it (two: next to it). */
 static void s_chairs_at_table (s_parse_t *p)
 {
     static const char *tables[] = { "table", "round_table", "long_dining_table", "folding_table", "dining_table", "conference_table",
@@ -635,13 +636,15 @@ static void s_chairs_at_table (s_parse_t *p)
     for (size_t j = 0; j < p->req->count && t < 0; j++)
         for (size_t w = 0; w < sizeof tables / sizeof *tables; w++)
             if (!strcmp (p->req->part[j].name, tables[w]) && p->req->part[j].count == 1) t = (int) j;
-    if (t < 0) return;
+    if (t < 0 || p->req->room.kind == BMQ_ROOM_NONE) return;     /* in a room, set for use; "a chair and a table" alone: as asked */
     for (size_t j = 0; j < p->req->count; j++) {
         bmq_scene_part_t *part = &p->req->part[j];
         const char *n = part->name;
         bool chair = (strstr (n, "chair") || strstr (n, "stool")) && !strstr (n, "armchair") && !strstr (n, "rocking")
                      && !strstr (n, "high") && !strstr (n, "lounge");
-        if ((int) j == t || !chair || part->relation != BMQ_REL_NONE || part->spot != BMQ_SPOT_NONE || part->has_position) continue;
+        if ((int) j == t || !chair || part->count < 2 || part->relation != BMQ_REL_NONE || part->spot != BMQ_SPOT_NONE
+            || part->has_position)
+            continue;
         s_relate (p, (int) j, part->count >= 3 ? BMQ_REL_AROUND : BMQ_REL_NEXT_TO, t, -1, false);
     }
 }
