@@ -36,9 +36,9 @@ int bmq_instance_append (json_t *plan, json_t *used, int max_len, const json_t *
                          const char *root, const double root_at[3], double radius, const double pos[3], double theta);
 
 /* The composer's cap on copies in one plan (all parts together): with one
- * step per further copy a plan could hold hundreds; "500 chairs" stays a
+ * step per further copy a plan could hold a hundred and more; "a hundred chairs" stays a
  * clear too_big. */
-#define BMQ_INSTANCE_MAX_COPIES 100
+#define BMQ_INSTANCE_MAX_COPIES 64
 
 /* Append one object.duplicate_tree step (issue 26): a copy of the copy
  * bmq_instance_append built from plan index `from` under src_root, named

@@ -146,7 +146,7 @@ static void test_offline_no_match (void **state)
     out = s_blendmq ("", "chat 'twenty thousand trees'", &code);
     assert_int_not_equal (code, 0);
     s_expect (out, "too_big");
-    s_expect (out, "at most 100 of them fit");
+    s_expect (out, "at most 64 of them fit");
     free (out);
     out = s_blendmq ("", "down", &code);
     free (out);
