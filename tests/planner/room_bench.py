@@ -12,7 +12,8 @@ scored on what Blender really built, no model as judge:
   collisions  share of objects with a mesh that overlaps another object's mesh by more than 1 cm on every
               axis (the room's floor and walls included; pairs the plan put one under or inside the other left out)
   supported   share of objects whose lowest point rests on the floor or on the top of a mesh under its centre,
-              or (hung things) that touch a wall
+              or (hung things) that touch a wall, or (in a room) hang from its ceiling: their top (a cord, a rod,
+              a chain) at the walls' height, BMQ_ROOM_WALL_H
   inside      share of objects inside the room's walls
   not understood: share of prompts with a word or phrase the planner reported it could not use
   chat failures: share of prompts with no plan or a plan Blender could not run
@@ -49,6 +50,15 @@ def colours():
     for m in re.finditer(r'\{ "([a-z]+)", ([0-9.]+), ([0-9.]+), ([0-9.]+) \}', text):
         table.setdefault(m.group(1), [float(m.group(i)) for i in (2, 3, 4)])
     return table
+
+
+def ceiling():
+    """The rooms' wall height (scene_room.h BMQ_ROOM_WALL_H): a room's ceiling."""
+    text = open(os.path.join(ROOT, "services/planner/scene_room.h"), encoding="utf-8").read()
+    return float(re.search(r"#define BMQ_ROOM_WALL_H\s+([0-9.]+)", text).group(1))
+
+
+CEILING = ceiling()
 
 
 def fronts():
@@ -245,6 +255,8 @@ def score(entry, body, built, COL, FRONT, tally, fails):
             rest = t is not None and abs(o.lo[2] - t) <= 0.03
         if not rest and W > 0:
             rest = spot_holds("wall", o, W, D) and o.lo[2] > 0.02
+        if not rest and W > 0:      # hung from the ceiling: its top (a cord, a rod, a chain) at the walls' height
+            rest = abs(o.hi[2] - CEILING) <= 0.03 and o.lo[2] > 0.02
         tally["supported"].append(rest)
         if not rest:
             why.append("unsupported %s" % o.name)
