@@ -13,7 +13,9 @@ Blender (this file again, run with --python), through the add-on's run_plan:
   * the same plan with a failing step at its end rolls back exactly: no chair, no copied part, no
     new mesh left behind, the scene's objects and fingerprint as before;
   * a tree with a boolean cutter copied with linked false: its own meshes, the copy's boolean cuts
-    with the copied cutter; a copy without location stays where its target is; a copy of a copy.
+    with the copied cutter; a copy without location stays where its target is; a copy of a copy;
+  * run_step reports the copy and every copied part in objects_created; a tree over the add-on's
+    cap (TREE_MAX, lowered for the test) is refused with nothing left; a missing target fails.
 """
 import json
 import os
@@ -201,6 +203,19 @@ def in_blender():
                "without location the copy stays where its target is, linked by default")
         expect(len(r4.children_recursive) == 2 and abs(r4.rotation_euler.z - 1.5708) < 1e-4,
                "a copy of a copy copies its tree and keeps its turn")
+    # the step reports every object it made (the transaction and the executor's audit see them all)
+    r = call("run_step", {"step": {"operation": "object.duplicate_tree", "target": "r", "name": "r5"}})
+    made = (r.get("result") or {}).get("objects_created") or []
+    expect((r.get("result") or {}).get("object") == "r5" and len(made) == 3 and "r5" in made
+           and all(bpy.data.objects.get(x) is not None for x in made), "objects_created lists the copy and its parts: %s" % made)
+    # bounded: a tree over the add-on's cap is refused, not copied (the cap lowered to 2 for the test)
+    from blendmq import steps as addon_steps
+    cap, addon_steps.TREE_MAX = addon_steps.TREE_MAX, 2
+    count = len(bpy.data.objects)
+    res = run([{"operation": "object.duplicate_tree", "target": "r", "name": "big"}])
+    addon_steps.TREE_MAX = cap
+    expect(res.get("status") == "failed" and "at most 1 are copied" in json.dumps(res) and len(bpy.data.objects) == count,
+           "a tree over the cap is refused and nothing is left: %s" % res.get("error"))
     res = run([{"operation": "object.duplicate_tree", "target": "nobody", "name": "x"}])
     expect(res.get("status") == "failed" and "nobody" in json.dumps(res), "a missing target fails the step: %s"
            % res.get("error"))
