@@ -84,6 +84,11 @@ static void s_place_step (json_t *step, const json_t *entry, const double pos[3]
         if (json_object_get (pdesc, "location")) s_place_vec (s_params (step), "location", pdesc, theta, pos);
         if (turn && json_object_get (pdesc, "rotation")) s_turn_euler (s_params (step), "rotation", pdesc, theta);
     }
+    else if (!strcmp (op, "object.duplicate_tree")) {          /* a saved recipe's copy: its root's place, when given */
+        json_t *params = json_object_get (step, "params");
+        if (json_is_object (params) && json_object_get (params, "location")) s_place_vec (params, "location", NULL, theta, pos);
+        if (turn && json_is_object (params) && json_object_get (params, "rotation")) s_turn_euler (params, "rotation", NULL, theta);
+    }
     else if (!strcmp (op, "object.location")) s_place_vec (s_params (step), "value", NULL, theta, pos);
     else if (turn && !strcmp (op, "object.rotation")) s_turn_euler (s_params (step), "value", NULL, theta);
     else if (turn && !strcmp (op, "bpy.ops.transform.translate")) s_place_vec (s_params (step), "value", NULL, theta, NULL);

@@ -18,6 +18,7 @@
 #include "scene_compose.h"
 #include "plan_validator.h"
 #include "recipe_bounds.h"
+#include "scene_instance.h"
 #include "recipe_params.h"
 #include "scene_parse.h"
 #include "scene_words.h"
@@ -351,6 +352,34 @@ static void s_box_is (const bmq_bounds_t *b, size_t i, double x0, double y0, dou
                       got[5], x0, y0, z0, x1, y1, z1);
 }
 
+/* A recipe (a saved plan) holding an object.duplicate_tree step: placed like the rest of the copy (issue 26). */
+static void test_instance_tree_copy (void **state)
+{
+    json_t *steps = json_loads ("[{\"operation\": \"bpy.ops.object.empty_add\", \"name\": \"base\"},"
+        " {\"operation\": \"bpy.ops.mesh.primitive_cube_add\", \"name\": \"a\"},"
+        " {\"operation\": \"object.parent\", \"target\": \"a\", \"params\": {\"parent\": \"base\"}},"
+        " {\"operation\": \"object.duplicate_tree\", \"target\": \"base\", \"name\": \"twin\","
+        "  \"params\": {\"location\": [1, 0, 0], \"rotation\": [0, 0, 0.5]}},"
+        " {\"operation\": \"object.duplicate_tree\", \"target\": \"base\", \"name\": \"still\"}]", 0, NULL);
+    json_t *plan = json_array (), *used = json_object ();
+    const double at[3] = { 10, 0, 0 }, pos[3] = { 10, 0, 0 };
+    bmq_instance_name (used, "thing", 63, (char[80]) { 0 }, 80);
+    int n = bmq_instance_append (plan, used, 63, steps, s_env.described, "thing", at, 1, pos, M_PI / 2);
+    assert_int_equal (n, 1 + 5 + 4);                 /* the root, the steps, a parent step for each object made */
+    json_t *twin = s_step_named (plan, "twin"), *still = s_step_named (plan, "still");
+    assert_non_null (twin);
+    assert_string_equal (json_string_value (json_object_get (twin, "target")), "base");
+    assert_true (fabs (s_at (twin, "location", 0) - 10) < 1e-4 && fabs (s_at (twin, "location", 1) - 1) < 1e-4);
+    assert_true (fabs (s_at (twin, "rotation", 2) - (0.5 + M_PI / 2)) < 1e-3);
+    assert_null (json_object_get (json_object_get (still, "params"), "location"));    /* stays with its target */
+    json_t *verdict = bmq_plan_validate (s_env.palette, plan);
+    assert_true (json_is_true (json_object_get (verdict, "accepted")));
+    json_decref (verdict);
+    json_decref (plan);
+    json_decref (used);
+    json_decref (steps);
+}
+
 static void test_bounds (void **state)
 {
     json_t *steps = json_loads ("["
@@ -584,6 +613,7 @@ int main (void)
         cmocka_unit_test (test_names_and_turns),
         cmocka_unit_test (test_single_recipe),
         cmocka_unit_test (test_hostile),
+        cmocka_unit_test (test_instance_tree_copy),
         cmocka_unit_test (test_bounds),
         cmocka_unit_test (test_rooms_and_words),
         cmocka_unit_test (test_free_form),
