@@ -180,7 +180,7 @@ R("bunk_bed", "bed", ["bunk bed", "bunk beds", "bunkbed", "loft bed"], "Two beds
 R("crib", "bed", ["crib", "baby crib", "cot", "baby bed", "cradle", "bassinet", "moses basket", "baby cot"], "A baby's crib with slatted sides",
   [box("crib_mattress", 0.7, 1.3, 0.4, c=WHITE, main=True), box("crib_rail_front", 0.74, 0.04, 0.5, y=-0.67, z=0.4, c=WHITE, main=True),
    box("crib_rail_back", 0.74, 0.04, 0.5, y=0.67, z=0.4, c=WHITE, main=True)])
-R("single_bed", "bed", ["single bed", "twin bed", "kids bed", "child bed", "daybed"], "A single bed: frame, mattress, pillow and headboard",
+R("single_bed", "bed", ["single bed", "twin bed", "kids bed", "child bed", "daybed", "twin size bed", "twin sized bed", "single sized bed"], "A single bed: frame, mattress, pillow and headboard",
   [box("single_bed_frame", 0.95, 2.0, 0.3, c=WOOD, main=True), box("single_bed_mattress", 0.9, 1.95, 0.2, z=0.3, c=WHITE),
    box("single_bed_headboard", 0.95, 0.06, 0.9, y=0.97, c=WOOD, main=True), box("single_bed_pillow", 0.6, 0.35, 0.1, y=0.7, z=0.5, c=WHITE)], front="+y")
 R("dresser", "storage", ["dresser", "chest of drawers", "drawer chest", "commode", "bureau", "tallboy", "chest of drawer"], "A chest of drawers",
@@ -494,7 +494,7 @@ R("dryer", "laundry", ["dryer", "tumble dryer", "clothes dryer", "drier", "seche
   [box("dryer_body", 0.6, 0.6, 0.85, c=WHITE, main=True, rough=0.3), cyl("dryer_door", 0.18, 0.03, y=-0.31, z=0.4, c=DARK, rot=[1.5708, 0, 0])])
 R("ironing_board", "laundry", ["ironing board", "iron board", "table a repasser", "tabla de planchar"], "An ironing board",
   [box("ironing_board_top", 1.2, 0.35, 0.03, z=0.85, c=(0.6, 0.7, 0.8), main=True), box("ironing_board_legs", 0.6, 0.04, 0.85, c=METAL, metallic=1.0)])
-R("toilet_paper", "bathroom", ["toilet paper", "toilet roll", "loo roll", "tissue roll", "papier toilette", "papel higienico"], "A toilet roll",
+R("toilet_paper", "bathroom", ["toilet paper", "toilet roll", "loo roll", "tissue roll", "papier toilette", "papel higienico", "toilet paper holder", "toilet roll holder", "toilet paper roll holder", "tissue holder"], "A toilet roll",
   [cyl("toilet_paper_roll", 0.055, 0.1, c=WHITE, main=True)], place="surface", front="none")
 R("soap_dispenser", "bathroom", ["soap dispenser", "soap", "soap bottle", "hand soap", "savon", "jabon", "sabonete"], "A soap dispenser",
   [cyl("soap_dispenser_body", 0.035, 0.14, c=(0.9, 0.85, 0.7), main=True), cyl("soap_dispenser_pump", 0.01, 0.05, z=0.14, c=METAL, metallic=1.0)], place="surface", front="none")
@@ -557,7 +557,7 @@ R("room_divider", "structure", ["room divider", "folding screen", "partition", "
 
 
 # the room staples, compact (they were hand-written with 25-40 steps a copy; a room needs many of them)
-R("bed", "bed", ["bed", "double bed", "queen bed", "king bed", "queen size bed", "king size bed", "kingsize bed", "canopy bed", "four poster bed",
+R("bed", "bed", ["bed", "double bed", "queen bed", "king bed", "queen size bed", "king size bed", "queen sized bed", "king sized bed", "double sized bed", "full size bed", "full bed", "kingsize bed", "canopy bed", "four poster bed",
                  "four poster", "poster bed", "platform bed", "unmade bed",
                  "cama", "bett", "letto"], "A double bed with a headboard, mattress, pillows and a blanket",
   [box("bed_frame", 1.6, 2.1, 0.3, c=WOOD), box("bed_mattress", 1.52, 2.0, 0.22, y=-0.02, z=0.3, c=WHITE),

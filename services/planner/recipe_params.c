@@ -77,6 +77,9 @@ static const s_size_t s_sizes[] = {
     { "klein", 0.6 }, { "kleine", 0.6 }, { "kleiner", 0.6 }, { "piccolo", 0.6 }, { "piccola", 0.6 },
     { "tiny", 0.35 }, { "mini", 0.35 }, { "miniature", 0.35 }, { "minuscule", 0.35 }, { "diminuto", 0.35 }, { "winzig", 0.35 },
     { "diminuta", 0.35 }, { "minusculo", 0.35 }, { "minuscula", 0.35 },
+    /* rooms as people describe them (issue 26): a room's size, and an object's height as a whole-size hint */
+    { "spacious", 1.5 }, { "roomy", 1.5 }, { "generous", 1.5 }, { "oversized", 1.5 },
+    { "compact", 0.75 }, { "cramped", 0.7 }, { "low", 0.75 }, { "short", 0.75 },
 };
 
 /* A table word, else the word without a plural ending ("rouges", "azules"). */

@@ -2,7 +2,8 @@
  * colour and its position ("a big red chair at 3 0 0").
  *
  *   size      big/large ×1.5, huge ×2, giant/enormous ×2.5, small/little ×0.6,
- *             tiny/mini ×0.35 (and fr/es/de/it equivalents); or a number:
+ *             tiny/mini ×0.35 (and fr/es/de/it equivalents), spacious/roomy
+ *             ×1.5, compact/low/short ×0.75, cramped ×0.7; or a number:
  *             "scale 2", "2x", "x2", "3 times", "twice", "double", "half"
  *   colour    a colour word (English, French, Spanish, German, Italian): the
  *             recipe's color_parts get it

@@ -111,12 +111,21 @@ static const s_vocab_t s_vocab[] = {
     { "at each end of", BMQ_W_REL, BMQ_REL_SHORT_SIDE }, { "at both ends of", BMQ_W_REL, BMQ_REL_SHORT_SIDE },
     { "at either end of", BMQ_W_REL, BMQ_REL_SHORT_SIDE }, { "at the head of", BMQ_W_REL, BMQ_REL_SHORT_SIDE },
     { "at the foot of", BMQ_W_REL, BMQ_REL_IN_FRONT }, { "at the end of the", BMQ_W_REL, BMQ_REL_SHORT_SIDE },
+    { "on each long side", BMQ_W_REL, BMQ_REL_LONG_SIDE }, { "on each long side of", BMQ_W_REL, BMQ_REL_LONG_SIDE },
+    { "on both long sides", BMQ_W_REL, BMQ_REL_LONG_SIDE }, { "along each long side", BMQ_W_REL, BMQ_REL_LONG_SIDE },
+    { "along both long sides", BMQ_W_REL, BMQ_REL_LONG_SIDE },
+    { "at each end", BMQ_W_REL, BMQ_REL_SHORT_SIDE }, { "at both ends", BMQ_W_REL, BMQ_REL_SHORT_SIDE },
+    { "at either end", BMQ_W_REL, BMQ_REL_SHORT_SIDE }, { "on each short side", BMQ_W_REL, BMQ_REL_SHORT_SIDE },
     /* where in the room */
     { "against the wall", BMQ_W_SPOT, BMQ_SPOT_WALL }, { "against a wall", BMQ_W_SPOT, BMQ_SPOT_WALL },
     { "against the walls", BMQ_W_SPOT, BMQ_SPOT_WALL }, { "along the wall", BMQ_W_SPOT, BMQ_SPOT_WALL },
     { "along a wall", BMQ_W_SPOT, BMQ_SPOT_WALL }, { "along the walls", BMQ_W_SPOT, BMQ_SPOT_WALL },
     { "by the wall", BMQ_W_SPOT, BMQ_SPOT_WALL }, { "pushed against the wall", BMQ_W_SPOT, BMQ_SPOT_WALL },
     { "against one wall", BMQ_W_SPOT, BMQ_SPOT_WALL }, { "along one wall", BMQ_W_SPOT, BMQ_SPOT_WALL },
+    { "centered against the wall", BMQ_W_SPOT, BMQ_SPOT_WALL }, { "centred against the wall", BMQ_W_SPOT, BMQ_SPOT_WALL },
+    { "in the centre of the wall", BMQ_W_SPOT, BMQ_SPOT_WALL }, { "in the center of the wall", BMQ_W_SPOT, BMQ_SPOT_WALL },
+    { "in the middle of the wall", BMQ_W_SPOT, BMQ_SPOT_WALL }, { "along two walls", BMQ_W_SPOT, BMQ_SPOT_WALL },
+    { "lined up against the wall", BMQ_W_SPOT, BMQ_SPOT_WALL }, { "lined up along the wall", BMQ_W_SPOT, BMQ_SPOT_WALL },
     { "against the back wall", BMQ_W_SPOT, BMQ_SPOT_WALL + 8 }, { "along the back wall", BMQ_W_SPOT, BMQ_SPOT_WALL + 8 },
     { "against the far wall", BMQ_W_SPOT, BMQ_SPOT_WALL + 8 }, { "along the far wall", BMQ_W_SPOT, BMQ_SPOT_WALL + 8 },
     { "against the left wall", BMQ_W_SPOT, BMQ_SPOT_WALL + 16 }, { "along the left wall", BMQ_W_SPOT, BMQ_SPOT_WALL + 16 },
@@ -175,6 +184,7 @@ static const s_vocab_t s_vocab[] = {
     { "laundry room", BMQ_W_ROOM, BMQ_ROOM_LAUNDRY }, { "utility room", BMQ_W_ROOM, BMQ_ROOM_LAUNDRY }, { "laundry", BMQ_W_ROOM, BMQ_ROOM_LAUNDRY },
     { "hallway", BMQ_W_ROOM, BMQ_ROOM_HALL }, { "hall", BMQ_W_ROOM, BMQ_ROOM_HALL }, { "entryway", BMQ_W_ROOM, BMQ_ROOM_HALL },
     { "entrance", BMQ_W_ROOM, BMQ_ROOM_HALL }, { "foyer", BMQ_W_ROOM, BMQ_ROOM_HALL }, { "corridor", BMQ_W_ROOM, BMQ_ROOM_HALL },
+    { "classroom", BMQ_W_ROOM, BMQ_ROOM_OFFICE }, { "class room", BMQ_W_ROOM, BMQ_ROOM_OFFICE },
     { "gym", BMQ_W_ROOM, BMQ_ROOM_GYM }, { "home gym", BMQ_W_ROOM, BMQ_ROOM_GYM }, { "music room", BMQ_W_ROOM, BMQ_ROOM_GYM },
     /* not wanted */
     { "no", BMQ_W_NEG, 0 }, { "without", BMQ_W_NEG, 0 }, { "not", BMQ_W_NEG, 0 }, { "never", BMQ_W_NEG, 0 },
@@ -197,6 +207,42 @@ static const s_vocab_t s_vocab[] = {
     { "where", BMQ_W_FILLER, 0 }, { "while", BMQ_W_FILLER, 0 },
     { "and there is", BMQ_W_CONNECT, 0 }, { "or", BMQ_W_CONNECT, 0 },
     { "my", BMQ_W_DEF, 0 }, { "our", BMQ_W_DEF, 0 }, { "your", BMQ_W_DEF, 0 },
+    /* rooms as people describe them (issue 26): words that change nothing the offline planner can show
+     * (a mood, or light: a composed room has no lamp light of its own) are accepted quietly */
+    { "cozy", BMQ_W_FILLER, 0 }, { "cosy", BMQ_W_FILLER, 0 }, { "comfy", BMQ_W_FILLER, 0 }, { "snug", BMQ_W_FILLER, 0 },
+    { "warm", BMQ_W_FILLER, 0 }, { "bright", BMQ_W_FILLER, 0 }, { "airy", BMQ_W_FILLER, 0 }, { "sunny", BMQ_W_FILLER, 0 },
+    { "sunlit", BMQ_W_FILLER, 0 }, { "well lit", BMQ_W_FILLER, 0 }, { "light filled", BMQ_W_FILLER, 0 },
+    { "inviting", BMQ_W_FILLER, 0 }, { "serene", BMQ_W_FILLER, 0 }, { "cheerful", BMQ_W_FILLER, 0 },
+    { "peaceful", BMQ_W_FILLER, 0 }, { "calm", BMQ_W_FILLER, 0 }, { "relaxing", BMQ_W_FILLER, 0 },
+    { "welcoming", BMQ_W_FILLER, 0 }, { "comfortable", BMQ_W_FILLER, 0 }, { "homey", BMQ_W_FILLER, 0 },
+    { "homely", BMQ_W_FILLER, 0 }, { "lovely", BMQ_W_FILLER, 0 }, { "nice", BMQ_W_FILLER, 0 }, { "beautiful", BMQ_W_FILLER, 0 },
+    { "pleasant", BMQ_W_FILLER, 0 }, { "charming", BMQ_W_FILLER, 0 }, { "elegant", BMQ_W_FILLER, 0 },
+    { "stylish", BMQ_W_FILLER, 0 }, { "tidy", BMQ_W_FILLER, 0 }, { "neat", BMQ_W_FILLER, 0 }, { "clean", BMQ_W_FILLER, 0 },
+    { "simple", BMQ_W_FILLER, 0 }, { "functional", BMQ_W_FILLER, 0 }, { "practical", BMQ_W_FILLER, 0 },
+    { "quiet", BMQ_W_FILLER, 0 }, { "classic", BMQ_W_FILLER, 0 }, { "formal", BMQ_W_FILLER, 0 }, { "casual", BMQ_W_FILLER, 0 }, { "open", BMQ_W_FILLER, 0 },
+    { "open plan", BMQ_W_FILLER, 0 }, { "contemporary", BMQ_W_FILLER, 0 }, { "eclectic", BMQ_W_FILLER, 0 },
+    { "matching", BMQ_W_FILLER, 0 }, { "built in", BMQ_W_FILLER, 0 }, { "freestanding", BMQ_W_FILLER, 0 },
+    { "free standing", BMQ_W_FILLER, 0 }, { "rectangular", BMQ_W_FILLER, 0 }, { "square", BMQ_W_FILLER, 0 },
+    { "long", BMQ_W_FILLER, 0 }, { "circular", BMQ_W_FILLER, 0 }, { "oval", BMQ_W_FILLER, 0 },
+    { "in an l shape", BMQ_W_FILLER, 0 }, { "in a u shape", BMQ_W_FILLER, 0 }, { "style", BMQ_W_FILLER, 0 },
+    { "styled", BMQ_W_FILLER, 0 }, { "themed", BMQ_W_FILLER, 0 }, { "inspired", BMQ_W_FILLER, 0 }, { "decor", BMQ_W_FILLER, 0 },
+    { "feel", BMQ_W_FILLER, 0 }, { "feels", BMQ_W_FILLER, 0 }, { "it feels", BMQ_W_FILLER, 0 },
+    { "it looks", BMQ_W_FILLER, 0 }, { "looks", BMQ_W_FILLER, 0 }, { "vibe", BMQ_W_FILLER, 0 }, { "atmosphere", BMQ_W_FILLER, 0 },
+    /* the layout keeps walkways and the middle of a room free already */
+    { "keep the floor in the middle free", BMQ_W_FILLER, 0 }, { "keep the middle free", BMQ_W_FILLER, 0 },
+    { "keep the middle of the room free", BMQ_W_FILLER, 0 }, { "keep the center free", BMQ_W_FILLER, 0 },
+    { "keep the centre free", BMQ_W_FILLER, 0 }, { "leave the middle free", BMQ_W_FILLER, 0 },
+    /* style words: a look (bmq_material) on the object they stand right before ("a rustic table": weathered wood);
+     * elsewhere ("a rustic bedroom", "the style is rustic") accepted quietly (bmq_material_style) */
+    { "rustic", BMQ_W_MATERIAL, 20 }, { "farmhouse", BMQ_W_MATERIAL, 20 }, { "industrial", BMQ_W_MATERIAL, 21 },
+    { "scandinavian", BMQ_W_MATERIAL, 22 }, { "scandi", BMQ_W_MATERIAL, 22 }, { "nordic", BMQ_W_MATERIAL, 22 },
+    { "mid century", BMQ_W_MATERIAL, 23 }, { "mid century modern", BMQ_W_MATERIAL, 23 }, { "midcentury", BMQ_W_MATERIAL, 23 },
+    { "retro", BMQ_W_MATERIAL, 23 }, { "vintage", BMQ_W_MATERIAL, 24 }, { "antique", BMQ_W_MATERIAL, 24 },
+    { "traditional", BMQ_W_MATERIAL, 24 }, { "bohemian", BMQ_W_MATERIAL, 25 },
+    { "boho", BMQ_W_MATERIAL, 25 }, { "japanese", BMQ_W_MATERIAL, 26 }, { "japanese inspired", BMQ_W_MATERIAL, 26 },
+    { "zen", BMQ_W_MATERIAL, 26 }, { "japandi", BMQ_W_MATERIAL, 26 }, { "modern", BMQ_W_MATERIAL, 27 },
+    { "sleek", BMQ_W_MATERIAL, 27 }, { "minimalist", BMQ_W_MATERIAL, 28 }, { "minimal", BMQ_W_MATERIAL, 28 },
+    { "minimalistic", BMQ_W_MATERIAL, 28 },
     /* materials */
     { "wooden", BMQ_W_MATERIAL, 0 },
     { "wood", BMQ_W_MATERIAL, 0 },
@@ -486,7 +532,32 @@ static size_t s_spells (const bmq_tokens_t *k, size_t i, const char *phrase)
     return used;
 }
 
+static size_t s_match (const bmq_tokens_t *k, size_t i, bmq_word_kind_t *kind, double *value);
+
+/* An unknown owner and 's before a room word are part of the room's name. "round" is "around" before an article or a count ("chairs round the table"); before anything else it
+ * describes a shape ("a round oak table": scene_mentions looks for the round recipe) and is accepted. */
 size_t bmq_vocab_match (const bmq_tokens_t *k, size_t i, bmq_word_kind_t *kind, double *value)
+{
+    size_t n = s_match (k, i, kind, value);
+    if (n == 0 && i + 2 < k->n && k->t[i].kind == BMQ_TOK_WORD && !strcmp (k->t[i + 1].text, "s") && k->t[i + 1].start > 0
+        && k->folded && k->folded[k->t[i + 1].start - 1] == '\'') {
+        size_t room = s_match (k, i + 2, kind, value);      /* "a teenager's bedroom", "an artist's loft" */
+        if (room && *kind == BMQ_W_ROOM) return room + 2;
+        *kind = BMQ_W_NONE;
+        *value = 0;
+    }
+    if (n == 1 && *kind == BMQ_W_REL && !strcmp (k->t[i].text, "round") && i + 1 < k->n && k->t[i + 1].kind == BMQ_TOK_WORD) {
+        bmq_word_kind_t next;
+        double unused;
+        double count;
+        bool object = s_match (k, i + 1, &next, &unused)
+                      && (next == BMQ_W_INDEF || next == BMQ_W_DEF || next == BMQ_W_PRONOUN || next == BMQ_W_QUANT);
+        if (!object && !bmq_number_words (k, i + 1, &count)) { *kind = BMQ_W_FILLER; *value = 0; }
+    }
+    return n;
+}
+
+static size_t s_match (const bmq_tokens_t *k, size_t i, bmq_word_kind_t *kind, double *value)
 {
     size_t best = 0;
     *kind = BMQ_W_NONE;
@@ -600,7 +671,23 @@ static const bmq_material_t s_materials[] = {
     { "linen", { 0.85, 0.8, 0.7 }, 0.9, 0 },         { "marble", { 0.92, 0.91, 0.9 }, 0.15, 0 },
     { "stone", { 0.55, 0.55, 0.53 }, 0.8, 0 },       { "plastic", { 0.9, 0.9, 0.9 }, 0.4, 0 },
     { "ceramic", { 0.95, 0.95, 0.93 }, 0.2, 0 },     { "wicker", { 0.72, 0.58, 0.38 }, 0.85, 0 },
+    /* styles (from S_FIRST_STYLE): a plausible look for the object named right after the word */
+    { "rustic", { 0.42, 0.28, 0.16 }, 0.85, 0 },      /* weathered, rough wood */
+    { "industrial", { 0.16, 0.16, 0.17 }, 0.45, 1 },  /* dark metal */
+    { "scandinavian", { 0.86, 0.76, 0.6 }, 0.6, 0 },  /* light birch */
+    { "mid century", { 0.5, 0.3, 0.16 }, 0.5, 0 },    /* teak */
+    { "vintage", { 0.36, 0.22, 0.13 }, 0.55, 0 },     /* dark, old wood */
+    { "bohemian", { 0.72, 0.58, 0.38 }, 0.85, 0 },    /* rattan */
+    { "japanese", { 0.8, 0.68, 0.5 }, 0.7, 0 },       /* pale natural wood */
+    { "modern", { 0.3, 0.3, 0.32 }, 0.35, 0 },        /* smooth graphite */
+    { "minimalist", { 0.93, 0.93, 0.91 }, 0.5, 0 },   /* plain matte white */
 };
+#define S_FIRST_STYLE 20
+
+bool bmq_material_style (size_t index)
+{
+    return index >= S_FIRST_STYLE && index < sizeof s_materials / sizeof *s_materials;
+}
 
 const bmq_material_t *bmq_material (size_t index)
 {

@@ -100,6 +100,9 @@ size_t bmq_number_words (const bmq_tokens_t *tokens, size_t i, double *value);
 /* A material word's look (index from BMQ_W_MATERIAL): its name, a colour, roughness and metallic. */
 typedef struct { const char *word; double rgb[3]; double roughness, metallic; } bmq_material_t;
 const bmq_material_t *bmq_material (size_t index);
+/* A style word's look ("rustic", "industrial", "scandinavian"): it only applies to an object named right
+ * after it; anywhere else the word is accepted and changes nothing. */
+bool bmq_material_style (size_t index);
 
 /* Make text valid UTF-8 in place: every byte that does not belong to a
  * well-formed sequence (a stray 0xff, a sequence cut short by a length

@@ -15,6 +15,7 @@
 #include "recipe_params.h"
 #include "recipe_save.h"
 #include "recipe_words.h"
+#include "scene_parse.h"
 
 #include <errno.h>
 #include <math.h>
@@ -507,6 +508,94 @@ static void test_prompt_set (void **state)
     bmq_palette_destroy (&palette);
 }
 
+/* Parse a prompt; the names of its parts joined by spaces (in order), and how many phrases were not understood. */
+static size_t s_scene (const char *prompt, bmq_scene_request_t *req, char *names, size_t len)
+{
+    assert_int_equal (bmq_scene_parse (s_book, prompt, req), 0);
+    size_t o = 0;
+    names[0] = 0;
+    for (size_t p = 0; p < req->count && o < len; p++) o += (size_t) snprintf (names + o, len - o, "%s%s", p ? " " : "", req->part[p].name);
+    return json_array_size (req->not_understood);
+}
+
+static void s_expect_scene (const char *prompt, const char *want)
+{
+    bmq_scene_request_t req;
+    char names[512];
+    size_t nu = s_scene (prompt, &req, names, sizeof names);
+    if (strcmp (names, want) || nu) {
+        char *left = json_dumps (req.not_understood, 0);
+        bmq_scene_request_clear (&req);
+        fail_msg ("'%s': parts '%s' (expected '%s'), not understood %s", prompt, names, want, left ? left : "?");
+    }
+    bmq_scene_request_clear (&req);
+}
+
+/* issue 26: words people use in room descriptions (styles, moods, shapes, names that depend on context) */
+static void test_scene_description_words (void **state)
+{
+    static const char *cases[][2] = {
+        /* moods and light: accepted, nothing to build */
+        { "A cozy, bright and airy bedroom with a bed. It feels inviting, serene and peaceful.", "bed" },
+        { "A cheerful sunny kitchen with a fridge. Keep the floor in the middle free.", "fridge" },
+        /* shapes and sizes on an object */
+        { "a round oak table", "round_table" }, { "an oval wooden dining table", "round_table" },
+        { "a long wooden table", "long_dining_table" }, { "a built-in bookshelf", "bookshelf" },
+        { "two matching nightstands", "nightstand" }, { "a queen-sized bed and a twin size bed", "bed single_bed" },
+        { "an L-shaped desk", "l_shaped_desk" },
+        /* names that depend on the room or on a relation */
+        { "A kitchen with white cabinets along the wall.", "kitchen_cabinet" },
+        { "A bathroom with a cabinet above the toilet.", "wall_cabinet toilet" },
+        { "a kitchen island with three stools around it", "kitchen_island bar_stool" },
+        { "A kitchen with a breakfast bar and 2 stools.", "kitchen_island bar_stool" },
+        { "a small table beside the sofa", "side_table sofa" }, { "two armchairs and a small table between them", "armchair side_table" },
+        { "a plant on a wall shelf", "potted_plant wall_shelf" }, { "a bookshelf above the desk", "wall_shelf desk" },
+        { "a TV on a low cabinet", "tv tv_stand" }, { "a low cabinet under the TV", "tv_stand tv" },
+        { "a toilet paper holder beside the toilet", "toilet_paper toilet" },
+        { "a teacher's desk", "desk" }, { "A teenager's bedroom with a single bed.", "single_bed" },
+        /* "round" is still "around" before an article */
+        { "a table with chairs round it", "table chair" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) s_expect_scene (cases[i][0], cases[i][1]);
+
+    bmq_scene_request_t req;
+    char names[256];
+    /* a style word right before an object is a look on it; elsewhere it is accepted and changes nothing */
+    assert_int_equal (s_scene ("A rustic bedroom with a rustic table and an industrial lamp. The style is scandinavian.", &req,
+                               names, sizeof names), 0);
+    assert_string_equal (names, "table lamp");
+    assert_true (req.part[0].material >= 0 && req.part[1].material >= 0);
+    assert_string_equal (bmq_material ((size_t) req.part[0].material)->word, "rustic");
+    assert_string_equal (bmq_material ((size_t) req.part[1].material)->word, "industrial");
+    assert_true (bmq_material ((size_t) req.part[1].material)->metallic > 0.5);
+    assert_true (bmq_material_style ((size_t) req.part[0].material));
+    bmq_scene_request_clear (&req);
+    /* a rustic oak table: the material word wins over the style's default look */
+    assert_int_equal (s_scene ("a rustic oak table", &req, names, sizeof names), 0);
+    assert_string_equal (bmq_material ((size_t) req.part[0].material)->word, "oak");
+    bmq_scene_request_clear (&req);
+    /* room sizes */
+    assert_int_equal (s_scene ("A spacious living room with a sofa.", &req, names, sizeof names), 0);
+    assert_true (req.room.kind == BMQ_ROOM_LIVING && req.room.scale > 1.2);
+    bmq_scene_request_clear (&req);
+    assert_int_equal (s_scene ("A compact office with a desk.", &req, names, sizeof names), 0);
+    assert_true (req.room.kind == BMQ_ROOM_OFFICE && req.room.scale < 1.0);
+    bmq_scene_request_clear (&req);
+    /* size words on objects: low, compact; a small table by the sofa is a side table at its own size */
+    assert_int_equal (s_scene ("a low coffee table and a compact desk", &req, names, sizeof names), 0);
+    assert_true (req.part[0].scale < 1.0 && req.part[1].scale < 1.0);
+    bmq_scene_request_clear (&req);
+    assert_int_equal (s_scene ("a small table next to the bed", &req, names, sizeof names), 0);
+    assert_string_equal (req.part[0].name, "side_table");
+    assert_true (req.part[0].scale == 1.0);
+    bmq_scene_request_clear (&req);
+    /* what the context rules leave alone: a printer on a small cabinet, a cabinet in a bathroom, a bookshelf beside a desk */
+    s_expect_scene ("a printer on a small cabinet", "printer cabinet");
+    s_expect_scene ("A bathroom with a cabinet against the wall.", "cabinet");
+    s_expect_scene ("a bookshelf to the right of the desk", "bookshelf desk");
+    s_expect_scene ("a table next to the chair", "table chair");
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -520,6 +609,7 @@ int main (void)
         cmocka_unit_test (test_modifiers_apply),
         cmocka_unit_test (test_save_recipe),
         cmocka_unit_test (test_prompt_set),
+        cmocka_unit_test (test_scene_description_words),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }
