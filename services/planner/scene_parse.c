@@ -762,6 +762,10 @@ static size_t s_step (s_parse_t *p, size_t i)
         return n;
     case BMQ_W_FACTOR: s_scale_words (p, value, k->t[i].text, i, n); return n;
     case BMQ_W_SPOT: {
+        if (s_word (p, i, "on") && n > 1 && p->mention[i + n - 1].len > 1) {      /* "on a wall shelf": on, then a name */
+            s_relation_word (p, BMQ_REL_ON, i, 1);
+            return 1;
+        }
         bmq_spot_t spot = (bmq_spot_t) ((int) value % 8);
         int wall = (int) value / 8;
         if (i > 0 && (s_word (p, i - 1, "all") || s_word (p, i - 1, "both")) && p->norder > p->sent_start) {
@@ -813,6 +817,7 @@ static size_t s_step (s_parse_t *p, size_t i)
         p->post = false;
         return n;
     case BMQ_W_MATERIAL: {
+        if (bmq_material_style ((size_t) value) && !(i + n < k->n && p->mention[i + n].recipe)) { s_use (p, i, n); return n; }
         bmq_scene_part_t *last = p->post && p->last >= 0 ? &p->req->part[p->last] : NULL;
         if (last && last->material < 0) { last->material = (int) value; p->used[i] = true; }
         else if (p->pend.material < 0) { p->pend.material = (int) value; s_pend_take (p, i, n); }
@@ -907,6 +912,7 @@ int bmq_scene_parse (const bmq_recipe_book_t *book, const char *prompt, bmq_scen
     s_colon_end (p);
     s_drop_negated (req);
     s_chairs_at_table (p);
+    bmq_scene_context_names (book, req);            /* "stools at the island", "a small table beside the sofa" */
     const json_t *basin = bmq_recipe_book_get (book, "bathroom_sink");
     for (size_t j = 0; basin && req->room.kind == BMQ_ROOM_BATHROOM && j < req->count; j++)
         if (!strcmp (req->part[j].name, "kitchen_sink")) {           /* "a bathroom with a sink": a basin */
