@@ -160,17 +160,25 @@ def s_builtin_modifier(obj, p, spec):
 TREE_MAX = 1000     # objects one object.duplicate_tree may copy (a furnished room's recipe holds ~40)
 
 
-def s_tree_name(name):
-    """A free name for a copied part: the composer (scene_instance.c) reserves the same one, so
-    the plan's later names never collide with it: `name` when free, else name.001, .002, ..."""
-    if bpy.data.objects.get(name) is None:
-        return name
+def s_numbered_free(name):
+    """The first free "name.NNN" (name cut to fit Blender's 63 bytes), None when all are taken."""
     base = name[:59]
     for i in range(1, 1000):
         candidate = "%s.%03d" % (base, i)
         if candidate not in bpy.data.objects:
             return candidate
-    raise CommandError("object.duplicate_tree: no free name left for a copy of %s" % name[:80])
+    return None
+
+
+def s_tree_name(name):
+    """A free name for a copied part: the composer (scene_instance.c) reserves the same one, so
+    the plan's later names never collide with it: `name` when free, else name.001, .002, ..."""
+    if bpy.data.objects.get(name) is None:
+        return name
+    free = s_numbered_free(name)
+    if free is None:
+        raise CommandError("object.duplicate_tree: no free name left for a copy of %s" % name[:80])
+    return free
 
 
 def s_builtin_duplicate_tree(obj, p, spec):
@@ -398,12 +406,7 @@ def s_free_name(name, obj):
     held = bpy.data.objects.get(name)
     if held is None or held == obj:
         return name
-    base = name[:59]
-    for i in range(1, 1000):
-        candidate = "%s.%03d" % (base, i)
-        if candidate not in bpy.data.objects:
-            return candidate
-    return name
+    return s_numbered_free(name) or name
 
 
 def cmd_run_step(args):
