@@ -175,14 +175,16 @@ static void s_side (s_layout_t *L, s_cluster_t *out, s_cluster_t *cs, size_t n, 
     double edge = side == 0 ? out->hi[0] : side == 1 ? -out->lo[0] : side == 2 ? -out->lo[1] : out->hi[1];
     int back = L->back_side;                    /* beside something with a back: backs in line (nightstands by a bed's head) */
     bool align = n == 1 && back >= 0 && (back < 2 ? 0 : 1) == along;
+    double alo[2], ahi[2];                      /* the anchor's own back, not a rug's under it */
+    s_footprint (&L->box[L->inst[out->m[0]].part], &L->inst[out->m[0]], alo, ahi);
     for (size_t i = 0; i < n; i++) {
         double t = ((double) i - (double) (n - 1) / 2) * (len + g);
         double near = side == 0 ? cs[i].lo[0] : side == 1 ? -cs[i].hi[0] : side == 2 ? -cs[i].hi[1] : cs[i].lo[1];
         double shift = edge + g - near;         /* along u */
         double mid = (cs[i].lo[along] + cs[i].hi[along]) / 2;
         double slide = t - mid;
-        if (align) slide = back == 0 ? out->hi[0] - cs[i].hi[0] : back == 1 ? out->lo[0] - cs[i].lo[0]
-                         : back == 3 ? out->hi[1] - cs[i].hi[1] : out->lo[1] - cs[i].lo[1];
+        if (align) slide = back == 0 ? ahi[0] - cs[i].hi[0] : back == 1 ? alo[0] - cs[i].lo[0]
+                         : back == 3 ? ahi[1] - cs[i].hi[1] : alo[1] - cs[i].lo[1];
         s_move (L, &cs[i], ux * shift + (along == 0 ? slide : 0), uy * shift + (along == 1 ? slide : 0), 0);
     }
     for (size_t i = 0; i < n; i++) s_merge (L, out, &cs[i]);
@@ -798,6 +800,40 @@ static void s_at_wall (s_layout_t *L, const s_room_t *R, s_cluster_t *c, int w, 
     double x = w == 2 ? -R->W / 2 + hx + 0.005 : w == 3 ? R->W / 2 - hx - 0.005 : t;
     double y = w == 1 ? R->D / 2 - hy - 0.005 : w == 4 ? -R->D / 2 + hy + 0.005 : t;
     s_centre_on (L, c, x, y);
+    /* a rug under it does not keep it off the wall: what stands touches the wall, the rug slides out into the room */
+    double lo[3], hi[3], slo = INFINITY, shi = -INFINITY;
+    int a = w == 1 || w == 4 ? 1 : 0;
+    s_member_box (L, &L->inst[c->m[0]], lo, hi);
+    if (hi[2] - lo[2] <= 0.05) return;
+    bool flat = false;
+    for (size_t m = 0; m < c->n; m++) {
+        s_member_box (L, &L->inst[c->m[m]], lo, hi);
+        if (hi[2] - lo[2] <= 0.05) { flat = true; continue; }
+        slo = fmin (slo, lo[a]);
+        shi = fmax (shi, hi[a]);
+    }
+    if (!flat) return;
+    double lim = a ? R->D / 2 : R->W / 2, d = w == 1 || w == 3 ? lim - 0.005 - shi : -lim + 0.005 - slo;
+    if (fabs (d) < 1e-9) return;
+    s_move (L, c, a ? 0 : d, a ? d : 0, 0);
+    double alo[3], ahi[3];
+    s_member_box (L, &L->inst[c->m[0]], alo, ahi);
+    for (size_t m = 1; m < c->n; m++) {                 /* its centre no further than 4 cm off what stands on it */
+        s_inst_t *in = &L->inst[c->m[m]];
+        s_member_box (L, in, lo, hi);
+        if (hi[2] - lo[2] > 0.05) continue;
+        double over = hi[a] - (lim - 0.005), under = -lim + 0.005 - lo[a], mid = (lo[a] + hi[a]) / 2;
+        double was = in->pos[a];
+        if (over > 0) in->pos[a] -= fmin (over, fmax (0, mid - (alo[a] - 0.04)));
+        if (under > 0) in->pos[a] += fmin (under, fmax (0, ahi[a] + 0.04 - mid));
+        s_member_box (L, in, lo, hi);
+        for (size_t o = 1; o < c->n && in->pos[a] != was; o++) {    /* not into what stands in front of it */
+            double olo[3], ohi[3];
+            s_member_box (L, &L->inst[c->m[o]], olo, ohi);
+            if (ohi[2] - olo[2] > 0.05 && olo[2] < hi[2] && lo[0] < ohi[0] && olo[0] < hi[0] && lo[1] < ohi[1] && olo[1] < hi[1]) in->pos[a] = was;
+        }
+    }
+    s_rect (L, c);
 }
 
 /* Try wall w, from t0 outwards; true when placed. */
@@ -826,6 +862,27 @@ static bool s_try_corner (s_layout_t *L, const s_room_t *R, s_cluster_t *c, int 
     double y = corner < 2 ? R->D / 2 - hy - 0.005 : -R->D / 2 + hy + 0.005;
     s_centre_on (L, c, x, y);
     return s_room_free (L, R, c);
+}
+
+/* Its first member (the thing the prompt put in the corner) touching both walls of the corner, what relates to it
+ * on the room's side: its back to the corner's back / front wall, else to its side wall ("an armchair in the corner
+ * with a side table beside it", "a toilet in the corner with a holder next to it"). */
+static bool s_try_corner_anchor (s_layout_t *L, const s_room_t *R, s_cluster_t *c, int corner)
+{
+    static const int wall[4] = { 1, 1, 4, 4 }, side[4] = { 3, 2, 3, 2 };
+    for (size_t m = 1; m < c->n; m++)
+        if (L->inst[c->m[m]].part == L->inst[c->m[0]].part) return false;     /* several copies: the whole group goes in */
+    for (int t = 0; t < 2; t++) {
+        if (t && (isnan (c->front) || !c->rotatable)) break;
+        s_face_to (L, c, s_inward[t ? side[corner] : wall[corner]]);
+        double lo[3], hi[3];
+        s_member_box (L, &L->inst[c->m[0]], lo, hi);
+        double dx = corner % 2 == 0 ? R->W / 2 - 0.005 - hi[0] : -R->W / 2 + 0.005 - lo[0];
+        double dy = corner < 2 ? R->D / 2 - 0.005 - hi[1] : -R->D / 2 + 0.005 - lo[1];
+        s_move (L, c, dx, dy, 0);
+        if (s_room_free (L, R, c)) return true;
+    }
+    return false;
 }
 
 /* Anywhere on the floor, nearest (cx, cy) first. */
@@ -899,6 +956,8 @@ static size_t s_room_pass (s_layout_t *L, s_room_t *R, s_cluster_t *groups, cons
             for (int w = 0; w < 4 && !ok; w++)
                 if ((ok = s_try_wall (L, R, c, walls[w], 0))) wall_of[g] = walls[w];
         }
+        if (!ok && spot == BMQ_SPOT_CORNER && c->n > 1)
+            for (int k = 0; k < 4 && !ok; k++) ok = s_try_corner_anchor (L, R, c, k);
         if (!ok && spot == BMQ_SPOT_CORNER)
             for (int k = 0; k < 4 && !ok; k++) ok = s_try_corner (L, R, c, k);
         if (!ok && spot == BMQ_SPOT_CENTER) {
@@ -1146,7 +1205,11 @@ size_t bmq_layout_check (const bmq_layout_part_t *parts, size_t n, bmq_placement
                 }
                 else switch (part->relation) {
                 case BMQ_REL_ON: if (!within || b.min[2] < a.min[2] + 1e-3) why = "is not on"; break;
-                case BMQ_REL_UNDER: if (!within || b.max[2] > a.max[2] + 1e-3) why = "is not under"; break;
+                case BMQ_REL_UNDER:                     /* a rug under a desk against the wall: slid out 4 cm at most */
+                    if (!(within || (b.max[2] - b.min[2] <= 0.05 && cx >= a.min[0] - 0.041 && cx <= a.max[0] + 0.041
+                                     && cy >= a.min[1] - 0.041 && cy <= a.max[1] + 0.041)) || b.max[2] > a.max[2] + 1e-3)
+                        why = "is not under";
+                    break;
                 case BMQ_REL_INSIDE: if (!within || b.min[2] < a.min[2] - 1e-3 || b.max[2] > a.max[2] + 1e-3) why = "is not inside"; break;
                 case BMQ_REL_ABOVE: if (b.min[2] < a.max[2] - 1e-3) why = "is not above"; break;
                 case BMQ_REL_NEXT_TO: case BMQ_REL_LONG_SIDE: case BMQ_REL_SHORT_SIDE:

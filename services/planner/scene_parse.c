@@ -291,6 +291,55 @@ static bool s_holder (const json_t *recipe)
            || (name && (strstr (name, "nightstand") || strstr (name, "counter") || strstr (name, "table")));
 }
 
+/* "two chairs on each long side [of the table] and one at each end": each long / short side gets the count
+ * ("each", "both", "either"), "one" is another copy of the thing named before, and with no "of" the sides are
+ * the thing it relates to (or the one named before it). True when the words were used. */
+static bool s_sides (s_parse_t *p, bmq_rel_t kind, size_t i, size_t n)
+{
+    bool each = false, total = false;
+    for (size_t t = i; t < i + n; t++) {
+        each = each || s_word (p, t, "each");
+        total = total || s_word (p, t, "both") || s_word (p, t, "either");
+    }
+    if (!each && !total) return false;
+    bool of = s_word (p, i + n - 1, "of") || (s_word (p, i + n - 1, "the") && s_word (p, i + n - 2, "of"));
+    int subject = p->last, anchor = -1;
+    if (i > 0 && s_word (p, i - 1, "one") && p->norder) {          /* "…, and one at each end": a chair like the ones before */
+        int like = p->order[p->norder - 1];
+        if (p->req->count >= BMQ_SCENE_MAX_PARTS || p->req->part[like].relation == BMQ_REL_NONE) return false;
+        anchor = p->req->part[like].ref[0];
+        subject = (int) p->req->count++;
+        bmq_scene_part_t *part = &p->req->part[subject];
+        *part = p->req->part[like];
+        part->relation = BMQ_REL_NONE;
+        part->ref[0] = part->ref[1] = -1;
+        part->count = 1;
+        part->count_given = true;
+        part->spot = BMQ_SPOT_NONE;
+        p->inherited[subject] = false;
+        p->used[i - 1] = true;
+        s_pend_reset (p);
+        if (p->norder < BMQ_TOKENS_MAX) p->order[p->norder++] = subject;
+        p->last = subject;
+    }
+    if (subject < 0) return false;
+    bmq_scene_part_t *part = &p->req->part[subject];
+    double before = part->count;
+    bool before_given = part->count_given;
+    if (!(total && part->count_given && part->count >= 2))      /* "four chairs along both long sides": four in all */
+        part->count = fmin ((part->count_given ? part->count : 1) * 2, BMQ_COUNT_MAX);
+    part->count_given = true;
+    if (of) return false;                       /* the object follows: the relation when it is named */
+    if (anchor < 0) anchor = s_antecedent (p, subject);
+    if (anchor >= 0 && p->req->part[anchor].recipe == part->recipe && p->req->part[anchor].relation != BMQ_REL_NONE)
+        anchor = p->req->part[anchor].ref[0];   /* "three chairs on each long side and one chair at either end": the table */
+    if (anchor < 0 || anchor == subject) { part->count = before; part->count_given = before_given; return false; }
+    if (!s_relate (p, subject, kind, anchor, -1, false)) { part->count = before; part->count_given = before_given; return false; }
+    s_use (p, i, n);
+    p->post = false;
+    return true;
+}
+
 static void s_relation_word (s_parse_t *p, bmq_rel_t kind, size_t i, size_t n)
 {
     if (kind == BMQ_REL_OF && !(p->post && p->last >= 0)) { p->weak[i] = n == 1; p->post = false; return; }
@@ -351,6 +400,7 @@ static void s_relation_word (s_parse_t *p, bmq_rel_t kind, size_t i, size_t n)
             s_pend_reset (p);
         }
     }
+    if ((kind == BMQ_REL_LONG_SIDE || kind == BMQ_REL_SHORT_SIDE) && s_sides (p, kind, i, n)) return;
     bool of_the = s_word (p, i + n - 1, "the") && s_word (p, i + n - 2, "of");     /* "on each side of the sofa" */
     if (of_the) p->pend.definite = true;
     if (kind == BMQ_REL_EACH_SIDE && !s_word (p, i + n - 1, "of") && !of_the) {  /* "a bed with a nightstand on each side": of the bed */
@@ -781,6 +831,7 @@ static size_t s_step (s_parse_t *p, size_t i)
         }
         bmq_scene_part_t *last = p->post && p->last >= 0 ? &p->req->part[p->last] : NULL;
         if (!last && p->last >= 0 && p->req->part[p->last].spot == BMQ_SPOT_NONE) last = &p->req->part[p->last];  /* "a plant, tall, in the corner" */
+        if (last && last->spot == BMQ_SPOT_CENTER && spot == BMQ_SPOT_WALL) last->spot = BMQ_SPOT_NONE;   /* "centred against the wall": along it */
         if (last && last->spot == BMQ_SPOT_NONE) {
             last->spot = spot;
             last->wall = wall;
@@ -912,6 +963,7 @@ int bmq_scene_parse (const bmq_recipe_book_t *book, const char *prompt, bmq_scen
     s_colon_end (p);
     s_drop_negated (req);
     s_chairs_at_table (p);
+    bmq_scene_context_names (book, req);            /* "stools at the island", "a small table beside the sofa" */
     bmq_scene_context_names (book, req);            /* "stools at the island", "a small table beside the sofa" */
     const json_t *basin = bmq_recipe_book_get (book, "bathroom_sink");
     for (size_t j = 0; basin && req->room.kind == BMQ_ROOM_BATHROOM && j < req->count; j++)
