@@ -204,6 +204,35 @@ static void s_use_openings (bmq_scene_request_t *req)
     }
 }
 
+/* "a bed against the wall on a grey rug": the rug goes under the bed (the bed keeps its spot, and what was
+ * said to stand by the rug stands by the bed) instead of the bed riding on a rug that is placed by itself. */
+static void s_on_rug (s_compose_t *c, const json_t *described)
+{
+    for (size_t p = 0; p < c->req.count; p++) {
+        bmq_scene_part_t *part = &c->req.part[p];
+        int a = part->ref[0];
+        if (part->relation != BMQ_REL_ON || a < 0 || a >= (int) c->req.count || a == (int) p || part->count != 1) continue;
+        bmq_scene_part_t *rug = &c->req.part[a];
+        if (rug->relation != BMQ_REL_NONE || rug->spot != BMQ_SPOT_NONE || rug->has_position || rug->count != 1) continue;
+        bmq_bounds_t *pb = bmq_bounds_new (json_object_get (part->recipe, "steps"), described);
+        bmq_bounds_t *ab = bmq_bounds_new (json_object_get (rug->recipe, "steps"), described);
+        bmq_box_t pbox, abox;
+        bool flip = pb && ab && bmq_bounds_total (pb, &pbox) && bmq_bounds_total (ab, &abox) && abox.max[2] - abox.min[2] <= 0.05
+                    && pbox.max[2] - pbox.min[2] > 0.3 && part->spot != BMQ_SPOT_NONE;
+        bmq_bounds_destroy (&pb);
+        bmq_bounds_destroy (&ab);
+        if (!flip) continue;
+        rug->relation = BMQ_REL_UNDER;
+        rug->ref[0] = (int) p;
+        rug->ref[1] = -1;
+        part->relation = BMQ_REL_NONE;
+        part->ref[0] = part->ref[1] = -1;
+        for (size_t o = 0; o < c->req.count; o++)
+            if (o != p && (size_t) a != o && c->req.part[o].ref[0] == a && c->req.part[o].relation != BMQ_REL_ON)
+                c->req.part[o].ref[0] = (int) p;
+    }
+}
+
 /* "a trash can under the desk": a thing taller than the room under its anchor's top is made a little
  * smaller so that it fits there (down to three quarters of its size, with a note); else it stays as it is. */
 static void s_fit_under (s_compose_t *c, const json_t *described)
@@ -555,6 +584,7 @@ int bmq_scene_compose_in (const bmq_recipe_book_t *book, const bmq_palette_t *pa
     c->room = (bmq_layout_room_t) { .sized = c->req.room.sized, .width = c->req.room.width, .depth = c->req.room.depth,
                                     .min_area = bmq_room_area (c->req.room.kind), .scale = c->req.room.scale,
                                     .door = c->door, .window = c->window };
+    s_on_rug (c, described);
     s_fit_under (c, described);
     s_fit_on (c, described);
     int rc = s_prepare (c, palette, described);

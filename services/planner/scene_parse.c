@@ -251,6 +251,9 @@ static void s_rel_finish (s_parse_t *p, bool ok)
         for (size_t t = 0; t < r->n; t++) p->used[r->toks[t]] = true;
         bmq_scene_part_t *sub = &p->req->part[r->subject];
         if (r->each && (!sub->count_given || sub->count == 1)) sub->count = p->req->part[r->obj[0]].count;
+        bool sides = false;                             /* "a bookshelf on either side of the desk": one a side */
+        for (size_t t = 0; t < r->n; t++) sides = sides || s_word (p, r->toks[t], "either") || s_word (p, r->toks[t], "both");
+        if (sides && r->kind == BMQ_REL_NEXT_TO && !sub->count_given && sub->count == 1) { sub->count = 2; sub->count_given = true; }
         for (size_t g = 0; g < r->ngroup; g++)          /* "two bottles and a cake on a table": the bottles too */
             if (r->group[g] != r->subject && r->group[g] != r->obj[0] && r->group[g] != b
                 && p->req->part[r->group[g]].relation == BMQ_REL_NONE && p->req->part[r->group[g]].spot == BMQ_SPOT_NONE
