@@ -228,6 +228,10 @@ static const s_vocab_t s_vocab[] = {
     { "styled", BMQ_W_FILLER, 0 }, { "themed", BMQ_W_FILLER, 0 }, { "inspired", BMQ_W_FILLER, 0 }, { "decor", BMQ_W_FILLER, 0 },
     { "feel", BMQ_W_FILLER, 0 }, { "feels", BMQ_W_FILLER, 0 }, { "it feels", BMQ_W_FILLER, 0 },
     { "it looks", BMQ_W_FILLER, 0 }, { "looks", BMQ_W_FILLER, 0 }, { "vibe", BMQ_W_FILLER, 0 }, { "atmosphere", BMQ_W_FILLER, 0 },
+    { "hi", BMQ_W_FILLER, 0 }, { "hello", BMQ_W_FILLER, 0 }, { "hey", BMQ_W_FILLER, 0 }, { "thanks", BMQ_W_FILLER, 0 },
+    { "thank you", BMQ_W_FILLER, 0 }, { "nothing else", BMQ_W_FILLER, 0 },
+    { "infront of", BMQ_W_REL, BMQ_REL_IN_FRONT }, { "livingroom", BMQ_W_ROOM, BMQ_ROOM_LIVING },
+    { "diningroom", BMQ_W_ROOM, BMQ_ROOM_DINING },
     /* the layout keeps walkways and the middle of a room free already */
     { "keep the floor in the middle free", BMQ_W_FILLER, 0 }, { "keep the middle free", BMQ_W_FILLER, 0 },
     { "keep the middle of the room free", BMQ_W_FILLER, 0 }, { "keep the center free", BMQ_W_FILLER, 0 },

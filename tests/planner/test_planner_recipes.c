@@ -553,6 +553,7 @@ static void test_scene_description_words (void **state)
         { "a TV on a low cabinet", "tv tv_stand" }, { "a low cabinet under the TV", "tv_stand tv" },
         { "a toilet paper holder beside the toilet", "toilet_paper toilet" },
         { "a teacher's desk", "desk" }, { "A teenager's bedroom with a single bed.", "single_bed" },
+        { "Hi! A livingroom with a sofa and a lamp infront of it, nothing else. Thanks", "sofa lamp" },
         /* "round" is still "around" before an article */
         { "a table with chairs round it", "table chair" },
     };
