@@ -30,6 +30,7 @@ typedef struct {
     bmq_rel_t *rel;                 /* the relation each part gets in the end */
     bool      *grouped;             /* placed inside a "between" row */
     int       *wall_anchor;         /* in a room: the hung part this one stands under (-1: none) */
+    int       *face_anchor;         /* in a room: the standing part this hung one faces from the opposite wall (-1: none) */
     json_t    *notes;
     bool       oom;
     double     min_gap;             /* s_side's least gap (facing: 1.2 m) */
@@ -692,6 +693,10 @@ static void s_settle_relations (s_layout_t *L)
             L->wall_anchor[x] = a;                  /* "a desk under the window": against that wall, under it */
             L->rel[x] = BMQ_REL_NONE;
         }
+        if (L->room && L->parts[x].place == BMQ_PLACE_WALL && L->parts[a].place != BMQ_PLACE_WALL && L->rel[x] == BMQ_REL_FACING) {
+            L->face_anchor[x] = a;                  /* "a TV on the wall opposite the bed": on the wall across from it */
+            L->rel[x] = BMQ_REL_NONE;
+        }
     }
     for (size_t x = 0; x < L->np; x++) {
         if (L->rel[x] != BMQ_REL_BETWEEN) continue;
@@ -949,6 +954,9 @@ static size_t s_room_pass (s_layout_t *L, s_room_t *R, s_cluster_t *groups, cons
         bool ok = false;
         int wa = L->wall_anchor[p] >= 0 ? group_of[L->wall_anchor[p]] : -1;
         if (wa >= 0 && wall_of[wa] > 0) ok = s_try_wall (L, R, c, wall_of[wa], along[wa]), wall_of[g] = ok ? wall_of[wa] : 0;
+        static const int opposite[5] = { 0, 4, 3, 2, 1 };
+        int fa = L->face_anchor[p] >= 0 ? group_of[L->face_anchor[p]] : -1;
+        if (!ok && fa >= 0 && wall_of[fa] > 0 && (ok = s_try_wall (L, R, c, opposite[wall_of[fa]], along[fa]))) wall_of[g] = opposite[wall_of[fa]];
         static const int walls[4] = { 1, 2, 3, 4 };
         if (!ok && (spot == BMQ_SPOT_WALL || spot == BMQ_SPOT_ONWALL || spot == BMQ_SPOT_NONE)) {
             int first = part->wall > 0 ? part->wall : 0;
@@ -1045,7 +1053,7 @@ static void s_room (s_layout_t *L, s_cluster_t *groups, size_t ng)
         bool anchor = false;
         for (size_t x = 0; x < L->np; x++) anchor = anchor || L->wall_anchor[x] == p;
         bmq_spot_t spot = part->spot != BMQ_SPOT_NONE ? part->spot : part->usual;
-        order[g].prio = anchor && part->place == BMQ_PLACE_WALL ? 0 : spot == BMQ_SPOT_CENTER && hi - lo <= 0.05 ? 1
+        order[g].prio = anchor && part->place == BMQ_PLACE_WALL ? 0 : L->face_anchor[p] >= 0 ? 5 : spot == BMQ_SPOT_CENTER && hi - lo <= 0.05 ? 1
                       : part->spot != BMQ_SPOT_NONE ? 2 : L->wall_anchor[p] >= 0 ? 3 : part->place == BMQ_PLACE_WALL ? 5 : 4;
     }
     qsort (order, ng, sizeof *order, s_order_cmp);
@@ -1083,11 +1091,12 @@ int bmq_layout (const bmq_layout_part_t *parts, size_t n, bmq_placement_t **plac
     L.rel = calloc (n + 1, sizeof *L.rel);
     L.grouped = calloc (n + 1, sizeof *L.grouped);
     L.wall_anchor = calloc (n + 1, sizeof *L.wall_anchor);
-    for (size_t p = 0; L.wall_anchor && p < n; p++) L.wall_anchor[p] = -1;
+    L.face_anchor = calloc (n + 1, sizeof *L.face_anchor);
+    for (size_t p = 0; L.wall_anchor && L.face_anchor && p < n; p++) L.wall_anchor[p] = L.face_anchor[p] = -1;
     s_cluster_t *groups = calloc (n + 1, sizeof *groups);
     int rc = -1;
     memset (scene, 0, sizeof *scene);
-    if (!L.inst || !L.first || !L.box || !L.rel || !L.grouped || !L.wall_anchor || !groups || !L.notes) goto done;
+    if (!L.inst || !L.first || !L.box || !L.rel || !L.grouped || !L.wall_anchor || !L.face_anchor || !groups || !L.notes) goto done;
     for (size_t p = 0, at = 0; p < n; at += parts[p].count, p++) {
         L.first[p] = at;
         s_part_box (&parts[p], &L.box[p]);
@@ -1150,6 +1159,7 @@ done:
     free (L.rel);
     free (L.grouped);
     free (L.wall_anchor);
+    free (L.face_anchor);
     json_decref (L.notes);
     return rc;
 }
