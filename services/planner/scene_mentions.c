@@ -184,6 +184,8 @@ void bmq_scene_context_names (const bmq_recipe_book_t *book, bmq_scene_request_t
             s_rename (book, part, "kitchen_cabinet");               /* "white cabinets" in a kitchen */
         else if (!strcmp (part->name, "bookshelf") && (part->relation == BMQ_REL_ABOVE || part->spot == BMQ_SPOT_ONWALL))
             s_rename (book, part, "wall_shelf");                    /* "a bookshelf above the desk": it hangs */
+        else if (!strcmp (part->name, "tv") && (part->relation == BMQ_REL_ABOVE || part->spot == BMQ_SPOT_ONWALL))
+            s_rename (book, part, "wall_tv");                       /* "a tv above the fireplace": it hangs (h7) */
         else if (!strcmp (part->name, "table") && ref && part->scale <= 1.0 && s_named (ref, seat)
                  && (part->relation == BMQ_REL_NEXT_TO || part->relation == BMQ_REL_LEFT_OF
                      || part->relation == BMQ_REL_RIGHT_OF || part->relation == BMQ_REL_BETWEEN)) {
