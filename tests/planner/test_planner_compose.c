@@ -604,6 +604,72 @@ static void test_rooms_and_words (void **state)
     json_decref (scene);
 }
 
+/* How near a wall a root stands: the least distance from its location to one of the room's four walls. */
+static double s_off_wall (const json_t *body, const char *name)
+{
+    const json_t *room = json_object_get (body, "room");
+    json_t *st = s_step_named (json_object_get (body, "plan"), name);
+    if (!room || !st) return INFINITY;
+    double W = json_number_value (json_object_get (room, "width")) / 2, D = json_number_value (json_object_get (room, "depth")) / 2;
+    return fmin (W - fabs (s_at (st, "location", 0)), D - fabs (s_at (st, "location", 1)));
+}
+
+/* Relations the offline planner placed wrong (issue 26, h7): a hung thing above an anchor against the wall
+ * touches that wall even with a rug under the anchor; a TV facing the bed hangs on the opposite wall;
+ * "centred against the wall" stays on the wall; "two on each long side and one at each end"; a corner
+ * cluster leaves the thing named in the corner. */
+static void test_relations_against_walls (void **state)
+{
+    (void) state;
+    json_t *b = s_compose ("A bedroom with a bed against the wall on a grey rug, and a painting above the bed.", NULL);
+    const json_t *rug = json_object_get (s_part_named (b, "rug"), "relation");
+    assert_string_equal (json_string_value (json_object_get (rug, "type")), "under");      /* not the bed on a lone rug */
+    assert_string_equal (json_string_value (json_object_get (rug, "to")), "bed");
+    assert_string_equal (json_string_value (json_object_get (s_part_named (b, "bed"), "spot")), "wall");
+    assert_false (s_note_has (b, "not against a wall"));
+    assert_false (s_note_has (b, "not under"));
+    assert_true (s_off_wall (b, "painting") < 0.1);                                         /* hung on the bed's wall */
+    json_decref (b);
+
+    b = s_compose ("A desk against the wall on a blue rug, with a bookshelf on either side of the desk, in an office.", NULL);
+    assert_false (s_note_has (b, "not against a wall"));
+    assert_int_equal (json_integer_value (json_object_get (s_part_named (b, "bookshelf"), "count")), 2);
+    json_decref (b);
+
+    b = s_compose ("Bedroom with a bed and a TV mounted on the wall opposite the bed.", NULL);
+    json_t *plan = json_object_get (b, "plan"), *tv = s_step_named (plan, "wall_tv"), *bed = s_step_named (plan, "bed");
+    assert_non_null (tv);
+    assert_non_null (bed);
+    assert_true (s_off_wall (b, "wall_tv") < 0.1);
+    bool across = s_at (tv, "location", 1) * s_at (bed, "location", 1) < 0 || s_at (tv, "location", 0) * s_at (bed, "location", 0) < 0;
+    assert_true (across);
+    assert_false (s_note_has (b, "not in front of"));
+    json_decref (b);
+
+    b = s_compose ("A living room with a sofa centered against the wall and a coffee table in front of it.", NULL);
+    assert_string_equal (json_string_value (json_object_get (s_part_named (b, "sofa"), "spot")), "wall");
+    assert_int_equal (json_array_size (json_object_get (b, "not_understood")), 0);
+    json_decref (b);
+
+    b = s_compose ("A dining room with a long table, two chairs on each long side and one at each end.", NULL);
+    size_t i, sides = 0, ends = 0;
+    json_t *p;
+    json_array_foreach (json_object_get (b, "parts"), i, p) {
+        const char *type = json_string_value (json_object_get (json_object_get (p, "relation"), "type"));
+        if (strcmp (json_string_value (json_object_get (p, "recipe")), "chair") || !type) continue;
+        if (!strcmp (type, "long_side")) sides += (size_t) json_integer_value (json_object_get (p, "count"));
+        if (!strcmp (type, "short_side")) ends += (size_t) json_integer_value (json_object_get (p, "count"));
+    }
+    assert_int_equal (sides, 4);
+    assert_int_equal (ends, 2);
+    assert_int_equal (json_array_size (json_object_get (b, "not_understood")), 0);
+    json_decref (b);
+
+    b = s_compose ("A reading corner: an armchair in the corner with a side table beside it.", NULL);
+    assert_false (s_note_has (b, "not in a corner"));
+    json_decref (b);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -618,6 +684,7 @@ int main (void)
         cmocka_unit_test (test_rooms_and_words),
         cmocka_unit_test (test_free_form),
         cmocka_unit_test (test_unread_tail_reported),
+        cmocka_unit_test (test_relations_against_walls),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }
