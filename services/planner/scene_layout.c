@@ -872,22 +872,30 @@ static bool s_try_corner (s_layout_t *L, const s_room_t *R, s_cluster_t *c, int 
 /* Its first member (the thing the prompt put in the corner) touching both walls of the corner, what relates to it
  * on the room's side: its back to the corner's back / front wall, else to its side wall ("an armchair in the corner
  * with a side table beside it", "a toilet in the corner with a holder next to it"). */
-static bool s_try_corner_anchor (s_layout_t *L, const s_room_t *R, s_cluster_t *c, int corner)
+static bool s_try_corner_anchor (s_layout_t *L, const s_room_t *R, s_cluster_t *c, int corner, size_t who)
 {
     static const int wall[4] = { 1, 1, 4, 4 }, side[4] = { 3, 2, 3, 2 };
-    for (size_t m = 1; m < c->n; m++)
-        if (L->inst[c->m[m]].part == L->inst[c->m[0]].part) return false;     /* several copies: the whole group goes in */
+    for (size_t m = 0; m < c->n; m++)
+        if (m != who && L->inst[c->m[m]].part == L->inst[c->m[who]].part) return false;   /* several copies: the whole group goes in */
     for (int t = 0; t < 2; t++) {
         if (t && (isnan (c->front) || !c->rotatable)) break;
         s_face_to (L, c, s_inward[t ? side[corner] : wall[corner]]);
         double lo[3], hi[3];
-        s_member_box (L, &L->inst[c->m[0]], lo, hi);
+        s_member_box (L, &L->inst[c->m[who]], lo, hi);
         double dx = corner % 2 == 0 ? R->W / 2 - 0.005 - hi[0] : -R->W / 2 + 0.005 - lo[0];
         double dy = corner < 2 ? R->D / 2 - 0.005 - hi[1] : -R->D / 2 + 0.005 - lo[1];
         s_move (L, c, dx, dy, 0);
         if (s_room_free (L, R, c)) return true;
     }
     return false;
+}
+
+/* The wall the cluster's first member has its back to (touches first: back, front, left, right), 0 when none. */
+static int s_wall_touched (const s_layout_t *L, const s_room_t *R, const s_cluster_t *c)
+{
+    double lo[3], hi[3];
+    s_member_box (L, &L->inst[c->m[0]], lo, hi);
+    return hi[1] > R->D / 2 - 0.01 ? 1 : lo[1] < -R->D / 2 + 0.01 ? 4 : lo[0] < -R->W / 2 + 0.01 ? 2 : hi[0] > R->W / 2 - 0.01 ? 3 : 0;
 }
 
 /* Anywhere on the floor, nearest (cx, cy) first. */
@@ -957,6 +965,15 @@ static size_t s_room_pass (s_layout_t *L, s_room_t *R, s_cluster_t *groups, cons
         static const int opposite[5] = { 0, 4, 3, 2, 1 };
         int fa = L->face_anchor[p] >= 0 ? group_of[L->face_anchor[p]] : -1;
         if (!ok && fa >= 0 && wall_of[fa] > 0 && (ok = s_try_wall (L, R, c, opposite[wall_of[fa]], along[fa]))) wall_of[g] = opposite[wall_of[fa]];
+        for (size_t m = 1; m < c->n && !ok && spot != BMQ_SPOT_CENTER; m++) {
+            int q = L->inst[c->m[m]].part;          /* "a christmas tree in the corner next to the fireplace": the tree in it */
+            bmq_rel_t r = L->rel[q];
+            if (L->parts[q].spot != BMQ_SPOT_CORNER || L->parts[q].count != 1 || L->parts[q].ref[0] != p
+                || (r != BMQ_REL_NEXT_TO && r != BMQ_REL_LEFT_OF && r != BMQ_REL_RIGHT_OF))
+                continue;
+            for (int k = 0; k < 4 && !ok; k++)
+                if ((ok = s_try_corner_anchor (L, R, c, k, m))) wall_of[g] = s_wall_touched (L, R, c);
+        }
         static const int walls[4] = { 1, 2, 3, 4 };
         if (!ok && (spot == BMQ_SPOT_WALL || spot == BMQ_SPOT_ONWALL || spot == BMQ_SPOT_NONE)) {
             int first = part->wall > 0 ? part->wall : 0;
@@ -965,7 +982,7 @@ static size_t s_room_pass (s_layout_t *L, s_room_t *R, s_cluster_t *groups, cons
                 if ((ok = s_try_wall (L, R, c, walls[w], 0))) wall_of[g] = walls[w];
         }
         if (!ok && spot == BMQ_SPOT_CORNER && c->n > 1)
-            for (int k = 0; k < 4 && !ok; k++) ok = s_try_corner_anchor (L, R, c, k);
+            for (int k = 0; k < 4 && !ok; k++) ok = s_try_corner_anchor (L, R, c, k, 0);
         if (!ok && spot == BMQ_SPOT_CORNER)
             for (int k = 0; k < 4 && !ok; k++) ok = s_try_corner (L, R, c, k);
         if (!ok && spot == BMQ_SPOT_CENTER) {

@@ -668,6 +668,11 @@ static void test_relations_against_walls (void **state)
     b = s_compose ("A reading corner: an armchair in the corner with a side table beside it.", NULL);
     assert_false (s_note_has (b, "not in a corner"));
     json_decref (b);
+
+    b = s_compose ("A den with a fireplace and a small christmas tree in the corner next to the fireplace.", NULL);
+    assert_false (s_note_has (b, "christmas tree is not in a corner"));      /* the tree in the corner, the fireplace by it */
+    assert_true (s_off_wall (b, "christmas_tree") < 0.5);
+    json_decref (b);
 }
 
 int main (void)
