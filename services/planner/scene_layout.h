@@ -45,7 +45,15 @@
  * desks, appliances against a wall, their back to it and their front to the
  * room; tables and rugs in the middle; plants in corners); a thing that
  * relates to a hung thing ("a desk under the window") against that wall,
- * under it. Big groups first. What finds no room is set down outside, beside
+ * under it; a hung thing facing a standing one ("a TV on the wall opposite
+ * the bed") on the wall across from it, after it. Against a wall, what
+ * stands touches the wall even with a rug under it (the rug slides into the
+ * room, its centre 4 cm off its anchor at most); things beside the anchor
+ * line their backs up with the anchor's own. In a corner, the thing named
+ * touches both walls with what relates to it on the room's side (its back
+ * to the corner's back / front wall, else its side wall); a thing "in the
+ * corner next to" another takes the corner, the other by it on the wall.
+ * Big groups first. What finds no room is set down outside, beside
  * the room, with a note. Flat things (rugs) are walked on: what stands on
  * one stands on its top. A room that was not sized fits its contents
  * (floor area about 2.2 × what stands on it, at least the usual size for its
