@@ -44,7 +44,11 @@
  *     sofas; a seat or a piece of furniture listed with a small thing
  *     ("two chairs and a printer on a cabinet") does not go up with it, nor
  *     does a thing that does not hang go "on the wall" with one that does;
- *     in a bathroom, "a sink" is a basin.
+ *     in a bathroom, "a sink" is a basin; "two chairs on each long side and
+ *     one at each end" is two a long side and one an end ("one": another
+ *     copy of the thing before, at the same anchor; no "of": the thing named
+ *     before); "centred against the wall" is against the wall, centred on it;
+ *     "a bookshelf on either side of the desk" is two.
  *  7. A relation that finds no object, a second relation for one object, a
  *     cycle ("A on B, B on A"), a position on an object that is placed by a
  *     relation, and any word that none of this used are not understood:
