@@ -233,32 +233,45 @@ static void s_on_rug (s_compose_t *c, const json_t *described)
     }
 }
 
+/* The boxes of part p's recipe and of its anchor a's, and the anchor's top under its centre. */
+static bool s_fit_boxes (const s_compose_t *c, size_t p, int a, const json_t *described, bmq_box_t *pbox, bmq_box_t *abox,
+                         bmq_box_t *top)
+{
+    bmq_bounds_t *pb = bmq_bounds_new (json_object_get (c->req.part[p].recipe, "steps"), described);
+    bmq_bounds_t *ab = bmq_bounds_new (json_object_get (c->req.part[a].recipe, "steps"), described);
+    bool ok = pb && ab && bmq_bounds_total (pb, pbox) && bmq_bounds_total (ab, abox)
+              && bmq_bounds_support (ab, (abox->min[0] + abox->max[0]) / 2, (abox->min[1] + abox->max[1]) / 2, top);
+    bmq_bounds_destroy (&pb);
+    bmq_bounds_destroy (&ab);
+    return ok;
+}
+
+/* Part p made f times its size when f is in [lo, 1), with a note: "the X made N % smaller <how> the Y". */
+static void s_fit_shrink (s_compose_t *c, size_t p, int a, double f, double lo, const char *word, const char *how)
+{
+    bmq_scene_part_t *part = &c->req.part[p];
+    if (!(isfinite (f) && f < 1 && f >= lo)) return;
+    part->scale *= f;
+    if (!part->scale_word[0]) snprintf (part->scale_word, sizeof part->scale_word, "%s", word);
+    char text[200];
+    snprintf (text, sizeof text, "the %.60s made %.0f %% smaller %s the %.60s", part->name, (1 - f) * 100, how, c->req.part[a].name);
+    json_array_append_new (c->notes, json_string (text));
+}
+
 /* "a trash can under the desk": a thing taller than the room under its anchor's top is made a little
  * smaller so that it fits there (down to three quarters of its size, with a note); else it stays as it is. */
 static void s_fit_under (s_compose_t *c, const json_t *described)
 {
     for (size_t p = 0; p < c->req.count; p++) {
-        bmq_scene_part_t *part = &c->req.part[p];
+        const bmq_scene_part_t *part = &c->req.part[p];
         int a = part->ref[0];
-        if (part->relation != BMQ_REL_UNDER || a < 0 || a >= (int) c->req.count || a == (int) p) continue;
-        bmq_bounds_t *pb = bmq_bounds_new (json_object_get (part->recipe, "steps"), described);
-        bmq_bounds_t *ab = bmq_bounds_new (json_object_get (c->req.part[a].recipe, "steps"), described);
         bmq_box_t pbox, abox, top;
-        if (pb && ab && bmq_bounds_total (pb, &pbox) && bmq_bounds_total (ab, &abox)
-            && bmq_bounds_support (ab, (abox.min[0] + abox.max[0]) / 2, (abox.min[1] + abox.max[1]) / 2, &top)) {
-            double room = (top.min[2] - abox.min[2]) * c->req.part[a].scale, h = (pbox.max[2] - pbox.min[2]) * part->scale;
-            double f = 0.95 * room / h;
-            if (room >= 0.25 && h > 0.05 && f < 1 && f >= 0.75) {        /* a filing cabinet at half its size is no filing cabinet */
-                part->scale *= f;
-                if (!part->scale_word[0]) snprintf (part->scale_word, sizeof part->scale_word, "smaller");
-                char text[200];
-                snprintf (text, sizeof text, "the %.60s made %.0f %% smaller to fit under the %.60s", part->name, (1 - f) * 100,
-                          c->req.part[a].name);
-                json_array_append_new (c->notes, json_string (text));
-            }
-        }
-        bmq_bounds_destroy (&pb);
-        bmq_bounds_destroy (&ab);
+        if (part->relation != BMQ_REL_UNDER || a < 0 || a >= (int) c->req.count || a == (int) p
+            || !s_fit_boxes (c, p, a, described, &pbox, &abox, &top))
+            continue;
+        double room = (top.min[2] - abox.min[2]) * c->req.part[a].scale, h = (pbox.max[2] - pbox.min[2]) * part->scale;
+        if (room >= 0.25 && h > 0.05)           /* a filing cabinet at half its size is no filing cabinet: 3/4 at least */
+            s_fit_shrink (c, p, a, 0.95 * room / h, 0.75, "smaller", "to fit under");
     }
 }
 
@@ -267,31 +280,17 @@ static void s_fit_under (s_compose_t *c, const json_t *described)
 static void s_fit_on (s_compose_t *c, const json_t *described)
 {
     for (size_t p = 0; p < c->req.count; p++) {
-        bmq_scene_part_t *part = &c->req.part[p];
+        const bmq_scene_part_t *part = &c->req.part[p];
         int a = part->ref[0];
-        if (part->relation != BMQ_REL_ON || a < 0 || a >= (int) c->req.count || a == (int) p
-            || !(s_kind_is (part->recipe, "textile") || strstr (part->name, "clothes")))
-            continue;
-        bmq_bounds_t *pb = bmq_bounds_new (json_object_get (part->recipe, "steps"), described);
-        bmq_bounds_t *ab = bmq_bounds_new (json_object_get (c->req.part[a].recipe, "steps"), described);
         bmq_box_t pbox, abox, top;
-        if (pb && ab && bmq_bounds_total (pb, &pbox) && bmq_bounds_total (ab, &abox)
-            && bmq_bounds_support (ab, (abox.min[0] + abox.max[0]) / 2, (abox.min[1] + abox.max[1]) / 2, &top)) {
-            double sa = c->req.part[a].scale, sp = part->scale;
-            double fx = (top.max[0] - top.min[0]) * sa / ((pbox.max[0] - pbox.min[0]) * sp);
-            double fy = (top.max[1] - top.min[1]) * sa / ((pbox.max[1] - pbox.min[1]) * sp);
-            double f = 0.95 * fmin (fx, fy);
-            if (f < 1 && f >= 0.5 && isfinite (f)) {
-                part->scale *= f;
-                if (!part->scale_word[0]) snprintf (part->scale_word, sizeof part->scale_word, "folded");
-                char text[200];
-                snprintf (text, sizeof text, "the %.60s made %.0f %% smaller to lie on the %.60s", part->name, (1 - f) * 100,
-                          c->req.part[a].name);
-                json_array_append_new (c->notes, json_string (text));
-            }
-        }
-        bmq_bounds_destroy (&pb);
-        bmq_bounds_destroy (&ab);
+        if (part->relation != BMQ_REL_ON || a < 0 || a >= (int) c->req.count || a == (int) p
+            || !(s_kind_is (part->recipe, "textile") || strstr (part->name, "clothes"))
+            || !s_fit_boxes (c, p, a, described, &pbox, &abox, &top))
+            continue;
+        double sa = c->req.part[a].scale, sp = part->scale;
+        double fx = (top.max[0] - top.min[0]) * sa / ((pbox.max[0] - pbox.min[0]) * sp);
+        double fy = (top.max[1] - top.min[1]) * sa / ((pbox.max[1] - pbox.min[1]) * sp);
+        s_fit_shrink (c, p, a, 0.95 * fmin (fx, fy), 0.5, "folded", "to lie on");
     }
 }
 
