@@ -296,6 +296,10 @@ def main():
     jobs, keys = {}, {}
     renders = 0
     seen_kinds = set()
+    if o.renders and os.path.isdir(o.renders):     # this run's five only: none left from an earlier sample
+        for old in os.listdir(o.renders):
+            if re.fullmatch(r"room_\d+_[a-z_]+\.png", old):
+                os.remove(os.path.join(o.renders, old))
     for n, e in enumerate(entries):
         body = bodies.get(e["prompt"])
         if not body:
