@@ -167,6 +167,9 @@ async function rollback(browser) {
   await page.getByRole('button', { name: 'Run' }).click();
   const failure = page.locator('.failure');
   await failure.waitFor({ timeout: 30000 });
+  // the failed step's event comes first, the rollback with the plan's end: wait for what the page
+  // shows once both are in (a slow executor, e.g. under ASan, leaves a moment between them)
+  await failure.locator('.rollback').waitFor({ timeout: 30000 }).catch(() => {});
   const text = await failure.innerText();
   check(/Step 3 failed/.test(text) && /object\.material/.test(text) && /cannot hold materials/.test(text), `the failure names the step and the reason: ${text.split('\n')[0]}`);
   check(/rolled back: removed 2 object\(s\) \(web_cube, web_light\)/.test(text), 'and what was rolled back');
