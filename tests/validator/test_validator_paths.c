@@ -23,27 +23,12 @@
 
 #include "palette_rna.h"
 #include "plan_validator.h"
+#include "palette_fixture.h"
 #include "yaml_json.h"
 
-#define PALETTE_PATH BMQ_SOURCE_DIR "/proto/palette.yaml"
 #define FIXTURE_PATH BMQ_SOURCE_DIR "/tests/validator/fixtures/rna_blender_3.4.1.json"
 #define COMPACT_MAX  12000
 
-static bmq_palette_t *s_palette;
-
-static int s_setup (void **state)
-{
-    char err[512];
-    s_palette = bmq_palette_load (PALETTE_PATH, err, sizeof err);
-    if (!s_palette) fprintf (stderr, "%s\n", err);
-    return s_palette ? 0 : -1;
-}
-
-static int s_teardown (void **state)
-{
-    bmq_palette_destroy (&s_palette);
-    return 0;
-}
 
 /* The verdict of a plan given as JSON text. */
 static json_t *s_verdict (const char *text)

@@ -11,25 +11,10 @@
 #include <string.h>
 
 #include "plan_validator.h"
+#include "palette_fixture.h"
 #include "yaml_json.h"
 
-#define PALETTE_PATH BMQ_SOURCE_DIR "/proto/palette.yaml"
 
-static bmq_palette_t *s_palette;
-
-static int s_setup (void **state)
-{
-    char err[512];
-    s_palette = bmq_palette_load (PALETTE_PATH, err, sizeof err);
-    if (!s_palette) fprintf (stderr, "palette: %s\n", err);
-    return s_palette ? 0 : -1;
-}
-
-static int s_teardown (void **state)
-{
-    bmq_palette_destroy (&s_palette);
-    return 0;
-}
 
 /* Validate a plan written as JSON text; the text must parse. */
 static json_t *s_check (const char *text)

@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "plan_validator.h"
+#include "palette_fixture.h"
 
-#define PALETTE_PATH BMQ_SOURCE_DIR "/proto/palette.yaml"
 
 /* An ico sphere at 7 subdivisions: 163,842 vertices; 12 fit under the 2,000,000 limit, 13 do not. */
 #define ICO(name) "{\"operation\": \"bpy.ops.mesh.primitive_ico_sphere_add\", \"name\": \"" name "\", \"params\": {\"subdivisions\": 7}}"
@@ -25,21 +25,6 @@
 #define PARENT(t, p) "{\"operation\": \"object.parent\", \"target\": \"" t "\", \"params\": {\"parent\": \"" p "\"}}"
 #define TREE "\"object.duplicate_tree\""
 
-static bmq_palette_t *s_palette;
-
-static int s_setup (void **state)
-{
-    char err[512];
-    s_palette = bmq_palette_load (PALETTE_PATH, err, sizeof err);
-    if (!s_palette) fprintf (stderr, "palette: %s\n", err);
-    return s_palette ? 0 : -1;
-}
-
-static int s_teardown (void **state)
-{
-    bmq_palette_destroy (&s_palette);
-    return 0;
-}
 
 static json_t *s_check_in (const char *text, const char *scene)
 {
