@@ -147,7 +147,13 @@ try {
                             { onprogress: (p) => chatProgress.push(p), resetTimeoutOnProgress: true, timeout: 120000 });
   check("chat: prompt → plan → run", !r.isError && r.structuredContent?.status === "done" && Array.isArray(r.structuredContent.plan), r);
   check("chat: progress per step", chatProgress.length >= 3, chatProgress.length);
-  check("resources: notifications/resources/updated for the scene after chat", updated.includes("blendmq://scene"), updated);
+  // Over HTTP the notification travels on the session's GET stream, the result on
+  // the POST's: nothing orders the two, so it may arrive just after the result.
+  // It must arrive, soon: wait up to 10 s for it.
+  const chatEnded = Date.now();
+  while (!updated.includes("blendmq://scene") && Date.now() - chatEnded < 10000) await new Promise((res) => setTimeout(res, 50));
+  check("resources: notifications/resources/updated for the scene after chat (within 10 s of the result)", updated.includes("blendmq://scene"), updated);
+  if (updated.includes("blendmq://scene")) console.log(`${mode}: resources/updated arrived ${Date.now() - chatEnded} ms after chat's result (50 ms polls)`);
   await client.unsubscribeResource({ uri: "blendmq://scene" });
 
   r = await client.callTool({ name: "confirm_script", arguments: { script_id: "x", sha256: "0".repeat(64) } });
