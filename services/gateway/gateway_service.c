@@ -13,6 +13,7 @@
 #include "roles.h"
 #include "validator_broker.h"
 #include "executor_set.h"
+#include "event_relay.h"
 
 #include <ctype.h>
 
@@ -322,14 +323,19 @@ static bool s_scene_names (gw_t *gw, zframe_t *frame)
     return true;
 }
 
+/* Each event frame before it is published: scene.names kept (not published),
+ * the rest told to HTTP (SSE, metrics) as it came. */
+static bool s_event_side (void *arg, zframe_t *frame)
+{
+    gw_t *gw = arg;
+    if (s_scene_names (gw, frame)) return true;
+    bmq_story_event (gw->stories, zframe_data (frame), zframe_size (frame));
+    return false;
+}
+
 static void s_forward_events (gw_t *gw)
 {
-    zmsg_t *msg = zmsg_recv (gw->sub);
-    if (!msg) return;
-    zframe_t *frame = zmsg_first (msg);
-    if (frame && s_scene_names (gw, frame)) { zmsg_destroy (&msg); return; }
-    if (frame) bmq_story_event (gw->stories, zframe_data (frame), zframe_size (frame));     /* HTTP: SSE, metrics */
-    zmsg_send (&msg, gw->pub);              /* already-encoded envelopes: pass through */
+    bmq_event_relay (gw->sub, gw->pub, s_event_side, gw, NULL);     /* a backlog goes on as batches (issue 28) */
 }
 
 int bmq_gateway_service_run (bmq_config_t *cfg)
