@@ -250,7 +250,7 @@ static bool s_fit_boxes (const s_compose_t *c, size_t p, int a, const json_t *de
 static void s_fit_shrink (s_compose_t *c, size_t p, int a, double f, double lo, const char *word, const char *how)
 {
     bmq_scene_part_t *part = &c->req.part[p];
-    if (!(isfinite (f) && f < 1 && f >= lo)) return;
+    if (!(isfinite (f) && f < 0.995 && f >= lo)) return;      /* never "0 % smaller" */
     part->scale *= f;
     if (!part->scale_word[0]) snprintf (part->scale_word, sizeof part->scale_word, "%s", word);
     char text[200];
@@ -272,6 +272,33 @@ static void s_fit_under (s_compose_t *c, const json_t *described)
         double room = (top.min[2] - abox.min[2]) * c->req.part[a].scale, h = (pbox.max[2] - pbox.min[2]) * part->scale;
         if (room >= 0.25 && h > 0.05)           /* a filing cabinet at half its size is no filing cabinet: 3/4 at least */
             s_fit_shrink (c, p, a, 0.95 * room / h, 0.75, "smaller", "to fit under");
+    }
+}
+
+/* "apples in the bowl", "two baskets inside the cabinet": things a little too big to go inside something that
+ * holds things (all its copies side by side, below its rim) are made smaller to fit (down to 0.6 of their size,
+ * with a note); else they stay as they are and stand next to it (the layout says so). */
+static void s_fit_inside (s_compose_t *c, const json_t *described)
+{
+    for (size_t p = 0; p < c->req.count; p++) {
+        const bmq_scene_part_t *part = &c->req.part[p];
+        int a = part->ref[0];
+        bmq_box_t pbox, abox, top;
+        if (part->relation != BMQ_REL_INSIDE || a < 0 || a >= (int) c->req.count || a == (int) p
+            || !json_is_true (json_object_get (c->req.part[a].recipe, "holds")) || !s_fit_boxes (c, p, a, described, &pbox, &abox, &top))
+            continue;
+        double sa = c->req.part[a].scale, sp = part->scale, n = fmax (1, ceil (part->count / fmax (1, c->req.part[a].count)));
+        double pw = (pbox.max[0] - pbox.min[0]) * sp, pd = (pbox.max[1] - pbox.min[1]) * sp, ph = (pbox.max[2] - pbox.min[2]) * sp;
+        double aw = (abox.max[0] - abox.min[0]) * sa, ad = (abox.max[1] - abox.min[1]) * sa, ah = (abox.max[2] - abox.min[2]) * sa;
+        if (pw <= 0 || pd <= 0 || ph <= 0 || n > 16) continue;
+        double f = 0;                                   /* the grid the layout makes: as many a row as fit */
+        double m = fmin (0.04, 0.1 * aw), g = fmin (0.02, 0.05 * aw);     /* scene_layout's margins and gaps */
+        for (double cols = 1; cols <= n; cols++) {
+            double rows = ceil (n / cols);
+            f = fmax (f, fmin ((aw - m - g * (cols - 1)) / (cols * pw), (ad - m - g * (rows - 1)) / (rows * pd)));
+        }
+        f = fmin (f, 0.85 * ah / ph);
+        s_fit_shrink (c, p, a, 0.95 * f, 0.6, "smaller", "to fit inside");
     }
 }
 
@@ -585,6 +612,7 @@ int bmq_scene_compose_in (const bmq_recipe_book_t *book, const bmq_palette_t *pa
                                     .door = c->door, .window = c->window };
     s_on_rug (c, described);
     s_fit_under (c, described);
+    s_fit_inside (c, described);
     s_fit_on (c, described);
     int rc = s_prepare (c, palette, described);
     for (size_t p = 0; rc == 0 && p < c->req.count; p++) {     /* a variant's texture goes on each copy's parts by name */

@@ -365,6 +365,52 @@ static void s_zspan (const s_layout_t *L, const s_cluster_t *c, double *lo, doub
     }
 }
 
+static void s_member_box (const s_layout_t *L, const s_inst_t *in, double lo[3], double hi[3]);
+
+/* Does member box lo..hi overlap a solid member of cluster c (flat things left out)? */
+static bool s_hits (const s_layout_t *L, const s_cluster_t *c, const double lo[3], const double hi[3])
+{
+    for (size_t m = 0; m < c->n; m++) {
+        double olo[3], ohi[3];
+        s_member_box (L, &L->inst[c->m[m]], olo, ohi);
+        if (ohi[2] - olo[2] <= 0.05) continue;
+        bool over = true;
+        for (int a = 0; a < 3 && over; a++) over = lo[a] < ohi[a] - 0.005 && olo[a] < hi[a] - 0.005;
+        if (over) return true;
+    }
+    return false;
+}
+
+/* What came with a thing that goes under another ("a chair at the desk under the loft bed", "a fridge next to
+ * it") must not stand in the other's legs, frame or lower bunk: each such member (with what stands on it) slides
+ * out, away from the thing it came with, until it is clear of everything in out; the thing under stays. */
+static void s_clear_under (s_layout_t *L, const s_cluster_t *out, s_cluster_t *c)
+{
+    double rlo[3], rhi[3];
+    s_member_box (L, &L->inst[c->m[0]], rlo, rhi);
+    for (size_t m = 1; m < c->n; m++) {
+        double lo[3], hi[3];
+        s_member_box (L, &L->inst[c->m[m]], lo, hi);
+        if (hi[2] - lo[2] <= 0.05 || !s_hits (L, out, lo, hi)) continue;
+        double dx = (lo[0] + hi[0] - rlo[0] - rhi[0]) / 2, dy = (lo[1] + hi[1] - rlo[1] - rhi[1]) / 2;
+        int a = fabs (dx) >= fabs (dy) ? 0 : 1;
+        double sign = (a ? dy : dx) >= 0 ? 1 : -1;
+        size_t riders[64], nr = 0;                      /* it and what stands on it */
+        for (size_t o = 1; o < c->n && nr < 64; o++) {
+            double olo[3], ohi[3];
+            s_member_box (L, &L->inst[c->m[o]], olo, ohi);
+            double ox = (olo[0] + ohi[0]) / 2, oy = (olo[1] + ohi[1]) / 2;
+            if (o == m || (ox >= lo[0] && ox <= hi[0] && oy >= lo[1] && oy <= hi[1] && olo[2] >= hi[2] - 0.01)) riders[nr++] = c->m[o];
+        }
+        for (int step = 0; step < 60 && s_hits (L, out, lo, hi); step++) {
+            for (size_t r = 0; r < nr; r++) L->inst[riders[r]].pos[a] += sign * 0.05;
+            lo[a] += sign * 0.05;
+            hi[a] += sign * 0.05;
+        }
+    }
+    s_rect (L, c);
+}
+
 /* "a rug under the bed": centred under copy k of p on the ground; a flat thing lifts p (and what is on it) onto its top. */
 #define BMQ_SCENE_MAX_PARTS_LAYOUT 64
 
@@ -396,6 +442,7 @@ static void s_under (s_layout_t *L, s_cluster_t *out, int p, size_t k, s_inst_t 
         double w = along_x ? solid[i]->hi[0] - solid[i]->lo[0] : solid[i]->hi[1] - solid[i]->lo[1];
         if (nsolid > 1) s_centre_on (L, solid[i], along_x ? cx + at + w / 2 : cx, along_x ? cy : cy + at + w / 2);
         at += w + gap;
+        s_clear_under (L, out, solid[i]);
         s_merge (L, out, solid[i]);
     }
     for (size_t h = 0; h < nheld; h++) free (held[h]);
@@ -415,39 +462,80 @@ static void s_inside_above (s_layout_t *L, s_cluster_t *out, int p, size_t k, co
             && x->max[2] - b->min[2] > 0.002)
             floor_z = fmax (floor_z, x->max[2] + base->pos[2]);
     }
-    size_t from = 0, n, row = 0;
+    size_t from = 0, n;
     int c;
     s_cluster_t *cs;
+    /* everything inside it, whatever its part, in one grid on that board, centred, 2 cm apart (three apples in a
+     * bowl, two baskets in a cabinet: side by side, not in one another), as many a row as its width holds */
+    s_cluster_t *in_it[BMQ_SCENE_MAX_PARTS_LAYOUT], *kept[BMQ_SCENE_MAX_PARTS_LAYOUT];
+    size_t nin = 0, nkept = 0;
+    double cw = 0, cd = 0, g = 0.02;
     while ((cs = s_kids (L, p, k, BMQ_REL_INSIDE, depth, &n, &c, &from))) {
-        for (size_t i = 0; i < n; i++, row++) {
-            double lo, hi, w = cs[i].hi[0] - cs[i].lo[0];
+        for (size_t i = 0; i < n; i++) {
+            double lo, hi;
             s_zspan (L, &cs[i], &lo, &hi);
-            double span = b->max[0] - b->min[0] - w - 0.06, x = cx + (row % 2 ? 1 : -1) * fmin (span / 2, (double) ((row + 1) / 2) * (w + 0.02));
-            s_centre_on (L, &cs[i], row ? x : cx, cy);
             s_move (L, &cs[i], 0, 0, floor_z - lo);
-            s_merge (L, out, &cs[i]);
+            if (nin < BMQ_SCENE_MAX_PARTS_LAYOUT && nkept < BMQ_SCENE_MAX_PARTS_LAYOUT) {
+                in_it[nin++] = &cs[i];
+                cw = fmax (cw, cs[i].hi[0] - cs[i].lo[0]);
+                cd = fmax (cd, cs[i].hi[1] - cs[i].lo[1]);
+            }
+            else { s_centre_on (L, &cs[i], cx, cy); s_merge (L, out, &cs[i]); }
         }
-        free (cs);
+        if (nkept < BMQ_SCENE_MAX_PARTS_LAYOUT) kept[nkept++] = cs;
+        else free (cs);                                 /* every copy above was merged already */
     }
+    double bw = b->max[0] - b->min[0];                  /* a small bowl's margins and gaps are small too */
+    g = fmin (0.02, 0.05 * bw);
+    size_t cols = (size_t) fmax (1, floor ((bw - fmin (0.04, 0.1 * bw) + g) / (cw + g)));
+    if (cols > nin) cols = nin ? nin : 1;
+    size_t rows = (nin + cols - 1) / cols;
+    double tw = (double) cols * cw + (double) (cols - 1) * g, td = (double) rows * cd + (double) (rows ? rows - 1 : 0) * g;
+    for (size_t i = 0; i < nin; i++) {
+        size_t col = i % cols, row = i / cols;
+        s_centre_on (L, in_it[i], cx - tw / 2 + (double) col * (cw + g) + cw / 2, cy + td / 2 - (double) row * (cd + g) - cd / 2);
+        s_merge (L, out, in_it[i]);
+    }
+    for (size_t h = 0; h < nkept; h++) free (kept[h]);
     int q = s_quarters (L->parts[p].front), behind = s_turn_side (3, q);
-    from = 0;
+    int axis = behind < 2 ? 1 : 0;                      /* along the wall behind it */
     double top = b->max[2] + base->pos[2];
+    /* every hung thing over it, whatever its part, in one line along that wall, a gap apart, centred on it
+     * ("a whiteboard and a clock above the desk": side by side, not in one another) */
+    s_cluster_t *line[BMQ_SCENE_MAX_PARTS_LAYOUT], *held[BMQ_SCENE_MAX_PARTS_LAYOUT];
+    size_t nline = 0, nheld = 0;
+    double span = 0, gap = 0.15;
+    from = 0;
     while ((cs = s_kids (L, p, k, BMQ_REL_ABOVE, depth, &n, &c, &from))) {
         for (size_t i = 0; i < n; i++) {
             double lo, hi;
             if (!isnan (cs[i].front)) s_turn (L, &cs[i], (isnan (L->parts[p].front) ? -M_PI / 2 : L->parts[p].front) - cs[i].front);
             s_zspan (L, &cs[i], &lo, &hi);
-            double t = ((double) i - (double) (n - 1) / 2) * (cs[i].hi[behind < 2 ? 1 : 0] - cs[i].lo[behind < 2 ? 1 : 0] + 0.1);
-            double x = behind == 0 ? b->max[0] + base->pos[0] - (cs[i].hi[0] - cs[i].lo[0]) / 2
-                     : behind == 1 ? b->min[0] + base->pos[0] + (cs[i].hi[0] - cs[i].lo[0]) / 2 : cx + t;
-            double y = behind == 3 ? b->max[1] + base->pos[1] - (cs[i].hi[1] - cs[i].lo[1]) / 2
-                     : behind == 2 ? b->min[1] + base->pos[1] + (cs[i].hi[1] - cs[i].lo[1]) / 2 : cy + t;
+            /* over its back edge; "behind" it (a whiteboard behind the desk): just past that edge, at its own height */
+            double out_of = L->parts[c].relation == BMQ_REL_BEHIND ? 1 : -1, e = out_of > 0 ? 0.005 : 0;
+            double x = behind == 0 ? b->max[0] + base->pos[0] + out_of * (cs[i].hi[0] - cs[i].lo[0]) / 2 + e
+                     : behind == 1 ? b->min[0] + base->pos[0] - out_of * (cs[i].hi[0] - cs[i].lo[0]) / 2 - e : cx;
+            double y = behind == 3 ? b->max[1] + base->pos[1] + out_of * (cs[i].hi[1] - cs[i].lo[1]) / 2 + e
+                     : behind == 2 ? b->min[1] + base->pos[1] - out_of * (cs[i].hi[1] - cs[i].lo[1]) / 2 - e : cy;
             s_centre_on (L, &cs[i], x, y);
-            if (lo < top + 0.1) s_move (L, &cs[i], 0, 0, top + 0.1 - lo);
-            s_merge (L, out, &cs[i]);
+            if (lo < top + 0.1 && out_of < 0) s_move (L, &cs[i], 0, 0, top + 0.1 - lo);
+            if (nline < BMQ_SCENE_MAX_PARTS_LAYOUT && nheld < BMQ_SCENE_MAX_PARTS_LAYOUT) {
+                span += (nline ? gap : 0) + cs[i].hi[axis] - cs[i].lo[axis];
+                line[nline++] = &cs[i];
+            }
+            else s_merge (L, out, &cs[i]);
         }
-        free (cs);
+        if (nheld < BMQ_SCENE_MAX_PARTS_LAYOUT) held[nheld++] = cs;
+        else free (cs);                                 /* every copy above was merged already */
     }
+    double at = (axis ? cy : cx) - span / 2;
+    for (size_t i = 0; i < nline; i++) {
+        double w = line[i]->hi[axis] - line[i]->lo[axis], mid = (line[i]->lo[axis] + line[i]->hi[axis]) / 2;
+        s_move (L, line[i], axis ? 0 : at + w / 2 - mid, axis ? at + w / 2 - mid : 0, 0);
+        at += w + gap;
+        s_merge (L, out, line[i]);
+    }
+    for (size_t h = 0; h < nheld; h++) free (held[h]);
 }
 
 /* Copy k of part p with everything that relates to it, its footprint centred on the origin, its base at z = 0. */
@@ -665,6 +753,8 @@ static void s_settle_relations (s_layout_t *L)
         s_words_of (L->parts[x].name, xs, sizeof xs, false);
         s_words_of (L->parts[a].name, as, sizeof as, false);
         if (L->rel[x] == BMQ_REL_ABOVE && L->parts[x].place != BMQ_PLACE_WALL) L->rel[x] = BMQ_REL_ON;     /* a lamp over the table: on it */
+        else if (L->rel[x] == BMQ_REL_BEHIND && L->parts[x].place == BMQ_PLACE_WALL && L->parts[a].place != BMQ_PLACE_WALL)
+            L->rel[x] = BMQ_REL_ABOVE;          /* "a tapestry behind the bed": on the wall behind it, over it */
         else if (L->rel[x] == BMQ_REL_INSIDE && !L->parts[a].holds) {
             bmq_box_t s;
             const bmq_box_t *ab = &L->box[a];

@@ -83,6 +83,36 @@ static void s_possessives (const bmq_tokens_t *k, bmq_mention_t *mention)
     }
 }
 
+/* Is `whole` a kind of `head` by its name ("wall_tv" of "tv")? */
+static bool s_kind_name (const char *whole, const char *head)
+{
+    size_t lw = strlen (whole), lh = strlen (head);
+    return lw > lh + 1 && whole[lw - lh - 1] == '_' && !strcmp (whole + lw - lh, head);
+}
+
+/* "a flat-screen TV", "a wall-mounted flat screen television": names of one thing, or of a thing and its
+ * kind, side by side with nothing between them are one object (the more particular one), never two. */
+static void s_compounds (const bmq_tokens_t *k, bmq_mention_t *mention)
+{
+    for (size_t i = 0; i < k->n; i++) {
+        if (!mention[i].recipe) continue;
+        for (;;) {
+            size_t j = i + mention[i].len;
+            if (j >= k->n || !mention[j].recipe) break;
+            const char *a = json_string_value (json_object_get (mention[i].recipe, "name"));
+            const char *b = json_string_value (json_object_get (mention[j].recipe, "name"));
+            bool same = mention[i].recipe == mention[j].recipe;
+            if (!same && (!a || !b || (!s_kind_name (a, b) && !s_kind_name (b, a)))) break;
+            if (!same && s_kind_name (b, a)) mention[i].recipe = mention[j].recipe;
+            mention[i].score = mention[i].score > mention[j].score ? mention[i].score : mention[j].score;
+            mention[i].len += mention[j].len;
+            mention[i].plural = mention[j].plural;
+            memset (&mention[j], 0, sizeof mention[j]);
+        }
+        i += mention[i].len - 1;
+    }
+}
+
 void bmq_scene_find_mentions (const bmq_recipe_book_t *book, const bmq_tokens_t *k, bmq_mention_t *mention)
 {
     memset (mention, 0, k->n * sizeof *mention);
@@ -142,6 +172,7 @@ void bmq_scene_find_mentions (const bmq_recipe_book_t *book, const bmq_tokens_t 
         mention[i] = (bmq_mention_t) { best, best_score, best_len, plural };
         i += best_len - 1;
     }
+    s_compounds (k, mention);
     s_possessives (k, mention);
 }
 

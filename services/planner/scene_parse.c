@@ -45,6 +45,7 @@ typedef struct {
     bool                 used[BMQ_TOKENS_MAX], weak[BMQ_TOKENS_MAX];
     bool                 inherited[BMQ_SCENE_MAX_PARTS];            /* its relation came from "with" */
     bool                 via_it[BMQ_SCENE_MAX_PARTS];               /* its relation's object was "it" */
+    bool                 flanks[BMQ_SCENE_MAX_PARTS];               /* "X flanked by Y": Y; "it" after it is X */
     size_t               pos_tok[BMQ_SCENE_MAX_PARTS][2];           /* first token of its position, count */
     int                  order[BMQ_TOKENS_MAX];                      /* parts in the order named */
     size_t               norder;
@@ -172,6 +173,7 @@ static int s_antecedent (const s_parse_t *p, int subject)
         if (p->order[j - 1] == subject) continue;
         int c = p->order[j - 1];
         /* "an armchair with a lamp behind it and a table beside it": the second "it" is the first one's */
+        if (p->flanks[c] && p->req->part[c].ref[0] >= 0 && p->req->part[c].ref[0] != subject) return p->req->part[c].ref[0];
         if (p->via_it[c] && p->req->part[c].relation != BMQ_REL_NONE && p->req->part[c].ref[0] >= 0 && p->req->part[c].ref[0] != subject)
             return p->req->part[c].ref[0];
         /* "an easel by the window, a stool in front of it": the easel, not the window it was placed by */
@@ -245,6 +247,17 @@ static void s_rel_finish (s_parse_t *p, bool ok)
         memset (r, 0, sizeof *r);
         return;
     }
+    if (r->active && ok && r->kind == BMQ_REL_FLANKED) {   /* "a bed flanked by nightstands": one a side, two in all */
+        if (r->subject >= 0 && r->obj[0] >= 0 && r->subject != r->obj[0]
+            && s_relate (p, r->obj[0], BMQ_REL_NEXT_TO, r->subject, -1, false)) {
+            for (size_t t = 0; t < r->n; t++) p->used[r->toks[t]] = true;
+            p->flanks[r->obj[0]] = true;
+            bmq_scene_part_t *side = &p->req->part[r->obj[0]];
+            if (!side->count_given) { side->count = 2; side->count_given = true; }
+        }
+        memset (r, 0, sizeof *r);
+        return;
+    }
     bool related = r->active && ok && s_relate (p, r->subject, r->kind, r->obj[0], b, false);
     p->side_total = false;
     if (related) {
@@ -252,8 +265,10 @@ static void s_rel_finish (s_parse_t *p, bool ok)
         bmq_scene_part_t *sub = &p->req->part[r->subject];
         if (r->each && (!sub->count_given || sub->count == 1)) sub->count = p->req->part[r->obj[0]].count;
         bool sides = false;                             /* "a bookshelf on either side of the desk": one a side */
-        for (size_t t = 0; t < r->n; t++) sides = sides || s_word (p, r->toks[t], "either") || s_word (p, r->toks[t], "both");
-        if (sides && r->kind == BMQ_REL_NEXT_TO && !sub->count_given && sub->count == 1) { sub->count = 2; sub->count_given = true; }
+        for (size_t t = 0; t < r->n; t++)
+            sides = sides || s_word (p, r->toks[t], "either") || s_word (p, r->toks[t], "both") || s_word (p, r->toks[t], "flanking");
+        /* "lamps on either side of the sofa", "plants flanking the door": a plural without a number is one a side too */
+        if (sides && r->kind == BMQ_REL_NEXT_TO && !sub->count_given) { sub->count = 2; sub->count_given = true; }
         for (size_t g = 0; g < r->ngroup; g++)          /* "two bottles and a cake on a table": the bottles too */
             if (r->group[g] != r->subject && r->group[g] != r->obj[0] && r->group[g] != b
                 && p->req->part[r->group[g]].relation == BMQ_REL_NONE && p->req->part[r->group[g]].spot == BMQ_SPOT_NONE
@@ -534,6 +549,9 @@ static void s_mention (s_parse_t *p, size_t i)
             if (req->part[j].recipe == recipe) idx = j;            /* "the table": the one named before */
         for (int j = (int) req->count - 1; j >= 0 && idx < 0 && name; j--)
             if (s_kind_of (req->part[j].name, name)) idx = j;     /* "an L-shaped desk … the desk": that desk */
+        const char *head = p->k.t[i + p->mention[i].len - 1].single;
+        for (int j = (int) req->count - 1; j >= 0 && idx < 0 && p->mention[i].len == 1; j--)
+            if (s_kind_of (req->part[j].name, head)) idx = j;     /* "a wall shelf … the shelf" (a bookshelf's word): that shelf */
     }
     if (idx < 0) {
         if (req->count >= BMQ_SCENE_MAX_PARTS) { s_pend_reset (p); p->post = false; return; }    /* reported, unused */
@@ -997,6 +1015,6 @@ const char *bmq_scene_rel_name (bmq_rel_t rel)
 {
     static const char *name[] = { "none", "on", "next_to", "in_front_of", "behind", "left_of", "right_of", "between",
                                   "around", "with", "on", "under", "above", "inside", "facing", "long_side", "short_side",
-                                  "next_to", "on", "inside", "on" };
+                                  "next_to", "on", "inside", "on", "next_to" };
     return (size_t) rel < sizeof name / sizeof *name ? name[rel] : "none";
 }

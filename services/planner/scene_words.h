@@ -29,7 +29,8 @@ typedef enum {
     BMQ_REL_EACH_SIDE,              /* parse only: "two chairs on each side of": next to, the count per side */
     BMQ_REL_ON_EACH,                /* parse only: "with a lamp on each": on, one per copy */
     BMQ_REL_OF,                     /* parse only: "a bowl of apples": the apples inside (or on) the bowl */
-    BMQ_REL_WEARING                 /* parse only: "a snowman wearing a hat": the hat on the snowman */
+    BMQ_REL_WEARING,                /* parse only: "a snowman wearing a hat": the hat on the snowman */
+    BMQ_REL_FLANKED                 /* parse only: "a sofa flanked by two lamps": the lamps next to the sofa, one a side */
 } bmq_rel_t;
 
 /* Where in a room something goes when the prompt says so ("against the wall",

@@ -675,6 +675,159 @@ static void test_relations_against_walls (void **state)
     json_decref (b);
 }
 
+/* The parts of a body with this recipe, and their copies in all. */
+static size_t s_parts_of (const json_t *body, const char *recipe, size_t *copies)
+{
+    size_t i, n = 0;
+    json_t *p;
+    *copies = 0;
+    json_array_foreach (json_object_get (body, "parts"), i, p)
+        if (!strcmp (json_string_value (json_object_get (p, "recipe")) ?: "", recipe)) {
+            n++;
+            *copies += (size_t) json_integer_value (json_object_get (p, "count"));
+        }
+    return n;
+}
+
+static const char *s_rel_of (const json_t *body, const char *recipe, const char *key)
+{
+    return json_string_value (json_object_get (json_object_get (s_part_of (body, recipe), "relation"), key));
+}
+
+/* Where b's root stands in a's frame (a's rotation about Z undone): along a's own X and Y. */
+static void s_local (const json_t *plan, const char *a, const char *b, double *x, double *y)
+{
+    json_t *sa = s_step_named (plan, a), *sb = s_step_named (plan, b);
+    assert_non_null (sa);
+    assert_non_null (sb);
+    double th = s_at (sa, "rotation", 2), dx = s_at (sb, "location", 0) - s_at (sa, "location", 0);
+    double dy = s_at (sb, "location", 1) - s_at (sa, "location", 1);
+    *x = cos (th) * dx + sin (th) * dy;
+    *y = -sin (th) * dx + cos (th) * dy;
+}
+
+/* What an outside set of room descriptions showed (issue 26, h8): hung things over one anchor overlapped; a
+ * "flat-screen TV" was two TVs; "draped over" was a second thing beside the seat; a chair at a desk under a
+ * loft bed stood in the bed; "flanked by" and a plural "on either side" made three. */
+static void test_outside_set_classes (void **state)
+{
+    (void) state;
+    size_t copies;
+    /* hung things over one anchor: side by side along its wall, never in one another */
+    json_t *b = s_compose ("An office with a desk, a whiteboard above the desk and a wall clock above the desk.", NULL);
+    json_t *plan = json_object_get (b, "plan"), *wb = s_step_named (plan, "whiteboard"), *clock = s_step_named (plan, "wall_clock");
+    assert_non_null (wb);
+    assert_non_null (clock);
+    double apart = fmax (fabs (s_at (wb, "location", 0) - s_at (clock, "location", 0)), fabs (s_at (wb, "location", 1) - s_at (clock, "location", 1)));
+    bmq_bounds_t *wbb = bmq_bounds_new (json_object_get (bmq_recipe_book_get (s_env.book, "whiteboard"), "steps"), s_env.described);
+    bmq_bounds_t *clb = bmq_bounds_new (json_object_get (bmq_recipe_book_get (s_env.book, "wall_clock"), "steps"), s_env.described);
+    bmq_box_t bw, bc;
+    assert_true (bmq_bounds_total (wbb, &bw) && bmq_bounds_total (clb, &bc));
+    assert_true (apart >= (bw.max[0] - bw.min[0] + bc.max[0] - bc.min[0]) / 2);       /* their half widths apart at least */
+    bmq_bounds_destroy (&wbb);
+    bmq_bounds_destroy (&clb);
+    assert_true (s_off_wall (b, "whiteboard") < 0.1 && s_off_wall (b, "wall_clock") < 0.1);
+    json_decref (b);
+
+    /* "a wall shelf … the shelf" is that shelf, not a bookshelf */
+    b = s_compose ("An office with a wall shelf and a clock above the shelf.", NULL);
+    assert_int_equal (s_parts_of (b, "bookshelf", &copies), 0);
+    assert_string_equal (s_rel_of (b, "wall_clock", "to"), "wall_shelf");
+    json_decref (b);
+
+    /* compound names and adjectives name one object */
+    static const char *const one_tv[][2] = {
+        { "A living room with a flat-screen TV mounted above the fireplace.", "wall_tv" },
+        { "A den with a big flat-screen television hung on the wall.", "wall_tv" },
+        { "a wall mounted flat screen tv above the fireplace", "wall_tv" },
+        { "a flat-screen TV", "tv" },
+    };
+    for (size_t i = 0; i < sizeof one_tv / sizeof *one_tv; i++) {
+        b = s_compose (one_tv[i][0], NULL);
+        size_t tvs = 0, walls = 0;
+        s_parts_of (b, "tv", &tvs);
+        s_parts_of (b, "wall_tv", &walls);
+        if (tvs + walls != 1 || !s_part_of (b, one_tv[i][1])) fail_msg ("'%s': %zu tv and %zu wall_tv", one_tv[i][0], tvs, walls);
+        json_decref (b);
+    }
+    b = s_compose ("A living room with a TV stand and a flat-screen TV on it.", NULL);
+    assert_int_equal (s_parts_of (b, "tv", &copies), 1);
+    assert_int_equal (copies, 1);
+    assert_string_equal (s_rel_of (b, "tv", "to"), "tv_stand");
+    json_decref (b);
+
+    /* a textile draped / thrown / laid over a seat lies on it */
+    static const char *const draped[][2] = {
+        { "A living room with a recliner and a grey blanket draped over it.", "recliner" },
+        { "A bedroom with a bed, an armchair and a throw thrown over the armchair.", "armchair" },
+        { "A living room with a sofa and a red blanket laid across the sofa.", "sofa" },
+    };
+    for (size_t i = 0; i < sizeof draped / sizeof *draped; i++) {
+        b = s_compose (draped[i][0], NULL);
+        assert_string_equal (s_rel_of (b, "blanket", "type"), "on");
+        assert_string_equal (s_rel_of (b, "blanket", "to"), draped[i][1]);
+        assert_int_equal (json_array_size (json_object_get (b, "not_understood")), 0);
+        json_decref (b);
+    }
+
+    /* a chair at a desk under a loft bed stands clear of the bed's frame and lower bunk */
+    b = s_compose ("A bedroom with a loft bed and a desk under it, a chair at the desk and a mini fridge next to the desk.", NULL);
+    plan = json_object_get (b, "plan");
+    bmq_bounds_t *bb = bmq_bounds_new (json_object_get (bmq_recipe_book_get (s_env.book, "bunk_bed"), "steps"), s_env.described);
+    bmq_box_t bed;
+    assert_true (bmq_bounds_total (bb, &bed));
+    bmq_bounds_destroy (&bb);
+    static const char *const beside[] = { "chair", "mini_fridge" };
+    for (size_t i = 0; i < 2; i++) {
+        double x, y;
+        s_local (plan, "bunk_bed", beside[i], &x, &y);
+        if (x > bed.min[0] + 0.1 && x < bed.max[0] - 0.1 && y > bed.min[1] + 0.1 && y < bed.max[1] - 0.1)
+            fail_msg ("the %s stands in the bunk bed (%.2f, %.2f in its frame)", beside[i], x, y);
+    }
+    json_decref (b);
+
+    /* flanking: one a side, two in all, whichever way it is said */
+    static const char *const flank[][2] = {
+        { "A bedroom with a bed flanked by nightstands.", "nightstand" },
+        { "A living room with a sofa flanked by two side tables.", "side_table" },
+        { "A living room with a sofa and floor lamps on either side of it.", "floor_lamp" },
+        { "A living room with a fireplace and potted plants flanking the fireplace.", "potted_plant" },
+    };
+    for (size_t i = 0; i < sizeof flank / sizeof *flank; i++) {
+        b = s_compose (flank[i][0], NULL);
+        s_parts_of (b, flank[i][1], &copies);
+        if (copies != 2) fail_msg ("'%s': %zu %s", flank[i][0], copies, flank[i][1]);
+        assert_string_equal (s_rel_of (b, flank[i][1], "type"), "next_to");
+        assert_int_equal (json_array_size (json_object_get (b, "not_understood")), 0);
+        json_decref (b);
+    }
+    b = s_compose ("A living room with a fireplace flanked by two tall plants and a TV above it.", NULL);
+    assert_string_equal (s_rel_of (b, "wall_tv", "to"), "fireplace");       /* "it": the thing flanked */
+    json_decref (b);
+
+    /* inside: three apples fit in a bowl (made a little smaller, said), two baskets side by side in a cabinet */
+    b = s_compose ("A kitchen with a counter, a bowl on the counter and apples in the bowl.", NULL);
+    assert_string_equal (s_rel_of (b, "apple", "type"), "inside");
+    assert_true (s_note_has (b, "smaller to fit inside the bowl"));
+    assert_false (s_note_has (b, "not inside"));
+    json_decref (b);
+    b = s_compose ("A hallway with a cabinet and two storage baskets inside the cabinet.", NULL);
+    plan = json_object_get (b, "plan");
+    json_t *b1 = s_step_named (plan, "storage_box"), *b2 = s_step_named (plan, "storage_box.001");
+    assert_non_null (b1);
+    assert_non_null (b2);
+    assert_false (s_note_has (b, "not inside"));
+    bmq_bounds_t *sb = bmq_bounds_new (json_object_get (bmq_recipe_book_get (s_env.book, "storage_box"), "steps"), s_env.described);
+    bmq_box_t basket;
+    assert_true (bmq_bounds_total (sb, &basket));
+    bmq_bounds_destroy (&sb);
+    double f = json_number_value (json_object_get (s_part_of (b, "storage_box"), "size"));
+    if (f <= 0) f = 1;
+    double gap = hypot (s_at (b1, "location", 0) - s_at (b2, "location", 0), s_at (b1, "location", 1) - s_at (b2, "location", 1));
+    assert_true (gap >= 0.99 * f * fmin (basket.max[0] - basket.min[0], basket.max[1] - basket.min[1]));
+    json_decref (b);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -690,6 +843,7 @@ int main (void)
         cmocka_unit_test (test_free_form),
         cmocka_unit_test (test_unread_tail_reported),
         cmocka_unit_test (test_relations_against_walls),
+        cmocka_unit_test (test_outside_set_classes),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }
