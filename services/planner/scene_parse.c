@@ -46,6 +46,7 @@ typedef struct {
     bool                 inherited[BMQ_SCENE_MAX_PARTS];            /* its relation came from "with" */
     bool                 via_it[BMQ_SCENE_MAX_PARTS];               /* its relation's object was "it" */
     bool                 flanks[BMQ_SCENE_MAX_PARTS];               /* "X flanked by Y": Y; "it" after it is X */
+    int                  of_holder;                                 /* "a basket of blankets": the basket, what follows is its */
     size_t               pos_tok[BMQ_SCENE_MAX_PARTS][2];           /* first token of its position, count */
     int                  order[BMQ_TOKENS_MAX];                      /* parts in the order named */
     size_t               norder;
@@ -241,9 +242,17 @@ static void s_rel_finish (s_parse_t *p, bool ok)
     s_relation_t *r = &p->rel;
     int b = r->nobj > 1 ? r->obj[1] : -1;
     if (r->active && ok && (r->kind == BMQ_REL_OF || r->kind == BMQ_REL_WEARING)) {     /* the second goes in / on the first */
-        if (r->subject >= 0 && r->obj[0] >= 0 && r->subject != r->obj[0]
-            && s_relate (p, r->obj[0], r->kind == BMQ_REL_OF ? BMQ_REL_INSIDE : BMQ_REL_ON, r->subject, -1, false))
+        int holder = r->subject;
+        /* "a fruit bowl on the table filled with apples": the bowl that stands on it holds them, not the table */
+        if (r->kind == BMQ_REL_OF && holder >= 0 && !json_is_true (json_object_get (p->req->part[holder].recipe, "holds")))
+            for (int x = (int) p->req->count - 1; x >= 0; x--)
+                if (x != holder && x != r->obj[0] && p->req->part[x].ref[0] == holder && p->req->part[x].relation == BMQ_REL_ON
+                    && json_is_true (json_object_get (p->req->part[x].recipe, "holds"))) { holder = x; break; }
+        if (holder >= 0 && r->obj[0] >= 0 && holder != r->obj[0]
+            && s_relate (p, r->obj[0], r->kind == BMQ_REL_OF ? BMQ_REL_INSIDE : BMQ_REL_ON, holder, -1, false)) {
             for (size_t t = 0; t < r->n; t++) p->used[r->toks[t]] = true;
+            p->of_holder = holder;                              /* "a basket of blankets next to the sofa": the basket */
+        }
         memset (r, 0, sizeof *r);
         return;
     }
@@ -585,6 +594,8 @@ static void s_mention (s_parse_t *p, size_t i)
     if (p->norder < BMQ_TOKENS_MAX) p->order[p->norder++] = idx;
     if (!s_rel_feed (p, idx, fresh) && fresh && p->ngroup < BMQ_SCENE_MAX_PARTS) p->group[p->ngroup++] = idx;
     p->last = idx;
+    if (p->of_holder >= 0) p->last = p->of_holder;        /* the container is the phrase, its contents are in it */
+    p->of_holder = -1;
     p->post = true;
 }
 
@@ -968,7 +979,7 @@ int bmq_scene_parse (const bmq_recipe_book_t *book, const char *prompt, bmq_scen
         return -1;
     }
     p->req = req;
-    p->last = p->with_anchor = p->colon_anchor = -1;
+    p->last = p->with_anchor = p->colon_anchor = p->of_holder = -1;
     s_pend_reset (p);
     bmq_scene_find_mentions (book, &p->k, p->mention);
     for (size_t i = 0; i < p->k.n; ) {

@@ -242,7 +242,7 @@ static const s_vocab_t s_vocab[] = {
     { "simple", BMQ_W_FILLER, 0 }, { "functional", BMQ_W_FILLER, 0 }, { "practical", BMQ_W_FILLER, 0 },
     { "quiet", BMQ_W_FILLER, 0 }, { "classic", BMQ_W_FILLER, 0 }, { "formal", BMQ_W_FILLER, 0 }, { "casual", BMQ_W_FILLER, 0 }, { "open", BMQ_W_FILLER, 0 },
     { "open plan", BMQ_W_FILLER, 0 }, { "contemporary", BMQ_W_FILLER, 0 }, { "eclectic", BMQ_W_FILLER, 0 },
-    { "matching", BMQ_W_FILLER, 0 }, { "built in", BMQ_W_FILLER, 0 }, { "freestanding", BMQ_W_FILLER, 0 },
+    { "matching", BMQ_W_FILLER, 0 }, { "twin", BMQ_W_FILLER, 0 }, { "identical", BMQ_W_FILLER, 0 }, { "built in", BMQ_W_FILLER, 0 }, { "freestanding", BMQ_W_FILLER, 0 },
     { "free standing", BMQ_W_FILLER, 0 }, { "rectangular", BMQ_W_FILLER, 0 }, { "square", BMQ_W_FILLER, 0 },
     { "long", BMQ_W_FILLER, 0 }, { "circular", BMQ_W_FILLER, 0 }, { "oval", BMQ_W_FILLER, 0 },
     { "in an l shape", BMQ_W_FILLER, 0 }, { "in a u shape", BMQ_W_FILLER, 0 }, { "style", BMQ_W_FILLER, 0 },

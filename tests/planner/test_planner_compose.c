@@ -805,6 +805,14 @@ static void test_outside_set_classes (void **state)
     assert_string_equal (s_rel_of (b, "wall_tv", "to"), "fireplace");       /* "it": the thing flanked */
     json_decref (b);
 
+    /* "a bookcase full of books next to the desk": the bookcase is next to it, the books in the bookcase */
+    b = s_compose ("A study with a bookcase full of books next to the desk.", NULL);
+    assert_string_equal (s_rel_of (b, "bookshelf", "type"), "next_to");
+    assert_string_equal (s_rel_of (b, "bookshelf", "to"), "desk");
+    assert_string_equal (s_rel_of (b, "book", "type"), "inside");
+    assert_int_equal (json_array_size (json_object_get (b, "not_understood")), 0);
+    json_decref (b);
+
     /* inside: three apples fit in a bowl (made a little smaller, said), two baskets side by side in a cabinet */
     b = s_compose ("A kitchen with a counter, a bowl on the counter and apples in the bowl.", NULL);
     assert_string_equal (s_rel_of (b, "apple", "type"), "inside");
