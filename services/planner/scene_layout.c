@@ -1,5 +1,6 @@
 /* scene_layout — boxes placed by relations; see scene_layout.h for the rules. */
 #include "scene_layout.h"
+#include "scene_room.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -1070,6 +1071,27 @@ static size_t s_room_pass (s_layout_t *L, s_room_t *R, s_cluster_t *groups, cons
             if (first && (ok = s_try_wall (L, R, c, first, 0))) wall_of[g] = first;
             for (int w = 0; w < 4 && !ok; w++)
                 if ((ok = s_try_wall (L, R, c, walls[w], 0))) wall_of[g] = walls[w];
+        }
+        if (!ok && part->place == BMQ_PLACE_WALL && c->n == 1) {
+            /* no wall has room at its own height (a small room, many things on its walls): higher or lower, in
+             * the free band of a wall (35 cm up at least, under the ceiling), said */
+            static const double shift[] = { 0.3, -0.3, 0.6, -0.6, 0.85, -0.85 };
+            double zlo, zhi;
+            s_zspan (L, c, &zlo, &zhi);
+            for (size_t h = 0; h < sizeof shift / sizeof *shift && !ok; h++) {
+                if (zlo + shift[h] < 0.35 || zhi + shift[h] > BMQ_ROOM_WALL_H - 0.05) continue;
+                s_move (L, c, 0, 0, shift[h]);
+                for (int w = 0; w < 4 && !ok; w++)
+                    if ((ok = s_try_wall (L, R, c, walls[w], 0))) wall_of[g] = walls[w];
+                if (!ok) s_move (L, c, 0, 0, -shift[h]);
+                else {
+                    char moved[240], nm[72];
+                    s_words_of (part->name, nm, sizeof nm, false);
+                    snprintf (moved, sizeof moved, "the walls had no room for the %s at its usual height: it hangs %.0f cm %s",
+                              nm, fabs (shift[h]) * 100, shift[h] > 0 ? "higher" : "lower");
+                    json_array_append_new (notes, json_string (moved));
+                }
+            }
         }
         if (!ok && spot == BMQ_SPOT_CORNER && c->n > 1)
             for (int k = 0; k < 4 && !ok; k++) ok = s_try_corner_anchor (L, R, c, k, 0);

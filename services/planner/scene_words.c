@@ -160,6 +160,7 @@ static const s_vocab_t s_vocab[] = {
     { "in the corner of the room", BMQ_W_SPOT, BMQ_SPOT_CORNER }, { "in a corner of the room", BMQ_W_SPOT, BMQ_SPOT_CORNER },
     { "tucked in the corner", BMQ_W_SPOT, BMQ_SPOT_CORNER }, { "into the corner", BMQ_W_SPOT, BMQ_SPOT_CORNER },
     { "dans le coin", BMQ_W_SPOT, BMQ_SPOT_CORNER }, { "en la esquina", BMQ_W_SPOT, BMQ_SPOT_CORNER }, { "no canto", BMQ_W_SPOT, BMQ_SPOT_CORNER },
+    { "on the same wall", BMQ_W_SPOT, BMQ_SPOT_ONWALL }, { "on that wall", BMQ_W_SPOT, BMQ_SPOT_ONWALL },
     { "on the wall", BMQ_W_SPOT, BMQ_SPOT_ONWALL }, { "on a wall", BMQ_W_SPOT, BMQ_SPOT_ONWALL }, { "on the walls", BMQ_W_SPOT, BMQ_SPOT_ONWALL },
     { "on one wall", BMQ_W_SPOT, BMQ_SPOT_ONWALL }, { "hanging on the wall", BMQ_W_SPOT, BMQ_SPOT_ONWALL },
     { "hung on the wall", BMQ_W_SPOT, BMQ_SPOT_ONWALL }, { "mounted on the wall", BMQ_W_SPOT, BMQ_SPOT_ONWALL },

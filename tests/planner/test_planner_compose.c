@@ -729,6 +729,14 @@ static void test_outside_set_classes (void **state)
     assert_true (s_off_wall (b, "whiteboard") < 0.1 && s_off_wall (b, "wall_clock") < 0.1);
     json_decref (b);
 
+    /* seven things on the walls of a small office: none outside the room; one that finds no wall at its own
+     * height hangs higher or lower, said */
+    b = s_compose ("A 3 by 3 m office with a desk, a whiteboard, a wall map, a poster, a painting, a mirror and a wall clock above "
+                   "the desk.", NULL);
+    assert_false (s_note_has (b, "outside"));
+    assert_true (s_note_has (b, "at its usual height"));
+    json_decref (b);
+
     /* "a wall shelf … the shelf" is that shelf, not a bookshelf */
     b = s_compose ("An office with a wall shelf and a clock above the shelf.", NULL);
     assert_int_equal (s_parts_of (b, "bookshelf", &copies), 0);
