@@ -657,6 +657,13 @@ static void s_arrange (s_layout_t *L, s_cluster_t *out, s_cluster_t *cs, size_t 
                          ((double) (rows - 1) / 2 - (double) row) * (d + g));
         }
     }
+    bool hung = how == BMQ_ARRANGE_ROW && n > 1;        /* a row of hung things ("a mirror between two sconces"): */
+    double back = -INFINITY;                            /* their backs (+Y) in one line, all on the wall */
+    for (size_t i = 0; i < n && hung; i++) {
+        hung = cs[i].n > 0 && L->parts[L->inst[cs[i].m[0]].part].place == BMQ_PLACE_WALL;
+        back = fmax (back, cs[i].hi[1]);
+    }
+    for (size_t i = 0; i < n && hung; i++) s_move (L, &cs[i], 0, back - cs[i].hi[1], 0);
     for (size_t i = 0; i < n; i++) s_merge (L, out, &cs[i]);
 }
 
