@@ -370,6 +370,12 @@ static bool s_sides (s_parse_t *p, bmq_rel_t kind, size_t i, size_t n)
 static void s_relation_word (s_parse_t *p, bmq_rel_t kind, size_t i, size_t n)
 {
     if (kind == BMQ_REL_OF && !(p->post && p->last >= 0)) { p->weak[i] = n == 1; p->post = false; return; }
+    if (p->pend.count_given && i > 0 && p->k.t[i - 1].kind == BMQ_TOK_WORD && !p->used[i - 1] && !p->mention[i - 1].recipe) {
+        /* "a pair of slippers under the bed": the count was a thing's without a recipe; it is not the bed's */
+        bool own = false;
+        for (size_t t = 0; t < p->pend.n; t++) own = own || p->pend.toks[t] == i - 1;
+        if (!own) s_pend_reset (p);
+    }
     bool was_post = p->post;
     s_rel_settle (p, false);
     int with_anchor = p->with_anchor, with_members[BMQ_SCENE_MAX_PARTS];      /* "with A and B on it": both */
