@@ -33,9 +33,14 @@
  * More relations (issue 26): facing (in front of it, 1.2 m away or more,
  * turned to it), long / short side (the two sides along its longer /
  * shorter edges, in turn, each turned to it), under (centred under it, on
- * the ground; a flat thing under it lifts it onto its top), above (a wall
- * thing: over it on the wall it stands against; else on it), inside (on the
- * lowest board inside something that holds things; else next to it, said).
+ * the ground; a flat thing under it lifts it onto its top; what came with
+ * the thing under it, a chair at a desk under a loft bed, slides out clear of
+ * its frame), above (a wall thing: over it on the wall it stands against, all
+ * the hung things over one anchor in a line along that wall, 15 cm apart; a
+ * wall thing "behind" a standing one hangs just behind it; else on it),
+ * inside (on the lowest board inside something that holds things, all of
+ * them in one grid, as many a row as its width holds; else next to it,
+ * said).
  *
  * In a room (bmq_layout_room_t): every group is placed inside the walls,
  * clear of the door's swing and of everything placed before: hung things
@@ -53,6 +58,9 @@
  * touches both walls with what relates to it on the room's side (its back
  * to the corner's back / front wall, else its side wall); a thing "in the
  * corner next to" another takes the corner, the other by it on the wall.
+ * A hung thing that finds no wall with room at its own height hangs up to
+ * 85 cm higher or lower (35 cm off the floor at least), said; a row of hung
+ * things lines their backs up on the wall.
  * Big groups first. What finds no room is set down outside, beside
  * the room, with a note. Flat things (rugs) are walked on: what stands on
  * one stands on its top. A room that was not sized fits its contents

@@ -7,7 +7,10 @@
  * keyword, then the longer run ("table lamp" is a lamp, not a table and a
  * lamp). A run that holds a vocabulary word (scene_words) must match
  * exactly. A single word is also tried as written and without "-es"
- * ("flores", "árboles"). The head word written differently from its
+ * ("flores", "árboles"). Names side by side with nothing between them, of
+ * one recipe or of a recipe and a kind of it ("a flat-screen TV", "a wall
+ * mounted flat screen tv"), are one object, the more particular one. The
+ * head word written differently from its
  * singular marks a plural. A shape word a few look words before a name
  * ("a round oak table", "a long wooden table") picks the recipe of that
  * shape when there is one; an owner and 's before a name ("a teacher's

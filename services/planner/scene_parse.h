@@ -48,7 +48,13 @@
  *     one at each end" is two a long side and one an end ("one": another
  *     copy of the thing before, at the same anchor; no "of": the thing named
  *     before); "centred against the wall" is against the wall, centred on it;
- *     "a bookshelf on either side of the desk" is two.
+ *     "a bookshelf on either side of the desk" is two, and so are "lamps on
+ *     either side of the sofa", "plants flanking the door" and "a bed
+ *     flanked by nightstands" ("it" after that is the bed); "draped /
+ *     thrown / laid / spread over / across" is on; "a basket of blankets
+ *     next to the sofa": the basket is next to it; "the shelf" after "a wall
+ *     shelf" is that shelf; a count before a word with no recipe ("a pair
+ *     of slippers under the bed") is not the next thing's.
  *  7. A relation that finds no object, a second relation for one object, a
  *     cycle ("A on B, B on A"), a position on an object that is placed by a
  *     relation, and any word that none of this used are not understood:
