@@ -103,6 +103,7 @@ json_t *bmq_mcp_watch_feed (bmq_mcp_watch_t *self, const json_t *event)
     const char *plan_id = json_string_value (json_object_get (event, "plan_id"));
     if (!self || !kind || !status) return NULL;
     if (!strcmp (kind, "script")) return !strcmp (status, "applied") ? s_change (NULL, true) : NULL;
+    if (!strcmp (kind, "scene")) return !strcmp (status, "changed") ? s_change (NULL, true) : NULL;    /* reset_scene, … */
     if (!plan_id || !*plan_id || strlen (plan_id) > PLAN_ID_MAX) return NULL;
     if (!strcmp (kind, "step")) {
         if (strcmp (status, "ok")) return NULL;

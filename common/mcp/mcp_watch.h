@@ -8,7 +8,8 @@
  * "rollback" event or "rollback" with status "rolled back", or a retold end
  * with "by"), a plan that failed with its steps kept does. A live script that
  * was applied ("event": "script", "applied") touched the scene and, as far as
- * anyone knows here, any object. Lost events (a `gap`, a reader that fell
+ * anyone knows here, any object; so did a scene command that changed it
+ * ("event": "scene", "changed": `blendmq scene reset`, …). Lost events (a `gap`, a reader that fell
  * behind) are a change of unknown extent: every subscription hears of it.
  *
  * A change is {"objects": [names], "all": bool}. Subscriptions hear:

@@ -128,6 +128,9 @@ static void s_print_event (s_watch_t *w, const bmq_envelope_t *env)
                     (long long) bmq_body_int (env, "step", 0), (long long) bmq_body_int (env, "total", 0),
                     bmq_body_str (env, "operation") ? bmq_body_str (env, "operation") : "?", bmq_body_str (env, "status"),
                     json_number_value (json_object_get (env->body, "duration_ms")), error ? "  " : "", error ? error : "");
+        else if (event && !strcmp (event, "scene"))       /* a scene command changed it (reset_scene, …) */
+            printf ("%s  scene %s by %s\n", bmq_body_str (env, "plan_id"), bmq_body_str (env, "status"),
+                    bmq_body_str (env, "operation") ? bmq_body_str (env, "operation") : "?");
         else
             printf ("%s  plan %s (%lld/%lld steps)%s%s\n", bmq_body_str (env, "plan_id"), bmq_body_str (env, "status"),
                     (long long) bmq_body_int (env, "step", 0), (long long) bmq_body_int (env, "total", 0),

@@ -82,6 +82,26 @@ static bmq_envelope_t *s_inspect_reply (const bmq_envelope_t *req, int status, j
                                err && *err ? err : "Blender is not reachable");
 }
 
+/* A forwarded command that changed the scene (neither read_only nor keeps_names
+ * in proto/blender_link.json: reset_scene, bench_direct) is told to whoever
+ * watches, as an applied live script is: a progress event "scene", status
+ * "changed", operation the command (and the new fingerprint when the add-on
+ * gave one). MCP subscriptions, the page and `blendmq watch` hear of it. Only
+ * the watchers: the asker gets its scene.reply. */
+static void s_scene_changed (executor_t *ex, const bmq_job_t *job, const json_t *result)
+{
+    const bmq_link_command_t *c = bmq_link_command (job->command);
+    if (!c || c->read_only || c->keeps_names) return;
+    json_t *body = json_pack ("{s:s, s:s, s:s, s:i, s:i, s:s}", "event", "scene", "status", "changed", "plan_id", job->cid,
+                              "step", 0, "total", 0, "operation", job->command);
+    const char *fingerprint = json_string_value (json_object_get (result, "fingerprint"));
+    if (fingerprint && strlen (fingerprint) <= 64) json_object_set_new (body, "fingerprint", json_string (fingerprint));
+    bmq_progress_stamp (body);
+    bmq_envelope_t *env = bmq_envelope_new (BMQ_MSG_PROGRESS, job->cid, body);
+    bmq_bus_send (ex->pub, NULL, env);
+    bmq_envelope_destroy (&env);
+}
+
 static void s_command_result (executor_t *ex, int status, json_t *reply, zframe_t *blob, const char *err)
 {
     bmq_job_t *job = ex->current;
@@ -100,6 +120,7 @@ static void s_command_result (executor_t *ex, int status, json_t *reply, zframe_
     }
     if (status == BMQ_LINK_OK && json_is_true (json_object_get (reply, "ok"))) {
         json_t *result = json_object_get (reply, "result");
+        s_scene_changed (ex, job, result);
         out = bmq_envelope_reply (&env0, BMQ_MSG_SCENE_REPLY,
             json_pack ("{s:s, s:O}", "command", job->command, "result", json_is_object (result) ? result : json_object ()));
         if (zframe_size (blob) && bmq_envelope_set_blob (out, zframe_data (blob), zframe_size (blob))) {

@@ -37,11 +37,14 @@ async function until(pred, ms) {
 const tag = `L${process.pid}`;
 const sphere = (name, x) => ({ operation: "bpy.ops.mesh.primitive_uv_sphere_add", name, params: { radius: 0.3, location: [x, 5, 1] } });
 const work = mkdtempSync(join(tmpdir(), "bmq-listen-"));
-function cliPlan(name, x) {                                 // `blendmq plan run` with the CLI's own key
+function cli(args) {                                        // `blendmq ...` with the CLI's own key
+  return new Promise((resolve) => execFile(bin, ["--run-dir", runDir, "--json", ...args], { timeout: 120000 },
+                                           (err, stdout, stderr) => resolve({ code: err ? err.code ?? 1 : 0, stdout, stderr })));
+}
+function cliPlan(name, x) {                                 // `blendmq plan run`
   const file = join(work, `${name}.json`);
   writeFileSync(file, JSON.stringify([sphere(name, x)]));
-  return new Promise((resolve) => execFile(bin, ["--run-dir", runDir, "--json", "plan", "run", file], { timeout: 120000 },
-                                           (err, stdout, stderr) => resolve({ code: err ? err.code ?? 1 : 0, stdout, stderr })));
+  return cli(["plan", "run", file]);
 }
 const auth = { requestInit: { headers: { Authorization: `Bearer ${token}` } } };
 async function sdkClient(transport) {
@@ -235,6 +238,14 @@ try {
   check("with the listen streams at their bound, tool calls still run (3 at once)",
         calls.every((c) => !c.isError && c.structuredContent?.status === "done"), calls.map((c) => c.structuredContent));
   extra.forEach((x) => x.close());
+
+  // a scene command that changes the scene (`blendmq scene reset`, the cli key): every object may have changed
+  a.heard.length = 0;
+  const reset = await cli(["scene", "reset"]);
+  check("blendmq scene reset (the cli key) ran", reset.code === 0, reset);
+  check("A hears the reset: on the scene, and on its object (a reset touches every object)",
+        await until(() => a.heard.includes("blendmq://scene") && a.heard.includes(`blendmq://objects/${encodeURIComponent(A)}`), 15000),
+        a.heard);
   l.close();
   g.close();
 } catch (e) {

@@ -990,6 +990,13 @@ static void test_watch (void **state)
     assert_true (bmq_mcp_watch_touches (change, "blendmq://objects/Anything"));
     json_decref (change);
     assert_null (s_event (w, "{\"event\":\"script\",\"status\":\"refused\",\"plan_id\":\"s2\"}"));
+    /* a scene command that changed the scene (reset_scene): any object, whoever asked */
+    change = s_event (w, "{\"event\":\"scene\",\"status\":\"changed\",\"plan_id\":\"c1\",\"step\":0,\"total\":0,"
+                         "\"operation\":\"reset_scene\"}");
+    assert_true (bmq_mcp_watch_touches (change, "blendmq://objects/Anything"));
+    assert_true (bmq_mcp_watch_touches (change, "blendmq://scene"));
+    json_decref (change);
+    assert_null (s_event (w, "{\"event\":\"scene\",\"status\":\"other\",\"plan_id\":\"c2\"}"));
     assert_null (s_event (w, "{\"event\":7,\"status\":[],\"plan_id\":{}}"));
     assert_null (s_event (w, "{\"event\":\"step\",\"status\":\"ok\",\"plan_id\":\"p6\",\"objects\":[1,null,{}],\"object\":[]}"));
     assert_null (s_event (w, "[]"));
