@@ -60,6 +60,34 @@ static const s_dep_t s_deps[] = {
 };
 #define DEPS (sizeof s_deps / sizeof s_deps[0])
 
+/* BMQ_SERVICE_USER rows: the services that run as a user of their own. */
+typedef struct {
+    const char *name, *user, *why;
+    int         uid;
+} s_user_t;
+
+static const s_user_t s_users[] = {
+#define BMQ_SERVICE(...)
+#define BMQ_SERVICE_DEPLOY(...)
+#define BMQ_SERVICE_USER(NAME, USER, UID, WHY) { NAME, USER, WHY, UID },
+#include BMQ_DEPLOY_REGISTRY
+#undef BMQ_SERVICE
+#undef BMQ_SERVICE_DEPLOY
+#undef BMQ_SERVICE_USER
+    { NULL, NULL, NULL, 0 }
+};
+#define USERS (sizeof s_users / sizeof s_users[0] - 1)
+#define SHARED_USER "blendmq"
+#define SHARED_UID  10001
+
+/* NAME's own user row; NULL: it runs as the shared blendmq. */
+static const s_user_t *s_own_user (const char *name)
+{
+    for (size_t i = 0; i < USERS; i++)
+        if (!strcmp (s_users[i].name, name)) return &s_users[i];
+    return NULL;
+}
+
 #define GENERATED "Generated from common/service_registry.def (common/deploy_gen.c): edit that file, build,\n" \
                   "# then `build/bin/test_deploy_gen --write .`; ctest deploy.generated checks it.\n"
 
@@ -207,8 +235,23 @@ static const char s_sandbox[] =
     "SystemCallFilter=@system-service @mount\n"
     "SystemCallFilter=~@resources @raw-io @reboot @swap @module @obsolete @cpu-emulation @debug @clock\n";
 
+/* The unit of a service with a user of its own: its keys dir, its state directory. */
+static void s_own_keys_comment (FILE *out, const s_row_t *r, const s_user_t *u)
+{
+    fprintf (out, "# Runs as %s, a user of its own (%s).\n"
+                  "# Keys: /etc/blendmq/keys-%s (0700, owner %s) holds its own %s.cert_secret and\n"
+                  "# trusted/ (the public certs it accepts), copied from /etc/blendmq/keys by\n"
+                  "# deploy/systemd/own-keys.sh %s (again after keys add-client/revoke); no other unit\n"
+                  "# can read it (InaccessiblePaths=), nor can this one read /etc/blendmq/keys.\n"
+                  "# ProtectSystem=strict keeps /etc read-only for the service.\n"
+                  "Environment=BLENDMQ_SECURITY_KEYS_DIR=/etc/blendmq/keys-%s\n",
+             u->user, u->why, r->name, u->user, r->name, r->name, r->name);
+}
+
 static void s_unit (FILE *out, const s_row_t *r, const s_dep_t *d)
 {
+    const s_user_t *own = s_own_user (r->name);
+    const char *user = own ? own->user : SHARED_USER;
     const char *blender = r->instances == S_PER_BLENDER ? " blendmq-blender.service" : "";
     fputs ("# " GENERATED "[Unit]\n", out);
     if (r->instances == S_POOL) fprintf (out, "Description=blendmq %s %%i (%s)\n", r->name, d->summary);
@@ -216,7 +259,8 @@ static void s_unit (FILE *out, const s_row_t *r, const s_dep_t *d)
     fprintf (out, "Documentation=file:///usr/local/share/blendmq/README.md\n"
                   "After=network-online.target%s\nWants=network-online.target%s\n"
                   "PartOf=blendmq.target\nStartLimitIntervalSec=300\nStartLimitBurst=5\n\n[Service]\nType=simple\n%s",
-             blender, blender, s_keys_comment);
+             blender, blender, own ? "" : s_keys_comment);
+    if (own) s_own_keys_comment (out, r, own);
     if (r->instances == S_POOL)
         fprintf (out, "# One instance per worker: systemctl enable --now blendmq-%s@1 blendmq-%s@2\n"
                       "SyslogIdentifier=blendmq-%s-%%i\n", r->name, r->name, r->name);
@@ -230,11 +274,18 @@ static void s_unit (FILE *out, const s_row_t *r, const s_dep_t *d)
         if (*d->nowx) fprintf (out, "# %s\n", d->nowx);
         else fputs ("MemoryDenyWriteExecute=yes\n", out);
     }
-    fputs ("User=blendmq\nGroup=blendmq\nEnvironment=BLENDMQ_DATA_DIR=/usr/local/share/blendmq\n", out);
+    fprintf (out, "User=%s\nGroup=%s\nEnvironment=BLENDMQ_DATA_DIR=/usr/local/share/blendmq\n", user, user);
     fputs (s_restart, out);
-    if (d->hardening == S_STRICT) fputs ("# state (audit database, spools, saved recipes) is the only writable path\n", out);
-    fputs ("StateDirectory=blendmq\nStateDirectoryMode=0700\nReadWritePaths=/var/lib/blendmq\n"
-           "WorkingDirectory=/var/lib/blendmq\nUMask=0077\n", out);
+    if (own) fprintf (out, "# its state (/var/lib/%s, 0700, owner %s) is the only writable path\n", user, user);
+    else if (d->hardening == S_STRICT) fputs ("# state (spools, saved recipes) is the only writable path\n", out);
+    fprintf (out, "StateDirectory=%s\nStateDirectoryMode=0700\nReadWritePaths=/var/lib/%s\n"
+                  "WorkingDirectory=/var/lib/%s\nUMask=0077\n", user, user, user);
+    for (size_t i = 0; i < USERS; i++) {
+        if (own == &s_users[i]) continue;
+        fprintf (out, "# %s runs as %s: its state and keys are out of this unit's reach\n"
+                      "InaccessiblePaths=-/var/lib/%s -/etc/blendmq/keys-%s\n",
+                 s_users[i].name, s_users[i].user, s_users[i].user, s_users[i].name);
+    }
     fputs (d->hardening == S_STRICT ? s_strict : s_sandbox, out);
     fputs ("\n[Install]\nWantedBy=blendmq.target\n", out);
 }
@@ -481,13 +532,19 @@ static const char s_blender_pod[] =
     "      # mount and pivot_root (the runtime's default profiles refuse them).\n"
     "      hostUsers: false\n";
 
-static const char s_pod_security[] =
-    "      securityContext:\n"
-    "        runAsNonRoot: true\n"
-    "        runAsUser: 10001\n"
-    "        runAsGroup: 10001\n"
-    "        fsGroup: 10001\n"
-    "        seccompProfile: {type: RuntimeDefault}\n";
+/* The pod's securityContext: the shared uid 10001, or the service's own (BMQ_SERVICE_USER). */
+static void s_pod_security (FILE *out, const char *name)
+{
+    const s_user_t *own = s_own_user (name);
+    int uid = own ? own->uid : SHARED_UID;
+    if (own) fprintf (out, "      # its own uid, no other pod's (%s)\n", own->why);
+    fprintf (out, "      securityContext:\n"
+                  "        runAsNonRoot: true\n"
+                  "        runAsUser: %d\n"
+                  "        runAsGroup: %d\n"
+                  "        fsGroup: %d\n"
+                  "        seccompProfile: {type: RuntimeDefault}\n", uid, uid, uid);
+}
 
 static const char s_container_security[] =
     "          securityContext:\n"
@@ -558,7 +615,7 @@ static void s_workload (FILE *out, const s_row_t *r, const s_dep_t *d)
                   "  template:\n    metadata:\n      labels: {app.kubernetes.io/name: blendmq-%s}\n    spec:\n%s",
              d->replicas, n, n, s_restart_k8s);
     if (blender) fputs (s_blender_pod, out);
-    fputs (s_pod_security, out);
+    s_pod_security (out, n);
     fputs ("      initContainers:\n        - name: keys-init\n          image: blendmq\n"
            "          command: [/bin/sh, /etc/blendmq/init/keys-init.sh]\n", out);
     fputs (s_container_security, out);
@@ -682,6 +739,26 @@ const char *bmq_deploy_problem (void)
             snprintf (why, sizeof why, "service %s has no BMQ_SERVICE_DEPLOY row", s_rows[r].name);
             return why;
         }
+    }
+    for (size_t i = 0; i < USERS; i++) {
+        const s_row_t *row = NULL;
+        for (size_t r = 0; r < ROWS; r++)
+            if (!strcmp (s_rows[r].name, s_users[i].name)) row = &s_rows[r];
+        if (!row || row->instances == S_KEY_ONLY) {
+            snprintf (why, sizeof why, "BMQ_SERVICE_USER %s: no service with a process of that name", s_users[i].name);
+            return why;
+        }
+        if (!strcmp (s_users[i].user, SHARED_USER) || strncmp (s_users[i].user, "blendmq-", 8) || s_users[i].uid == SHARED_UID
+            || s_users[i].uid < 1000) {
+            snprintf (why, sizeof why, "BMQ_SERVICE_USER %s: its user must be blendmq-X and its uid >= 1000, neither %s's (%d)",
+                      s_users[i].name, SHARED_USER, SHARED_UID);
+            return why;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp (s_users[j].user, s_users[i].user) || s_users[j].uid == s_users[i].uid || !strcmp (s_users[j].name, s_users[i].name)) {
+                snprintf (why, sizeof why, "BMQ_SERVICE_USER %s and %s share a row, a user or a uid", s_users[j].name, s_users[i].name);
+                return why;
+            }
     }
     for (size_t c = 0; c < DEPS; c++) {
         bool known = false;

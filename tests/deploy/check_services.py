@@ -60,6 +60,99 @@ for f in sorted(os.listdir(sysd)):
     if m and m.group(1) not in names | EXTRA:
         bad(f"deploy/systemd/{f}: no service {m.group(1)} in common/service_registry.def")
 
+# ---- systemd: the audit (and any unit with a user of its own) is out of the others' reach ----
+# Its HMAC key and database must be unreadable and unwritable by the services that parse hostile
+# input: its User and Group are no other unit's, no other unit's StateDirectory, ReadWritePaths,
+# WorkingDirectory or Bind*Paths reaches its state directory or its keys dir (either way round).
+def unit_values(text, key):
+    """Every value of KEY in [Service], split into words (a leading - + ! or : stripped)."""
+    out, section = [], None
+    for line in text.splitlines():
+        if line.startswith("["):
+            section = line.strip()
+        elif section == "[Service]" and line.startswith(key + "="):
+            out += [w.lstrip("-+!:") for w in line[len(key) + 1:].split()]
+    return out
+
+
+def env_of(text):
+    return dict(w.split("=", 1) for w in unit_values(text, "Environment") if "=" in w)
+
+
+def overlaps(a, b):
+    a, b = a.rstrip("/") or "/", b.rstrip("/") or "/"
+    return a == b or a.startswith(b + "/") or b.startswith(a + "/") or b == "/" or a == "/"
+
+
+units = {}
+for f in sorted(os.listdir(sysd)):
+    if f.endswith(".service"):
+        units[f] = read("deploy", "systemd", f)
+
+
+def reach(text):
+    """The paths a unit may write or bind, or work in: state, rw, working dir, binds (absolute)."""
+    paths = ["/var/lib/" + d for d in unit_values(text, "StateDirectory")]
+    for key in ("ReadWritePaths", "WorkingDirectory", "BindPaths", "BindReadOnlyPaths"):
+        paths += [p.split(":")[0] for p in unit_values(text, key)]
+    return [p for p in paths if p.startswith("/")]
+
+
+def user_of(text):
+    users = unit_values(text, "User")
+    return users[0] if users else "root"
+
+
+own = {f for f, t in units.items() if user_of(t) != "blendmq"}
+audit_unit = "blendmq-audit.service"
+if audit_unit in units and user_of(units[audit_unit]) == "blendmq":
+    bad(f"deploy/systemd/{audit_unit}: User=blendmq, the user every other service runs as: the audit needs its own")
+own.add(audit_unit)
+for f in sorted(own & set(units)):
+    t = units[f]
+    user, groups = user_of(t), set(unit_values(t, "Group"))
+    states = ["/var/lib/" + d for d in unit_values(t, "StateDirectory")]
+    env = env_of(t)
+    keys_dir = env.get("BLENDMQ_SECURITY_KEYS_DIR", "")
+    if not states:
+        bad(f"deploy/systemd/{f}: no StateDirectory= of its own")
+    for p in unit_values(t, "ReadWritePaths"):
+        if not any(overlaps(p, st) and p.startswith(st) for st in states):
+            bad(f"deploy/systemd/{f}: ReadWritePaths={p} is outside its own state directory {' '.join(states)}")
+    if unit_values(t, "StateDirectoryMode") != ["0700"]:
+        bad(f"deploy/systemd/{f}: StateDirectoryMode is not 0700")
+    if not keys_dir.startswith("/etc/blendmq/keys-"):
+        bad(f"deploy/systemd/{f}: no keys dir of its own (Environment=BLENDMQ_SECURITY_KEYS_DIR=/etc/blendmq/keys-NAME)")
+    if f == audit_unit:
+        db = env.get("BLENDMQ_AUDIT_DATABASE", "")
+        if not any(db.startswith(st + "/") for st in states):
+            bad(f"deploy/systemd/{f}: its database ({db or 'Environment=BLENDMQ_AUDIT_DATABASE unset'}) is not in its state directory")
+    mine = states + ([keys_dir] if keys_dir else [])
+    for g, other in units.items():
+        if g == f:
+            continue
+        if user_of(other) == user:
+            bad(f"deploy/systemd/{g}: User={user}, the user of {f} (a user of its own)")
+        shared = (groups | {user}) & (set(unit_values(other, "Group")) | set(unit_values(other, "SupplementaryGroups")) | {user_of(other)})
+        if shared:
+            bad(f"deploy/systemd/{g}: group {' '.join(sorted(shared))} is {f}'s")
+        for p in reach(other):
+            for m in mine:
+                if overlaps(p, m):
+                    bad(f"deploy/systemd/{g}: {p} reaches {m}, {f}'s own (its state or keys)")
+        hidden = unit_values(other, "InaccessiblePaths")
+        for m in mine:
+            if m not in hidden:
+                bad(f"deploy/systemd/{g}: {m} ({f}'s own) is not among its InaccessiblePaths")
+    # the user exists (sysusers) and its folders are its own, 0700 (tmpfiles)
+    sysusers = read("deploy", "systemd", "blendmq.sysusers.conf")
+    if not re.search(rf"^u\s+{re.escape(user)}\s", sysusers, re.M):
+        bad(f"deploy/systemd/blendmq.sysusers.conf: no user {user} ({f})")
+    tmpfiles = read("deploy", "systemd", "blendmq.tmpfiles.conf")
+    for m in mine:
+        if not re.search(rf"^d\s+{re.escape(m)}\s+0700\s+{re.escape(user)}\s+{re.escape(user)}\s", tmpfiles, re.M):
+            bad(f"deploy/systemd/blendmq.tmpfiles.conf: no `d {m} 0700 {user} {user}` ({f})")
+
 # ---- Kubernetes ----------------------------------------------------------------------
 kust = read("deploy", "kubernetes", "kustomization.yaml")
 resources = re.findall(r"^\s*-\s*([\w.-]+\.yaml)\s*$", kust, re.M)

@@ -30,8 +30,10 @@ for s in "${services[@]}"; do
   # no unknown sections, every line KEY=VALUE, comment or section
   bad=$(grep -vnE '^(#.*|\s*|\[(Unit|Service|Install)\]|[A-Za-z]+=.*)$' "$u")
   [ -z "$bad" ] && ok || fail "$n: unparsable lines: $bad"
-  has "$u" User blendmq
-  has "$u" Group blendmq
+  # the audit runs as a user of its own, its state in its own directory (check_services.py: out of the others' reach)
+  case "$s" in audit) user=blendmq-audit;; *) user=blendmq;; esac
+  has "$u" User $user
+  has "$u" Group $user
   has "$u" ProtectSystem strict
   has "$u" ProtectHome yes
   has "$u" NoNewPrivileges yes
@@ -39,7 +41,7 @@ for s in "${services[@]}"; do
   has "$u" PrivateDevices yes
   has "$u" CapabilityBoundingSet ""
   has "$u" AmbientCapabilities ""
-  has "$u" ReadWritePaths /var/lib/blendmq
+  has "$u" ReadWritePaths /var/lib/$user
   has "$u" Restart on-failure
   has "$u" SystemCallArchitectures native
   [ -n "$(get "$u" RestartSec)" ] && ok || fail "$n: no RestartSec"
@@ -63,7 +65,7 @@ for s in "${services[@]}"; do
     [[ "$exec_start" == /usr/bin/blender\ -b\ *blendmq_addon.py*--token-file\ /etc/blendmq/keys/* ]] && ok || fail "$n: ExecStart '$exec_start'"
   else
     [[ "$exec_start" == "/usr/local/bin/blendmq-${s%@} --config /etc/blendmq/blendmq.yaml" ]] && ok || fail "$n: ExecStart '$exec_start'"
-    has "$u" Environment BLENDMQ_DATA_DIR=/usr/local/share/blendmq
+    get "$u" Environment | grep -qx 'BLENDMQ_DATA_DIR=/usr/local/share/blendmq' && ok || fail "$n: no Environment=BLENDMQ_DATA_DIR=/usr/local/share/blendmq"
   fi
   # relaxations: only the executor may run without these (bubblewrap), documented in its unit
   for k in RestrictNamespaces ProtectKernelTunables ProtectKernelLogs PrivateUsers ProtectProc; do
@@ -78,6 +80,9 @@ done
 grep -q '^WantedBy=multi-user.target$' "$dir/blendmq.target" && ok || fail "blendmq.target: not WantedBy=multi-user.target"
 grep -qE '^u +blendmq ' "$dir/blendmq.sysusers.conf" && ok || fail "sysusers: no blendmq user"
 grep -qE '^d +/etc/blendmq/keys +0700 +blendmq +blendmq' "$dir/blendmq.tmpfiles.conf" && ok || fail "tmpfiles: /etc/blendmq/keys 0700 blendmq"
+grep -qE '^u +blendmq-audit ' "$dir/blendmq.sysusers.conf" && ok || fail "sysusers: no blendmq-audit user"
+grep -qE '^d +/etc/blendmq/keys-audit +0700 +blendmq-audit +blendmq-audit' "$dir/blendmq.tmpfiles.conf" && ok || fail "tmpfiles: /etc/blendmq/keys-audit 0700 blendmq-audit"
+grep -qE '^d +/var/lib/blendmq-audit +0700 +blendmq-audit +blendmq-audit' "$dir/blendmq.tmpfiles.conf" && ok || fail "tmpfiles: /var/lib/blendmq-audit 0700 blendmq-audit"
 
 if [ -n "$analyze" ]; then
   tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
