@@ -582,7 +582,23 @@ async function scriptcancel(browser) {
   check(await objects() === before, 'and the live scene\'s objects are still those before');
 }
 
-const tests = { prompt, rollback, review, load, crosssite, open, scriptcancel, reconnect };
+// a scene command that changes the scene (`blendmq scene reset`): the open Scene screen shows it without a reload
+async function reset(browser) {
+  const { page } = await signIn(browser, 'web');
+  await screen(page, 'scene', 'Scene');
+  const caption = page.locator('table.objects caption');
+  await caption.filter({ hasText: /of [1-9]/ }).waitFor({ timeout: 20000 });
+  const before = await caption.textContent();
+  blendmq('scene', 'reset');
+  let shown = true;
+  try { await caption.filter({ hasText: '(none)' }).waitFor({ timeout: 15000 }); } catch { shown = false; }
+  check(shown, `after \`blendmq scene reset\` the open Scene screen lists no objects, without a reload (was: ${before})`);
+  const live = await page.evaluate(() => fetch('/api/scene?limit=10').then(r => r.json()));
+  check((live.count ?? -1) === 0, `and the live scene is empty (${live.count})`);
+  await shot(page, 'scene-reset');
+}
+
+const tests = { prompt, rollback, review, load, crosssite, open, scriptcancel, reset, reconnect };
 if (!tests[which]) { console.error(`unknown test ${which}: one of ${Object.keys(tests).join(', ')}`); process.exit(2); }
 try { unlinkSync(`screenshots/FAILED-${which}.png`); } catch { /* none */ }
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true });

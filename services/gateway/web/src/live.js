@@ -12,7 +12,7 @@ import { sseParser, pump } from './sse.js';
 import { applyProgress, setPlanned, touch } from './store.js';
 
 const KEY = 'blendmq.lastEventId';
-const listeners = { state: new Set(), gap: new Set(), end: new Set() };
+const listeners = { state: new Set(), gap: new Set(), end: new Set(), scene: new Set() };
 export const onLive = (what, fn) => { listeners[what].add(fn); return () => listeners[what].delete(fn); };
 const emit = (what, v) => listeners[what].forEach(f => f(v));
 
@@ -49,6 +49,7 @@ export async function startEvents() {
           let body;
           try { body = JSON.parse(data); } catch { return; }
           if (type === 'progress') {
+            if (body.event === 'scene') { emit('scene', body); return; }   // a scene command changed it (reset): no plan
             applyProgress(body);
             if ((body.event === 'plan' || body.event === 'script') && body.status && body.status !== 'started') emit('end', body);
           } else if (type === 'gap') emit('gap', body);

@@ -54,7 +54,7 @@ export function setPlanned(p, plan) {
 
 // A progress event (executor → gateway → SSE or the story).
 export function applyProgress(ev) {
-  if (!ev || !ev.plan_id) return;
+  if (!ev || !ev.plan_id || ev.event === 'scene') return;     // a scene command's change: not a plan
   touch(ev.plan_id, p => {
     if (ev.cid) p.cid = ev.cid;
     if (ev.total) p.total = ev.total;

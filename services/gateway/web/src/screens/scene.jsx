@@ -40,7 +40,8 @@ export function SceneScreen() {
     state.current.alive = true;
     render();
     const off = onLive('end', ev => { render(ev.plan_id); list(pageRef.current); });
-    return () => { state.current.alive = false; off(); if (state.current.url) URL.revokeObjectURL(state.current.url); };
+    const offScene = onLive('scene', () => { render(); list(pageRef.current); });     // `blendmq scene reset`, …
+    return () => { state.current.alive = false; off(); offScene(); if (state.current.url) URL.revokeObjectURL(state.current.url); };
   }, []);
   useEffect(() => { pageRef.current = page; list(page); }, [page]);
 
