@@ -275,8 +275,8 @@ static void s_fit_under (s_compose_t *c, const json_t *described)
     }
 }
 
-/* "apples in the bowl", "two baskets inside the cabinet": things a little too big to go inside something that
- * holds things (all its copies side by side, below its rim) are made smaller to fit (down to 0.6 of their size,
+/* "apples in the bowl", "two baskets inside the cabinet", "a basket of blankets": things a little too big to go
+ * inside something that holds things (all its copies side by side or in layers, below its rim) are made smaller to fit (down to 0.6 of their size,
  * with a note); else they stay as they are and stand next to it (the layout says so). */
 static void s_fit_inside (s_compose_t *c, const json_t *described)
 {
@@ -293,11 +293,12 @@ static void s_fit_inside (s_compose_t *c, const json_t *described)
         if (pw <= 0 || pd <= 0 || ph <= 0 || n > 16) continue;
         double f = 0;                                   /* the grid the layout makes: as many a row as fit */
         double m = fmin (0.04, 0.1 * aw), g = fmin (0.02, 0.05 * aw);     /* scene_layout's margins and gaps */
-        for (double cols = 1; cols <= n; cols++) {
-            double rows = ceil (n / cols);
-            f = fmax (f, fmin ((aw - m - g * (cols - 1)) / (cols * pw), (ad - m - g * (rows - 1)) / (rows * pd)));
-        }
-        f = fmin (f, 0.85 * ah / ph);
+        for (double cols = 1; cols <= n; cols++)              /* and layers, one on another, when its floor is full */
+            for (double rows = 1; rows <= ceil (n / cols); rows++) {
+                double layers = ceil (n / (cols * rows));
+                f = fmax (f, fmin (fmin ((aw - m - g * (cols - 1)) / (cols * pw), (ad - m - g * (rows - 1)) / (rows * pd)),
+                                   0.85 * ah / (layers * ph)));
+            }
         s_fit_shrink (c, p, a, 0.95 * f, 0.6, "smaller", "to fit inside");
     }
 }

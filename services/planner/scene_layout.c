@@ -488,13 +488,22 @@ static void s_inside_above (s_layout_t *L, s_cluster_t *out, int p, size_t k, co
     }
     double bw = b->max[0] - b->min[0];                  /* a small bowl's margins and gaps are small too */
     g = fmin (0.02, 0.05 * bw);
+    double bd = b->max[1] - b->min[1], ch = 0;
+    for (size_t i = 0; i < nin; i++) {
+        double lo, hi;
+        s_zspan (L, in_it[i], &lo, &hi);
+        ch = fmax (ch, hi - lo);
+    }
     size_t cols = (size_t) fmax (1, floor ((bw - fmin (0.04, 0.1 * bw) + g) / (cw + g)));
     if (cols > nin) cols = nin ? nin : 1;
-    size_t rows = (nin + cols - 1) / cols;
+    /* more than its floor holds (three blankets in a basket): in layers, one on another */
+    size_t fit_rows = (size_t) fmax (1, floor ((bd - fmin (0.04, 0.1 * bd) + g) / (cd + g))), per = cols * fit_rows;
+    size_t rows = nin > per ? fit_rows : (nin + cols - 1) / cols;
     double tw = (double) cols * cw + (double) (cols - 1) * g, td = (double) rows * cd + (double) (rows ? rows - 1 : 0) * g;
     for (size_t i = 0; i < nin; i++) {
-        size_t col = i % cols, row = i / cols;
+        size_t at = i % per, col = at % cols, row = at / cols, layer = i / per;
         s_centre_on (L, in_it[i], cx - tw / 2 + (double) col * (cw + g) + cw / 2, cy + td / 2 - (double) row * (cd + g) - cd / 2);
+        if (layer) s_move (L, in_it[i], 0, 0, (double) layer * (ch + 0.002));
         s_merge (L, out, in_it[i]);
     }
     for (size_t h = 0; h < nkept; h++) free (kept[h]);

@@ -39,8 +39,8 @@
  * the hung things over one anchor in a line along that wall, 15 cm apart; a
  * wall thing "behind" a standing one hangs just behind it; else on it),
  * inside (on the lowest board inside something that holds things, all of
- * them in one grid, as many a row as its width holds; else next to it,
- * said).
+ * them in one grid, as many a row as its width holds, in layers when its
+ * floor is full; else next to it, said).
  *
  * In a room (bmq_layout_room_t): every group is placed inside the walls,
  * clear of the door's swing and of everything placed before: hung things

@@ -827,11 +827,19 @@ static void test_outside_set_classes (void **state)
     assert_int_equal (json_array_size (json_object_get (b, "not_understood")), 0);
     json_decref (b);
 
-    /* inside: three apples fit in a bowl (made a little smaller, said), two baskets side by side in a cabinet */
+    /* inside: three apples fit in a bowl (made a little smaller, said), blankets in a basket, two baskets in a cabinet */
     b = s_compose ("A kitchen with a counter, a bowl on the counter and apples in the bowl.", NULL);
     assert_string_equal (s_rel_of (b, "apple", "type"), "inside");
     assert_true (s_note_has (b, "smaller to fit inside the bowl"));
     assert_false (s_note_has (b, "not inside"));
+    json_decref (b);
+    b = s_compose ("A living room with a sofa and a basket of blankets next to it.", NULL);      /* folded, in layers */
+    assert_string_equal (s_rel_of (b, "storage_box", "type"), "next_to");
+    assert_string_equal (s_rel_of (b, "blanket", "type"), "inside");
+    assert_false (s_note_has (b, "too big"));
+    assert_false (s_note_has (b, "not inside"));
+    plan = json_object_get (b, "plan");
+    assert_true (s_at (s_step_named (plan, "blanket.001"), "location", 2) > s_at (s_step_named (plan, "blanket"), "location", 2) + 0.01);
     json_decref (b);
     b = s_compose ("A hallway with a cabinet and two storage baskets inside the cabinet.", NULL);
     plan = json_object_get (b, "plan");
@@ -845,8 +853,10 @@ static void test_outside_set_classes (void **state)
     bmq_bounds_destroy (&sb);
     double f = json_number_value (json_object_get (s_part_of (b, "storage_box"), "size"));
     if (f <= 0) f = 1;
-    double gap = hypot (s_at (b1, "location", 0) - s_at (b2, "location", 0), s_at (b1, "location", 1) - s_at (b2, "location", 1));
-    assert_true (gap >= 0.99 * f * fmin (basket.max[0] - basket.min[0], basket.max[1] - basket.min[1]));
+    /* side by side or one on the other: their centres a basket's least size apart at least */
+    double gap = hypot (hypot (s_at (b1, "location", 0) - s_at (b2, "location", 0), s_at (b1, "location", 1) - s_at (b2, "location", 1)),
+                        s_at (b1, "location", 2) - s_at (b2, "location", 2));
+    assert_true (gap >= 0.99 * f * fmin (fmin (basket.max[0] - basket.min[0], basket.max[1] - basket.min[1]), basket.max[2] - basket.min[2]));
     json_decref (b);
 }
 
