@@ -5,7 +5,8 @@
 
 Every Deployment/StatefulSet (init containers included): runAsNonRoot true,
 no privileged container, allowPrivilegeEscalation false, capabilities drop ALL,
-readOnlyRootFilesystem true; the expected kinds and names exist; no Secret
+readOnlyRootFilesystem true; the audit's volume and key Secret are its pod's alone and its
+uid/gid (runAsUser, runAsGroup, fsGroup) no other pod's; the expected kinds and names exist; no Secret
 (keys are never in git); default-deny NetworkPolicy; the ConfigMap's endpoints
 use Service DNS names and every Secret a pod mounts is documented."""
 import subprocess, sys, yaml
@@ -80,6 +81,47 @@ au = by.get(("StatefulSet", "blendmq-audit"))
 if au:
     check(any(t["metadata"]["name"] == "audit-data" for t in au["spec"].get("volumeClaimTemplates", [])),
           "audit StatefulSet: no PersistentVolumeClaim template")
+# The audit's volume and key are its pod's alone, and its uid/gid no other pod's: a compromised
+# planner, gateway, executor or validator must not read the HMAC key or rewrite the database.
+def pod_ids(w):
+    """Every uid and gid a workload's containers run with (pod and container securityContext)."""
+    pod = w["spec"]["template"]["spec"]
+    psc = pod.get("securityContext") or {}
+    uids, gids = set(), set()
+    for c in pod.get("initContainers", []) + pod["containers"]:
+        sc = c.get("securityContext") or {}
+        uids.add(sc.get("runAsUser", psc.get("runAsUser")))
+        gids.add(sc.get("runAsGroup", psc.get("runAsGroup")))
+    gids |= {psc.get("fsGroup")} | set(psc.get("supplementalGroups") or [])
+    return uids - {None}, gids - {None}
+
+
+def claims(w):
+    """The volume claims a workload mounts: its templates' names and its PVC volumes' claims."""
+    pod = w["spec"]["template"]["spec"]
+    out = {t["metadata"]["name"] for t in w["spec"].get("volumeClaimTemplates", [])}
+    out |= {v["persistentVolumeClaim"]["claimName"] for v in pod.get("volumes", []) if "persistentVolumeClaim" in v}
+    return out
+
+
+if au:
+    au_uids, au_gids = pod_ids(au)
+    au_claims = claims(au)
+    check(au_uids and au_gids, "audit pod: no runAsUser/runAsGroup/fsGroup of its own")
+    sts_pvcs = {f"{c}-blendmq-audit-" for c in au_claims}       # a StatefulSet's PVCs: TEMPLATE-STS-N
+    for w in workloads:
+        if w is au:
+            continue
+        name = f'{w["kind"]}/{w["metadata"]["name"]}'
+        uids, gids = pod_ids(w)
+        check(not (uids & au_uids), f"{name}: runs as uid {sorted(uids & au_uids)}, the audit pod's")
+        check(not (gids & au_gids), f"{name}: runs with gid {sorted(gids & au_gids)}, the audit pod's (group or fsGroup)")
+        for c in claims(w):
+            check(c not in au_claims and not any(c.startswith(p) for p in sts_pvcs), f"{name}: mounts the audit's volume {c}")
+        pod = w["spec"]["template"]["spec"]
+        for v in pod.get("volumes", []):
+            check((v.get("secret") or {}).get("secretName") != "blendmq-key-audit", f"{name}: mounts the audit's key Secret")
+
 hpa = by.get(("HorizontalPodAutoscaler", "blendmq-validator"))
 if hpa:
     check(hpa["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "blendmq-validator"},
