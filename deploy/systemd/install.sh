@@ -4,7 +4,12 @@
 #              (the services of common/service_registry.def: ctest deploy.services)
 #   data       /usr/local/share/blendmq (BLENDMQ_DATA_DIR of every unit)
 #   units      /etc/systemd/system/blendmq-*.service, blendmq.target
-#   user       blendmq (sysusers.d), /etc/blendmq/keys 0700 and /var/lib/blendmq (tmpfiles.d)
+#   users      blendmq (every service but the audit) and blendmq-audit (the audit alone: its
+#              HMAC key and database out of the others' reach) (sysusers.d); 0700, each its
+#              user's: /etc/blendmq/keys, /var/lib/blendmq, /etc/blendmq/keys-audit,
+#              /var/lib/blendmq-audit (tmpfiles.d)
+#   own-keys   /usr/local/share/blendmq/deploy/own-keys.sh: `own-keys.sh audit` moves the audit's
+#              secret key into /etc/blendmq/keys-audit and syncs its trusted/ (README, step 2)
 #   config     /etc/blendmq/blendmq.yaml (kept when it exists)
 # Nothing is enabled or started: see README, "Across machines".
 set -euo pipefail
@@ -25,6 +30,7 @@ for d in proto prompts services/planner/recipes services/executor/addon services
 done
 install -D -m 0644 "$src/deploy/blendmq.yaml" "$data/deploy/blendmq.yaml"
 install -D -m 0644 "$src/README.md" "$data/README.md"
+install -D -m 0755 "$here/own-keys.sh" "$data/deploy/own-keys.sh"
 find "$data" -name __pycache__ -prune -exec rm -rf {} +
 
 install -D -m 0644 "$here/blendmq.sysusers.conf" /usr/lib/sysusers.d/blendmq.conf
@@ -34,4 +40,5 @@ systemd-tmpfiles --create /usr/lib/tmpfiles.d/blendmq.conf
 for u in "$here"/*.service "$here"/*.target; do install -m 0644 "$u" /etc/systemd/system/; done
 [ -e /etc/blendmq/blendmq.yaml ] || install -m 0644 "$src/deploy/blendmq.yaml" /etc/blendmq/blendmq.yaml
 systemctl daemon-reload 2>/dev/null || true
-echo "installed; edit /etc/blendmq/blendmq.yaml, put keys in /etc/blendmq/keys, then enable this machine's units"
+echo "installed; edit /etc/blendmq/blendmq.yaml, put keys in /etc/blendmq/keys (the audit's machine: then run"
+echo "$data/deploy/own-keys.sh audit), then enable this machine's units"
