@@ -202,10 +202,11 @@ static json_t *s_layout (bmq_place_t *self)
     bool in_room = false;
     for (size_t i = 0; i < self->n; i++) {
         s_item_t *it = &self->item[i];
-        parts[i] = (bmq_layout_part_t) { it->bounds, it->count, it->rel, { it->ref[0], it->ref[1] }, BMQ_ARRANGE_NONE, false,
-                                         { 0, 0, 0 }, it->front, false, it->name,
-                                         it->spot == BMQ_SPOT_ONWALL ? BMQ_PLACE_WALL : BMQ_PLACE_FLOOR, false, it->spot, 0,
-                                         BMQ_SPOT_NONE };
+        parts[i] = (bmq_layout_part_t) { .bounds = it->bounds, .count = it->count, .relation = it->rel,
+                                         .ref = { it->ref[0], it->ref[1] }, .arrange = BMQ_ARRANGE_NONE,
+                                         .front = it->front, .name = it->name,
+                                         .place = it->spot == BMQ_SPOT_ONWALL ? BMQ_PLACE_WALL : BMQ_PLACE_FLOOR,
+                                         .spot = it->spot, .usual = BMQ_SPOT_NONE };
         in_room = in_room || it->spot != BMQ_SPOT_NONE;
         place[i] = calloc (it->count, sizeof *place[i]);
     }
